@@ -1,0 +1,224 @@
+// POSIX implementation of FileSystem. Errors carry errno text and the path.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/file_system.h"
+
+namespace daruma {
+namespace {
+
+Status ErrnoStatus(const std::string& op, const std::string& path, int err) {
+  return Status::IoError(op + " " + path + ": " + std::strerror(err));
+}
+
+class PosixFile final : public File {
+ public:
+  PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixFile() override { ::close(fd_); }
+
+  Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, off_t(pos + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus("read", path_, errno);
+      }
+      if (n == 0) break;
+      done += size_t(n);
+    }
+    return done;
+  }
+
+  Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, off_t(pos + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus("write", path_, errno);
+      }
+      done += size_t(n);
+    }
+    return Status::Ok();
+  }
+
+  Status Sync() override {
+    if (::fdatasync(fd_) != 0) return ErrnoStatus("fsync", path_, errno);
+    return Status::Ok();
+  }
+
+  Status Truncate(uint64_t size) override {
+    if (::ftruncate(fd_, off_t(size)) != 0) return ErrnoStatus("truncate", path_, errno);
+    return Status::Ok();
+  }
+
+  Result<uint64_t> Size() const override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return ErrnoStatus("stat", path_, errno);
+    return uint64_t(st.st_size);
+  }
+
+  void DropCache(uint64_t pos, uint64_t len) override {
+    ::posix_fadvise(fd_, off_t(pos), off_t(len), POSIX_FADV_DONTNEED);
+  }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    int flags = O_CLOEXEC;
+    switch (mode) {
+      case OpenMode::kRead: flags |= O_RDONLY; break;
+      case OpenMode::kReadWrite: flags |= O_RDWR; break;
+      case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+      case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
+      case OpenMode::kTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+    }
+    int fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+      if (errno == ENOENT) return Status::NotFound("open " + path + ": no such file");
+      return ErrnoStatus("open", path, errno);
+    }
+    return std::unique_ptr<File>(new PosixFile(fd, path));
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename", from + " -> " + to, errno);
+    return Status::Ok();
+  }
+
+  Status Remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) {
+      if (errno == ENOENT) return Status::NotFound("remove " + path + ": no such file");
+      return ErrnoStatus("remove", path, errno);
+    }
+    return Status::Ok();
+  }
+
+  Status RemoveAll(const std::string& path) override {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) return Status::IoError("remove " + path + ": " + ec.message());
+    return Status::Ok();
+  }
+
+  Status CreateDir(const std::string& path) override {
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir", path, errno);
+    return Status::Ok();
+  }
+
+  Status SyncDir(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open dir", path, errno);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoStatus("fsync dir", path, err);
+    return Status::Ok();
+  }
+
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) {
+      if (errno == ENOENT) return Status::NotFound("list " + path + ": no such directory");
+      return ErrnoStatus("list", path, errno);
+    }
+    std::vector<DirEntry> out;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      DirEntry entry{name, false, false};
+      struct stat st;
+      if (::stat(JoinPath(path, name).c_str(), &st) == 0) {
+        entry.is_directory = S_ISDIR(st.st_mode);
+        entry.is_regular = S_ISREG(st.st_mode);
+      }
+      out.push_back(std::move(entry));
+    }
+    ::closedir(d);
+    return out;
+  }
+
+  bool Exists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+
+  Result<uint64_t> FileSize(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
+    return uint64_t(st.st_size);
+  }
+
+  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
+    return int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  }
+
+  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
+    struct timeval tv[2];
+    tv[0].tv_sec = tv[1].tv_sec = ms / 1000;
+    tv[0].tv_usec = tv[1].tv_usec = (ms % 1000) * 1000;
+    if (::utimes(path.c_str(), tv) != 0) return ErrnoStatus("utimes", path, errno);
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+FileSystem* FileSystem::Default() {
+  static PosixFileSystem fs;
+  return &fs;
+}
+
+Status FileSystem::WriteFileAtomically(const std::string& path, std::span<const uint8_t> data) {
+  const std::string tmp = path + ".tmp";
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto file, Open(tmp, OpenMode::kTruncate));
+    DARUMA_RETURN_IF_ERROR(file->WriteAt(0, data));
+    DARUMA_RETURN_IF_ERROR(file->Sync());
+  }
+  DARUMA_RETURN_IF_ERROR(Rename(tmp, path));
+  return SyncDir(ParentDir(path));
+}
+
+Result<std::vector<uint8_t>> FileSystem::ReadFile(const std::string& path) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, OpenMode::kRead));
+  DARUMA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
+  std::vector<uint8_t> out(size);
+  DARUMA_ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, out));
+  out.resize(n);
+  return out;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+std::string ParentDir(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  if (pos == std::string::npos) return ".";
+  if (pos == 0) return "/";
+  return path.substr(0, pos);
+}
+
+std::string BaseName(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+}  // namespace daruma

@@ -1,0 +1,79 @@
+// FileBatchReader streams the shallow entries of a `.log` file from a start
+// position with bounded memory (spec §5), the way recovery, check, dump and
+// fetch read segments.
+//
+// It reads large blocks and walks entries in memory (no system call per
+// batch). A length field is never trusted for an allocation: an entry that
+// claims more bytes than remain in the file ends iteration as a torn tail.
+//
+// Contract: the LogEntry returned by Next() points into the reader's buffer
+// and is valid only until the next call to Next(). The reader never reads
+// past the file size observed at construction (or the given end).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+#include "record/log_entry.h"
+
+namespace daruma {
+
+// Why iteration stopped.
+enum class StopReason {
+  kNone,           // not stopped yet
+  kEndOfFile,      // clean end: the last entry ended exactly at the end
+  kTornTail,       // fewer than a whole entry's bytes remain (partial write)
+  kCorruptSize,    // size field < 14 (includes zero-filled preallocated tails)
+  kIoError,
+};
+
+const char* StopReasonName(StopReason reason);
+
+struct FileBatchReaderOptions {
+  uint64_t start_position = 0;
+  // Stop before this position (default: file size at construction).
+  std::optional<uint64_t> end_position;
+  // Read block size. Entries larger than this get a buffer of their own size
+  // (bounded by the remaining file length).
+  size_t block_size = 1 << 20;
+  // Advise the kernel to drop pages once consumed (for `check` on live dirs).
+  bool drop_cache = false;
+};
+
+class FileBatchReader {
+ public:
+  FileBatchReader(const File* file, FileBatchReaderOptions options = {});
+
+  // Returns the next entry, or nullopt when iteration stops; then
+  // stop_reason() and stop_message() say why.
+  std::optional<LogEntry> Next();
+
+  StopReason stop_reason() const { return stop_reason_; }
+  // For kTornTail/kCorruptSize/kIoError: file, position, field, expected vs found.
+  const std::string& stop_message() const { return stop_message_; }
+  const Status& io_status() const { return io_status_; }
+  // Position of the next unread byte: after a stop, where the bad/torn bytes start.
+  uint64_t position() const { return position_; }
+  uint64_t end() const { return end_; }
+
+ private:
+  bool Fill(uint64_t pos, size_t need);
+
+  const File* file_;
+  FileBatchReaderOptions options_;
+  uint64_t end_ = 0;
+  uint64_t position_ = 0;
+  std::vector<uint8_t> buffer_;
+  uint64_t buffer_start_ = 0;  // file position of buffer_[0]
+  size_t buffer_len_ = 0;
+  uint64_t dropped_upto_ = 0;
+  StopReason stop_reason_ = StopReason::kNone;
+  std::string stop_message_;
+  Status io_status_;
+};
+
+}  // namespace daruma

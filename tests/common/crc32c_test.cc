@@ -1,0 +1,65 @@
+#include "common/crc32c.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/crc32.h"
+
+namespace daruma {
+namespace {
+
+using crc32c_internal::ExtendHardwareInterleaved;
+using crc32c_internal::ExtendHardwareSingleStream;
+using crc32c_internal::ExtendPortable;
+
+TEST(Crc32cTest, CheckValueOf123456789) {
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
+}
+
+// RFC 3720 (iSCSI) appendix B.4 test vectors.
+TEST(Crc32cTest, Rfc3720Vectors) {
+  std::vector<uint8_t> buf(32, 0);
+  EXPECT_EQ(Crc32c(buf.data(), buf.size()), 0x8A9136AAu);
+  std::fill(buf.begin(), buf.end(), 0xff);
+  EXPECT_EQ(Crc32c(buf.data(), buf.size()), 0x62A8AB43u);
+  for (int i = 0; i < 32; ++i) buf[i] = uint8_t(i);
+  EXPECT_EQ(Crc32c(buf.data(), buf.size()), 0x46DD794Eu);
+  for (int i = 0; i < 32; ++i) buf[i] = uint8_t(31 - i);
+  EXPECT_EQ(Crc32c(buf.data(), buf.size()), 0x113FDB5Cu);
+}
+
+TEST(Crc32cTest, EmptyInputIsZero) { EXPECT_EQ(Crc32c("", 0), 0u); }
+
+TEST(Crc32cTest, AllImplementationsAgreeOnEveryLengthAndAlignment) {
+  std::mt19937 rng(42);
+  std::vector<uint8_t> data(3 * 4096 * 2 + 777);
+  for (auto& b : data) b = uint8_t(rng());
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n < 1100; ++n) lengths.push_back(n);
+  for (size_t n : {3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 4096 - 1, 3 * 4096, 3 * 4096 + 9,
+                   data.size() - 8})
+    lengths.push_back(n);
+  for (size_t offset : {0, 1, 3, 7}) {
+    for (size_t n : lengths) {
+      const uint8_t* p = data.data() + offset;
+      uint32_t expected = ExtendPortable(0, p, n);
+      ASSERT_EQ(ExtendHardwareSingleStream(0, p, n), expected) << "n=" << n;
+      ASSERT_EQ(ExtendHardwareInterleaved(0, p, n), expected) << "n=" << n;
+      ASSERT_EQ(Crc32c(p, n), expected) << "n=" << n;
+    }
+  }
+}
+
+TEST(Crc32cTest, ExtendEqualsCrcOfConcatenation) {
+  std::string a = "hello, ", b = "daruma";
+  EXPECT_EQ(Crc32cExtend(Crc32c(a.data(), a.size()), b.data(), b.size()),
+            Crc32c((a + b).data(), a.size() + b.size()));
+}
+
+TEST(Crc32Test, IeeeCheckValue) { EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u); }
+
+}  // namespace
+}  // namespace daruma
