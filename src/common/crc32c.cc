@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstring>
+#include <string>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>

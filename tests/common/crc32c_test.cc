@@ -39,10 +39,10 @@ TEST(Crc32cTest, AllImplementationsAgreeOnEveryLengthAndAlignment) {
   for (auto& b : data) b = uint8_t(rng());
   std::vector<size_t> lengths;
   for (size_t n = 0; n < 1100; ++n) lengths.push_back(n);
-  for (size_t n : {3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 4096 - 1, 3 * 4096, 3 * 4096 + 9,
+  for (size_t n : std::initializer_list<size_t>{3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 4096 - 1, 3 * 4096, 3 * 4096 + 9,
                    data.size() - 8})
     lengths.push_back(n);
-  for (size_t offset : {0, 1, 3, 7}) {
+  for (size_t offset : std::initializer_list<size_t>{0, 1, 3, 7}) {
     for (size_t n : lengths) {
       const uint8_t* p = data.data() + offset;
       uint32_t expected = ExtendPortable(0, p, n);

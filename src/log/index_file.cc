@@ -1,0 +1,150 @@
+#include "log/index_file.h"
+
+namespace daruma {
+namespace {
+
+// Kafka keeps the last 8 KiB of entries "warm" and searches there first.
+constexpr size_t kWarmSectionBytes = 8192;
+
+uint64_t RoundDown(int64_t size, size_t entry_size) {
+  if (size <= 0) return 0;
+  return uint64_t(size) / entry_size * entry_size;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::string& path,
+                                                   size_t entry_size, const Options& options) {
+  std::unique_ptr<IndexFile> index(new IndexFile(fs, path, entry_size, options));
+  const bool exists = fs->Exists(path);
+  if (!exists && !options.writable)
+    return Status::NotFound("index file " + path + " does not exist");
+  OpenMode mode = !options.writable ? OpenMode::kRead
+                  : exists          ? OpenMode::kReadWrite
+                                    : OpenMode::kCreate;
+  DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, mode));
+  if (!exists) {
+    DARUMA_RETURN_IF_ERROR(index->file_->Truncate(RoundDown(options.max_index_size, entry_size)));
+  }
+  DARUMA_ASSIGN_OR_RETURN(index->length_, index->file_->Size());
+  index->bytes_.resize(RoundDown(int64_t(index->length_), entry_size));
+  DARUMA_ASSIGN_OR_RETURN(size_t n, index->file_->ReadAt(0, index->bytes_));
+  if (n != index->bytes_.size()) {
+    return Status::IoError("index file " + path + ": short read, expected " +
+                           std::to_string(index->bytes_.size()) + " bytes, found " +
+                           std::to_string(n));
+  }
+  return index;
+}
+
+Status IndexFile::CheckOpen() const {
+  if (file_ == nullptr) return Status::InvalidArgument("index file " + path_ + " is closed");
+  return Status::Ok();
+}
+
+Status IndexFile::CheckWritable() const {
+  DARUMA_RETURN_IF_ERROR(CheckOpen());
+  if (!options_.writable) return Status::InvalidArgument("index file " + path_ + " is read-only");
+  return Status::Ok();
+}
+
+Status IndexFile::AppendEntry(const uint8_t* entry) {
+  DARUMA_RETURN_IF_ERROR(CheckWritable());
+  if (entries() >= max_entries()) {
+    return Status::InvalidArgument("attempt to append to a full index " + path_ +
+                                   " (size = " + std::to_string(entries()) + ")");
+  }
+  const uint64_t pos = bytes_.size();
+  DARUMA_RETURN_IF_ERROR(file_->WriteAt(pos, std::span<const uint8_t>(entry, entry_size_)));
+  bytes_.insert(bytes_.end(), entry, entry + entry_size_);
+  return Status::Ok();
+}
+
+void IndexFile::TruncateToEntries(size_t n) {
+  if (n < entries()) bytes_.resize(n * entry_size_);
+}
+
+int64_t IndexFile::BinarySearch(int64_t target, const std::function<int64_t(size_t)>& key,
+                                size_t begin, size_t end) const {
+  size_t lo = begin;
+  size_t hi = end;
+  while (lo < hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    const int64_t found = key(mid);
+    if (found > target) {
+      hi = mid - 1;
+    } else if (found < target) {
+      lo = mid;
+    } else {
+      return int64_t(mid);
+    }
+  }
+  return int64_t(lo);
+}
+
+int64_t IndexFile::LargestLowerBoundSlot(int64_t target,
+                                         const std::function<int64_t(size_t)>& key) const {
+  const size_t n = entries();
+  if (n == 0) return -1;
+  const size_t warm_entries = kWarmSectionBytes / entry_size_;
+  const size_t first_hot = n - 1 > warm_entries ? n - 1 - warm_entries : 0;
+  if (key(first_hot) < target) return BinarySearch(target, key, first_hot, n - 1);
+  if (key(0) > target) return -1;
+  return BinarySearch(target, key, 0, first_hot);
+}
+
+Status IndexFile::Resize(int64_t new_size) {
+  DARUMA_RETURN_IF_ERROR(CheckWritable());
+  const uint64_t rounded = RoundDown(new_size, entry_size_);
+  if (rounded < bytes_.size()) {
+    return Status::InvalidArgument(
+        "cannot resize index " + path_ + " to " + std::to_string(rounded) + " bytes: it holds " +
+        std::to_string(entries()) + " entries (" + std::to_string(bytes_.size()) + " bytes)");
+  }
+  if (rounded == length_) return Status::Ok();
+  // Trimming to the entries first makes every slot past entries() read as
+  // zeros after growing (stale entries of an earlier, longer file vanish). A
+  // crash in between leaves a trimmed index, which is a valid state.
+  if (rounded > bytes_.size()) DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
+  DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
+  length_ = rounded;
+  return Status::Ok();
+}
+
+Status IndexFile::Reset() {
+  TruncateToEntries(0);
+  return Resize(options_.max_index_size);
+}
+
+Status IndexFile::TrimToValidSize() {
+  return Resize(int64_t(bytes_.size()));
+}
+
+Status IndexFile::Flush() {
+  DARUMA_RETURN_IF_ERROR(CheckOpen());
+  if (!options_.writable) return Status::Ok();
+  return file_->Sync();
+}
+
+Status IndexFile::Close() {
+  if (file_ == nullptr) return Status::Ok();
+  if (options_.writable) DARUMA_RETURN_IF_ERROR(TrimToValidSize());
+  file_.reset();
+  return Status::Ok();
+}
+
+Status IndexFile::DeleteIfExists(bool* existed) {
+  file_.reset();
+  Status st = fs_->Remove(path_);
+  if (existed != nullptr) *existed = st.ok();
+  if (st.IsNotFound()) return Status::Ok();
+  return st;
+}
+
+Status IndexFile::RenameTo(const std::string& new_path) {
+  DARUMA_RETURN_IF_ERROR(fs_->Rename(path_, new_path));
+  path_ = new_path;
+  return Status::Ok();
+}
+
+}  // namespace daruma

@@ -1,0 +1,107 @@
+// IndexFile: the shared mechanics of the fixed-entry index files `.index` and
+// `.timeindex` (spec §7.1). OffsetIndex and TimeIndex add the entry layout.
+//
+// Format: fixed-size big-endian entries, no header, no checksum. The file is
+// "preallocated": a new file is extended with zeros to
+// floor(max_index_size / entry_size) * entry_size bytes, and only the first
+// entries() slots are meaningful.
+//
+// Contract:
+//  * Opening an existing file takes entries() = floor(file length / entry size)
+//    and never scans for zeroed slots (Kafka does the same). This is why an
+//    index must be trimmed (TrimToValidSize/Close) before the segment is closed.
+//  * No mmap: the entries are kept in memory (entries() * entry_size bytes) and
+//    every appended entry is written with File::WriteAt immediately; the entry is
+//    "appended" at that point and "durable" after Flush() (fsync).
+//  * TruncateToEntries() only forgets entries in memory; the bytes behind them
+//    stay in the file until they are overwritten or trimmed (as with Kafka's mmap).
+//  * A read-only IndexFile rejects every mutation with kInvalidArgument.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+
+namespace daruma {
+
+class IndexFile {
+ public:
+  struct Options {
+    int64_t base_offset = 0;
+    // segment.index.bytes: the size a new or reset index is extended to.
+    int32_t max_index_size = 10 * 1024 * 1024;
+    bool writable = true;
+  };
+
+  // Opens `path`, creating and preallocating it when missing (writable only;
+  // read-only opening of a missing file is kNotFound).
+  static Result<std::unique_ptr<IndexFile>> Open(FileSystem* fs, const std::string& path,
+                                                 size_t entry_size, const Options& options);
+
+  IndexFile(const IndexFile&) = delete;
+  IndexFile& operator=(const IndexFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  int64_t base_offset() const { return options_.base_offset; }
+  int32_t max_index_size() const { return options_.max_index_size; }
+  size_t entry_size() const { return entry_size_; }
+  size_t entries() const { return bytes_.size() / entry_size_; }
+  // Slots available in the file as it is now: file length / entry size.
+  size_t max_entries() const { return size_t(length_ / entry_size_); }
+  // Physical file length in bytes (need not be a multiple of entry_size).
+  uint64_t length() const { return length_; }
+  bool writable() const { return options_.writable; }
+
+  // The bytes of entry `slot` (slot < entries()).
+  const uint8_t* EntryBytes(size_t slot) const { return bytes_.data() + slot * entry_size_; }
+
+  // Writes one entry into slot entries(). The caller checks ordering and fullness.
+  Status AppendEntry(const uint8_t* entry);
+  // Keeps the first n entries (n <= entries()); does not touch the file.
+  void TruncateToEntries(size_t n);
+
+  // Kafka's largestLowerBoundSlotFor: the slot of the largest entry whose key
+  // is <= target, or -1. `key(slot)` gives an entry's search key. Checks the
+  // warm section (the last 8192 / entry_size entries) first, exactly like
+  // Kafka, so results on unsorted (e.g. zero-filled) data match Kafka's too.
+  int64_t LargestLowerBoundSlot(int64_t target, const std::function<int64_t(size_t)>& key) const;
+
+  // Re-sizes the file to floor(new_size / entry_size) * entry_size bytes,
+  // keeping the entries. Fails if that is smaller than the entries' bytes.
+  Status Resize(int64_t new_size);
+  // Drops all entries and re-extends the file to max_index_size.
+  Status Reset();
+  // Truncates the file to exactly entries() * entry_size bytes.
+  Status TrimToValidSize();
+  // fsyncs the file.
+  Status Flush();
+  // Trims (when writable) and releases the file handle.
+  Status Close();
+  // Releases the handle and removes the file; *existed tells whether it was there.
+  Status DeleteIfExists(bool* existed);
+  // Renames the file; later operations use the new path.
+  Status RenameTo(const std::string& new_path);
+
+ private:
+  IndexFile(FileSystem* fs, std::string path, size_t entry_size, Options options)
+      : fs_(fs), path_(std::move(path)), entry_size_(entry_size), options_(options) {}
+  Status CheckWritable() const;
+  Status CheckOpen() const;
+  int64_t BinarySearch(int64_t target, const std::function<int64_t(size_t)>& key, size_t begin,
+                       size_t end) const;
+
+  FileSystem* fs_;
+  std::string path_;
+  size_t entry_size_;
+  Options options_;
+  std::unique_ptr<File> file_;
+  uint64_t length_ = 0;
+  std::vector<uint8_t> bytes_;  // entries() * entry_size_ bytes
+};
+
+}  // namespace daruma

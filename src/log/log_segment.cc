@@ -1,0 +1,403 @@
+#include "log/log_segment.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "common/clock.h"
+#include "log/log_file_names.h"
+
+namespace daruma {
+
+Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::string& dir,
+                                                     int64_t base_offset, const LogConfig& config,
+                                                     bool file_already_exists,
+                                                     const std::string& file_suffix) {
+  std::unique_ptr<LogSegment> seg(new LogSegment(fs, dir, base_offset, config, file_suffix));
+  const std::string path = LogFileName(dir, base_offset, file_suffix);
+  seg->created_ms_ = Clock::System()->NowMs();
+  if (file_already_exists) {
+    DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kReadWrite));
+    DARUMA_ASSIGN_OR_RETURN(uint64_t size, seg->log_file_->Size());
+    if (size > uint64_t(std::numeric_limits<int32_t>::max())) {
+      return Status::Corruption(fmt::format("{}: segment file of {} bytes exceeds 2^31-1", path, size));
+    }
+    seg->size_ = int64_t(size);
+  } else {
+    DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kTruncate));
+    if (config.preallocate && config.InitFileSize() > 0) {
+      DARUMA_RETURN_IF_ERROR(seg->log_file_->Truncate(uint64_t(config.InitFileSize())));
+    }
+  }
+  seg->txn_index_ = std::make_unique<TransactionIndex>(TxnIndexFileName(dir, base_offset, file_suffix),
+                                                       base_offset, fs);
+  return seg;
+}
+
+LogSegment::~LogSegment() = default;
+
+std::string LogSegment::offset_index_path() const {
+  return OffsetIndexFileName(dir_, base_offset_, suffix_);
+}
+std::string LogSegment::time_index_path() const {
+  return TimeIndexFileName(dir_, base_offset_, suffix_);
+}
+std::string LogSegment::txn_index_path() const { return TxnIndexFileName(dir_, base_offset_, suffix_); }
+
+bool LogSegment::offset_index_exists() const {
+  return offset_index_ != nullptr || fs_->Exists(offset_index_path());
+}
+
+Result<OffsetIndex*> LogSegment::offset_index() {
+  if (!offset_index_) {
+    DARUMA_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(offset_index_path(), base_offset_,
+                                                             config_.segment_index_bytes, fs_));
+  }
+  return offset_index_.get();
+}
+
+Result<TimeIndex*> LogSegment::time_index() {
+  if (!time_index_) {
+    DARUMA_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(time_index_path(), base_offset_,
+                                                         config_.segment_index_bytes, fs_));
+  }
+  return time_index_.get();
+}
+
+bool LogSegment::CanConvertToRelativeOffset(int64_t offset) const {
+  int64_t relative = offset - base_offset_;
+  return relative >= 0 && relative <= std::numeric_limits<int32_t>::max();
+}
+
+Status LogSegment::LoadMaxTimestampFromTimeIndex() {
+  if (max_timestamp_so_far_) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  TimestampOffset last = ti->LastEntry();
+  max_timestamp_so_far_ = last.timestamp;
+  shallow_offset_of_max_timestamp_ = last.offset;
+  return Status::Ok();
+}
+
+Result<int64_t> LogSegment::MaxTimestampSoFar() {
+  DARUMA_RETURN_IF_ERROR(LoadMaxTimestampFromTimeIndex());
+  return *max_timestamp_so_far_;
+}
+
+Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
+                          int64_t shallow_offset_of_max_timestamp, ByteSpan records) {
+  if (records.empty()) return Status::Ok();
+  const int64_t position = size_;
+  if (position == 0) rolling_based_timestamp_ = largest_timestamp;
+  if (!CanConvertToRelativeOffset(largest_offset)) {
+    return Status::OffsetOverflow(fmt::format(
+        "{}: offset {} cannot be stored relative to base offset {}", log_path(), largest_offset,
+        base_offset_));
+  }
+  DARUMA_RETURN_IF_ERROR(log_file_->WriteAt(uint64_t(position), records));
+  size_ += int64_t(records.size());
+  DARUMA_RETURN_IF_ERROR(LoadMaxTimestampFromTimeIndex());
+  if (largest_timestamp > *max_timestamp_so_far_) {
+    max_timestamp_so_far_ = largest_timestamp;
+    shallow_offset_of_max_timestamp_ = shallow_offset_of_max_timestamp;
+  }
+  if (bytes_since_last_index_entry_ > config_.index_interval_bytes) {
+    DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+    DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+    DARUMA_RETURN_IF_ERROR(oi->Append(largest_offset, int32_t(position)));
+    DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_));
+    bytes_since_last_index_entry_ = 0;
+  }
+  bytes_since_last_index_entry_ += int64_t(records.size());
+  return Status::Ok();
+}
+
+Status LogSegment::UpdateTxnIndex(const AbortedTxn& txn) { return txn_index_->Append(txn); }
+
+Result<std::optional<LogOffsetPosition>> LogSegment::TranslateOffset(int64_t offset,
+                                                                     int32_t starting_position) {
+  FileBatchReaderOptions o;
+  o.start_position = uint64_t(starting_position);
+  o.end_position = uint64_t(size_);
+  o.block_size = 64 * 1024;
+  FileBatchReader reader(log_file_.get(), o);
+  while (auto e = reader.Next()) {
+    if (e->is_v2() && e->size() < size_t(kRecordBatchOverhead)) break;
+    int64_t last = e->last_offset();
+    if (last >= offset) return std::optional<LogOffsetPosition>(LogOffsetPosition{last, int32_t(e->position), int32_t(e->size())});
+  }
+  if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
+  return std::optional<LogOffsetPosition>();
+}
+
+Result<std::optional<LogSegment::ReadResult>> LogSegment::Read(int64_t start_offset,
+                                                               int32_t max_size,
+                                                               int64_t max_position,
+                                                               bool min_one_message) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  OffsetPosition start = oi->Lookup(start_offset);
+  DARUMA_ASSIGN_OR_RETURN(auto found, TranslateOffset(start_offset, start.position));
+  if (!found) return std::optional<ReadResult>();
+  int64_t limit = std::min<int64_t>(max_position, size_);
+  int64_t available = limit - found->position;
+  if (available <= 0) return std::optional<ReadResult>(ReadResult{found->position, {}});
+  int64_t want = std::min<int64_t>(available, max_size);
+  if (min_one_message && want < found->size) want = std::min<int64_t>(available, found->size);
+  // Return whole batches only: cut at the last batch boundary within `want`.
+  FileBatchReaderOptions ro;
+  ro.start_position = uint64_t(found->position);
+  ro.end_position = uint64_t(found->position + want);
+  FileBatchReader reader(log_file_.get(), ro);
+  int64_t end = found->position;
+  while (auto e = reader.Next()) end = e->position + int64_t(e->size());
+  ReadResult result{found->position, Bytes(size_t(end - found->position))};
+  DARUMA_ASSIGN_OR_RETURN(size_t n, log_file_->ReadAt(uint64_t(found->position), result.bytes));
+  result.bytes.resize(n);
+  return std::optional<ReadResult>(std::move(result));
+}
+
+Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  DARUMA_RETURN_IF_ERROR(oi->Reset());
+  DARUMA_RETURN_IF_ERROR(ti->Reset());
+  DARUMA_RETURN_IF_ERROR(txn_index_->Reset());
+
+  SegmentRecoveryResult result;
+  result.next_offset = base_offset_;
+  int64_t last_index_entry = 0;
+  int64_t max_ts = -1;
+  int64_t shallow_of_max = -1;
+  FileBatchReaderOptions ro;
+  ro.end_position = uint64_t(size_);
+  FileBatchReader reader(log_file_.get(), ro);
+  while (auto e = reader.Next()) {
+    Status valid = e->Validate();
+    if (!valid.ok()) {
+      result.corrupt_batch = true;
+      result.stop_reason = fmt::format("{}: {}", log_path(), valid.message());
+      break;
+    }
+    const int64_t last = e->last_offset();
+    if (!CanConvertToRelativeOffset(last)) {
+      return Status::OffsetOverflow(fmt::format(
+          "{}: batch at position {} has last offset {}, outside the relative range of base {}",
+          log_path(), e->position, last, base_offset_));
+    }
+    const int64_t batch_max_ts = e->max_timestamp();
+    if (batch_max_ts > max_ts) {
+      max_ts = batch_max_ts;
+      shallow_of_max = last;
+    }
+    if (result.valid_bytes - last_index_entry > config_.index_interval_bytes) {
+      DARUMA_RETURN_IF_ERROR(oi->Append(last, int32_t(result.valid_bytes)));
+      DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(max_ts, shallow_of_max));
+      last_index_entry = result.valid_bytes;
+    }
+    result.valid_bytes += int64_t(e->size());
+    result.batches++;
+    result.next_offset = last + 1;
+    Status visited = on_batch ? on_batch(*e) : Status::Ok();
+    if (!visited.ok()) {
+      // Kafka keeps the batch (validBytes already counts it) and stops on a
+      // corrupt/invalid record; any other error aborts the load.
+      if (visited.code() == StatusCode::kCorruption || visited.code() == StatusCode::kInvalidRecord) {
+        result.corrupt_batch = true;
+        result.stop_reason = fmt::format("{}: {}", log_path(), visited.message());
+        break;
+      }
+      return visited;
+    }
+  }
+  if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
+  if (result.stop_reason.empty() && reader.stop_reason() != StopReason::kEndOfFile) {
+    result.stop_reason = reader.stop_message();
+    result.corrupt_batch = reader.stop_reason() == StopReason::kCorruptSize;
+  }
+  result.reader_stop = reader.stop_reason();
+  result.truncated_bytes = size_ - result.valid_bytes;
+  if (result.truncated_bytes > 0) {
+    DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(result.valid_bytes)));
+    size_ = result.valid_bytes;
+  }
+  DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
+  DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(max_ts, shallow_of_max, /*skip_full_check=*/true));
+  DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
+  max_timestamp_so_far_ = max_ts;
+  shallow_offset_of_max_timestamp_ = shallow_of_max;
+  bytes_since_last_index_entry_ = 0;
+  return result;
+}
+
+Result<int64_t> LogSegment::TruncateTo(int64_t offset) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  DARUMA_ASSIGN_OR_RETURN(auto mapping, TranslateOffset(offset, oi->Lookup(offset).position));
+  oi->TruncateTo(offset);
+  ti->TruncateTo(offset);
+  DARUMA_RETURN_IF_ERROR(txn_index_->TruncateTo(offset));
+  DARUMA_RETURN_IF_ERROR(oi->Resize(config_.segment_index_bytes));
+  DARUMA_RETURN_IF_ERROR(ti->Resize(config_.segment_index_bytes));
+  int64_t truncated = 0;
+  if (mapping) {
+    truncated = size_ - mapping->position;
+    DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(mapping->position)));
+    size_ = mapping->position;
+  }
+  if (size_ == 0) {
+    created_ms_ = Clock::System()->NowMs();
+    rolling_based_timestamp_.reset();
+  }
+  bytes_since_last_index_entry_ = 0;
+  // Reload the largest timestamp from the time index, then scan forward from
+  // its entry (Kafka's loadLargestTimestamp).
+  TimestampOffset last = ti->LastEntry();
+  max_timestamp_so_far_ = last.timestamp;
+  shallow_offset_of_max_timestamp_ = last.offset;
+  FileBatchReaderOptions ro;
+  ro.start_position = uint64_t(oi->Lookup(last.offset).position);
+  ro.end_position = uint64_t(size_);
+  FileBatchReader reader(log_file_.get(), ro);
+  while (auto e = reader.Next()) {
+    if (e->is_v2() && e->size() < size_t(kRecordBatchOverhead)) break;
+    if (e->max_timestamp() > *max_timestamp_so_far_) {
+      max_timestamp_so_far_ = e->max_timestamp();
+      shallow_offset_of_max_timestamp_ = e->last_offset();
+    }
+  }
+  return truncated;
+}
+
+Result<int64_t> LogSegment::ReadNextOffset() {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  OffsetPosition start = oi->Lookup(oi->LastOffset());
+  FileBatchReaderOptions ro;
+  ro.start_position = uint64_t(start.position);
+  ro.end_position = uint64_t(size_);
+  FileBatchReader reader(log_file_.get(), ro);
+  int64_t next = base_offset_;
+  while (auto e = reader.Next()) {
+    if (e->is_v2() && e->size() < size_t(kRecordBatchOverhead)) {
+      return Status::Corruption(fmt::format("{}: batch at position {} is only {} bytes", log_path(),
+                                            e->position, e->size()));
+    }
+    next = e->last_offset() + 1;
+  }
+  switch (reader.stop_reason()) {
+    case StopReason::kIoError: return reader.io_status();
+    case StopReason::kCorruptSize: return Status::Corruption(reader.stop_message());
+    default: return next;
+  }
+}
+
+Status LogSegment::OnBecomeInactiveSegment() {
+  DARUMA_RETURN_IF_ERROR(LoadMaxTimestampFromTimeIndex());
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_, true));
+  DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
+  DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
+  DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
+  if (physical != uint64_t(size_)) DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+  return Status::Ok();
+}
+
+Status LogSegment::Flush() {
+  DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Flush());
+  if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Flush());
+  return txn_index_->Flush();
+}
+
+Status LogSegment::Close() {
+  if (max_timestamp_so_far_ && *max_timestamp_so_far_ >= 0 && time_index_) {
+    DARUMA_RETURN_IF_ERROR(
+        time_index_->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_, true));
+  }
+  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Close());
+  if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Close());
+  DARUMA_RETURN_IF_ERROR(txn_index_->Close());
+  if (log_file_) {
+    DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+    DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
+    if (physical != uint64_t(size_)) DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+  }
+  return Status::Ok();
+}
+
+Status LogSegment::ChangeFileSuffixes(const std::string& old_suffix, const std::string& new_suffix) {
+  auto rename_if_exists = [&](const std::string& from, const std::string& to) -> Status {
+    if (!fs_->Exists(from)) return Status::Ok();
+    return fs_->Rename(from, to);
+  };
+  const std::string log_from = LogFileName(dir_, base_offset_, old_suffix);
+  const std::string log_to = LogFileName(dir_, base_offset_, new_suffix);
+  DARUMA_RETURN_IF_ERROR(fs_->Rename(log_from, log_to));
+  // Re-open the log file under its new name so later operations follow it.
+  DARUMA_ASSIGN_OR_RETURN(log_file_, fs_->Open(log_to, OpenMode::kReadWrite));
+  if (offset_index_) {
+    DARUMA_RETURN_IF_ERROR(offset_index_->RenameTo(OffsetIndexFileName(dir_, base_offset_, new_suffix)));
+  } else {
+    DARUMA_RETURN_IF_ERROR(rename_if_exists(OffsetIndexFileName(dir_, base_offset_, old_suffix),
+                                            OffsetIndexFileName(dir_, base_offset_, new_suffix)));
+  }
+  if (time_index_) {
+    DARUMA_RETURN_IF_ERROR(time_index_->RenameTo(TimeIndexFileName(dir_, base_offset_, new_suffix)));
+  } else {
+    DARUMA_RETURN_IF_ERROR(rename_if_exists(TimeIndexFileName(dir_, base_offset_, old_suffix),
+                                            TimeIndexFileName(dir_, base_offset_, new_suffix)));
+  }
+  DARUMA_RETURN_IF_ERROR(txn_index_->RenameTo(TxnIndexFileName(dir_, base_offset_, new_suffix)));
+  suffix_ = new_suffix;
+  return Status::Ok();
+}
+
+Status LogSegment::DeleteFiles() {
+  offset_index_.reset();
+  time_index_.reset();
+  for (const std::string& path :
+       {LogFileName(dir_, base_offset_, suffix_), offset_index_path(), time_index_path(), txn_index_path()}) {
+    Status st = fs_->Remove(path);
+    if (!st.ok() && !st.IsNotFound()) return st;
+  }
+  log_file_.reset();
+  return Status::Ok();
+}
+
+Result<int64_t> LogSegment::LargestTimestamp() {
+  DARUMA_ASSIGN_OR_RETURN(int64_t max_ts, MaxTimestampSoFar());
+  if (max_ts >= 0) return max_ts;
+  return fs_->ModifiedTimeMs(log_path());
+}
+
+Result<bool> LogSegment::ShouldRoll(const RollParams& p) {
+  if (!rolling_based_timestamp_ && size_ > 0) {
+    FileBatchReaderOptions ro;
+    ro.end_position = uint64_t(size_);
+    ro.block_size = 4096;
+    FileBatchReader reader(log_file_.get(), ro);
+    if (auto first = reader.Next()) {
+      if (!first->is_v2() || first->size() >= size_t(kRecordBatchOverhead)) {
+        rolling_based_timestamp_ = first->max_timestamp();
+      }
+    }
+  }
+  int64_t waited = (rolling_based_timestamp_ && *rolling_based_timestamp_ >= 0)
+                       ? p.max_timestamp_in_messages - *rolling_based_timestamp_
+                       : p.now - created_ms_;
+  bool reached_roll_ms = waited > p.max_segment_ms - config_.segment_jitter_ms;
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  return size_ > int64_t(p.max_segment_bytes) - p.messages_size || (size_ > 0 && reached_roll_ms) ||
+         oi->IsFull() || ti->IsFull() || !CanConvertToRelativeOffset(p.max_offset_in_messages);
+}
+
+Status LogSegment::ResizeIndexes(int32_t size) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  DARUMA_RETURN_IF_ERROR(oi->Resize(size));
+  return ti->Resize(size);
+}
+
+Status LogSegment::SanityCheckTxnIndex() const { return txn_index_->SanityCheck(); }
+
+}  // namespace daruma

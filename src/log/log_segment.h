@@ -1,0 +1,181 @@
+// LogSegment: one segment of a partition log — the `.log` file plus its
+// `.index`, `.timeindex` and (lazily created) `.txnindex` (spec §6, §7).
+//
+// Invariants:
+//  * Every batch in the segment has base offset >= base_offset() and
+//    last offset - base_offset() <= INT32_MAX (the relative-offset rule).
+//  * size() is the logical size: the bytes appended (the physical file may be
+//    longer when preallocated; it is trimmed on roll/close).
+//  * Index entries follow Kafka's rule (§7.6): an append that starts when more
+//    than index.interval.bytes were written since the last entry gets an
+//    offset-index entry (its largest offset, its start position) and a
+//    time-index entry (max timestamp so far, its shallow offset).
+//
+// Durability: Append() only writes to the page cache ("appended"); data is
+// durable after Flush() ("flushed and fsynced"), which syncs the log and the
+// indexes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/file_system.h"
+#include "common/status.h"
+#include "log/log_config.h"
+#include "log/offset_index.h"
+#include "log/time_index.h"
+#include "log/transaction_index.h"
+#include "record/file_batch_reader.h"
+
+namespace daruma {
+
+// A position found by TranslateOffset: the first batch with lastOffset >= the
+// requested offset.
+struct LogOffsetPosition {
+  int64_t offset = 0;    // that batch's last offset (as Kafka's searchForOffset)
+  int32_t position = 0;  // byte position in the .log
+  int32_t size = 0;      // batch size in bytes
+};
+
+// What segment recovery (spec §10.4) found and did.
+struct SegmentRecoveryResult {
+  int64_t valid_bytes = 0;
+  int64_t truncated_bytes = 0;
+  int64_t batches = 0;
+  int64_t next_offset = 0;  // last offset of the last valid batch + 1, or base offset
+  // Why the scan stopped early, with file/position/field; empty if it reached the end.
+  std::string stop_reason;
+  StopReason reader_stop = StopReason::kEndOfFile;
+  // Corruption found in a batch (CRC/size), as opposed to a torn tail.
+  bool corrupt_batch = false;
+};
+
+class LogSegment {
+ public:
+  // Opens (file_already_exists) or creates the segment `base` in `dir`.
+  // A new segment's .log is created empty, or preallocated to
+  // config.InitFileSize() when config.preallocate.
+  static Result<std::unique_ptr<LogSegment>> Open(FileSystem* fs, const std::string& dir,
+                                                  int64_t base_offset, const LogConfig& config,
+                                                  bool file_already_exists,
+                                                  const std::string& file_suffix = "");
+  ~LogSegment();
+
+  int64_t base_offset() const { return base_offset_; }
+  int64_t size() const { return size_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& log_path() const { return log_file_->path(); }
+  std::string offset_index_path() const;
+  std::string time_index_path() const;
+  std::string txn_index_path() const;
+  File* log_file() const { return log_file_.get(); }
+
+  // Indexes are opened on first use (Kafka opens them lazily too).
+  Result<OffsetIndex*> offset_index();
+  Result<TimeIndex*> time_index();
+  TransactionIndex* txn_index() { return txn_index_.get(); }
+
+  // Appends `records` (one or more whole batches) whose largest offset and
+  // timestamp are given. Fails with kOffsetOverflow if largest_offset cannot
+  // be expressed relative to base_offset().
+  Status Append(int64_t largest_offset, int64_t largest_timestamp,
+                int64_t shallow_offset_of_max_timestamp, ByteSpan records);
+
+  // Records an aborted transaction whose ABORT marker is in this segment.
+  Status UpdateTxnIndex(const AbortedTxn& txn);
+
+  // The first batch whose last offset >= offset, scanning from
+  // starting_position; nullopt if none.
+  Result<std::optional<LogOffsetPosition>> TranslateOffset(int64_t offset,
+                                                           int32_t starting_position = 0);
+
+  // Reads whole batches starting at the batch containing start_offset, at most
+  // max_size bytes (always at least one whole batch if min_one_message), not
+  // beyond max_position. Returns the bytes and the start position.
+  struct ReadResult {
+    int32_t position = 0;
+    Bytes bytes;
+  };
+  Result<std::optional<ReadResult>> Read(int64_t start_offset, int32_t max_size,
+                                         int64_t max_position, bool min_one_message);
+
+  // Segment recovery (spec §10.4): resets the indexes, scans every batch,
+  // validates it, rebuilds indexes with index.interval.bytes, calls on_batch
+  // for each valid batch (producer state, leader epochs; an error from it
+  // aborts recovery with that error), and truncates the file after the last
+  // valid batch. Offset-overflow and non-monotonic index errors are returned.
+  using BatchVisitor = std::function<Status(const LogEntry&)>;
+  Result<SegmentRecoveryResult> Recover(const BatchVisitor& on_batch);
+
+  // Truncates to the first batch with last offset >= offset (if any); returns
+  // the number of bytes removed. Indexes follow.
+  Result<int64_t> TruncateTo(int64_t offset);
+
+  // The offset after the last batch, scanning from the last offset-index entry.
+  Result<int64_t> ReadNextOffset();
+
+  // Roll/close hook: final time-index entry, trim indexes, trim a
+  // preallocated log file to its logical size.
+  Status OnBecomeInactiveSegment();
+
+  Status Flush();
+  Status Close();
+  // Renames all files from suffix old_suffix to new_suffix (e.g. "" -> ".deleted").
+  Status ChangeFileSuffixes(const std::string& old_suffix, const std::string& new_suffix);
+  // Removes the segment's files (after Close).
+  Status DeleteFiles();
+
+  // Largest timestamp of the segment as seen so far (the time index's last
+  // entry after load); -1 if none.
+  Result<int64_t> MaxTimestampSoFar();
+  // Kafka's largestTimestamp: max timestamp if >= 0, else the .log mtime.
+  Result<int64_t> LargestTimestamp();
+  // Roll decision (spec: LogSegment.shouldRoll).
+  struct RollParams {
+    int64_t max_segment_ms;
+    int32_t max_segment_bytes;
+    int64_t max_timestamp_in_messages;
+    int64_t max_offset_in_messages;
+    int32_t messages_size;
+    int64_t now;
+  };
+  Result<bool> ShouldRoll(const RollParams& params);
+  bool CanConvertToRelativeOffset(int64_t offset) const;
+  // Resizes both indexes (after load, the active segment gets its max size back).
+  Status ResizeIndexes(int32_t size);
+  Status SanityCheckTxnIndex() const;
+  bool offset_index_exists() const;
+  int64_t created_ms() const { return created_ms_; }
+
+ private:
+  LogSegment(FileSystem* fs, std::string dir, int64_t base_offset, LogConfig config,
+             std::string suffix)
+      : fs_(fs),
+        dir_(std::move(dir)),
+        base_offset_(base_offset),
+        config_(config),
+        suffix_(std::move(suffix)) {}
+  Status LoadMaxTimestampFromTimeIndex();
+
+  FileSystem* fs_;
+  std::string dir_;
+  int64_t base_offset_;
+  LogConfig config_;
+  std::string suffix_;
+  std::unique_ptr<File> log_file_;
+  std::unique_ptr<OffsetIndex> offset_index_;
+  std::unique_ptr<TimeIndex> time_index_;
+  std::unique_ptr<TransactionIndex> txn_index_;
+  int64_t size_ = 0;
+  int64_t bytes_since_last_index_entry_ = 0;
+  // Max timestamp seen so far and the shallow offset of the batch carrying it.
+  std::optional<int64_t> max_timestamp_so_far_;
+  int64_t shallow_offset_of_max_timestamp_ = 0;
+  std::optional<int64_t> rolling_based_timestamp_;
+  int64_t created_ms_ = 0;
+};
+
+}  // namespace daruma

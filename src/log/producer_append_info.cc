@@ -1,0 +1,169 @@
+#include "log/producer_append_info.h"
+
+#include <limits>
+#include <utility>
+
+namespace daruma {
+
+namespace {
+
+bool InSequence(int32_t last_seq, int32_t next_seq) {
+  return int64_t(next_seq) == int64_t(last_seq) + 1 ||
+         (next_seq == 0 && last_seq == std::numeric_limits<int32_t>::max());
+}
+
+struct MarkerRecord {
+  EndTxnMarker marker;
+  int64_t timestamp;
+};
+
+// Reads the first record of a non-empty marker batch as COMMIT/ABORT.
+Result<MarkerRecord> ReadEndTxnMarker(const RecordBatchView& batch) {
+  const std::string where = "control batch at offset " + std::to_string(batch.base_offset());
+  DARUMA_ASSIGN_OR_RETURN(std::vector<Record> records, batch.DecodeRecords());
+  if (records.empty()) return Status::InvalidRecord(where + ": no records");
+  const Record& record = records.front();
+  if (!record.key || !record.value) {
+    return Status::InvalidRecord(where + ": end-transaction marker needs a key and a value");
+  }
+  auto type = ParseControlRecordKey(AsBytes(*record.key));
+  if (!type.ok()) return type.status().WithContext(where);
+  if (*type != ControlRecordType::kAbort && *type != ControlRecordType::kCommit) {
+    return Status::InvalidRecord(where + ": control record type: expected ABORT or COMMIT, found " +
+                                 ControlRecordTypeName(*type));
+  }
+  auto coordinator_epoch = ParseEndTxnMarkerCoordinatorEpoch(AsBytes(*record.value));
+  if (!coordinator_epoch.ok()) return coordinator_epoch.status().WithContext(where);
+  return MarkerRecord{EndTxnMarker{*type, *coordinator_epoch}, record.timestamp};
+}
+
+}  // namespace
+
+const char* ProducerAppendErrorName(ProducerAppendError error) {
+  switch (error) {
+    case ProducerAppendError::kInvalidProducerEpoch:
+      return "INVALID_PRODUCER_EPOCH";
+    case ProducerAppendError::kOutOfOrderSequence:
+      return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case ProducerAppendError::kInvalidTxnState:
+      return "INVALID_TXN_STATE";
+    case ProducerAppendError::kTransactionCoordinatorFenced:
+      return "TRANSACTION_COORDINATOR_FENCED";
+  }
+  return "UNKNOWN";
+}
+
+ProducerAppendInfo::ProducerAppendInfo(std::string partition, int64_t producer_id,
+                                       const ProducerStateEntry& current_entry, AppendOrigin origin)
+    : partition_(std::move(partition)),
+      producer_id_(producer_id),
+      current_(current_entry),
+      updated_(current_entry),
+      origin_(origin) {}
+
+std::string ProducerAppendInfo::Where(int64_t offset) const {
+  return "producer " + std::to_string(producer_id_) + " at offset " + std::to_string(offset) +
+         " in " + partition_;
+}
+
+Status ProducerAppendInfo::Reject(ProducerAppendError error, const std::string& detail) {
+  rejection_ = error;
+  return Status::InvalidTxnState(std::string(ProducerAppendErrorName(error)) + ": " + detail);
+}
+
+Status ProducerAppendInfo::CheckProducerEpoch(int16_t epoch, int64_t offset) {
+  if (epoch >= updated_.producer_epoch()) return Status::Ok();
+  // Replicated data was validated by the leader; Kafka only logs a warning.
+  if (origin_ == AppendOrigin::kReplication) return Status::Ok();
+  return Reject(ProducerAppendError::kInvalidProducerEpoch,
+                Where(offset) + ": epoch " + std::to_string(epoch) +
+                    " is older than the last seen " + std::to_string(updated_.producer_epoch()));
+}
+
+Status ProducerAppendInfo::CheckSequence(int16_t epoch, int32_t first_seq, int64_t offset) const {
+  if (epoch != updated_.producer_epoch()) {
+    // A new epoch must start at sequence 0, unless the producer is unknown.
+    if (first_seq != 0 && updated_.producer_epoch() != kNoProducerEpoch) {
+      return Status::InvalidTxnState(
+          std::string(ProducerAppendErrorName(ProducerAppendError::kOutOfOrderSequence)) + ": " +
+          Where(offset) + ": new epoch " + std::to_string(epoch) +
+          " must start at sequence 0, found " + std::to_string(first_seq));
+    }
+    return Status::Ok();
+  }
+  int32_t last_seq = kNoSequence;
+  if (!updated_.IsEmpty()) {
+    last_seq = updated_.LastSeq();
+  } else if (epoch == current_.producer_epoch()) {
+    last_seq = current_.LastSeq();
+  }
+  // With no known epoch (all state deleted by retention) any sequence goes.
+  if (current_.producer_epoch() == kNoProducerEpoch || InSequence(last_seq, first_seq)) {
+    return Status::Ok();
+  }
+  return Status::InvalidTxnState(
+      std::string(ProducerAppendErrorName(ProducerAppendError::kOutOfOrderSequence)) + ": " +
+      Where(offset) + ": sequence: expected " + std::to_string(IncrementSequence(last_seq, 1)) +
+      ", found " + std::to_string(first_seq));
+}
+
+Result<std::optional<CompletedTxn>> ProducerAppendInfo::Append(const RecordBatchView& batch) {
+  if (batch.is_control()) {
+    // An emptied control batch: the cleaner removed the whole transaction.
+    if (batch.records_count() == 0) return std::optional<CompletedTxn>();
+    DARUMA_ASSIGN_OR_RETURN(MarkerRecord record, ReadEndTxnMarker(batch));
+    return AppendEndTxnMarker(record.marker, batch.producer_epoch(), batch.base_offset(),
+                              record.timestamp);
+  }
+  DARUMA_RETURN_IF_ERROR(AppendDataBatch(
+      batch.producer_epoch(), batch.base_sequence(), batch.last_sequence(), batch.max_timestamp(),
+      batch.base_offset(), batch.last_offset(), batch.is_transactional()));
+  return std::optional<CompletedTxn>();
+}
+
+Status ProducerAppendInfo::AppendDataBatch(int16_t epoch, int32_t first_seq, int32_t last_seq,
+                                           int64_t max_timestamp, int64_t first_offset,
+                                           int64_t last_offset, bool is_transactional) {
+  DARUMA_RETURN_IF_ERROR(CheckProducerEpoch(epoch, first_offset));
+  if (origin_ == AppendOrigin::kClient) {
+    Status st = CheckSequence(epoch, first_seq, first_offset);
+    if (!st.ok()) {
+      rejection_ = ProducerAppendError::kOutOfOrderSequence;
+      return st;
+    }
+  }
+  const bool txn_open = updated_.current_txn_first_offset().has_value();
+  if (txn_open && !is_transactional) {
+    return Reject(ProducerAppendError::kInvalidTxnState,
+                  Where(first_offset) + ": non-transactional data while transaction from offset " +
+                      std::to_string(*updated_.current_txn_first_offset()) + " is open");
+  }
+  updated_.AddBatch(epoch, last_seq, last_offset, int32_t(last_offset - first_offset),
+                    max_timestamp);
+  if (!txn_open && is_transactional) {
+    updated_.SetCurrentTxnFirstOffset(first_offset);
+    started_.push_back(TxnMetadata{producer_id_, first_offset, std::nullopt});
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<CompletedTxn>> ProducerAppendInfo::AppendEndTxnMarker(
+    const EndTxnMarker& marker, int16_t epoch, int64_t offset, int64_t timestamp) {
+  DARUMA_RETURN_IF_ERROR(CheckProducerEpoch(epoch, offset));
+  if (updated_.coordinator_epoch() > marker.coordinator_epoch &&
+      origin_ != AppendOrigin::kReplication) {
+    return Reject(ProducerAppendError::kTransactionCoordinatorFenced,
+                  Where(offset) + ": coordinator epoch " +
+                      std::to_string(marker.coordinator_epoch) + " is older than the current " +
+                      std::to_string(updated_.coordinator_epoch()));
+  }
+  std::optional<CompletedTxn> completed;
+  if (auto first = updated_.current_txn_first_offset()) {
+    completed =
+        CompletedTxn{producer_id_, *first, offset, marker.type == ControlRecordType::kAbort};
+  }
+  updated_.EndTransaction(epoch, marker.coordinator_epoch, timestamp);
+  return completed;
+}
+
+}  // namespace daruma

@@ -1,0 +1,94 @@
+#include "log/time_index.h"
+
+#include <limits>
+
+#include "common/bytes.h"
+
+namespace daruma {
+
+Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(const std::string& path, int64_t base_offset,
+                                                   int32_t max_index_size, FileSystem* fs,
+                                                   bool writable) {
+  IndexFile::Options options{base_offset, max_index_size, writable};
+  DARUMA_ASSIGN_OR_RETURN(auto file, IndexFile::Open(fs, path, kEntrySize, options));
+  return std::unique_ptr<TimeIndex>(new TimeIndex(std::move(file)));
+}
+
+TimestampOffset TimeIndex::Entry(size_t slot) const {
+  const uint8_t* p = file_->EntryBytes(slot);
+  return {int64_t(LoadBe64(p)), base_offset() + int32_t(LoadBe32(p + 8))};
+}
+
+TimestampOffset TimeIndex::LastEntry() const {
+  return entries() == 0 ? TimestampOffset{-1, base_offset()} : Entry(entries() - 1);
+}
+
+Status TimeIndex::MaybeAppend(int64_t timestamp, int64_t offset, bool skip_full_check) {
+  if (!skip_full_check && IsFull()) {
+    return Status::InvalidArgument("attempt to append to a full time index " + path() +
+                                   " (size = " + std::to_string(entries()) + ")");
+  }
+  const TimestampOffset last = LastEntry();
+  if (entries() != 0 && offset < last.offset) {
+    return Status::InvalidOffset("attempt to append an offset (" + std::to_string(offset) +
+                                 ") to slot " + std::to_string(entries()) +
+                                 " no larger than the last offset appended (" +
+                                 std::to_string(last.offset) + ") to " + path());
+  }
+  if (entries() != 0 && timestamp < last.timestamp) {
+    return Status::InvalidArgument("attempt to append a timestamp (" + std::to_string(timestamp) +
+                                   ") to slot " + std::to_string(entries()) +
+                                   " no larger than the last timestamp appended (" +
+                                   std::to_string(last.timestamp) + ") to " + path());
+  }
+  if (timestamp <= last.timestamp) return Status::Ok();
+  const int64_t relative = offset - base_offset();
+  if (relative < 0 || relative > std::numeric_limits<int32_t>::max()) {
+    return Status::OffsetOverflow("offset " + std::to_string(offset) +
+                                  " cannot be stored relative to base offset " +
+                                  std::to_string(base_offset()) + " in " + path());
+  }
+  uint8_t entry[kEntrySize];
+  StoreBe64(entry, uint64_t(timestamp));
+  StoreBe32(entry + 8, uint32_t(relative));
+  return file_->AppendEntry(entry);
+}
+
+TimestampOffset TimeIndex::Lookup(int64_t target_timestamp) const {
+  const int64_t slot = file_->LargestLowerBoundSlot(
+      target_timestamp, [this](size_t i) { return int64_t(LoadBe64(file_->EntryBytes(i))); });
+  if (slot < 0) return {-1, base_offset()};
+  return Entry(size_t(slot));
+}
+
+void TimeIndex::TruncateTo(int64_t offset) {
+  auto offset_at = [this](size_t i) { return Entry(i).offset; };
+  const int64_t slot = file_->LargestLowerBoundSlot(offset, offset_at);
+  size_t keep = 0;
+  if (slot >= 0) keep = offset_at(size_t(slot)) == offset ? size_t(slot) : size_t(slot) + 1;
+  file_->TruncateToEntries(keep);
+}
+
+Status TimeIndex::SanityCheck() const {
+  const TimestampOffset last = LastEntry();
+  if (entries() != 0 && last.timestamp < Entry(0).timestamp) {
+    return Status::Corruption(
+        "corrupt time index found, time index file (" + path() +
+        ") has non-zero size but the last timestamp is " + std::to_string(last.timestamp) +
+        " which is less than the first timestamp " + std::to_string(Entry(0).timestamp));
+  }
+  if (entries() != 0 && last.offset < base_offset()) {
+    return Status::Corruption("corrupt time index found, time index file (" + path() +
+                              ") has non-zero size but the last offset is " +
+                              std::to_string(last.offset) + " which is less than the base offset " +
+                              std::to_string(base_offset()));
+  }
+  if (length() % kEntrySize != 0) {
+    return Status::Corruption("time index file " + path() + " is corrupt, found " +
+                              std::to_string(length()) + " bytes, which is not a multiple of " +
+                              std::to_string(kEntrySize));
+  }
+  return Status::Ok();
+}
+
+}  // namespace daruma

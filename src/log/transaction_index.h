@@ -1,0 +1,101 @@
+// TransactionIndex: the aborted-transaction index `<base>.txnindex` of one
+// segment (spec §7.4).
+//
+// Format (34-byte entries, big-endian, no header, not preallocated):
+//   0   int16  version = 0
+//   2   int64  producerId
+//   10  int64  firstOffset       (may lie in an earlier segment)
+//   18  int64  lastOffset        (offset of the ABORT marker, in this segment)
+//   26  int64  lastStableOffset  (the LSO when the abort was applied)
+//
+// Contract:
+//  * One entry per aborted transaction whose marker is in this segment, in
+//    strictly increasing lastOffset order.
+//  * The file is created lazily by the first Append; until then it does not
+//    exist and reads as empty. Reset truncates an existing file to 0 bytes.
+//  * Readers take whole 34-byte entries from position 0; a trailing partial
+//    entry is ignored. Kafka quirk kept on purpose: the version is the FIRST
+//    BYTE only, as a signed int8; a value > 0 is corruption.
+//  * Entries are written with WriteAt at the end of the file ("appended");
+//    they are durable after Flush().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+
+namespace daruma {
+
+struct AbortedTxn {
+  static constexpr size_t kSize = 34;
+
+  int64_t producer_id = -1;
+  int64_t first_offset = 0;
+  int64_t last_offset = 0;
+  int64_t last_stable_offset = 0;
+
+  bool operator==(const AbortedTxn&) const = default;
+  std::string ToString() const;
+};
+
+// Result of a fetch-time search: the matching transactions and whether the
+// search may stop (an entry's lastStableOffset reached the upper bound).
+struct TxnIndexSearchResult {
+  std::vector<AbortedTxn> aborted;
+  bool is_complete = false;
+};
+
+class TransactionIndex {
+ public:
+  // Never creates the file. `writable` = false makes every mutation fail.
+  TransactionIndex(const std::string& path, int64_t base_offset,
+                   FileSystem* fs = FileSystem::Default(), bool writable = true)
+      : fs_(fs), path_(path), base_offset_(base_offset), writable_(writable) {}
+
+  TransactionIndex(const TransactionIndex&) = delete;
+  TransactionIndex& operator=(const TransactionIndex&) = delete;
+
+  // Appends one entry, creating the file if needed. kInvalidOffset unless
+  // txn.last_offset is greater than the last entry's (read from the file on
+  // first use, so a re-opened index keeps the rule).
+  Status Append(const AbortedTxn& txn);
+  Result<std::vector<AbortedTxn>> AllAbortedTxns() const;
+  // Entries with last_offset >= fetch_offset and first_offset < upper_bound;
+  // complete once an entry's last_stable_offset >= upper_bound.
+  Result<TxnIndexSearchResult> CollectAbortedTxns(int64_t fetch_offset, int64_t upper_bound) const;
+  // Drops the first entry with last_offset >= offset and all after it.
+  Status TruncateTo(int64_t offset);
+  // Truncates an existing file to 0 bytes (no file is created).
+  Status Reset();
+  // §7.5: every entry's last_offset >= base offset; Corruption naming the file.
+  Status SanityCheck() const;
+  Status Flush();
+  Status Close();
+  Status DeleteIfExists(bool* existed = nullptr);
+  Status RenameTo(const std::string& new_path);
+
+  bool FileExists() const { return fs_->Exists(path_); }
+  const std::string& path() const { return path_; }
+  int64_t base_offset() const { return base_offset_; }
+
+ private:
+  // Reads every whole entry; `positions` (optional) receives their file positions.
+  Result<std::vector<AbortedTxn>> ReadEntries(std::vector<uint64_t>* positions) const;
+  Status OpenForWrite();
+  Status CheckWritable() const;
+
+  FileSystem* fs_;
+  std::string path_;
+  int64_t base_offset_;
+  bool writable_;
+  std::unique_ptr<File> file_;  // open only after a write
+  std::optional<int64_t> last_offset_;
+  bool last_offset_known_ = false;  // last_offset_ was read from the file
+};
+
+}  // namespace daruma

@@ -1,0 +1,182 @@
+#include "record/record_batch.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "common/crc32c.h"
+
+namespace daruma {
+
+const char* TimestampTypeName(TimestampType t) {
+  switch (t) {
+    case TimestampType::kNoTimestamp: return "NoTimestampType";
+    case TimestampType::kCreateTime: return "CreateTime";
+    case TimestampType::kLogAppendTime: return "LogAppendTime";
+  }
+  return "NoTimestampType";
+}
+
+int32_t IncrementSequence(int32_t sequence, int32_t delta) {
+  if (sequence == kNoSequence) return kNoSequence;
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  if (sequence > kMax - delta) return delta - (kMax - sequence) - 1;
+  return sequence + delta;
+}
+
+Result<RecordBatchView> RecordBatchView::Parse(ByteSpan bytes) {
+  if (bytes.size() < size_t(kRecordBatchOverhead)) {
+    return Status::Corruption(fmt::format(
+        "record batch size {} is smaller than the minimum batch size {}", bytes.size(),
+        kRecordBatchOverhead));
+  }
+  RecordBatchView view(bytes);
+  if (view.magic() != kMagicV2) {
+    return Status::Corruption(
+        fmt::format("record batch field magic: expected 2, found {}", view.magic()));
+  }
+  if (int64_t(view.length()) + kLogOverhead != int64_t(bytes.size())) {
+    return Status::Corruption(fmt::format(
+        "record batch field length: expected {} (batch bytes - 12), found {}",
+        bytes.size() - kLogOverhead, view.length()));
+  }
+  return view;
+}
+
+uint32_t RecordBatchView::ComputeCrc() const {
+  return Crc32c(p() + batch_layout::kAttributes, size() - batch_layout::kAttributes);
+}
+
+Status RecordBatchView::Validate() const {
+  if (size() < size_t(kRecordBatchOverhead)) {
+    return Status::Corruption(fmt::format(
+        "record batch at base offset {}: size {} is smaller than the minimum batch size 61",
+        size() >= 8 ? base_offset() : -1, size()));
+  }
+  uint32_t computed = ComputeCrc();
+  if (computed != stored_crc()) {
+    return Status::Corruption(fmt::format(
+        "record batch at base offset {}: field crc: expected 0x{:08x} (computed), found 0x{:08x}",
+        base_offset(), computed, stored_crc()));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Status RecordError(const RecordBatchView& batch, int32_t index, size_t pos, const char* what) {
+  return Status::InvalidRecord(fmt::format(
+      "record batch at base offset {}: record {} at byte {} of the records region: {}",
+      batch.base_offset(), index, pos, what));
+}
+
+bool ReadNullableBytes(ByteReader& r, std::optional<std::string>* out) {
+  int32_t len;
+  if (!r.ReadVarint(&len)) return false;
+  if (len < 0) {
+    out->reset();
+    return true;
+  }
+  ByteSpan bytes;
+  if (!r.ReadBytes(size_t(len), &bytes)) return false;
+  *out = std::string(AsStringView(bytes));
+  return true;
+}
+
+// Decodes one record whose Length varint has been read; `body` is exactly its
+// Length bytes.
+Status DecodeRecordBody(ByteSpan body, const RecordBatchView& batch, int32_t index, size_t pos,
+                        Record* rec) {
+  ByteReader r(body);
+  int64_t ts_delta;
+  int32_t offset_delta;
+  if (!r.ReadInt8(&rec->attributes) || !r.ReadVarlong(&ts_delta) ||
+      !r.ReadVarint(&offset_delta)) {
+    return RecordError(batch, index, pos, "truncated attributes/timestamp/offset delta");
+  }
+  if (!ReadNullableBytes(r, &rec->key)) return RecordError(batch, index, pos, "bad key");
+  if (!ReadNullableBytes(r, &rec->value)) return RecordError(batch, index, pos, "bad value");
+  int32_t header_count;
+  if (!r.ReadVarint(&header_count) || header_count < 0 ||
+      size_t(header_count) > r.remaining()) {
+    return RecordError(batch, index, pos, "invalid header count");
+  }
+  rec->headers.reserve(size_t(header_count));
+  for (int32_t h = 0; h < header_count; ++h) {
+    int32_t key_len;
+    ByteSpan key;
+    if (!r.ReadVarint(&key_len) || key_len < 0 || !r.ReadBytes(size_t(key_len), &key)) {
+      return RecordError(batch, index, pos, "invalid header key");
+    }
+    RecordHeader header{std::string(AsStringView(key)), std::nullopt};
+    if (!ReadNullableBytes(r, &header.value)) {
+      return RecordError(batch, index, pos, "invalid header value");
+    }
+    rec->headers.push_back(std::move(header));
+  }
+  if (!r.AtEnd()) {
+    return RecordError(batch, index, pos, "record length does not match its fields");
+  }
+  rec->offset = batch.base_offset() + offset_delta;
+  rec->timestamp = batch.timestamp_type() == TimestampType::kLogAppendTime
+                       ? batch.max_timestamp()
+                       : batch.base_timestamp() + ts_delta;
+  rec->sequence = batch.base_sequence() == kNoSequence
+                      ? kNoSequence
+                      : IncrementSequence(batch.base_sequence(), offset_delta);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeRecordsRegion(ByteSpan region, const RecordBatchView& batch, int32_t count,
+                           std::vector<Record>* out) {
+  ByteReader r(region);
+  out->reserve(out->size() + size_t(std::min<int32_t>(count, 1 << 16)));
+  for (int32_t i = 0; i < count; ++i) {
+    size_t pos = r.position();
+    int32_t len;
+    ByteSpan body;
+    if (!r.ReadVarint(&len)) return RecordError(batch, i, pos, "premature EOF reading length");
+    if (len < 0 || !r.ReadBytes(size_t(len), &body)) {
+      return RecordError(batch, i, pos, "premature EOF: record length exceeds remaining bytes");
+    }
+    Record rec;
+    DARUMA_RETURN_IF_ERROR(DecodeRecordBody(body, batch, i, pos, &rec));
+    out->push_back(std::move(rec));
+  }
+  if (!r.AtEnd()) {
+    return Status::InvalidRecord(fmt::format(
+        "record batch at base offset {}: {} bytes still remaining after {} records",
+        batch.base_offset(), r.remaining(), count));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Record>> RecordBatchView::DecodeRecords(size_t max_decompressed) const {
+  if (records_count() < 0) {
+    return Status::InvalidRecord(fmt::format(
+        "record batch at base offset {}: field recordsCount: expected >= 0, found {}",
+        base_offset(), records_count()));
+  }
+  std::vector<Record> records;
+  ByteSpan region = bytes_.subspan(batch_layout::kRecords);
+  if (compression() == CompressionType::kNone) {
+    DARUMA_RETURN_IF_ERROR(DecodeRecordsRegion(region, *this, records_count(), &records));
+    return records;
+  }
+  if (!CompressionFromId(compression_id())) {
+    return Status::Corruption(fmt::format(
+        "record batch at base offset {}: field attributes: unknown compression codec id {}",
+        base_offset(), compression_id()));
+  }
+  auto decompressed = Decompress(compression(), region, max_decompressed, magic());
+  if (!decompressed.ok()) {
+    return decompressed.status().WithContext(
+        fmt::format("record batch at base offset {}", base_offset()));
+  }
+  DARUMA_RETURN_IF_ERROR(DecodeRecordsRegion(*decompressed, *this, records_count(), &records));
+  return records;
+}
+
+}  // namespace daruma

@@ -1,0 +1,69 @@
+#include "record/zstd_codec.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+namespace daruma {
+namespace {
+
+constexpr size_t kChunk = 64 * 1024;
+
+struct DStreamDeleter {
+  void operator()(ZSTD_DStream* ds) const { ZSTD_freeDStream(ds); }
+};
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* cctx) const { ZSTD_freeCCtx(cctx); }
+};
+
+}  // namespace
+
+Result<Bytes> ZstdDecompress(ByteSpan input, size_t max_output) {
+  if (input.empty()) return Status::Corruption("zstd: empty input");
+  std::unique_ptr<ZSTD_DStream, DStreamDeleter> ds(ZSTD_createDStream());
+  if (ds == nullptr) return Status::Corruption("zstd: cannot create decompression stream");
+  ZSTD_inBuffer in{input.data(), input.size(), 0};
+  Bytes out;
+  uint8_t chunk[kChunk];
+  while (true) {
+    // One byte past the budget is enough to detect an overrun.
+    const size_t want = std::min(kChunk, max_output - out.size() + 1);
+    ZSTD_outBuffer ob{chunk, want, 0};
+    const size_t rc = ZSTD_decompressStream(ds.get(), &ob, &in);
+    if (ZSTD_isError(rc)) {
+      return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(rc) + " at byte " +
+                                std::to_string(in.pos));
+    }
+    if (out.size() + ob.pos > max_output) {
+      return Status::TooLarge("zstd: decompressed size exceeds limit of " +
+                              std::to_string(max_output) + " bytes");
+    }
+    out.insert(out.end(), chunk, chunk + ob.pos);
+    const bool input_done = in.pos == in.size;
+    // rc == 0: a frame ended and is fully flushed; a next frame may follow.
+    if (rc == 0 && input_done) return out;
+    if (input_done && ob.pos < ob.size) {
+      return Status::Corruption("zstd: truncated frame at byte " + std::to_string(in.pos));
+    }
+  }
+}
+
+Result<Bytes> ZstdCompress(ByteSpan input, int level) {
+  if (level < 0) level = kZstdDefaultLevel;
+  std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
+  if (cctx == nullptr) return Status::InvalidArgument("zstd: cannot create compression context");
+  const size_t set = ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
+  if (ZSTD_isError(set)) {
+    return Status::InvalidArgument("zstd: level " + std::to_string(level) + ": " +
+                                   ZSTD_getErrorName(set));
+  }
+  Bytes out(ZSTD_compressBound(input.size()));
+  const size_t n = ZSTD_compress2(cctx.get(), out.data(), out.size(), input.data(), input.size());
+  if (ZSTD_isError(n)) return Status::InvalidArgument(std::string("zstd: ") + ZSTD_getErrorName(n));
+  out.resize(n);
+  return out;
+}
+
+}  // namespace daruma
