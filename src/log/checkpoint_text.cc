@@ -94,10 +94,9 @@ std::vector<std::string_view> SplitOnWhitespace(std::string_view line) {
   return fields;
 }
 
-Status ParseTextCheckpoint(std::string_view content, int32_t expected_version,
-                           const std::string& path,
-                           const std::function<bool(const std::vector<std::string_view>&)>&
-                               parse_entry) {
+Status ParseTextCheckpoint(
+    std::string_view content, int32_t expected_version, const std::string& path,
+    const std::function<bool(const std::vector<std::string_view>&)>& parse_entry) {
   LineReader reader(content);
   std::optional<std::string_view> line = reader.Next();
   if (!line) return Status::Ok();

@@ -37,10 +37,9 @@ std::vector<std::string_view> SplitOnWhitespace(std::string_view line);
 
 // Parses `content` (the bytes of the file at `path`). `parse_entry` receives the
 // fields of one entry line and returns false when the line is malformed.
-Status ParseTextCheckpoint(std::string_view content, int32_t expected_version,
-                           const std::string& path,
-                           const std::function<bool(const std::vector<std::string_view>&)>&
-                               parse_entry);
+Status ParseTextCheckpoint(
+    std::string_view content, int32_t expected_version, const std::string& path,
+    const std::function<bool(const std::vector<std::string_view>&)>& parse_entry);
 
 // Renders the version, the count and one line per entry, each ending in "\n".
 std::string SerializeTextCheckpoint(int32_t version, const std::vector<std::string>& entry_lines);

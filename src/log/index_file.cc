@@ -24,7 +24,10 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
                                     : OpenMode::kCreate;
   DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, mode));
   if (!exists) {
-    DARUMA_RETURN_IF_ERROR(index->file_->Truncate(RoundDown(options.max_index_size, entry_size)));
+    // A new index: preallocated zeros, no entries.
+    index->length_ = RoundDown(options.max_index_size, entry_size);
+    DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
+    return index;
   }
   DARUMA_ASSIGN_OR_RETURN(index->length_, index->file_->Size());
   index->bytes_.resize(RoundDown(int64_t(index->length_), entry_size));

@@ -9,15 +9,15 @@ namespace daruma {
 Result<std::vector<EpochEntry>> LeaderEpochFileCache::Parse(std::string_view content,
                                                             const std::string& path) {
   std::vector<EpochEntry> entries;
-  Status st = ParseTextCheckpoint(
-      content, kVersion, path, [&entries](const std::vector<std::string_view>& fields) {
-        if (fields.size() != 2) return false;
-        std::optional<int32_t> epoch = ParseJavaInt(fields[0]);
-        std::optional<int64_t> offset = ParseJavaLong(fields[1]);
-        if (!epoch || !offset) return false;
-        entries.emplace_back(*epoch, *offset);
-        return true;
-      });
+  Status st = ParseTextCheckpoint(content, kVersion, path,
+                                  [&entries](const std::vector<std::string_view>& fields) {
+                                    if (fields.size() != 2) return false;
+                                    std::optional<int32_t> epoch = ParseJavaInt(fields[0]);
+                                    std::optional<int64_t> offset = ParseJavaLong(fields[1]);
+                                    if (!epoch || !offset) return false;
+                                    entries.emplace_back(*epoch, *offset);
+                                    return true;
+                                  });
   if (!st.ok()) return st;
   return entries;
 }

@@ -12,10 +12,12 @@ namespace daruma {
 Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::string& dir,
                                                      int64_t base_offset, const LogConfig& config,
                                                      bool file_already_exists,
-                                                     const std::string& file_suffix) {
-  std::unique_ptr<LogSegment> seg(new LogSegment(fs, dir, base_offset, config, file_suffix));
+                                                     const std::string& file_suffix,
+                                                     Clock* clock) {
+  if (clock == nullptr) clock = Clock::System();
+  std::unique_ptr<LogSegment> seg(new LogSegment(fs, dir, base_offset, config, file_suffix, clock));
   const std::string path = LogFileName(dir, base_offset, file_suffix);
-  seg->created_ms_ = Clock::System()->NowMs();
+  seg->created_ms_ = clock->NowMs();
   if (file_already_exists) {
     DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kReadWrite));
     DARUMA_ASSIGN_OR_RETURN(uint64_t size, seg->log_file_->Size());
@@ -113,19 +115,48 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
 
 Status LogSegment::UpdateTxnIndex(const AbortedTxn& txn) { return txn_index_->Append(txn); }
 
+namespace {
+
+// The part of an entry header TranslateOffset needs: offset, size, magic and,
+// for v2, lastOffsetDelta (bytes [0, 27) of a batch).
+constexpr size_t kScanHeaderBytes = batch_layout::kLastOffsetDelta + 4;
+
+// Smallest size field of any entry (a v0 message); smaller is corruption.
+constexpr int32_t kMinEntrySizeField = 14;
+
+}  // namespace
+
 Result<std::optional<LogOffsetPosition>> LogSegment::TranslateOffset(int64_t offset,
                                                                      int32_t starting_position) {
-  FileBatchReaderOptions o;
-  o.start_position = uint64_t(starting_position);
-  o.end_position = uint64_t(size_);
-  o.block_size = 64 * 1024;
-  FileBatchReader reader(log_file_.get(), o);
-  while (auto e = reader.Next()) {
-    if (e->is_v2() && e->size() < size_t(kRecordBatchOverhead)) break;
-    int64_t last = e->last_offset();
-    if (last >= offset) return std::optional<LogOffsetPosition>(LogOffsetPosition{last, int32_t(e->position), int32_t(e->size())});
+  // Reads entry headers only (bodies are skipped), through a small buffer, so
+  // a fetch touches the bytes it returns once.
+  uint8_t buffer[8192];
+  int64_t buffer_start = 0;
+  size_t buffer_len = 0;
+  for (int64_t pos = starting_position; pos + kLogOverhead <= size_;) {
+    if (pos < buffer_start || pos + int64_t(kScanHeaderBytes) > buffer_start + int64_t(buffer_len)) {
+      const size_t want = size_t(std::min<int64_t>(sizeof(buffer), size_ - pos));
+      DARUMA_ASSIGN_OR_RETURN(buffer_len, log_file_->ReadAt(uint64_t(pos), std::span<uint8_t>(buffer, want)));
+      buffer_start = pos;
+      if (buffer_len < size_t(kLogOverhead)) break;
+    }
+    const uint8_t* h = buffer + (pos - buffer_start);
+    const size_t have = buffer_len - size_t(pos - buffer_start);
+    const int32_t size_field = int32_t(LoadBe32(h + batch_layout::kLength));
+    if (size_field < kMinEntrySizeField) break;  // corrupt, as FileBatchReader stops
+    const int64_t entry_size = int64_t(size_field) + kLogOverhead;
+    if (pos + entry_size > size_) break;  // torn tail
+    int64_t last = int64_t(LoadBe64(h + batch_layout::kBaseOffset));
+    if (have > batch_layout::kMagic && int8_t(h[batch_layout::kMagic]) >= kMagicV2) {
+      if (entry_size < kRecordBatchOverhead || have < kScanHeaderBytes) break;
+      last += int32_t(LoadBe32(h + batch_layout::kLastOffsetDelta));
+    }
+    if (last >= offset) {
+      return std::optional<LogOffsetPosition>(
+          LogOffsetPosition{last, int32_t(pos), int32_t(entry_size)});
+    }
+    pos += entry_size;
   }
-  if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
   return std::optional<LogOffsetPosition>();
 }
 
@@ -142,20 +173,21 @@ Result<std::optional<LogSegment::ReadResult>> LogSegment::Read(int64_t start_off
   if (available <= 0) return std::optional<ReadResult>(ReadResult{found->position, {}});
   int64_t want = std::min<int64_t>(available, max_size);
   if (min_one_message && want < found->size) want = std::min<int64_t>(available, found->size);
-  // Return whole batches only: cut at the last batch boundary within `want`.
-  FileBatchReaderOptions ro;
-  ro.start_position = uint64_t(found->position);
-  ro.end_position = uint64_t(found->position + want);
-  FileBatchReader reader(log_file_.get(), ro);
-  int64_t end = found->position;
-  while (auto e = reader.Next()) end = e->position + int64_t(e->size());
-  ReadResult result{found->position, Bytes(size_t(end - found->position))};
+  // One read of the candidate bytes, then cut after the last whole entry.
+  ReadResult result{found->position, Bytes(size_t(want))};
   DARUMA_ASSIGN_OR_RETURN(size_t n, log_file_->ReadAt(uint64_t(found->position), result.bytes));
-  result.bytes.resize(n);
+  size_t end = 0;
+  while (end + kLogOverhead <= n) {
+    const int32_t size_field = int32_t(LoadBe32(result.bytes.data() + end + batch_layout::kLength));
+    if (size_field < kMinEntrySizeField || end + kLogOverhead + size_t(size_field) > n) break;
+    end += kLogOverhead + size_t(size_field);
+  }
+  result.bytes.resize(end);
   return std::optional<ReadResult>(std::move(result));
 }
 
-Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch) {
+Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
+                                                  const TruncateHook& before_truncate) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
   DARUMA_RETURN_IF_ERROR(oi->Reset());
@@ -216,6 +248,7 @@ Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch) 
   result.reader_stop = reader.stop_reason();
   result.truncated_bytes = size_ - result.valid_bytes;
   if (result.truncated_bytes > 0) {
+    if (before_truncate) DARUMA_RETURN_IF_ERROR(before_truncate(result.valid_bytes, size_));
     DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(result.valid_bytes)));
     size_ = result.valid_bytes;
   }
@@ -244,7 +277,7 @@ Result<int64_t> LogSegment::TruncateTo(int64_t offset) {
     size_ = mapping->position;
   }
   if (size_ == 0) {
-    created_ms_ = Clock::System()->NowMs();
+    created_ms_ = clock_->NowMs();
     rolling_based_timestamp_.reset();
   }
   bytes_since_last_index_entry_ = 0;

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "log/log_config.h"
@@ -57,11 +58,14 @@ class LogSegment {
  public:
   // Opens (file_already_exists) or creates the segment `base` in `dir`.
   // A new segment's .log is created empty, or preallocated to
-  // config.InitFileSize() when config.preallocate.
+  // config.InitFileSize() when config.preallocate. `clock` (the system clock
+  // when null) dates the segment's creation for time-based rolling of
+  // segments without timestamps.
   static Result<std::unique_ptr<LogSegment>> Open(FileSystem* fs, const std::string& dir,
                                                   int64_t base_offset, const LogConfig& config,
                                                   bool file_already_exists,
-                                                  const std::string& file_suffix = "");
+                                                  const std::string& file_suffix = "",
+                                                  Clock* clock = nullptr);
   ~LogSegment();
 
   int64_t base_offset() const { return base_offset_; }
@@ -107,8 +111,13 @@ class LogSegment {
   // for each valid batch (producer state, leader epochs; an error from it
   // aborts recovery with that error), and truncates the file after the last
   // valid batch. Offset-overflow and non-monotonic index errors are returned.
+  // before_truncate(valid_bytes, size), if set, runs just before bytes
+  // [valid_bytes, size) are cut off (so a caller can set them aside first); an
+  // error from it aborts recovery with the file untouched.
   using BatchVisitor = std::function<Status(const LogEntry&)>;
-  Result<SegmentRecoveryResult> Recover(const BatchVisitor& on_batch);
+  using TruncateHook = std::function<Status(int64_t valid_bytes, int64_t size)>;
+  Result<SegmentRecoveryResult> Recover(const BatchVisitor& on_batch,
+                                        const TruncateHook& before_truncate = nullptr);
 
   // Truncates to the first batch with last offset >= offset (if any); returns
   // the number of bytes removed. Indexes follow.
@@ -152,14 +161,16 @@ class LogSegment {
 
  private:
   LogSegment(FileSystem* fs, std::string dir, int64_t base_offset, LogConfig config,
-             std::string suffix)
-      : fs_(fs),
+             std::string suffix, Clock* clock)
+      : clock_(clock),
+        fs_(fs),
         dir_(std::move(dir)),
         base_offset_(base_offset),
         config_(config),
         suffix_(std::move(suffix)) {}
   Status LoadMaxTimestampFromTimeIndex();
 
+  Clock* clock_;
   FileSystem* fs_;
   std::string dir_;
   int64_t base_offset_;

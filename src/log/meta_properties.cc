@@ -10,7 +10,9 @@
 namespace daruma {
 namespace {
 
-bool IsPropertiesBlank(char c) { return c == ' ' || c == '\t' || c == '\f'; }
+bool IsPropertiesBlank(char c) {
+  return c == ' ' || c == '\t' || c == '\f';
+}
 
 void AppendUtf8(std::string* out, uint32_t cp) {
   if (cp < 0x80) {
@@ -69,26 +71,39 @@ bool Unescape(std::string_view in, std::string* out) {
     }
     const char c = in[++i];
     switch (c) {
-      case 't': out->push_back('\t'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case 'f': out->push_back('\f'); break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
       case 'u': {
         if (i + 4 >= in.size()) return false;
         uint32_t cp = 0;
         for (size_t k = 1; k <= 4; ++k) {
           const char h = in[i + k];
           cp <<= 4;
-          if (h >= '0' && h <= '9') cp |= uint32_t(h - '0');
-          else if (h >= 'a' && h <= 'f') cp |= uint32_t(h - 'a' + 10);
-          else if (h >= 'A' && h <= 'F') cp |= uint32_t(h - 'A' + 10);
-          else return false;
+          if (h >= '0' && h <= '9')
+            cp |= uint32_t(h - '0');
+          else if (h >= 'a' && h <= 'f')
+            cp |= uint32_t(h - 'a' + 10);
+          else if (h >= 'A' && h <= 'F')
+            cp |= uint32_t(h - 'A' + 10);
+          else
+            return false;
         }
         AppendUtf8(out, cp);
         i += 4;
         break;
       }
-      default: out->push_back(c);
+      default:
+        out->push_back(c);
     }
   }
   return true;
@@ -99,18 +114,31 @@ std::string Escape(std::string_view in, bool is_key) {
   for (size_t i = 0; i < in.size(); ++i) {
     const char c = in[i];
     switch (c) {
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\f': out += "\\f"; break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       case ' ':
         out += (is_key || i == 0) ? "\\ " : " ";
         break;
-      case '\\': case '=': case ':': case '#': case '!':
+      case '\\':
+      case '=':
+      case ':':
+      case '#':
+      case '!':
         out.push_back('\\');
         out.push_back(c);
         break;
-      default: out.push_back(c);
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -125,7 +153,8 @@ Result<int32_t> RequiredInt(const std::map<std::string, std::string>& props, con
   auto it = props.find(key);
   if (it == props.end()) return Bad(path, "failed to find required property " + key);
   std::optional<int32_t> value = ParseJavaInt(it->second);
-  if (!value) return Bad(path, "failed to parse " + key + " property as an int: '" + it->second + "'");
+  if (!value)
+    return Bad(path, "failed to parse " + key + " property as an int: '" + it->second + "'");
   return *value;
 }
 

@@ -73,8 +73,8 @@ Result<PartitionMetadata> PartitionMetadataFile::Parse(std::string_view content,
   if (id_fields.size() != 2) return Malformed(path, 2, lines[1]);
   Result<Uuid> id = Uuid::FromString(id_fields[1]);
   if (!id.ok()) {
-    return Status::Corruption("partition metadata file " + path + " line 2: " +
-                              id.status().message());
+    return Status::Corruption("partition metadata file " + path +
+                              " line 2: " + id.status().message());
   }
   if (id->IsZero()) {
     return Status::Corruption("invalid topic ID " + id->ToString() +

@@ -14,15 +14,17 @@ constexpr std::string_view kStrayDirSuffix = "-stray";
 constexpr size_t kMaxDirNameLength = 255;
 
 bool IsLegalTopicChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
 }
 
 bool IsJavaWhitespace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-bool HasWhitespace(std::string_view s) { return std::any_of(s.begin(), s.end(), IsJavaWhitespace); }
+bool HasWhitespace(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), IsJavaWhitespace);
+}
 
 // ^(\S+)-(\S+)\.(\S+)<suffix>$ : no whitespace, and some '-' followed later by
 // a '.' with at least one character around each.
@@ -36,16 +38,17 @@ bool MatchesSuffixedPattern(std::string_view name, std::string_view suffix) {
 }
 
 Status BadDirName(std::string_view name, const std::string& why) {
-  return Status::InvalidArgument(
-      "found directory '" + std::string(name) + "', which is not in the form of topic-partition or "
-      "topic-partition.uniqueId-delete/-future/-stray: " + why +
-      " (Kafka's log directories should only contain Kafka topic data)");
+  return Status::InvalidArgument("found directory '" + std::string(name) +
+                                 "', which is not in the form of topic-partition or "
+                                 "topic-partition.uniqueId-delete/-future/-stray: " +
+                                 why +
+                                 " (Kafka's log directories should only contain Kafka topic data)");
 }
 
 std::string CappedDirName(const TopicPartition& tp, std::string_view unique_id,
                           std::string_view suffix) {
-  const std::string tail = "-" + std::to_string(tp.partition) + "." + std::string(unique_id) +
-                           std::string(suffix);
+  const std::string tail =
+      "-" + std::to_string(tp.partition) + "." + std::string(unique_id) + std::string(suffix);
   const size_t room = tail.size() < kMaxDirNameLength ? kMaxDirNameLength - tail.size() : 0;
   return tp.topic.substr(0, std::min(tp.topic.size(), room)) + tail;
 }
@@ -65,8 +68,8 @@ Status ValidateTopicName(std::string_view topic) {
   for (size_t i = 0; i < topic.size(); ++i) {
     if (!IsLegalTopicChar(topic[i])) {
       return Status::InvalidArgument("topic name '" + std::string(topic) +
-                                     "' has an illegal character at position " +
-                                     std::to_string(i) + ", legal are [a-zA-Z0-9._-]");
+                                     "' has an illegal character at position " + std::to_string(i) +
+                                     ", legal are [a-zA-Z0-9._-]");
     }
   }
   return Status::Ok();
@@ -107,13 +110,16 @@ Result<PartitionDirName> ParseTopicPartitionDirName(std::string_view name) {
   int32_t number = 0;
   auto [ptr, ec] = std::from_chars(partition.data(), partition.data() + partition.size(), number);
   if (partition.front() == '-' || ec != std::errc() || ptr != partition.data() + partition.size()) {
-    return BadDirName(name, "partition '" + std::string(partition) + "' is not a non-negative int32");
+    return BadDirName(name,
+                      "partition '" + std::string(partition) + "' is not a non-negative int32");
   }
   out.tp = TopicPartition{std::string(topic), number};
   return out;
 }
 
-std::string LogDirName(const TopicPartition& tp) { return tp.ToString(); }
+std::string LogDirName(const TopicPartition& tp) {
+  return tp.ToString();
+}
 
 std::string DeleteDirName(const TopicPartition& tp, std::string_view unique_id) {
   return CappedDirName(tp, unique_id, kDeleteDirSuffix);

@@ -58,7 +58,8 @@ Result<Bytes> GzipDecompress(ByteSpan input, size_t max_output) {
   uint8_t chunk[kChunk];
   while (true) {
     // One byte past the budget is enough to detect an overrun.
-    const size_t want = std::min(kChunk, max_output - out.size() + 1);
+    const size_t room = max_output - out.size();
+    const size_t want = room >= kChunk ? kChunk : room + 1;
     zs->next_out = chunk;
     zs->avail_out = static_cast<uInt>(want);
     const int rc = inflate(zs, Z_NO_FLUSH);

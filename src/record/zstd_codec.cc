@@ -29,7 +29,8 @@ Result<Bytes> ZstdDecompress(ByteSpan input, size_t max_output) {
   uint8_t chunk[kChunk];
   while (true) {
     // One byte past the budget is enough to detect an overrun.
-    const size_t want = std::min(kChunk, max_output - out.size() + 1);
+    const size_t room = max_output - out.size();
+    const size_t want = room >= kChunk ? kChunk : room + 1;
     ZSTD_outBuffer ob{chunk, want, 0};
     const size_t rc = ZSTD_decompressStream(ds.get(), &ob, &in);
     if (ZSTD_isError(rc)) {

@@ -19,8 +19,6 @@ std::string OptionalLong(const std::optional<int64_t>& v) {
   return v ? fmt::format("OptionalLong[{}]", *v) : "OptionalLong.empty";
 }
 
-std::string Printable(const std::optional<std::string>& s) { return s ? *s : "null"; }
-
 std::string HeaderKeys(const Record& r) {
   std::string out = "[";
   for (size_t i = 0; i < r.headers.size(); ++i) {
@@ -30,7 +28,9 @@ std::string HeaderKeys(const Record& r) {
   return out + "]";
 }
 
-int32_t SizeOf(const std::optional<std::string>& s) { return s ? int32_t(s->size()) : -1; }
+int32_t SizeOf(const std::optional<std::string>& s) {
+  return s ? int32_t(s->size()) : -1;
+}
 
 // Describes a control record as kafka-dump-log does.
 std::string ControlSuffix(const Record& r) {
@@ -43,12 +43,21 @@ std::string ControlSuffix(const Record& r) {
     return fmt::format(" endTxnMarker: {} coordinatorEpoch: {}", ControlRecordTypeName(*type),
                        epoch.ok() ? *epoch : -1);
   }
-  return fmt::format(" {}", ControlRecordTypeName(*type));
+  // Other types as kafka-dump-log prints them: name and the raw type id.
+  const int16_t id = int16_t(LoadBe16(AsBytes(*r.key).data() + 2));
+  return fmt::format(" controlType: {}({})", ControlRecordTypeName(*type), id);
 }
+
+// Per-message CRC facts of a legacy record, printed by deep iteration.
+struct LegacyCrc {
+  bool valid = false;
+  uint32_t crc = 0;
+};
 
 class Dumper {
  public:
-  Dumper(const DumpOptions& o, std::ostream& out, std::ostream& err) : o_(o), out_(out), err_(err) {}
+  Dumper(const DumpOptions& o, std::ostream& out, std::ostream& err)
+      : o_(o), out_(out), err_(err) {}
 
   int DumpFile(const std::string& path) {
     auto file = FileSystem::Default()->Open(path, OpenMode::kRead);
@@ -76,8 +85,10 @@ class Dumper {
     if (reader.stop_reason() != StopReason::kEndOfFile && read_whole_file) {
       uint64_t invalid = reader.end() - reader.position();
       if (o_.json) {
-        out_ << nlohmann::json{{"type", "invalidBytes"}, {"file", path},
-                               {"position", reader.position()}, {"bytes", invalid},
+        out_ << nlohmann::json{{"type", "invalidBytes"},
+                               {"file", path},
+                               {"position", reader.position()},
+                               {"bytes", invalid},
                                {"reason", StopReasonName(reader.stop_reason())},
                                {"message", reader.stop_message()}}
                     .dump()
@@ -118,29 +129,31 @@ class Dumper {
   void DumpV2(const LogEntry& e, bool valid) {
     RecordBatchView b = e.batch();
     if (o_.json) {
-      nlohmann::json j = {{"type", "batch"},
-                          {"baseOffset", b.base_offset()},
-                          {"lastOffset", b.last_offset()},
-                          {"count", b.records_count()},
-                          {"baseSequence", b.base_sequence()},
-                          {"lastSequence", b.last_sequence()},
-                          {"producerId", b.producer_id()},
-                          {"producerEpoch", b.producer_epoch()},
-                          {"partitionLeaderEpoch", b.partition_leader_epoch()},
-                          {"isTransactional", b.is_transactional()},
-                          {"isControl", b.is_control()},
-                          {"deleteHorizonMs", b.delete_horizon_ms() ? nlohmann::json(*b.delete_horizon_ms()) : nlohmann::json()},
-                          {"position", e.position},
-                          {"timestampType", TimestampTypeName(b.timestamp_type())},
-                          {"baseTimestamp", b.base_timestamp()},
-                          {"maxTimestamp", b.max_timestamp()},
-                          {"size", e.size()},
-                          {"magic", int(b.magic())},
-                          {"compression", std::string(CompressionName(b.compression()))},
-                          {"attributes", b.attributes()},
-                          {"lastOffsetDelta", b.last_offset_delta()},
-                          {"crc", b.stored_crc()},
-                          {"crcValid", valid}};
+      nlohmann::json j = {
+          {"type", "batch"},
+          {"baseOffset", b.base_offset()},
+          {"lastOffset", b.last_offset()},
+          {"count", b.records_count()},
+          {"baseSequence", b.base_sequence()},
+          {"lastSequence", b.last_sequence()},
+          {"producerId", b.producer_id()},
+          {"producerEpoch", b.producer_epoch()},
+          {"partitionLeaderEpoch", b.partition_leader_epoch()},
+          {"isTransactional", b.is_transactional()},
+          {"isControl", b.is_control()},
+          {"deleteHorizonMs",
+           b.delete_horizon_ms() ? nlohmann::json(*b.delete_horizon_ms()) : nlohmann::json()},
+          {"position", e.position},
+          {"timestampType", TimestampTypeName(b.timestamp_type())},
+          {"baseTimestamp", b.base_timestamp()},
+          {"maxTimestamp", b.max_timestamp()},
+          {"size", e.size()},
+          {"magic", int(b.magic())},
+          {"compression", std::string(CompressionName(b.compression()))},
+          {"attributes", b.attributes()},
+          {"lastOffsetDelta", b.last_offset_delta()},
+          {"crc", b.stored_crc()},
+          {"crcValid", valid}};
       out_ << j.dump() << "\n";
     } else {
       out_ << fmt::format(
@@ -148,9 +161,9 @@ class Dumper {
           "producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} "
           "isControl: {} deleteHorizonMs: {} position: {} {}: {} size: {} magic: {} "
           "compresscodec: {} crc: {} isvalid: {}\n",
-          b.base_offset(), b.last_offset(), b.records_count(), b.base_sequence(),
-          b.last_sequence(), b.producer_id(), b.producer_epoch(), b.partition_leader_epoch(),
-          b.is_transactional(), b.is_control(), OptionalLong(b.delete_horizon_ms()), e.position,
+          b.base_offset(), b.last_offset(), b.records_count(), b.base_sequence(), b.last_sequence(),
+          b.producer_id(), b.producer_epoch(), b.partition_leader_epoch(), b.is_transactional(),
+          b.is_control(), OptionalLong(b.delete_horizon_ms()), e.position,
           TimestampTypeName(b.timestamp_type()), b.max_timestamp(), e.size(), b.magic(),
           CompressionName(b.compression()), b.stored_crc(), valid);
     }
@@ -160,7 +173,8 @@ class Dumper {
       err_ << "position " << e.position << ": " << records.status().ToString() << "\n";
       return;
     }
-    for (const Record& r : *records) DumpRecord(r, b.timestamp_type(), b.is_control(), true, true);
+    for (const Record& r : *records)
+      DumpRecord(r, b.timestamp_type(), b.is_control(), std::nullopt);
   }
 
   void DumpLegacy(const LogEntry& e, bool valid) {
@@ -177,11 +191,16 @@ class Dumper {
     auto codec = CompressionFromId(view->compression_id());
     std::string codec_name = codec ? std::string(CompressionName(*codec)) : "unknown";
     if (o_.json) {
-      out_ << nlohmann::json{{"type", "message"},         {"offset", view->offset()},
-                             {"position", e.position},    {"timestampType", TimestampTypeName(tt)},
-                             {"timestamp", view->timestamp()}, {"size", e.size()},
-                             {"magic", int(view->magic())}, {"compression", codec_name},
-                             {"crc", view->stored_crc()}, {"crcValid", valid}}
+      out_ << nlohmann::json{{"type", "message"},
+                             {"offset", view->offset()},
+                             {"position", e.position},
+                             {"timestampType", TimestampTypeName(tt)},
+                             {"timestamp", view->timestamp()},
+                             {"size", e.size()},
+                             {"magic", int(view->magic())},
+                             {"compression", codec_name},
+                             {"crc", view->stored_crc()},
+                             {"crcValid", valid}}
                   .dump()
            << "\n";
     } else {
@@ -192,54 +211,79 @@ class Dumper {
           view->magic(), codec_name, view->stored_crc(), valid);
     }
     if (!o_.deep_iteration) return;
-    auto records = view->DecodeRecords();
+    // Each (inner) message reports its own CRC and validity, as Kafka's
+    // deep iteration does; only the outer CRC decides `isvalid` above.
+    auto records = view->DecodeDeep();
     if (!records.ok()) {
       err_ << "position " << e.position << ": " << records.status().ToString() << "\n";
       return;
     }
-    current_crc_ = view->stored_crc();
-    for (const Record& r : *records) DumpRecord(r, tt, false, false, valid);
+    for (const LegacyDeepRecord& d : *records) {
+      DumpRecord(d.record, tt, false, LegacyCrc{d.crc_valid, d.crc});
+    }
   }
 
-  void DumpRecord(const Record& r, TimestampType tt, bool control, bool v2, bool valid) {
+  // `legacy` is set for v0/v1 records (they print CRC facts instead of
+  // sequence and header keys).
+  void DumpRecord(const Record& r, TimestampType tt, bool control,
+                  const std::optional<LegacyCrc>& legacy) {
     if (last_record_offset_ && r.offset != *last_record_offset_ + 1) {
       non_consecutive_.emplace_back(*last_record_offset_, r.offset);
     }
     last_record_offset_ = r.offset;
     const bool print_data = o_.print_data_log && !control;
     if (o_.json) {
-      nlohmann::json j = {{"type", "record"}, {"offset", r.offset},
-                          {"timestampType", TimestampTypeName(tt)}, {"timestamp", r.timestamp},
-                          {"keySize", SizeOf(r.key)}, {"valueSize", SizeOf(r.value)}};
-      if (v2) {
-        j["sequence"] = r.sequence;
-        nlohmann::json keys = nlohmann::json::array();
-        for (const auto& h : r.headers) keys.push_back(h.key);
-        j["headerKeys"] = keys;
-      }
-      if (control) j["control"] = ControlSuffix(r).substr(1);
-      if (print_data) {
-        j["key"] = r.key ? nlohmann::json(*r.key) : nlohmann::json();
-        j["payload"] = r.value ? nlohmann::json(*r.value) : nlohmann::json();
-      }
-      out_ << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      DumpRecordJson(r, tt, control, legacy, print_data);
       return;
     }
-    if (o_.skip_record_metadata) {
-      if (print_data) out_ << "| key: " << Printable(r.key) << " payload: " << Printable(r.value) << "\n";
-      return;
+    // kafka-dump-log: the "| " prefix goes before the first field printed; a
+    // null key prints no `key:` and a null value no `payload:`.
+    std::string line;
+    std::string_view prefix = "| ";
+    if (!o_.skip_record_metadata) {
+      line = fmt::format("| offset: {} {}: {} keySize: {} valueSize: {}", r.offset,
+                         TimestampTypeName(tt), r.timestamp, SizeOf(r.key), SizeOf(r.value));
+      prefix = " ";
+      if (legacy) {
+        line += fmt::format(" isValid: {} crc: {}}}", legacy->valid, legacy->crc);
+      } else {
+        line += fmt::format(" sequence: {} headerKeys: {}", r.sequence, HeaderKeys(r));
+      }
+      if (control) line += ControlSuffix(r);
     }
-    std::string line = fmt::format("| offset: {} {}: {} keySize: {} valueSize: {}", r.offset,
-                                   TimestampTypeName(tt), r.timestamp, SizeOf(r.key),
-                                   SizeOf(r.value));
-    if (v2) {
-      line += fmt::format(" sequence: {} headerKeys: {}", r.sequence, HeaderKeys(r));
-    } else {
-      line += fmt::format(" isValid: {} crc: {}}}", valid, current_crc_);
+    if (print_data) {
+      if (r.key) line.append(prefix).append("key: ").append(*r.key);
+      if (r.value) line.append(" payload: ").append(*r.value);
     }
-    if (control) line += ControlSuffix(r);
-    if (print_data) line += " key: " + Printable(r.key) + " payload: " + Printable(r.value);
     out_ << line << "\n";
+  }
+
+  void DumpRecordJson(const Record& r, TimestampType tt, bool control,
+                      const std::optional<LegacyCrc>& legacy, bool print_data) {
+    nlohmann::json j = {{"type", "record"},
+                        {"offset", r.offset},
+                        {"timestampType", TimestampTypeName(tt)},
+                        {"timestamp", r.timestamp},
+                        {"keySize", SizeOf(r.key)},
+                        {"valueSize", SizeOf(r.value)}};
+    if (legacy) {
+      j["crc"] = legacy->crc;
+      j["crcValid"] = legacy->valid;
+    } else {
+      j["sequence"] = r.sequence;
+      nlohmann::json keys = nlohmann::json::array();
+      for (const auto& h : r.headers) keys.push_back(h.key);
+      j["headerKeys"] = keys;
+    }
+    if (control) {
+      std::string suffix = ControlSuffix(r);
+      j["control"] = suffix.empty() ? suffix : suffix.substr(1);
+    }
+    if (print_data) {
+      j["key"] = r.key ? nlohmann::json(*r.key) : nlohmann::json();
+      j["payload"] = r.value ? nlohmann::json(*r.value) : nlohmann::json();
+    }
+    out_ << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
 
   void ReportNonConsecutive(const std::string& path) {
@@ -253,7 +297,6 @@ class Dumper {
   std::ostream& out_;
   std::ostream& err_;
   std::optional<int64_t> last_record_offset_;
-  uint32_t current_crc_ = 0;
   std::vector<std::pair<int64_t, int64_t>> non_consecutive_;
 };
 

@@ -361,8 +361,7 @@ TEST_F(ProducerStateManagerTest, OpenListsExistingSnapshotsOnly) {
 }
 
 // Writes snapshots at 10 (producer 1), 20 (producers 1, 2) and 30 (1, 2, 3).
-void WriteThreeSnapshots(ProducerStateManagerTest* t, ProducerStateManager* m) {
-  (void)t;
+void WriteThreeSnapshots(ProducerStateManager* m) {
   for (int64_t pid = 1; pid <= 3; ++pid) {
     ProducerAppendInfo info = m->PrepareUpdate(pid, AppendOrigin::kReplication);
     ASSERT_TRUE(info.AppendDataBatch(0, 0, 0, kT0, pid * 10 - 1, pid * 10 - 1, false).ok());
@@ -373,7 +372,7 @@ void WriteThreeSnapshots(ProducerStateManagerTest* t, ProducerStateManager* m) {
 }
 
 TEST_F(ProducerStateManagerTest, TruncateAndReloadLoadsLatestSnapshotInRange) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   ASSERT_TRUE(manager_->TruncateAndReload(0, 25, kT0).ok());
   EXPECT_FALSE(FileExists(30));  // above the end
   EXPECT_EQ(manager_->SnapshotOffsets(), (std::vector<int64_t>{10, 20}));
@@ -384,12 +383,12 @@ TEST_F(ProducerStateManagerTest, TruncateAndReloadLoadsLatestSnapshotInRange) {
 }
 
 TEST_F(ProducerStateManagerTest, TruncateAndReloadDeletesCorruptSnapshotsAndTriesOlder) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   std::string bytes = ReadFileToString(ProducerSnapshotFileName(dir_.path(), 30));
   bytes[20] ^= 1;
   WriteStringToFile(ProducerSnapshotFileName(dir_.path(), 30), bytes);
   WriteStringToFile(ProducerSnapshotFileName(dir_.path(), 20), "garbage");
-  ASSERT_TRUE(manager_->TruncateAndReload(0, 30, kT0).ok());
+  ASSERT_TRUE(manager_->TruncateAndReload(0, 35, kT0).ok());
   EXPECT_FALSE(FileExists(30));
   EXPECT_FALSE(FileExists(20));
   EXPECT_TRUE(FileExists(10));
@@ -398,7 +397,7 @@ TEST_F(ProducerStateManagerTest, TruncateAndReloadDeletesCorruptSnapshotsAndTrie
 }
 
 TEST_F(ProducerStateManagerTest, TruncateAndReloadDropsSnapshotsAtOrBelowLogStart) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   ASSERT_TRUE(manager_->TruncateAndReload(30, 35, kT0).ok());
   EXPECT_FALSE(FileExists(10));
   EXPECT_FALSE(FileExists(20));
@@ -409,7 +408,7 @@ TEST_F(ProducerStateManagerTest, TruncateAndReloadDropsSnapshotsAtOrBelowLogStar
 }
 
 TEST_F(ProducerStateManagerTest, TruncateAndReloadSkipsExpiredProducers) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   ProducerAppendInfo info = manager_->PrepareUpdate(4, AppendOrigin::kReplication);
   ASSERT_TRUE(info.AppendDataBatch(0, 0, 0, kT0, 30, 30, /*is_transactional=*/true).ok());
   ASSERT_TRUE(manager_->Update(info).ok());
@@ -423,7 +422,7 @@ TEST_F(ProducerStateManagerTest, TruncateAndReloadSkipsExpiredProducers) {
 }
 
 TEST_F(ProducerStateManagerTest, TruncateAndReloadAtMapEndKeepsState) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   ASSERT_TRUE(manager_->TruncateAndReload(15, 30, kT0).ok());
   EXPECT_EQ(manager_->ActiveProducers().size(), 3u);  // not reloaded
   EXPECT_EQ(manager_->SnapshotOffsets(), (std::vector<int64_t>{20, 30}));
@@ -431,7 +430,7 @@ TEST_F(ProducerStateManagerTest, TruncateAndReloadAtMapEndKeepsState) {
 }
 
 TEST_F(ProducerStateManagerTest, TruncateFullyAndStartAtDeletesEverything) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   ASSERT_TRUE(manager_->TruncateFullyAndStartAt(100).ok());
   EXPECT_TRUE(manager_->IsEmpty());
   EXPECT_TRUE(manager_->SnapshotOffsets().empty());
@@ -443,7 +442,7 @@ TEST_F(ProducerStateManagerTest, TruncateFullyAndStartAtDeletesEverything) {
 }
 
 TEST_F(ProducerStateManagerTest, DeleteAndMarkSnapshots) {
-  WriteThreeSnapshots(this, manager_.get());
+  WriteThreeSnapshots(manager_.get());
   ASSERT_TRUE(manager_->DeleteSnapshotsBefore(20).ok());
   EXPECT_FALSE(FileExists(10));
   EXPECT_EQ(manager_->SnapshotOffsets(), (std::vector<int64_t>{20, 30}));

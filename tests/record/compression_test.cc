@@ -106,6 +106,13 @@ TEST_P(CodecRoundTripTest, Small) {
   EXPECT_EQ(*r, input);
 }
 
+TEST_P(CodecRoundTripTest, UnboundedLimitDoesNotOverflow) {
+  const Bytes input = SampleData(200000);
+  auto r = Decompress(GetParam(), MustCompress(GetParam(), input), SIZE_MAX);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, input);
+}
+
 TEST_P(CodecRoundTripTest, OneMebibyteCompressible) {
   const Bytes input = SampleData(1 << 20);
   const Bytes compressed = MustCompress(GetParam(), input);
@@ -163,6 +170,26 @@ TEST_P(CodecRoundTripTest, TruncationIsCorruption) {
     auto r = Decompress(GetParam(), cut, kDefaultMaxDecompressedBytes);
     ASSERT_FALSE(r.ok()) << "kept " << keep;
     EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
+  }
+}
+
+// Single-byte mutations of a valid stream either decode within the limit or
+// fail as Corruption/TooLarge; never anything else (and never out of bounds
+// under the sanitizers).
+TEST_P(CodecRoundTripTest, MutatedInputsFailCleanly) {
+  const Bytes valid = MustCompress(GetParam(), SampleData(3000));
+  std::mt19937 rng(3);
+  constexpr size_t kLimit = 4096;
+  for (int i = 0; i < 2000; ++i) {
+    Bytes mutated = valid;
+    mutated[rng() % mutated.size()] ^= uint8_t(1 + rng() % 255);
+    auto r = Decompress(GetParam(), mutated, kLimit);
+    if (r.ok()) {
+      EXPECT_LE(r->size(), kLimit);
+    } else {
+      EXPECT_TRUE(r.status().IsCorruption() || r.status().code() == StatusCode::kTooLarge)
+          << r.status().ToString();
+    }
   }
 }
 

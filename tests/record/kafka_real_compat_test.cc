@@ -136,8 +136,8 @@ FileFacts ScanFile(const std::string& path) {
   facts.tail_bytes = facts.file_bytes - facts.valid_bytes;
   if (facts.tail_bytes > 0) {
     std::string rest = testing::ReadFileToString(path).substr(facts.valid_bytes);
-    facts.tail = rest.find_first_not_of('\0') == std::string::npos ? "zero_padding"
-                                                                    : "partial_or_garbage";
+    facts.tail =
+        rest.find_first_not_of('\0') == std::string::npos ? "zero_padding" : "partial_or_garbage";
   }
   return facts;
 }
@@ -173,7 +173,9 @@ void ExpectFactsMatch(const json& want, const FileFacts& got) {
   EXPECT_EQ(got.offsets_monotonic, want["offsets_monotonic"].get<bool>());
 }
 
-std::string KafkaRealDir() { return testing::FixturesDir() + "/kafka-real"; }
+std::string KafkaRealDir() {
+  return testing::FixturesDir() + "/kafka-real";
+}
 
 json LoadExpected() {
   return json::parse(testing::ReadFileToString(KafkaRealDir() + "/expected.json"));

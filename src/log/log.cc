@@ -1,0 +1,535 @@
+#include "log/log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "log/log_file_names.h"
+#include "record/file_batch_reader.h"
+#include "record/record_batch_builder.h"
+
+namespace daruma {
+
+Log::Log(FileSystem* fs, std::string dir, TopicPartition tp, LogConfig config, Clock* clock)
+    : fs_(fs), dir_(std::move(dir)), tp_(std::move(tp)), config_(config), clock_(clock) {}
+
+Log::~Log() = default;
+
+Result<std::unique_ptr<Log>> Log::CreateEmpty(FileSystem* fs, const std::string& dir,
+                                              const TopicPartition& tp, const LogConfig& config,
+                                              Clock* clock, int64_t start_offset) {
+  DARUMA_RETURN_IF_ERROR(fs->CreateDir(dir));
+  LoadedLogParts parts;
+  DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs, dir, start_offset, config, false, "", clock));
+  parts.segments.emplace(start_offset, std::move(segment));
+  parts.log_start_offset = start_offset;
+  parts.recovery_point = start_offset;
+  parts.log_end_offset = start_offset;
+  DARUMA_ASSIGN_OR_RETURN(parts.producer_state,
+                          ProducerStateManager::Open(tp.ToString(), dir, fs,
+                                                     config.producer_id_expiration_ms));
+  parts.producer_state->UpdateMapEndOffset(start_offset);
+  DARUMA_ASSIGN_OR_RETURN(auto cache, LeaderEpochFileCache::Open(
+                                          JoinPath(dir, kLeaderEpochCheckpointFileName), fs));
+  parts.leader_epoch_cache = std::make_unique<LeaderEpochFileCache>(std::move(cache));
+  return FromLoaded(fs, dir, tp, config, clock, std::move(parts));
+}
+
+Result<std::unique_ptr<Log>> Log::FromLoaded(FileSystem* fs, const std::string& dir,
+                                             const TopicPartition& tp, const LogConfig& config,
+                                             Clock* clock, LoadedLogParts parts) {
+  if (parts.segments.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: a log needs at least one segment", dir));
+  }
+  std::unique_ptr<Log> log(new Log(fs, dir, tp, config, clock));
+  log->segments_ = std::move(parts.segments);
+  log->log_start_offset_ = parts.log_start_offset;
+  log->log_end_offset_ = parts.log_end_offset;
+  log->recovery_point_ = std::max(parts.recovery_point, parts.log_start_offset);
+  log->high_watermark_ = parts.log_start_offset;
+  log->producer_state_ = std::move(parts.producer_state);
+  log->leader_epoch_cache_ = std::move(parts.leader_epoch_cache);
+  return log;
+}
+
+// Validates every batch of an append (spec §2, Kafka's analyzeAndValidateRecords).
+Result<Log::BatchFacts> Log::AnalyzeRecords(const std::string& where, ByteSpan records,
+                                  const LogConfig& config) {
+  BatchFacts facts;
+  size_t pos = 0;
+  while (pos < records.size()) {
+    if (records.size() - pos < size_t(kRecordBatchOverhead)) {
+      return Status::Corruption(fmt::format("{}: {} trailing bytes at append position {} do not form a batch",
+                                            where, records.size() - pos, pos));
+    }
+    int32_t length = int32_t(LoadBe32(records.data() + pos + batch_layout::kLength));
+    int64_t size = int64_t(length) + kLogOverhead;
+    if (length < kRecordBatchOverhead - kLogOverhead || pos + size_t(size) > records.size()) {
+      return Status::Corruption(fmt::format("{}: batch at append position {}: field length {} is invalid",
+                                            where, pos, length));
+    }
+    if (size > config.max_message_bytes) {
+      return Status::TooLarge(fmt::format("{}: batch at append position {} is {} bytes, above max.message.bytes {}",
+                                          where, pos, size, config.max_message_bytes));
+    }
+    ByteSpan bytes(records.data() + pos, size_t(size));
+    auto parsed = RecordBatchView::Parse(bytes);
+    Status valid = parsed.ok() ? parsed->Validate() : parsed.status();
+    if (!valid.ok()) {
+      return Status(valid.code(),
+                    fmt::format("{}: batch at append position {}: {}", where, pos, valid.message()));
+    }
+    const RecordBatchView& batch = *parsed;
+    if (batch.records_count() < 0) {
+      return Status::InvalidRecord(fmt::format("{}: batch at append position {}: negative record count", where, pos));
+    }
+    if (facts.first_offset < 0) facts.first_offset = batch.base_offset();
+    if (batch.max_timestamp() > facts.max_timestamp) {
+      facts.max_timestamp = batch.max_timestamp();
+      facts.shallow_offset_of_max = batch.last_offset();
+    }
+    facts.last_offset = batch.last_offset();
+    facts.batches++;
+    pos += size_t(size);
+  }
+  if (facts.batches == 0) return Status::InvalidArgument(where + ": empty append");
+  return facts;
+}
+
+namespace {
+
+// Size of the whole entry starting at `p` (its 12-byte prefix included).
+size_t EntrySize(const uint8_t* p) {
+  return size_t(int32_t(LoadBe32(p + batch_layout::kLength))) + kLogOverhead;
+}
+
+}  // namespace
+
+Result<LogAppendInfo> Log::AppendAsLeader(ByteSpan records, int32_t leader_epoch,
+                                          AppendOrigin origin) {
+  Bytes copy(records.begin(), records.end());
+  return AppendAsLeaderInPlace(copy, leader_epoch, origin);
+}
+
+Result<LogAppendInfo> Log::AppendAsLeaderInPlace(std::span<uint8_t> records, int32_t leader_epoch,
+                                                 AppendOrigin origin) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string where = tp_.ToString();
+  DARUMA_ASSIGN_OR_RETURN(BatchFacts facts, AnalyzeRecords(where, records, config_));
+  const int64_t now = clock_->NowMs();
+  // Kafka's LogValidator, in place: offsets from the log end offset, the
+  // leader epoch, and LogAppendTime. Base offset and leader epoch are not
+  // covered by the CRC; the max timestamp is (so the CRC is recomputed).
+  int64_t next = log_end_offset_;
+  facts.first_offset = next;
+  facts.max_timestamp = -1;
+  for (size_t pos = 0; pos < records.size();) {
+    std::span<uint8_t> batch(records.data() + pos, EntrySize(records.data() + pos));
+    SetBatchBaseOffset(batch, next);
+    SetBatchPartitionLeaderEpoch(batch, leader_epoch);
+    RecordBatchView view(batch);
+    if (config_.log_append_time && !view.is_control()) {
+      StoreBe64(batch.data() + batch_layout::kMaxTimestamp, uint64_t(now));
+      batch[batch_layout::kAttributes + 1] |= batch_attributes::kLogAppendTime;
+      RewriteBatchCrc(batch);
+    }
+    if (view.max_timestamp() > facts.max_timestamp) {
+      facts.max_timestamp = view.max_timestamp();
+      facts.shallow_offset_of_max = view.last_offset();
+    }
+    next = view.next_offset();
+    pos += batch.size();
+  }
+  facts.last_offset = next - 1;
+  const int64_t log_append_time = config_.log_append_time ? now : -1;
+  return AppendLocked(records, facts, origin, log_append_time);
+}
+
+Result<LogAppendInfo> Log::AppendAsFollower(ByteSpan records) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string where = tp_.ToString();
+  DARUMA_ASSIGN_OR_RETURN(BatchFacts facts, AnalyzeRecords(where, records, config_));
+  int64_t next = log_end_offset_;
+  for (size_t pos = 0; pos < records.size();) {
+    RecordBatchView view(ByteSpan(records.data() + pos, EntrySize(records.data() + pos)));
+    if (view.base_offset() < next) {
+      return Status::InvalidOffset(fmt::format(
+          "{}: follower append at offset {} is below the expected offset {}", where,
+          view.base_offset(), next));
+    }
+    next = view.next_offset();
+    pos += view.size();
+  }
+  return AppendLocked(records, facts, AppendOrigin::kReplication, -1);
+}
+
+Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& facts,
+                                        AppendOrigin origin, int64_t log_append_time) {
+  LogAppendInfo info;
+  info.first_offset = facts.first_offset;
+  info.last_offset = facts.last_offset;
+  info.max_timestamp = facts.max_timestamp;
+  info.shallow_offset_of_max_timestamp = facts.shallow_offset_of_max;
+  info.log_append_time = log_append_time;
+  info.valid_bytes = int32_t(records.size());
+  info.batches = facts.batches;
+
+  // Producer state: duplicates are acknowledged with their original offsets;
+  // sequence/epoch violations reject the whole append.
+  std::map<int64_t, ProducerAppendInfo> updates;
+  std::vector<CompletedTxn> completed;
+  for (size_t pos = 0; pos < records.size();) {
+    RecordBatchView batch(ByteSpan(records.data() + pos, EntrySize(records.data() + pos)));
+    pos += batch.size();
+    if (!batch.has_producer_id()) continue;
+    if (origin == AppendOrigin::kClient && facts.batches == 1) {
+      if (auto dup = producer_state_->FindDuplicateBatch(batch)) {
+        info.duplicate = true;
+        info.first_offset = dup->FirstOffset();
+        info.last_offset = dup->last_offset;
+        info.log_start_offset = log_start_offset_;
+        return info;
+      }
+    }
+    auto it = updates.find(batch.producer_id());
+    if (it == updates.end()) {
+      it = updates.emplace(batch.producer_id(), producer_state_->PrepareUpdate(batch.producer_id(), origin)).first;
+    }
+    DARUMA_ASSIGN_OR_RETURN(auto done, it->second.Append(batch));
+    if (done) completed.push_back(*done);
+  }
+
+  DARUMA_RETURN_IF_ERROR(MaybeRoll(int32_t(records.size()), info));
+
+  for (size_t pos = 0; pos < records.size();) {
+    RecordBatchView batch(ByteSpan(records.data() + pos, EntrySize(records.data() + pos)));
+    pos += batch.size();
+    int32_t epoch = batch.partition_leader_epoch();
+    auto latest = leader_epoch_cache_->LatestEpoch();
+    if (epoch >= 0 && (!latest || epoch > *latest)) {
+      DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->Assign(epoch, batch.base_offset()));
+    }
+  }
+
+  DARUMA_RETURN_IF_ERROR(active()->Append(info.last_offset, info.max_timestamp,
+                                          info.shallow_offset_of_max_timestamp, records));
+  log_end_offset_ = info.last_offset + 1;
+
+  for (auto& [pid, update] : updates) DARUMA_RETURN_IF_ERROR(producer_state_->Update(update));
+  for (const CompletedTxn& txn : completed) {
+    int64_t lso = producer_state_->LastStableOffset(txn);
+    if (txn.is_aborted) {
+      DARUMA_RETURN_IF_ERROR(active()->UpdateTxnIndex(
+          AbortedTxn{txn.producer_id, txn.first_offset, txn.last_offset, lso}));
+    }
+    DARUMA_RETURN_IF_ERROR(producer_state_->CompleteTxn(txn));
+  }
+  producer_state_->UpdateMapEndOffset(log_end_offset_);
+
+  unflushed_messages_ += info.last_offset - info.first_offset + 1;
+  if (unflushed_messages_ >= config_.flush_messages) DARUMA_RETURN_IF_ERROR(FlushLocked(log_end_offset_));
+  info.log_start_offset = log_start_offset_;
+  return info;
+}
+
+Status Log::MaybeRoll(int32_t messages_size, const LogAppendInfo& info) {
+  LogSegment::RollParams p{config_.segment_ms, config_.segment_bytes, info.max_timestamp,
+                           info.last_offset, messages_size, clock_->NowMs()};
+  DARUMA_ASSIGN_OR_RETURN(bool roll, active()->ShouldRoll(p));
+  if (!roll) return Status::Ok();
+  // Kafka rolls at the append's first offset, or lower when the append alone
+  // would overflow the relative offsets of a segment starting there.
+  int64_t roll_offset = info.first_offset;
+  if (info.last_offset - roll_offset > std::numeric_limits<int32_t>::max()) {
+    roll_offset = info.last_offset - std::numeric_limits<int32_t>::max();
+  }
+  return RollLocked(roll_offset);
+}
+
+Status Log::Roll(std::optional<int64_t> expected_next_offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return RollLocked(expected_next_offset);
+}
+
+Status Log::RollLocked(std::optional<int64_t> expected_next_offset) {
+  const int64_t new_offset = std::max(expected_next_offset.value_or(0), log_end_offset_);
+  auto existing = segments_.find(new_offset);
+  if (existing != segments_.end()) {
+    if (existing->second->size() == 0 && existing->first == active()->base_offset()) {
+      return Status::Ok();  // already rolled here and nothing was appended since
+    }
+    return Status::AlreadyExists(fmt::format("{}: trying to roll a new segment at offset {} which already exists",
+                                             tp_.ToString(), new_offset));
+  }
+  DARUMA_RETURN_IF_ERROR(active()->OnBecomeInactiveSegment());
+  DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, new_offset, config_, false, "", clock_));
+  // Open the indexes now so the new segment's files exist (preallocated).
+  DARUMA_RETURN_IF_ERROR(segment->offset_index().status());
+  DARUMA_RETURN_IF_ERROR(segment->time_index().status());
+  segments_.emplace(new_offset, std::move(segment));
+  producer_state_->UpdateMapEndOffset(new_offset);
+  DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/false).status());
+  // Kafka flushes the old segments asynchronously after a roll, then moves
+  // the recovery point to the new segment's base; done inline here.
+  return FlushLocked(new_offset);
+}
+
+Status Log::Flush(int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FlushLocked(offset);
+}
+
+Status Log::FlushLocked(int64_t offset) {
+  offset = std::min(offset, log_end_offset_);
+  if (offset <= recovery_point_) return Status::Ok();
+  for (auto& [base, segment] : segments_) {
+    if (base >= offset) break;
+    auto next = segments_.upper_bound(base);
+    int64_t segment_end = next == segments_.end() ? log_end_offset_ : next->first;
+    if (segment_end <= recovery_point_) continue;
+    DARUMA_RETURN_IF_ERROR(segment->Flush());
+  }
+  DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  recovery_point_ = offset;
+  if (offset >= log_end_offset_) unflushed_messages_ = 0;
+  return Status::Ok();
+}
+
+Result<bool> Log::TruncateTo(int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (offset < 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot truncate to negative offset {}", tp_.ToString(), offset));
+  }
+  if (offset >= log_end_offset_) return false;
+  if (offset < log_start_offset_) {
+    DARUMA_RETURN_IF_ERROR(TruncateFullyAndStartAtLocked(offset));
+    return true;
+  }
+  // Kafka (LocalLog.truncateTo): delete the segments whose base offset is
+  // above the offset, then truncate the one containing it (it may become empty).
+  while (segments_.size() > 1 && segments_.rbegin()->first > offset) {
+    auto node = segments_.extract(std::prev(segments_.end()));
+    DARUMA_RETURN_IF_ERROR(node.mapped()->Close());
+    DARUMA_RETURN_IF_ERROR(node.mapped()->DeleteFiles());
+  }
+  DARUMA_RETURN_IF_ERROR(active()->TruncateTo(offset).status());
+  log_end_offset_ = offset;
+  recovery_point_ = std::min(recovery_point_, log_end_offset_);
+  high_watermark_ = std::min(high_watermark_, log_end_offset_);
+  leader_epoch_cache_->TruncateFromEnd(log_end_offset_);
+  DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->Flush());
+  DARUMA_RETURN_IF_ERROR(
+      producer_state_->TruncateAndReload(log_start_offset_, log_end_offset_, clock_->NowMs()));
+  DARUMA_RETURN_IF_ERROR(ReplayProducerStateLocked());
+  return true;
+}
+
+Status Log::ReplayProducerStateLocked() {
+  const int64_t from = producer_state_->MapEndOffset();
+  if (from >= log_end_offset_) return Status::Ok();
+  auto it = segments_.upper_bound(from);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    LogSegment* segment = it->second.get();
+    FileBatchReaderOptions ro;
+    ro.end_position = uint64_t(segment->size());
+    FileBatchReader reader(segment->log_file(), ro);
+    while (auto e = reader.Next()) {
+      if (!e->is_v2() || e->last_offset() < from) continue;
+      if (e->prefix_offset() >= log_end_offset_) return Status::Ok();
+      DARUMA_ASSIGN_OR_RETURN(auto done, producer_state_->ApplyBatch(e->batch()));
+      if (done) DARUMA_RETURN_IF_ERROR(producer_state_->CompleteTxn(*done));
+      producer_state_->UpdateMapEndOffset(e->last_offset() + 1);
+    }
+    if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
+  }
+  producer_state_->UpdateMapEndOffset(log_end_offset_);
+  return Status::Ok();
+}
+
+Status Log::TruncateFullyAndStartAt(int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return TruncateFullyAndStartAtLocked(offset);
+}
+
+Status Log::TruncateFullyAndStartAtLocked(int64_t offset) {
+  if (offset < 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot restart the log at negative offset {}", tp_.ToString(), offset));
+  }
+  while (!segments_.empty()) {
+    auto node = segments_.extract(segments_.begin());
+    DARUMA_RETURN_IF_ERROR(node.mapped()->Close());
+    DARUMA_RETURN_IF_ERROR(node.mapped()->DeleteFiles());
+  }
+  DARUMA_ASSIGN_OR_RETURN(auto fresh, LogSegment::Open(fs_, dir_, offset, config_, false, "", clock_));
+  DARUMA_RETURN_IF_ERROR(fresh->offset_index().status());
+  DARUMA_RETURN_IF_ERROR(fresh->time_index().status());
+  segments_.emplace(offset, std::move(fresh));
+  DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->ClearAndFlush());
+  DARUMA_RETURN_IF_ERROR(producer_state_->TruncateFullyAndStartAt(offset));
+  log_start_offset_ = log_end_offset_ = recovery_point_ = high_watermark_ = offset;
+  unflushed_messages_ = 0;
+  return Status::Ok();
+}
+
+Status Log::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  producer_state_->UpdateMapEndOffset(log_end_offset_);
+  DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/true).status());
+  for (auto& [base, segment] : segments_) DARUMA_RETURN_IF_ERROR(segment->Close());
+  if (leader_epoch_cache_->dirty()) DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->Flush());
+  recovery_point_ = log_end_offset_;
+  return Status::Ok();
+}
+
+void Log::UpdateHighWatermark(int64_t hw) {
+  std::lock_guard<std::mutex> lock(mu_);
+  high_watermark_ = std::clamp(hw, log_start_offset_, log_end_offset_);
+  producer_state_->OnHighWatermarkUpdated(high_watermark_);
+}
+
+Status Log::MaybeIncrementLogStartOffset(int64_t new_start) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (new_start <= log_start_offset_) return Status::Ok();
+  if (new_start > high_watermark_) {
+    return Status::OutOfRange(fmt::format("{}: cannot raise the log start offset to {} above the high watermark {}",
+                                          tp_.ToString(), new_start, high_watermark_));
+  }
+  log_start_offset_ = new_start;
+  recovery_point_ = std::max(recovery_point_, new_start);
+  leader_epoch_cache_->TruncateFromStart(new_start);
+  producer_state_->OnLogStartOffsetIncremented(new_start);
+  return leader_epoch_cache_->Flush();
+}
+
+int64_t Log::LastStableOffsetLocked() const {
+  auto fuo = producer_state_->FirstUnstableOffset();
+  if (fuo && *fuo < high_watermark_) return std::max(*fuo, log_start_offset_);
+  return high_watermark_;
+}
+
+Result<FetchDataInfo> Log::Read(int64_t start_offset, int32_t max_bytes, FetchIsolation isolation,
+                                bool min_one_message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (start_offset < log_start_offset_ || start_offset > log_end_offset_) {
+    return Status::OutOfRange(fmt::format("{}: offset {} is out of range [{}, {}]", tp_.ToString(),
+                                          start_offset, log_start_offset_, log_end_offset_));
+  }
+  int64_t upper = log_end_offset_;
+  if (isolation == FetchIsolation::kHighWatermark) upper = high_watermark_;
+  if (isolation == FetchIsolation::kTxnCommitted) upper = LastStableOffsetLocked();
+  FetchDataInfo out;
+  out.fetch_offset = start_offset;
+  if (start_offset >= upper) return out;
+  auto it = segments_.upper_bound(start_offset);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    LogSegment* segment = it->second.get();
+    // Bound the read at the position of `upper` when it lies in this segment.
+    int64_t max_position = segment->size();
+    auto next = std::next(it);
+    if (next == segments_.end() || next->first > upper) {
+      DARUMA_ASSIGN_OR_RETURN(auto upper_pos, segment->TranslateOffset(upper));
+      if (upper_pos) max_position = upper_pos->position;
+    }
+    DARUMA_ASSIGN_OR_RETURN(auto read, segment->Read(start_offset, max_bytes, max_position, min_one_message));
+    if (read) {
+      // The batch holding start_offset is here: return what fits (possibly
+      // nothing when max_bytes is below its size), never a later batch.
+      out.records = std::move(read->bytes);
+      break;
+    }
+    if (next == segments_.end() || next->first >= upper) break;
+  }
+  if (isolation == FetchIsolation::kTxnCommitted && !out.records.empty()) {
+    for (auto& [base, segment] : segments_) {
+      auto next = segments_.upper_bound(base);
+      if (next != segments_.end() && next->first <= start_offset) continue;
+      DARUMA_ASSIGN_OR_RETURN(auto found, segment->txn_index()->CollectAbortedTxns(start_offset, upper));
+      out.aborted_transactions.insert(out.aborted_transactions.end(), found.aborted.begin(), found.aborted.end());
+      if (found.is_complete) break;
+    }
+  }
+  return out;
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchOffsetByTimestamp(int64_t ts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [base, segment] : segments_) {
+    DARUMA_ASSIGN_OR_RETURN(int64_t largest, segment->MaxTimestampSoFar());
+    if (largest < ts) continue;
+    DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
+    DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, segment->offset_index());
+    TimestampOffset entry = ti->Lookup(ts);
+    int32_t start = oi->Lookup(std::max(entry.offset, base)).position;
+    FileBatchReaderOptions ro;
+    ro.start_position = uint64_t(start);
+    ro.end_position = uint64_t(segment->size());
+    FileBatchReader reader(segment->log_file(), ro);
+    while (auto e = reader.Next()) {
+      if (e->max_timestamp() < ts) continue;
+      if (!e->is_v2()) return std::optional<std::pair<int64_t, int64_t>>(std::make_pair(e->max_timestamp(), e->last_offset()));
+      auto records = e->batch().DecodeRecords(size_t(config_.max_message_bytes) * 64);
+      if (!records.ok()) return records.status();
+      for (const auto& r : *records) {
+        if (r.timestamp >= ts && r.offset >= log_start_offset_) {
+          return std::optional<std::pair<int64_t, int64_t>>(std::make_pair(r.timestamp, r.offset));
+        }
+      }
+    }
+  }
+  return std::optional<std::pair<int64_t, int64_t>>();
+}
+
+int64_t Log::log_start_offset() const { std::lock_guard<std::mutex> l(mu_); return log_start_offset_; }
+int64_t Log::log_end_offset() const { std::lock_guard<std::mutex> l(mu_); return log_end_offset_; }
+int64_t Log::high_watermark() const { std::lock_guard<std::mutex> l(mu_); return high_watermark_; }
+int64_t Log::recovery_point() const { std::lock_guard<std::mutex> l(mu_); return recovery_point_; }
+int64_t Log::last_stable_offset() const { std::lock_guard<std::mutex> l(mu_); return LastStableOffsetLocked(); }
+std::optional<int64_t> Log::first_unstable_offset() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return producer_state_->FirstUnstableOffset();
+}
+int64_t Log::size_in_bytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  int64_t total = 0;
+  for (auto& [base, s] : segments_) total += s->size();
+  return total;
+}
+size_t Log::num_segments() const { std::lock_guard<std::mutex> l(mu_); return segments_.size(); }
+std::vector<int64_t> Log::segment_base_offsets() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<int64_t> out;
+  for (auto& [base, s] : segments_) out.push_back(base);
+  return out;
+}
+int64_t Log::active_segment_base() const { std::lock_guard<std::mutex> l(mu_); return active()->base_offset(); }
+int64_t Log::active_segment_size() const { std::lock_guard<std::mutex> l(mu_); return active()->size(); }
+std::vector<EpochEntry> Log::leader_epochs() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return leader_epoch_cache_->entries();
+}
+std::vector<AbortedTxn> Log::AllAbortedTransactions() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<AbortedTxn> out;
+  for (auto& [base, s] : segments_) {
+    auto txns = s->txn_index()->AllAbortedTxns();
+    if (txns.ok()) out.insert(out.end(), txns->begin(), txns->end());
+  }
+  return out;
+}
+size_t Log::active_producer_count() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return producer_state_->ActiveProducers().size();
+}
+std::vector<LogSegment*> Log::segments_for_inspection() {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<LogSegment*> out;
+  for (auto& [base, s] : segments_) out.push_back(s.get());
+  return out;
+}
+
+}  // namespace daruma

@@ -1,0 +1,199 @@
+// Log: one partition's log (Kafka's UnifiedLog + LocalLog): ordered segments,
+// the active segment, offsets (log start, log end, high watermark, recovery
+// point, last stable offset), producer state and the leader-epoch cache.
+//
+// Offsets and their invariants:
+//   log_start_offset <= high_watermark <= log_end_offset
+//   recovery_point <= log_end_offset: every byte below the recovery point has
+//   been fsynced (with its indexes), so an unclean start need only scan from
+//   the segment containing it.
+//   last_stable_offset = min(first unstable offset, high watermark).
+//
+// Durability: Append* returns once the bytes are in the page cache
+// ("appended"). Flush(offset) fsyncs segments below `offset` and then moves
+// the recovery point ("flushed and fsynced").
+//
+// Thread safety: all public methods take the log's mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/file_system.h"
+#include "common/status.h"
+#include "log/leader_epoch_file_cache.h"
+#include "log/log_config.h"
+#include "log/log_segment.h"
+#include "log/producer_state_manager.h"
+#include "log/topic_partition.h"
+
+namespace daruma {
+
+// Segments by base offset; the last one is the active segment.
+using SegmentMap = std::map<int64_t, std::unique_ptr<LogSegment>>;
+
+// What a loader (recovery) hands to the Log it builds.
+struct LoadedLogParts {
+  SegmentMap segments;
+  int64_t log_start_offset = 0;
+  int64_t recovery_point = 0;
+  int64_t log_end_offset = 0;
+  std::unique_ptr<ProducerStateManager> producer_state;
+  std::unique_ptr<LeaderEpochFileCache> leader_epoch_cache;
+};
+
+struct LogAppendInfo {
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;
+  int64_t max_timestamp = -1;
+  int64_t shallow_offset_of_max_timestamp = -1;
+  int64_t log_append_time = -1;  // -1 unless LogAppendTime
+  int64_t log_start_offset = 0;
+  int32_t valid_bytes = 0;
+  int32_t batches = 0;
+  // Set when the whole append duplicates a batch already in the log (idempotent
+  // retry): nothing was written and first/last offset are the original ones.
+  bool duplicate = false;
+};
+
+enum class FetchIsolation { kLogEnd, kHighWatermark, kTxnCommitted };
+
+struct FetchDataInfo {
+  int64_t fetch_offset = 0;
+  Bytes records;  // whole batches only
+  std::vector<AbortedTxn> aborted_transactions;  // kTxnCommitted only
+};
+
+class Log {
+ public:
+  // Creates an empty log in `dir` (created if missing) with one segment at
+  // `start_offset`.
+  static Result<std::unique_ptr<Log>> CreateEmpty(FileSystem* fs, const std::string& dir,
+                                                  const TopicPartition& tp,
+                                                  const LogConfig& config, Clock* clock,
+                                                  int64_t start_offset = 0);
+  // Wraps what a loader recovered. parts.segments must not be empty.
+  static Result<std::unique_ptr<Log>> FromLoaded(FileSystem* fs, const std::string& dir,
+                                                 const TopicPartition& tp,
+                                                 const LogConfig& config, Clock* clock,
+                                                 LoadedLogParts parts);
+  ~Log();
+  Log(const Log&) = delete;
+  Log& operator=(const Log&) = delete;
+
+  // Leader append: validates every batch (size, CRC, magic 2, max message
+  // size, record count), assigns offsets from the log end offset, stamps
+  // `leader_epoch`, applies LogAppendTime if configured, checks producer
+  // sequences/epochs (duplicates are acknowledged with their old offsets),
+  // rolls if needed, appends, and updates producer state, transactions
+  // (with .txnindex entries for aborts) and the leader-epoch cache.
+  Result<LogAppendInfo> AppendAsLeader(ByteSpan records, int32_t leader_epoch,
+                                       AppendOrigin origin = AppendOrigin::kClient);
+  // The same without copying: offsets, epoch and LogAppendTime are written
+  // into `records`, which afterwards hold exactly the bytes appended.
+  Result<LogAppendInfo> AppendAsLeaderInPlace(std::span<uint8_t> records, int32_t leader_epoch,
+                                              AppendOrigin origin = AppendOrigin::kClient);
+  // Follower/replay append: offsets and epochs are taken as they are; they
+  // must be increasing and start at or above the log end offset.
+  Result<LogAppendInfo> AppendAsFollower(ByteSpan records);
+
+  Result<FetchDataInfo> Read(int64_t start_offset, int32_t max_bytes, FetchIsolation isolation,
+                             bool min_one_message);
+
+  // Rolls a new active segment at max(expected_next_offset, log end offset),
+  // taking a producer snapshot at its base.
+  Status Roll(std::optional<int64_t> expected_next_offset = std::nullopt);
+  // fsyncs every segment below `offset` (exclusive) and moves the recovery point.
+  Status Flush(int64_t offset);
+  Status FlushAll() { return Flush(log_end_offset()); }
+  // Removes every offset >= `offset` (Kafka: segments above it are deleted,
+  // the containing segment is cut at the first batch with last offset >=
+  // offset; producer state is reloaded from the latest snapshot at or below
+  // it and replayed up to it). Below the log start offset the log is emptied
+  // and restarted there. Returns true if anything was removed.
+  Result<bool> TruncateTo(int64_t offset);
+  // Deletes every segment, snapshot and epoch entry; the log restarts empty at
+  // `offset` (log start = log end = recovery point = high watermark).
+  Status TruncateFullyAndStartAt(int64_t offset);
+  // Clean shutdown of this log: producer snapshot at the log end, segments
+  // closed (indexes trimmed, final time-index entries written).
+  Status Close();
+
+  void UpdateHighWatermark(int64_t hw);
+  // Raises the log start offset (retention, DeleteRecords): clamps the high
+  // watermark and recovery point, truncates the epoch cache from the start.
+  Status MaybeIncrementLogStartOffset(int64_t new_start);
+
+  const TopicPartition& topic_partition() const { return tp_; }
+  const std::string& dir() const { return dir_; }
+  const LogConfig& config() const { return config_; }
+  int64_t log_start_offset() const;
+  int64_t log_end_offset() const;
+  int64_t high_watermark() const;
+  int64_t recovery_point() const;
+  int64_t last_stable_offset() const;
+  std::optional<int64_t> first_unstable_offset() const;
+  int64_t size_in_bytes() const;
+  size_t num_segments() const;
+  std::vector<int64_t> segment_base_offsets() const;
+  int64_t active_segment_base() const;
+  int64_t active_segment_size() const;
+  std::vector<EpochEntry> leader_epochs() const;
+  std::vector<AbortedTxn> AllAbortedTransactions() const;
+  size_t active_producer_count() const;
+  ProducerStateManager& producer_state() { return *producer_state_; }
+  // The first offset with timestamp >= ts (ListOffsets by time), or nullopt.
+  Result<std::optional<std::pair<int64_t, int64_t>>> FetchOffsetByTimestamp(int64_t ts);
+  // Segments (for retention/cleaner/tools). The caller holds no lock across calls.
+  std::vector<LogSegment*> segments_for_inspection();
+
+ private:
+  Log(FileSystem* fs, std::string dir, TopicPartition tp, LogConfig config, Clock* clock);
+  // What validation learnt about the batches of one append.
+  struct BatchFacts {
+    int64_t first_offset = -1;
+    int64_t last_offset = -1;
+    int64_t max_timestamp = -1;
+    int64_t shallow_offset_of_max = -1;
+    int32_t batches = 0;
+  };
+  // Validates every batch (Kafka's analyzeAndValidateRecords).
+  static Result<BatchFacts> AnalyzeRecords(const std::string& where, ByteSpan records,
+                                           const LogConfig& config);
+  // Producer checks, roll, epoch cache, segment append, producer and
+  // transaction state: everything after offsets are final.
+  Result<LogAppendInfo> AppendLocked(ByteSpan records, const BatchFacts& facts,
+                                     AppendOrigin origin, int64_t log_append_time);
+  Status MaybeRoll(int32_t messages_size, const LogAppendInfo& info);
+  Status RollLocked(std::optional<int64_t> expected_next_offset);
+  Status FlushLocked(int64_t offset);
+  Status TruncateFullyAndStartAtLocked(int64_t offset);
+  // Applies the batches from the producer state's map end offset up to the
+  // log end offset (after a reload from an older snapshot).
+  Status ReplayProducerStateLocked();
+  LogSegment* active() const { return segments_.rbegin()->second.get(); }
+  int64_t LastStableOffsetLocked() const;
+
+  FileSystem* fs_;
+  std::string dir_;
+  TopicPartition tp_;
+  LogConfig config_;
+  Clock* clock_;
+  mutable std::mutex mu_;
+  SegmentMap segments_;
+  int64_t log_start_offset_ = 0;
+  int64_t log_end_offset_ = 0;
+  int64_t high_watermark_ = 0;
+  int64_t recovery_point_ = 0;
+  int64_t unflushed_messages_ = 0;
+  std::unique_ptr<ProducerStateManager> producer_state_;
+  std::unique_ptr<LeaderEpochFileCache> leader_epoch_cache_;
+};
+
+}  // namespace daruma

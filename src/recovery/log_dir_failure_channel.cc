@@ -1,0 +1,26 @@
+#include "recovery/log_dir_failure_channel.h"
+
+namespace daruma {
+
+bool LogDirFailureChannel::MaybeAddOfflineLogDir(const std::string& log_dir, const Status& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return offline_.emplace(log_dir, error).second;
+}
+
+bool LogDirFailureChannel::IsOffline(const std::string& log_dir) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return offline_.count(log_dir) > 0;
+}
+
+Status LogDirFailureChannel::ErrorFor(const std::string& log_dir) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = offline_.find(log_dir);
+  return it == offline_.end() ? Status::Ok() : it->second;
+}
+
+std::map<std::string, Status> LogDirFailureChannel::OfflineDirs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return offline_;
+}
+
+}  // namespace daruma

@@ -1,0 +1,529 @@
+#include "recovery/log_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "common/bytes.h"
+#include "log/leader_epoch_file_cache.h"
+#include "log/log_file_names.h"
+#include "log/producer_snapshot_file.h"
+#include "log/producer_state_manager.h"
+#include "record/file_batch_reader.h"
+#include "recovery/producer_state_loader.h"
+#include "recovery/quarantine.h"
+
+namespace daruma {
+
+namespace {
+
+constexpr std::string_view kCheckpointDeletedSuffix = ".checkpoint.deleted";
+constexpr std::string_view kDeleteDirSuffix = "-delete";
+
+bool IsIndexFileName(std::string_view name) {
+  return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
+         HasSuffix(name, kTxnIndexFileSuffix);
+}
+
+std::string StripSuffix(const std::string& name, std::string_view suffix) {
+  return name.substr(0, name.size() - suffix.size());
+}
+
+// One partition's load. Members hold what Kafka's LogLoader holds.
+class Loader {
+ public:
+  Loader(const LoadLogParams& p, PartitionRecoveryReport* report)
+      : p_(p),
+        fs_(p.fs),
+        dir_(p.partition_dir),
+        report_(report),
+        quarantine_(p.fs, p.partition_dir, p.tp.ToString(), p.quarantine, report) {}
+
+  Result<std::unique_ptr<Log>> Run();
+
+ private:
+  Result<std::vector<std::string>> RegularFileNames();
+  std::string PathOf(const std::string& name) const { return JoinPath(dir_, name); }
+  // Deletes (or, with quarantine, moves aside) one file Kafka deletes.
+  Status DeleteFile(const std::string& path, const Quarantine::Range& range);
+  Status QuarantineCorruptSnapshots();
+
+  Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();  // pass 1
+  Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
+  Status LoadSegmentFiles();  // pass 4
+  Result<int64_t> RecoverSegment(LogSegment* segment);
+  Result<int64_t> TruncateWholeSegment(LogSegment* segment);
+  struct RecoveryOffsets {
+    int64_t recovery_point = 0;
+    int64_t next_offset = 0;
+  };
+  Result<RecoveryOffsets> RecoverLog();  // pass 5
+  Status RemoveAndDeleteSegments(const std::vector<int64_t>& bases, const std::string& reason);
+  Status FinishProducerState(int64_t log_start_offset, int64_t next_offset);  // pass 6
+  void AddScanned(int64_t bytes);
+  void SetRemaining(int64_t n) {
+    if (p_.remaining_segments != nullptr) p_.remaining_segments->store(n);
+  }
+  void Warn(std::string message) { report_->warnings.push_back(std::move(message)); }
+
+  const LoadLogParams& p_;
+  FileSystem* fs_;
+  std::string dir_;
+  PartitionRecoveryReport* report_;
+  Quarantine quarantine_;
+  SegmentMap segments_;
+  std::unique_ptr<LeaderEpochFileCache> epochs_;
+  std::unique_ptr<ProducerStateManager> psm_;
+};
+
+void Loader::AddScanned(int64_t bytes) {
+  report_->scanned_bytes += bytes;
+  if (p_.scanned_bytes_progress != nullptr) p_.scanned_bytes_progress->fetch_add(bytes);
+}
+
+Result<std::vector<std::string>> Loader::RegularFileNames() {
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs_->ListDir(dir_));
+  std::vector<std::string> names;
+  for (const DirEntry& e : entries) {
+    if (e.is_regular) names.push_back(e.name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& range) {
+  if (!fs_->Exists(path)) return Status::Ok();
+  report_->deleted_files.push_back(path);
+  if (quarantine_.enabled()) return quarantine_.MoveFile(path, range);
+  Status st = fs_->Remove(path);
+  return st.IsNotFound() ? Status::Ok() : st;
+}
+
+// Kafka deletes a corrupt snapshot when it tries to load it (§10.6); a copy
+// goes aside first. Copying every corrupt one up front keeps the
+// ProducerStateManager unaware of quarantine.
+Status Loader::QuarantineCorruptSnapshots() {
+  if (!quarantine_.enabled()) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  for (const std::string& name : names) {
+    if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
+    auto read = ReadProducerSnapshot(fs_, PathOf(name));
+    if (read.ok()) continue;
+    if (!read.status().IsCorruption()) return read.status();
+    DARUMA_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(PathOf(name)));
+    DARUMA_RETURN_IF_ERROR(quarantine_.CopyRange(
+        PathOf(name), 0, int64_t(size),
+        {std::nullopt, std::nullopt, "corrupt producer snapshot: " + read.status().message()}));
+  }
+  return Status::Ok();
+}
+
+// Pass 1 (§10.3).
+Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  std::vector<std::string> swaps, cleaned;
+  int64_t min_cleaned = std::numeric_limits<int64_t>::max();
+  for (const std::string& name : names) {
+    if (HasSuffix(name, kDeletedFileSuffix) && !HasSuffix(name, kCheckpointDeletedSuffix)) {
+      DARUMA_RETURN_IF_ERROR(DeleteFile(
+          PathOf(name), {std::nullopt, std::nullopt, "leftover .deleted file (pass 1)"}));
+    } else if (HasSuffix(name, kCleanedFileSuffix)) {
+      DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
+      min_cleaned = std::min(min_cleaned, offset);
+      cleaned.push_back(name);
+    } else if (HasSuffix(name, kSwapFileSuffix)) {
+      swaps.push_back(name);
+    }
+  }
+  std::vector<std::string> valid_swaps;
+  for (const std::string& name : swaps) {
+    DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
+    if (offset >= min_cleaned) {
+      DARUMA_RETURN_IF_ERROR(DeleteFile(
+          PathOf(name),
+          {std::nullopt, std::nullopt, "incomplete split: .swap at/above a .cleaned offset"}));
+    } else {
+      valid_swaps.push_back(name);
+    }
+  }
+  for (const std::string& name : cleaned) {
+    DARUMA_RETURN_IF_ERROR(DeleteFile(
+        PathOf(name), {std::nullopt, std::nullopt, "leftover .cleaned file (pass 1)"}));
+  }
+  return valid_swaps;
+}
+
+// Passes 2 and 3 (§10.3).
+Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
+  int64_t min_swap = std::numeric_limits<int64_t>::max();
+  int64_t max_swap = std::numeric_limits<int64_t>::min();
+  for (const std::string& name : swaps) {
+    if (!HasSuffix(StripSuffix(name, kSwapFileSuffix), kLogFileSuffix)) continue;
+    DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
+    DARUMA_ASSIGN_OR_RETURN(auto segment,
+                            LogSegment::Open(fs_, dir_, base, p_.config, true,
+                                             std::string(kSwapFileSuffix)));
+    DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
+    DARUMA_RETURN_IF_ERROR(segment->Close());
+    min_swap = std::min(min_swap, base);
+    max_swap = std::max(max_swap, next);
+  }
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  for (const std::string& name : names) {
+    if (HasSuffix(name, kSwapFileSuffix)) continue;
+    auto offset = OffsetFromFileName(name);
+    if (!offset.ok()) continue;  // no numeric prefix: not a segment or snapshot file
+    if (*offset >= min_swap && *offset < max_swap) {
+      DARUMA_RETURN_IF_ERROR(DeleteFile(
+          PathOf(name), {*offset, std::nullopt, "replaced by an interrupted swap (pass 2)"}));
+    }
+  }
+  DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
+  for (const std::string& name : names) {
+    if (!HasSuffix(name, kSwapFileSuffix)) continue;
+    DARUMA_RETURN_IF_ERROR(fs_->Rename(PathOf(name), PathOf(StripSuffix(name, kSwapFileSuffix))));
+  }
+  if (!swaps.empty()) DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  return Status::Ok();
+}
+
+// Pass 4 (§10.3).
+Status Loader::LoadSegmentFiles() {
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  for (const std::string& name : names) {
+    if (IsIndexFileName(name)) {
+      DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
+      if (!fs_->Exists(LogFileName(dir_, offset))) {
+        Warn(fmt::format("Found an orphaned index file {}, with no corresponding log file.",
+                         PathOf(name)));
+        DARUMA_RETURN_IF_ERROR(
+            DeleteFile(PathOf(name), {std::nullopt, std::nullopt, "orphaned index file"}));
+      }
+      continue;
+    }
+    if (!HasSuffix(name, kLogFileSuffix)) continue;
+    DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
+    const bool time_index_existed = fs_->Exists(TimeIndexFileName(dir_, base));
+    DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true));
+    if (!segment->offset_index_exists()) {
+      if (p_.had_clean_shutdown || base < p_.recovery_point_checkpoint) {
+        Warn(fmt::format("Could not find offset index file corresponding to log file {}, "
+                         "recovering segment and rebuilding index files...",
+                         segment->log_path()));
+      }
+      // Kafka: an invalid-offset error here aborts the load (§15.6).
+      DARUMA_RETURN_IF_ERROR(RecoverSegment(segment.get()).status());
+    } else {
+      if (!time_index_existed) {
+        DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
+        DARUMA_RETURN_IF_ERROR(ti->Resize(0));
+      }
+      Status sane = segment->SanityCheckTxnIndex();
+      if (!sane.ok()) {
+        if (!sane.IsCorruption()) return sane;
+        Warn(fmt::format("Found a corrupted index file corresponding to log file {} due to {}, "
+                         "recovering segment and rebuilding index files...",
+                         segment->log_path(), sane.message()));
+        DARUMA_RETURN_IF_ERROR(RecoverSegment(segment.get()).status());
+      }
+    }
+    segments_[base] = std::move(segment);
+  }
+  return Status::Ok();
+}
+
+// Why recovery stopped before `valid` (for the manifest), read from the bytes.
+std::string DescribeTail(const File* file, int64_t valid, int64_t size,
+                         const std::string& visitor_error) {
+  if (!visitor_error.empty()) return "invalid record after position " + std::to_string(valid) +
+                                    ": " + visitor_error;
+  uint8_t header[17] = {};
+  auto n = file->ReadAt(uint64_t(valid), std::span<uint8_t>(header, sizeof header));
+  if (!n.ok() || size - valid <= 17) return "torn tail (partial batch header)";
+  const int32_t batch_size = int32_t(LoadBe32(header + 8));
+  if (batch_size == 0 && LoadBe64(header) == 0) return "zero-filled tail (size field 0)";
+  if (batch_size < 14) return fmt::format("corrupt batch: size field {} < 14", batch_size);
+  if (valid + 12 + int64_t(batch_size) > size) return "torn tail (partial batch)";
+  return "corrupt batch (size or CRC check failed)";
+}
+
+Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
+  const int64_t base = segment->base_offset();
+  DARUMA_ASSIGN_OR_RETURN(auto psm, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
+                                                               p_.config.producer_id_expiration_ms));
+  int64_t scanned = 0;
+  DARUMA_RETURN_IF_ERROR(RebuildProducerState(
+      psm.get(), segments_, {p_.log_start_offset_checkpoint, base, false, p_.clock->NowMs()},
+      &scanned));
+  AddScanned(scanned);
+
+  int64_t next_offset = base;
+  std::string visitor_error;
+  auto on_batch = [&](const LogEntry& entry) -> Status {
+    if (!entry.is_v2()) return Status::Ok();
+    RecordBatchView batch = entry.batch();
+    const int32_t epoch = batch.partition_leader_epoch();
+    if (epoch >= 0 && (!epochs_->LatestEpoch() || epoch > *epochs_->LatestEpoch())) {
+      DARUMA_RETURN_IF_ERROR(epochs_->Assign(epoch, batch.base_offset()));
+    }
+    next_offset = batch.last_offset() + 1;
+    if (batch.has_producer_id()) {
+      auto completed = psm->ApplyBatch(batch);
+      if (!completed.ok()) {
+        visitor_error = completed.status().message();
+        return completed.status();
+      }
+      if (*completed) {
+        const CompletedTxn& txn = **completed;
+        if (txn.is_aborted) {
+          DARUMA_RETURN_IF_ERROR(segment->UpdateTxnIndex(
+              {txn.producer_id, txn.first_offset, txn.last_offset, psm->LastStableOffset(txn)}));
+        }
+        DARUMA_RETURN_IF_ERROR(psm->CompleteTxn(txn));
+      }
+    }
+    psm->UpdateMapEndOffset(batch.last_offset() + 1);
+    return Status::Ok();
+  };
+  auto before_truncate = [&](int64_t valid, int64_t size) -> Status {
+    if (!quarantine_.enabled()) return Status::Ok();
+    return quarantine_.CopyRange(
+        segment->log_path(), valid, size,
+        {next_offset, std::nullopt,
+         DescribeTail(segment->log_file(), valid, size, visitor_error)});
+  };
+  const int64_t size_before = segment->size();
+  auto recovered = segment->Recover(on_batch, before_truncate);
+  if (!recovered.ok()) {
+    if (recovered.status().code() == StatusCode::kOffsetOverflow) {
+      return Status::Unsupported(fmt::format(
+          "segment {} needs an offset-overflow split (KAFKA-6264, spec §10.5), which Daruma "
+          "does not implement: {}",
+          segment->log_path(), recovered.status().message()));
+    }
+    return recovered.status();
+  }
+  AddScanned(size_before);
+  report_->recovered_segments++;
+  report_->rebuilt_indexes.push_back(segment->offset_index_path());
+  report_->rebuilt_indexes.push_back(segment->time_index_path());
+  DARUMA_RETURN_IF_ERROR(psm->TakeSnapshot().status());
+  return recovered->truncated_bytes;
+}
+
+// Kafka's fallback after an invalid-offset or I/O error in recovery:
+// segment.truncateTo(baseOffset), normally dropping the whole segment.
+Result<int64_t> Loader::TruncateWholeSegment(LogSegment* segment) {
+  const int64_t base = segment->base_offset();
+  if (quarantine_.enabled()) {
+    DARUMA_ASSIGN_OR_RETURN(auto found, segment->TranslateOffset(base, 0));
+    if (found) {
+      DARUMA_RETURN_IF_ERROR(quarantine_.CopyRange(
+          segment->log_path(), found->position, segment->size(),
+          {base, std::nullopt, "invalid offsets during recovery: segment truncated to its base"}));
+    }
+  }
+  return segment->TruncateTo(base);
+}
+
+Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases,
+                                       const std::string& reason) {
+  for (int64_t base : bases) {
+    auto it = segments_.find(base);
+    if (it == segments_.end()) continue;
+    std::unique_ptr<LogSegment> segment = std::move(it->second);
+    segments_.erase(it);
+    DARUMA_RETURN_IF_ERROR(segment->Close());
+    if (quarantine_.enabled()) {
+      for (const std::string& path :
+           {LogFileName(dir_, base), OffsetIndexFileName(dir_, base), TimeIndexFileName(dir_, base),
+            TxnIndexFileName(dir_, base)}) {
+        DARUMA_RETURN_IF_ERROR(DeleteFile(path, {base, std::nullopt, reason}));
+      }
+    } else {
+      // Kafka renames to .deleted and deletes after file.delete.delay.ms; a
+      // later load's pass 1 removes what is left.
+      for (const std::string& path :
+           {LogFileName(dir_, base), OffsetIndexFileName(dir_, base), TimeIndexFileName(dir_, base),
+            TxnIndexFileName(dir_, base)}) {
+        if (fs_->Exists(path)) report_->deleted_files.push_back(path);
+      }
+      DARUMA_RETURN_IF_ERROR(segment->ChangeFileSuffixes("", std::string(kDeletedFileSuffix)));
+    }
+    // Their producer snapshots go too (Kafka: rename to .snapshot.deleted).
+    // A temporary manager of pass 5 may already have deleted the file.
+    if (!fs_->Exists(psm_->SnapshotPath(base))) continue;
+    DARUMA_ASSIGN_OR_RETURN(auto marked, psm_->RemoveAndMarkSnapshotForDeletion(base));
+    if (marked) {
+      // A snapshot is derived state (rebuilt from the segments), so it is
+      // never quarantined.
+      report_->deleted_files.push_back(*marked);
+      if (quarantine_.enabled()) DARUMA_RETURN_IF_ERROR(fs_->Remove(*marked));
+    }
+  }
+  return fs_->SyncDir(dir_);
+}
+
+// Pass 5 (§10.3).
+Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
+  if (!p_.had_clean_shutdown) {
+    auto it = segments_.upper_bound(p_.recovery_point_checkpoint);
+    if (it != segments_.begin()) --it;
+    std::vector<int64_t> unflushed;
+    for (; it != segments_.end(); ++it) unflushed.push_back(it->first);
+    SetRemaining(int64_t(unflushed.size()));
+    for (size_t i = 0; i < unflushed.size(); ++i) {
+      LogSegment* segment = segments_.at(unflushed[i]).get();
+      auto truncated = RecoverSegment(segment);
+      if (!truncated.ok()) {
+        const StatusCode code = truncated.status().code();
+        if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
+          return truncated.status();
+        }
+        Warn(fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
+                         "creating an empty one with starting offset {} ({})",
+                         segment->base_offset(), truncated.status().message()));
+        truncated = TruncateWholeSegment(segment);
+        if (!truncated.ok()) return truncated.status();
+      }
+      if (*truncated > 0) {
+        DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
+        Warn(fmt::format("Corruption found in segment {}, truncating to offset {}",
+                         segment->base_offset(), next));
+        report_->truncated_bytes += *truncated;
+        std::vector<int64_t> rest(unflushed.begin() + int64_t(i) + 1, unflushed.end());
+        DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(
+            rest, fmt::format("segment after the corruption in segment {} (pass 5)",
+                              segment->base_offset())));
+        SetRemaining(0);
+        break;
+      }
+      SetRemaining(int64_t(unflushed.size() - i - 1));
+    }
+  }
+
+  std::optional<int64_t> valid_leo;
+  if (!segments_.empty()) {
+    DARUMA_ASSIGN_OR_RETURN(int64_t leo, segments_.rbegin()->second->ReadNextOffset());
+    if (leo >= p_.log_start_offset_checkpoint) {
+      valid_leo = leo;
+    } else {
+      Warn(fmt::format("Deleting all segments because logEndOffset ({}) is smaller than "
+                       "logStartOffset {}. This could happen if segment files were deleted "
+                       "from the file system.",
+                       leo, p_.log_start_offset_checkpoint));
+      std::vector<int64_t> all;
+      for (const auto& [base, segment] : segments_) all.push_back(base);
+      DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(all, "log end below the log start offset"));
+      DARUMA_RETURN_IF_ERROR(epochs_->ClearAndFlush());
+      DARUMA_RETURN_IF_ERROR(psm_->TruncateFullyAndStartAt(p_.log_start_offset_checkpoint));
+    }
+  }
+  if (segments_.empty()) {
+    DARUMA_ASSIGN_OR_RETURN(auto segment,
+                            LogSegment::Open(fs_, dir_, p_.log_start_offset_checkpoint, p_.config,
+                                             false));
+    segments_[p_.log_start_offset_checkpoint] = std::move(segment);
+  }
+  if (p_.had_clean_shutdown && valid_leo) return RecoveryOffsets{*valid_leo, *valid_leo};
+  int64_t leo = 0;
+  if (valid_leo) {
+    leo = *valid_leo;
+  } else {
+    DARUMA_ASSIGN_OR_RETURN(leo, segments_.rbegin()->second->ReadNextOffset());
+  }
+  return RecoveryOffsets{std::min(p_.recovery_point_checkpoint, leo), leo};
+}
+
+Result<std::unique_ptr<Log>> Loader::Run() {
+  const int64_t start_ns = p_.clock->NowNanos();
+  if (!fs_->Exists(dir_)) DARUMA_RETURN_IF_ERROR(fs_->CreateDir(dir_));
+  DARUMA_ASSIGN_OR_RETURN(LeaderEpochFileCache cache,
+                          LeaderEpochFileCache::Open(JoinPath(dir_, kLeaderEpochCheckpointFileName), fs_));
+  epochs_ = std::make_unique<LeaderEpochFileCache>(std::move(cache));
+  DARUMA_RETURN_IF_ERROR(QuarantineCorruptSnapshots());
+  DARUMA_ASSIGN_OR_RETURN(psm_, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
+                                                           p_.config.producer_id_expiration_ms));
+
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> swaps, RemoveTempFilesAndCollectSwaps());
+  DARUMA_RETURN_IF_ERROR(CompleteInterruptedSwaps(swaps));
+  DARUMA_RETURN_IF_ERROR(LoadSegmentFiles());
+
+  RecoveryOffsets offsets;
+  if (!HasSuffix(dir_, kDeleteDirSuffix)) {
+    DARUMA_ASSIGN_OR_RETURN(offsets, RecoverLog());
+    DARUMA_RETURN_IF_ERROR(segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));
+  } else if (segments_.empty()) {
+    DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, 0, p_.config, false));
+    segments_[0] = std::move(segment);
+  }
+
+  // Pass 6. Kafka flushes these truncations asynchronously; flushing now gives
+  // the same file a moment earlier.
+  epochs_->TruncateFromEnd(offsets.next_offset);
+  const int64_t log_start =
+      std::max(p_.log_start_offset_checkpoint, segments_.begin()->first);
+  epochs_->TruncateFromStart(p_.log_start_offset_checkpoint);
+  if (epochs_->dirty()) DARUMA_RETURN_IF_ERROR(epochs_->Flush());
+
+  std::vector<int64_t> bases;
+  for (const auto& [base, segment] : segments_) bases.push_back(base);
+  DARUMA_RETURN_IF_ERROR(psm_->RemoveStraySnapshots(bases));
+  int64_t scanned = 0;
+  DARUMA_RETURN_IF_ERROR(RebuildProducerState(
+      psm_.get(), segments_,
+      {log_start, offsets.next_offset, p_.had_clean_shutdown, p_.clock->NowMs()}, &scanned));
+  AddScanned(scanned);
+
+  LoadedLogParts parts;
+  parts.segments = std::move(segments_);
+  parts.log_start_offset = log_start;
+  parts.recovery_point = offsets.recovery_point;
+  parts.log_end_offset = offsets.next_offset;
+  parts.producer_state = std::move(psm_);
+  parts.leader_epoch_cache = std::move(epochs_);
+  DARUMA_ASSIGN_OR_RETURN(auto log, Log::FromLoaded(fs_, dir_, p_.tp, p_.config, p_.clock,
+                                                    std::move(parts)));
+
+  PartitionRecoveryReport& r = *report_;
+  r.topic = p_.tp.topic;
+  r.partition = p_.tp.partition;
+  r.dir = dir_;
+  r.log_start_offset = log->log_start_offset();
+  r.log_end_offset = log->log_end_offset();
+  r.high_watermark = log->high_watermark();
+  r.recovery_point = log->recovery_point();
+  // The LSO once the high watermark reaches the log end (the caller may
+  // recompute it after clamping the replication checkpoint in).
+  r.last_stable_offset = log->first_unstable_offset().value_or(r.log_end_offset);
+  r.segments.clear();
+  for (LogSegment* s : log->segments_for_inspection()) {
+    r.segments.push_back({s->base_offset(), s->size()});
+  }
+  r.leader_epochs.clear();
+  for (const EpochEntry& e : log->leader_epochs()) r.leader_epochs.push_back({e.first, e.second});
+  r.aborted_transactions.clear();
+  for (const AbortedTxn& t : log->AllAbortedTransactions()) {
+    r.aborted_transactions.push_back(
+        {t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset});
+  }
+  r.active_producers = int64_t(log->active_producer_count());
+  r.duration_ms = (p_.clock->NowNanos() - start_ns) / 1000000;
+  return log;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params,
+                                     PartitionRecoveryReport* report) {
+  PartitionRecoveryReport local;
+  LoadLogParams p = params;
+  if (p.fs == nullptr) p.fs = FileSystem::Default();
+  if (p.clock == nullptr) p.clock = Clock::System();
+  Loader loader(p, report != nullptr ? report : &local);
+  return loader.Run();
+}
+
+}  // namespace daruma

@@ -1,0 +1,498 @@
+#include "recovery/log_manager.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "log/clean_shutdown_file.h"
+#include "log/log_file_names.h"
+#include "log/meta_properties.h"
+#include "recovery/log_loader.h"
+
+namespace daruma {
+
+struct LogManager::PartitionDir {
+  std::string path;
+  PartitionDirName name;
+};
+
+struct LogManager::LogDirState {
+  std::string path;
+  LogDirRecoveryCounters* counters = nullptr;
+  std::unique_ptr<DirLock> lock;
+  std::optional<MetaProperties> meta;
+  std::vector<PartitionDir> partitions;
+  bool had_clean_shutdown = false;
+  std::optional<int64_t> broker_epoch;
+  OffsetMap recovery_points;
+  OffsetMap log_start_offsets;
+  OffsetMap high_watermarks;
+  bool all_loaded = false;  // every partition job ran (loaded or failed)
+  int64_t failed_partitions = 0;
+  std::set<TopicPartition> failed_tps;
+  std::map<std::string, std::unique_ptr<Log>> logs;  // by partition directory path
+  std::map<std::string, DirKind> kinds;              // same keys
+  int64_t duration_ms = 0;
+};
+
+namespace {
+
+// Sub-directories of a log dir that are not partition logs (Kafka skips the
+// same two). The quarantine lives inside partition dirs (quarantine.h), so it
+// never shows up here.
+bool IsIgnoredDir(const std::string& name) {
+  return name == "remote-log-index-cache" || name == "__cluster_metadata-0";
+}
+
+// Runs body(i) for i in [0, threads) on that many std::threads and joins them.
+template <typename Body>
+void RunThreads(int threads, Body body) {
+  std::vector<std::thread> pool;
+  pool.reserve(size_t(threads));
+  for (int i = 0; i < threads; ++i) pool.emplace_back([&body, i] { body(i); });
+  for (auto& t : pool) t.join();
+}
+
+int64_t ElapsedMs(Clock* clock, int64_t start_nanos) {
+  return (clock->NowNanos() - start_nanos) / 1000000;
+}
+
+}  // namespace
+
+LogManager::LogManager(LogManagerOptions options) : options_(options) {}
+
+LogManager::~LogManager() = default;
+
+// ---- Prepare: validation only -------------------------------------------------
+
+Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogConfig& config,
+                           int threads_per_dir) {
+  if (started_) return Status::InvalidArgument("LogManager::Startup called twice");
+  started_ = true;
+  config_ = config;
+  threads_per_dir_ = std::max(1, threads_per_dir);
+  const int64_t start = options_.clock->NowNanos();
+  Status st = Prepare(log_dirs);
+  if (!st.ok()) {
+    FillDirReports();
+    for (auto& d : dirs_) d->lock.reset();
+    report_.duration_ms = ElapsedMs(options_.clock, start);
+    return st;
+  }
+  for (auto& d : dirs_) {
+    if (!failure_channel_.IsOffline(d->path)) ReadDirState(*d);
+  }
+  LoadDirs();
+  for (auto& d : dirs_) FinishDir(*d);
+  FillDirReports();
+  std::sort(report_.partitions.begin(), report_.partitions.end(),
+            [](const PartitionRecoveryReport& a, const PartitionRecoveryReport& b) {
+              return a.dir < b.dir;
+            });
+  report_.duration_ms = ElapsedMs(options_.clock, start);
+  return Status::Ok();
+}
+
+Status LogManager::Prepare(const std::vector<std::string>& log_dirs) {
+  if (log_dirs.empty()) return Status::InvalidArgument("no log directory given");
+  std::set<std::string> seen;
+  for (const std::string& dir : log_dirs) {
+    auto state = std::make_unique<LogDirState>();
+    state->path = dir;
+    while (state->path.size() > 1 && state->path.back() == '/') state->path.pop_back();
+    if (!seen.insert(std::filesystem::path(state->path).lexically_normal().string()).second) {
+      return Status::InvalidArgument("log dir " + dir + " is listed twice");
+    }
+    state->counters = &counters_.emplace_back(dir);
+    for (int i = 0; i < threads_per_dir_; ++i) state->counters->remaining_segments.emplace_back(0);
+    dirs_.push_back(std::move(state));
+  }
+  std::vector<std::string> fatal;
+  for (auto& d : dirs_) {
+    Status st = PrepareDir(*d);
+    if (st.ok()) continue;
+    if (st.IsIoError() && !DirLock::IsHeldElsewhere(st)) {
+      MarkOffline(*d, st);  // Kafka: an I/O error here fails only this dir
+    } else {
+      failure_channel_.MaybeAddOfflineLogDir(d->path, st);
+      fatal.push_back(st.message());
+    }
+  }
+  if (fatal.empty()) {
+    Status st = CheckMetaProperties();
+    if (st.ok()) st = CheckDuplicatePartitions();
+    if (!st.ok()) fatal.push_back(st.message());
+  }
+  if (!fatal.empty()) {
+    std::string message = fatal[0];
+    for (size_t i = 1; i < fatal.size(); ++i) message += "; " + fatal[i];
+    return Status::InvalidArgument(message);
+  }
+  bool any_online = false;
+  for (auto& d : dirs_) any_online |= !failure_channel_.IsOffline(d->path);
+  if (!any_online) return Status::IoError("no log directory is usable");
+  return Status::Ok();
+}
+
+Status LogManager::PrepareDir(LogDirState& d) {
+  FileSystem* fs = options_.fs;
+  if (!fs->Exists(d.path)) {
+    DARUMA_RETURN_IF_ERROR(fs->CreateDir(d.path));
+    DARUMA_RETURN_IF_ERROR(fs->SyncDir(ParentDir(d.path)));
+  }
+  DARUMA_ASSIGN_OR_RETURN(d.lock, DirLock::Acquire(d.path));
+  const std::string meta_path = JoinPath(d.path, kMetaPropertiesFileName);
+  if (fs->Exists(meta_path)) {
+    auto meta = MetaProperties::Read(meta_path, fs);
+    if (!meta.ok()) {
+      if (meta.status().IsIoError()) return meta.status();
+      return Status::InvalidArgument("log dir " + d.path + ": " + meta.status().message());
+    }
+    d.meta = *meta;
+  }
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(d.path));
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  for (const DirEntry& e : entries) {
+    if (!e.is_directory || IsIgnoredDir(e.name)) continue;
+    auto name = ParseTopicPartitionDirName(e.name);
+    if (!name.ok()) {
+      return Status::InvalidArgument(
+          "log dir " + d.path + ": " + name.status().message() +
+          " (move it out of the log dir, or name it <topic>-<partition>)");
+    }
+    d.partitions.push_back({JoinPath(d.path, e.name), *name});
+  }
+  return Status::Ok();
+}
+
+// Every dir that has meta.properties must agree on cluster.id and node.id
+// (Kafka refuses to start otherwise: the dirs belong to different brokers).
+Status LogManager::CheckMetaProperties() {
+  const LogDirState* first = nullptr;
+  for (auto& d : dirs_) {
+    if (!d->meta) continue;
+    if (!first) {
+      first = d.get();
+      continue;
+    }
+    if (d->meta->cluster_id != first->meta->cluster_id ||
+        d->meta->node_id != first->meta->node_id) {
+      return Status::InvalidArgument(
+          "meta.properties of " + d->path + " and " + first->path +
+          " disagree on cluster.id / node.id: the directories belong to different brokers");
+    }
+  }
+  return Status::Ok();
+}
+
+Status LogManager::CheckDuplicatePartitions() const {
+  std::map<TopicPartition, std::string> live;
+  for (const auto& d : dirs_) {
+    for (const PartitionDir& p : d->partitions) {
+      if (p.name.kind != DirKind::kLive) continue;
+      auto [it, inserted] = live.emplace(p.name.tp, p.path);
+      if (!inserted) {
+        return Status::InvalidArgument("partition " + p.name.tp.ToString() + " is live in both " +
+                                       it->second + " and " + p.path);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// ---- Load ---------------------------------------------------------------------
+
+void LogManager::ReadDirState(LogDirState& d) {
+  CleanShutdownFile marker(d.path, options_.fs);
+  d.had_clean_shutdown = marker.Exists();
+  if (d.had_clean_shutdown) {
+    auto epoch = marker.ReadBrokerEpoch();
+    if (epoch.ok()) d.broker_epoch = *epoch;
+    // Deleted before any log of the dir is loaded: a crash from here on must
+    // make the next start unclean.
+    Status st = marker.Remove();
+    if (st.ok()) st = options_.fs->SyncDir(d.path);
+    if (!st.ok()) return MarkOffline(d, st);
+  }
+  d.recovery_points = ReadCheckpoint(d, kRecoveryPointCheckpointFile);
+  d.log_start_offsets = ReadCheckpoint(d, kLogStartOffsetCheckpointFile);
+  d.high_watermarks = ReadCheckpoint(d, kReplicationOffsetCheckpointFile);
+  d.counters->remaining_logs.store(int64_t(d.partitions.size()));
+  total_logs_.fetch_add(int64_t(d.partitions.size()));
+  remaining_logs_.fetch_add(int64_t(d.partitions.size()));
+  if (!d.had_clean_shutdown) EstimateBytesToScan(d);
+}
+
+OffsetMap LogManager::ReadCheckpoint(LogDirState& d, const char* name) {
+  auto file = OffsetCheckpointFile::Open(JoinPath(d.path, name), options_.fs);
+  Result<OffsetMap> offsets = file.ok() ? file->Read() : Result<OffsetMap>(file.status());
+  if (offsets.ok()) return std::move(*offsets);
+  dir_warnings_[d.path].push_back(offsets.status().ToString() + " (read as empty)");
+  return {};
+}
+
+// Bytes an unclean start scans: every .log from the segment holding the
+// recovery point on (stat only, no reads). Index rebuilds below it are not
+// counted, so this can be low; the progress line caps its percentage.
+void LogManager::EstimateBytesToScan(LogDirState& d) {
+  int64_t total = 0;
+  for (const PartitionDir& p : d.partitions) {
+    auto entries = options_.fs->ListDir(p.path);
+    if (!entries.ok()) continue;
+    std::map<int64_t, std::string> logs;
+    for (const DirEntry& e : *entries) {
+      if (!e.is_regular || !e.name.ends_with(kLogFileSuffix)) continue;
+      auto base = OffsetFromFileName(e.name);
+      if (base.ok()) logs.emplace(*base, e.name);
+    }
+    auto rp = d.recovery_points.find(p.name.tp);
+    auto first = logs.upper_bound(rp == d.recovery_points.end() ? 0 : rp->second);
+    if (first != logs.begin()) --first;
+    for (auto it = first; it != logs.end(); ++it) {
+      auto size = options_.fs->FileSize(JoinPath(p.path, it->second));
+      if (size.ok()) total += int64_t(*size);
+    }
+  }
+  total_bytes_.fetch_add(total);
+}
+
+void LogManager::LoadDirs() {
+  std::vector<std::thread> dir_threads;
+  for (auto& d : dirs_) {
+    if (failure_channel_.IsOffline(d->path)) continue;
+    LogDirState* dir = d.get();
+    dir_threads.emplace_back([this, dir] {
+      const int64_t start = options_.clock->NowNanos();
+      std::atomic<size_t> next{0};
+      RunThreads(threads_per_dir_, [&](int thread_index) {
+        for (size_t i = next++; i < dir->partitions.size(); i = next++) {
+          LoadPartition(*dir, dir->partitions[i], thread_index);
+          dir->counters->remaining_logs.fetch_sub(1);
+          remaining_logs_.fetch_sub(1);
+        }
+      });
+      dir->duration_ms = ElapsedMs(options_.clock, start);
+    });
+  }
+  for (auto& t : dir_threads) t.join();
+}
+
+void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread_index) {
+  if (failure_channel_.IsOffline(d.path)) return;  // the dir is lost anyway
+  const int64_t start = options_.clock->NowNanos();
+  const TopicPartition& tp = p.name.tp;
+  PartitionRecoveryReport pr;
+  pr.topic = tp.topic;
+  pr.partition = tp.partition;
+  pr.dir = p.path;
+  auto find = [&tp](const OffsetMap& m) {
+    auto it = m.find(tp);
+    return it == m.end() ? int64_t{0} : it->second;
+  };
+  LoadLogParams params{.fs = options_.fs,
+                       .log_dir = d.path,
+                       .partition_dir = p.path,
+                       .tp = tp,
+                       .config = config_,
+                       .clock = options_.clock,
+                       .had_clean_shutdown = d.had_clean_shutdown,
+                       .recovery_point_checkpoint = find(d.recovery_points),
+                       .log_start_offset_checkpoint = find(d.log_start_offsets),
+                       .quarantine = options_.quarantine,
+                       .remaining_segments = &d.counters->remaining_segments[size_t(thread_index)],
+                       .scanned_bytes_progress = &scanned_bytes_};
+  Result<std::unique_ptr<Log>> loaded = LoadLog(params, &pr);
+  Status st = loaded.status();
+  std::unique_ptr<Log> log;
+  if (st.ok()) {
+    log = std::move(*loaded);
+    log->UpdateHighWatermark(find(d.high_watermarks));
+    // fsync everything recovery kept before the recovery point can move to the
+    // LEO in the checkpoint (a second crash must not lose it).
+    st = log->FlushAll();
+  }
+  d.counters->remaining_segments[size_t(thread_index)].store(0);
+  if (!st.ok()) {
+    pr.errors.push_back(st.ToString());
+    if (st.IsIoError()) failure_channel_.MaybeAddOfflineLogDir(d.path, st);
+    log.reset();
+  } else {
+    pr.log_start_offset = log->log_start_offset();
+    pr.log_end_offset = log->log_end_offset();
+    pr.high_watermark = log->high_watermark();
+    pr.recovery_point = log->recovery_point();
+    pr.last_stable_offset = log->last_stable_offset();
+  }
+  pr.duration_ms = ElapsedMs(options_.clock, start);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (log) {
+    d.kinds[p.path] = p.name.kind;
+    d.logs[p.path] = std::move(log);
+  } else if (!st.IsIoError()) {
+    ++d.failed_partitions;
+    d.failed_tps.insert(tp);
+  }
+  report_.partitions.push_back(std::move(pr));
+}
+
+void LogManager::FinishDir(LogDirState& d) {
+  Status st = failure_channel_.ErrorFor(d.path);
+  if (st.ok()) st = WriteCheckpoints(d);
+  if (!st.ok()) return MarkOffline(d, st);
+  d.all_loaded = true;
+}
+
+// Writes the three checkpoints of a dir from its loaded logs. Entries of
+// partitions that failed to load are carried over so nothing is forgotten.
+Status LogManager::WriteCheckpoints(LogDirState& d) {
+  OffsetMap recovery, start, replication;
+  for (const TopicPartition& tp : d.failed_tps) {
+    for (auto [from, to] :
+         {std::pair{&d.recovery_points, &recovery}, std::pair{&d.log_start_offsets, &start},
+          std::pair{&d.high_watermarks, &replication}}) {
+      auto it = from->find(tp);
+      if (it != from->end()) (*to)[tp] = it->second;
+    }
+  }
+  for (const auto& [path, log] : d.logs) {
+    if (d.kinds[path] == DirKind::kDelete || d.kinds[path] == DirKind::kStray) continue;
+    const TopicPartition& tp = log->topic_partition();
+    recovery[tp] = log->recovery_point();
+    replication[tp] = log->high_watermark();
+    // Kafka lists only logs whose start is above their first segment's base.
+    const std::vector<int64_t> bases = log->segment_base_offsets();
+    if (!bases.empty() && log->log_start_offset() > bases.front()) {
+      start[tp] = log->log_start_offset();
+    }
+  }
+  FileSystem* fs = options_.fs;
+  for (auto [name, offsets] : {std::pair{kRecoveryPointCheckpointFile, &recovery},
+                               std::pair{kLogStartOffsetCheckpointFile, &start},
+                               std::pair{kReplicationOffsetCheckpointFile, &replication}}) {
+    DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
+                            OffsetCheckpointFile::Open(JoinPath(d.path, name), fs));
+    DARUMA_RETURN_IF_ERROR(file.Write(*offsets));
+  }
+  return Status::Ok();
+}
+
+// Takes a dir offline: its logs are dropped without flushing (their files may
+// be unwritable), and their reports say so.
+void LogManager::MarkOffline(LogDirState& d, const Status& error) {
+  failure_channel_.MaybeAddOfflineLogDir(d.path, error);
+  std::lock_guard<std::mutex> lock(mu_);
+  d.logs.clear();
+  d.all_loaded = false;
+  for (auto& pr : report_.partitions) {
+    if (ParentDir(pr.dir) == d.path && pr.errors.empty()) {
+      pr.warnings.push_back("not serving: log dir " + d.path + " went offline");
+    }
+  }
+}
+
+void LogManager::FillDirReports() {
+  report_.log_dirs.clear();
+  for (auto& d : dirs_) {
+    LogDirReport r;
+    r.path = d->path;
+    r.clean_shutdown = d->had_clean_shutdown;
+    r.broker_epoch = d->broker_epoch;
+    Status error = failure_channel_.ErrorFor(d->path);
+    r.offline = !error.ok();
+    r.error = error.ok() ? "" : error.ToString();
+    report_.log_dirs.push_back(std::move(r));
+  }
+}
+
+// ---- Shutdown -----------------------------------------------------------------
+
+Status LogManager::Shutdown() {
+  Status first_error;
+  for (auto& d : dirs_) {
+    if (!d->all_loaded || failure_channel_.IsOffline(d->path)) continue;
+    Status st = ShutdownDir(*d);
+    if (!st.ok()) {
+      MarkOffline(*d, st);
+      if (first_error.ok()) first_error = st;
+    }
+  }
+  for (auto& d : dirs_) {
+    d->logs.clear();
+    d->lock.reset();
+  }
+  FillDirReports();
+  return first_error;
+}
+
+Status LogManager::ShutdownDir(LogDirState& d) {
+  std::vector<Log*> logs;
+  for (auto& [path, log] : d.logs) logs.push_back(log.get());
+  std::mutex error_mu;
+  Status error;
+  std::atomic<size_t> next{0};
+  RunThreads(threads_per_dir_, [&](int) {
+    for (size_t i = next++; i < logs.size(); i = next++) {
+      Status st = logs[i]->FlushAll();
+      if (st.ok()) st = logs[i]->Close();
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (error.ok()) error = st.WithContext(logs[i]->dir());
+      }
+    }
+  });
+  DARUMA_RETURN_IF_ERROR(error);
+  DARUMA_RETURN_IF_ERROR(WriteCheckpoints(d));
+  // A partition that could not be loaded was never recovered: leave the dir
+  // unclean so the next start scans it again.
+  if (d.failed_partitions > 0) return Status::Ok();
+  return CleanShutdownFile(d.path, options_.fs).Write(options_.broker_epoch);
+}
+
+// ---- Accessors ----------------------------------------------------------------
+
+bool LogManager::HasFailures() const {
+  for (const auto& d : dirs_) {
+    if (failure_channel_.IsOffline(d->path) || d->failed_partitions > 0) return true;
+  }
+  return false;
+}
+
+std::vector<Log*> LogManager::AllLogs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Log*> out;
+  for (const auto& d : dirs_) {
+    for (const auto& [path, log] : d->logs) out.push_back(log.get());
+  }
+  return out;
+}
+
+Log* LogManager::GetLog(const TopicPartition& tp) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& d : dirs_) {
+    auto it = d->logs.find(JoinPath(d->path, LogDirName(tp)));
+    if (it != d->logs.end()) return it->second.get();
+  }
+  return nullptr;
+}
+
+nlohmann::json LogManager::ReportJson() const {
+  nlohmann::json json = report_.ToJson();
+  for (auto& dir : json["logDirs"]) {
+    auto it = dir_warnings_.find(dir["path"].get<std::string>());
+    dir["warnings"] = it == dir_warnings_.end() ? std::vector<std::string>() : it->second;
+  }
+  return json;
+}
+
+ProgressSnapshot LogManager::Progress() const {
+  ProgressSnapshot s;
+  s.scanned_bytes = scanned_bytes_.load();
+  s.total_bytes = total_bytes_.load();
+  s.total_logs = total_logs_.load();
+  s.remaining_logs = remaining_logs_.load();
+  return s;
+}
+
+}  // namespace daruma

@@ -1,0 +1,68 @@
+#include "recovery/recovery_report.h"
+
+namespace daruma {
+
+nlohmann::json ToJson(const PartitionRecoveryReport& p) {
+  nlohmann::json segments = nlohmann::json::array();
+  for (const auto& s : p.segments) segments.push_back({{"baseOffset", s.base_offset}, {"sizeBytes", s.size_bytes}});
+  nlohmann::json quarantined = nlohmann::json::array();
+  for (const auto& q : p.quarantined) {
+    nlohmann::json j = {{"file", q.file},     {"fromPosition", q.from_position},
+                        {"bytes", q.bytes},   {"reason", q.reason},
+                        {"quarantinePath", q.quarantine_path}};
+    if (q.first_offset) j["firstOffset"] = *q.first_offset;
+    if (q.last_offset) j["lastOffset"] = *q.last_offset;
+    quarantined.push_back(j);
+  }
+  return {{"topic", p.topic},
+          {"partition", p.partition},
+          {"dir", p.dir},
+          {"logStartOffset", p.log_start_offset},
+          {"logEndOffset", p.log_end_offset},
+          {"highWatermark", p.high_watermark},
+          {"recoveryPoint", p.recovery_point},
+          {"lastStableOffset", p.last_stable_offset},
+          {"segments", segments},
+          {"scannedBytes", p.scanned_bytes},
+          {"truncatedBytes", p.truncated_bytes},
+          {"quarantined", quarantined},
+          {"rebuiltIndexes", p.rebuilt_indexes},
+          {"deletedFiles", p.deleted_files},
+          {"leaderEpochs", p.leader_epochs},
+          {"abortedTransactions", p.aborted_transactions},
+          {"activeProducers", p.active_producers},
+          {"recoveredSegments", p.recovered_segments},
+          {"errors", p.errors},
+          {"warnings", p.warnings},
+          {"durationMs", p.duration_ms}};
+}
+
+nlohmann::json RecoveryReport::ToJson() const {
+  nlohmann::json dirs = nlohmann::json::array();
+  for (const auto& d : log_dirs) {
+    nlohmann::json j = {{"path", d.path}, {"cleanShutdown", d.clean_shutdown}, {"offline", d.offline},
+                        {"error", d.offline ? nlohmann::json(d.error) : nlohmann::json()}};
+    if (d.broker_epoch) j["brokerEpoch"] = *d.broker_epoch;
+    dirs.push_back(j);
+  }
+  nlohmann::json parts = nlohmann::json::array();
+  int64_t segments = 0, scanned = 0, truncated = 0, quarantined = 0;
+  for (const auto& p : partitions) {
+    parts.push_back(daruma::ToJson(p));
+    segments += int64_t(p.segments.size());
+    scanned += p.scanned_bytes;
+    truncated += p.truncated_bytes;
+    for (const auto& q : p.quarantined) quarantined += q.bytes;
+  }
+  return {{"logDirs", dirs},
+          {"partitions", parts},
+          {"totals",
+           {{"partitions", partitions.size()},
+            {"segments", segments},
+            {"scannedBytes", scanned},
+            {"truncatedBytes", truncated},
+            {"quarantinedBytes", quarantined},
+            {"durationMs", duration_ms}}}};
+}
+
+}  // namespace daruma

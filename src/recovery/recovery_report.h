@@ -1,0 +1,74 @@
+// The recovery report: exactly what start-up recovery found and changed, per
+// log dir and per partition. Serialised as JSON with the field names of the
+// report schema in issue 4 (extra fields are allowed).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace daruma {
+
+struct QuarantinedRange {
+  std::string file;          // original file path
+  int64_t from_position = 0; // first byte moved aside
+  int64_t bytes = 0;
+  std::optional<int64_t> first_offset;
+  std::optional<int64_t> last_offset;
+  std::string reason;
+  std::string quarantine_path;  // where the bytes now are
+};
+
+struct SegmentInfo {
+  int64_t base_offset = 0;
+  int64_t size_bytes = 0;
+};
+
+struct PartitionRecoveryReport {
+  std::string topic;
+  int32_t partition = 0;
+  std::string dir;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
+  int64_t high_watermark = 0;
+  int64_t recovery_point = 0;
+  int64_t last_stable_offset = 0;
+  std::vector<SegmentInfo> segments;
+  int64_t scanned_bytes = 0;
+  int64_t truncated_bytes = 0;
+  std::vector<QuarantinedRange> quarantined;
+  std::vector<std::string> rebuilt_indexes;
+  std::vector<std::string> deleted_files;
+  std::vector<std::array<int64_t, 2>> leader_epochs;             // [epoch, startOffset]
+  std::vector<std::array<int64_t, 4>> aborted_transactions;      // [pid, first, last, lso]
+  int64_t active_producers = 0;
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;  // e.g. "Corruption found in segment 975, truncating to offset 1045"
+  int64_t recovered_segments = 0;
+  int64_t duration_ms = 0;
+};
+
+struct LogDirReport {
+  std::string path;
+  bool clean_shutdown = false;
+  std::optional<int64_t> broker_epoch;
+  bool offline = false;
+  std::string error;
+};
+
+struct RecoveryReport {
+  std::vector<LogDirReport> log_dirs;
+  std::vector<PartitionRecoveryReport> partitions;
+  int64_t duration_ms = 0;
+
+  nlohmann::json ToJson() const;
+};
+
+nlohmann::json ToJson(const PartitionRecoveryReport& p);
+
+}  // namespace daruma

@@ -1,0 +1,55 @@
+// ServerConfig: the broker settings (`server.properties`, Kafka property names,
+// spec §13) that start-up recovery and the log engine use, resolved into a
+// LogConfig plus the log manager's own settings.
+//
+// Input: a Java .properties file (ParseJavaProperties) and then `key=value`
+// overrides (the `--set` flag), later values winning. Resolution follows
+// Kafka's synonyms: log.dirs over log.dir; *.ms over *.minutes over *.hours;
+// log.flush.interval.ms falls back to log.flush.scheduler.interval.ms.
+// Numbers and booleans are trimmed and parsed strictly (the whole value must
+// parse, within Kafka's range); a bad value is kInvalidArgument naming the key
+// and the value. Keys Daruma does not use are kept verbatim in `other`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+#include "log/log_config.h"
+
+namespace daruma {
+
+using PropertyMap = std::map<std::string, std::string>;
+
+struct ServerConfig {
+  // log.dirs, else log.dir; empty when neither is set (Kafka would then use
+  // /tmp/kafka-logs, which a recovery tool must not guess).
+  std::vector<std::string> log_dirs;
+  LogConfig log;                                        // the broker-level topic defaults
+  int32_t num_recovery_threads_per_data_dir = 1;        // num.recovery.threads.per.data.dir
+  int64_t log_flush_scheduler_interval_ms = INT64_MAX;  // log.flush.scheduler.interval.ms
+  int64_t log_flush_offset_checkpoint_interval_ms =
+      60000;  // log.flush.offset.checkpoint.interval.ms
+  int64_t log_flush_start_offset_checkpoint_interval_ms =
+      60000;  // log.flush.start.offset.checkpoint.interval.ms
+  int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
+  PropertyMap other;                                 // every key not listed above, as given
+
+  // Resolves `props` (the final key -> value map after overrides).
+  static Result<ServerConfig> FromProperties(const PropertyMap& props);
+};
+
+// Reads a server.properties file. kNotFound / kIoError naming the path;
+// kCorruption for malformed escapes.
+Result<PropertyMap> ReadPropertiesFile(const std::string& path,
+                                       FileSystem* fs = FileSystem::Default());
+
+// Applies one "key=value" override (the first '=' splits; the key is trimmed and
+// must not be empty). kInvalidArgument quoting the text otherwise.
+Status ApplyPropertyOverride(std::string_view key_equals_value, PropertyMap* props);
+
+}  // namespace daruma

@@ -1,0 +1,193 @@
+#include "tools/recover_command.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "common/bytes.h"
+#include "recovery/log_manager.h"
+#include "recovery/server_config.h"
+
+namespace daruma::tools {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr size_t kMaxPartitionLines = 20;
+
+Result<ServerConfig> ResolveConfig(const RecoverOptions& o) {
+  PropertyMap props;
+  if (!o.config_file.empty()) {
+    DARUMA_ASSIGN_OR_RETURN(props, ReadPropertiesFile(o.config_file));
+  }
+  for (const std::string& kv : o.overrides) {
+    DARUMA_RETURN_IF_ERROR(ApplyPropertyOverride(kv, &props).WithContext("--set"));
+  }
+  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, ServerConfig::FromProperties(props));
+  if (!o.log_dirs.empty()) config.log_dirs = o.log_dirs;
+  if (o.threads < 0) return Status::InvalidArgument("--threads must be at least 1");
+  if (o.threads > 0) config.num_recovery_threads_per_data_dir = o.threads;
+  if (config.log_dirs.empty()) {
+    return Status::InvalidArgument(
+        "no log directory: pass --log-dirs DIR[,DIR...] or set log.dirs in --config");
+  }
+  return config;
+}
+
+struct Totals {
+  int64_t partitions = 0, segments = 0, scanned = 0, truncated = 0, quarantined = 0, rebuilt = 0,
+          deleted = 0, failed = 0;
+};
+
+Totals Sum(const RecoveryReport& r) {
+  Totals t;
+  t.partitions = int64_t(r.partitions.size());
+  for (const auto& p : r.partitions) {
+    t.segments += int64_t(p.segments.size());
+    t.scanned += p.scanned_bytes;
+    t.truncated += p.truncated_bytes;
+    for (const auto& q : p.quarantined) t.quarantined += q.bytes;
+    t.rebuilt += int64_t(p.rebuilt_indexes.size());
+    t.deleted += int64_t(p.deleted_files.size());
+    t.failed += p.errors.empty() ? 0 : 1;
+  }
+  return t;
+}
+
+bool Noteworthy(const PartitionRecoveryReport& p) {
+  return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.rebuilt_indexes.empty() ||
+         !p.deleted_files.empty() || !p.errors.empty() || !p.warnings.empty();
+}
+
+std::string Plural(int64_t n, const char* word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+void PrintDirs(const LogManager& m, std::ostream& out) {
+  for (const LogDirReport& d : m.report().log_dirs) {
+    std::string state;
+    if (d.offline) {
+      state = "OFFLINE: " + d.error;
+    } else if (d.clean_shutdown) {
+      state = "clean shutdown, no scan needed";
+    } else {
+      state = "unclean shutdown, recovered from the recovery points";
+    }
+    out << "  " << d.path << "  " << state << "\n";
+    auto w = m.dir_warnings().find(d.path);
+    if (w == m.dir_warnings().end()) continue;
+    for (const std::string& warning : w->second) out << "      warning: " << warning << "\n";
+  }
+}
+
+void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
+  std::vector<std::string> what;
+  if (p.truncated_bytes > 0) {
+    what.push_back(
+        fmt::format("truncated {} at offset {}", HumanBytes(p.truncated_bytes), p.log_end_offset));
+  }
+  int64_t quarantined = 0;
+  for (const auto& q : p.quarantined) quarantined += q.bytes;
+  if (quarantined > 0) what.push_back("kept " + HumanBytes(quarantined) + " in quarantine");
+  if (!p.rebuilt_indexes.empty())
+    what.push_back("rebuilt " + Plural(int64_t(p.rebuilt_indexes.size()), "index"));
+  if (!p.deleted_files.empty())
+    what.push_back("removed " + Plural(int64_t(p.deleted_files.size()), "file"));
+  std::string line = fmt::format("  {}-{}", p.topic, p.partition);
+  if (p.errors.empty()) line += fmt::format("  LEO {}", p.log_end_offset);
+  for (const std::string& w : what) line += ", " + w;
+  out << line << "\n";
+  for (const auto& q : p.quarantined) out << "      quarantined: " << q.quarantine_path << "\n";
+  for (const auto& e : p.errors) out << "      error: " << e << "\n";
+  for (const auto& w : p.warnings) out << "      " << w << "\n";
+}
+
+void PrintSummary(const LogManager& m, std::ostream& out) {
+  const RecoveryReport& r = m.report();
+  const Totals t = Sum(r);
+  int64_t offline = 0;
+  for (const auto& d : r.log_dirs) offline += d.offline ? 1 : 0;
+  out << fmt::format("Recovered {} ({}) in {} in {} ms\n", Plural(t.partitions, "partition"),
+                     Plural(t.segments, "segment"), Plural(int64_t(r.log_dirs.size()), "log dir"),
+                     r.duration_ms);
+  PrintDirs(m, out);
+  size_t shown = 0, noteworthy = 0;
+  for (const auto& p : r.partitions) {
+    if (!Noteworthy(p)) continue;
+    if (noteworthy++ == 0) out << "Repairs and problems:\n";
+    if (shown < kMaxPartitionLines) {
+      PrintPartition(p, out);
+      ++shown;
+    }
+  }
+  if (noteworthy > shown) {
+    out << fmt::format("  ... and {} more (see the report)\n", noteworthy - shown);
+  }
+  const double seconds = double(std::max<int64_t>(r.duration_ms, 1)) / 1000;
+  out << fmt::format(
+      "Scanned {} ({:.0f} MB/s), truncated {}, quarantined {}, rebuilt {}, offline dirs {}, "
+      "failed partitions {}\n",
+      HumanBytes(t.scanned), double(t.scanned) / 1e6 / seconds, HumanBytes(t.truncated),
+      HumanBytes(t.quarantined), Plural(t.rebuilt, "index"), offline, t.failed);
+}
+
+// The problems alone, for --quiet.
+void PrintProblems(const LogManager& m, std::ostream& err) {
+  for (const auto& d : m.report().log_dirs) {
+    if (d.offline) err << "log dir " << d.path << " is offline: " << d.error << "\n";
+  }
+  for (const auto& p : m.report().partitions) {
+    for (const auto& e : p.errors) err << p.topic << "-" << p.partition << ": " << e << "\n";
+  }
+}
+
+Status WriteReport(const LogManager& m, const std::string& path) {
+  const std::string text = m.ReportJson().dump(2) + "\n";
+  return FileSystem::Default()->WriteFileAtomically(path, AsBytes(text));
+}
+
+}  // namespace
+
+int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
+  Result<ServerConfig> config = ResolveConfig(o);
+  if (!config.ok()) {
+    err << "daruma recover: " << config.status().message() << "\n";
+    return kExitUsage;
+  }
+  LogManagerOptions manager_options;
+  manager_options.quarantine = !o.no_quarantine;
+  LogManager manager(manager_options);
+  Status startup;
+  {
+    ProgressReporter progress([&manager] { return manager.Progress(); },
+                              o.quiet ? ProgressMode::kQuiet : o.progress, err);
+    progress.Start();
+    startup =
+        manager.Startup(config->log_dirs, config->log, config->num_recovery_threads_per_data_dir);
+  }
+  Status shutdown = startup.ok() ? manager.Shutdown() : Status::Ok();
+  if (!startup.ok()) err << "daruma recover: start-up failed: " << startup.message() << "\n";
+  if (!shutdown.ok())
+    err << "daruma recover: clean shutdown failed: " << shutdown.ToString() << "\n";
+  if (startup.ok()) {
+    if (o.quiet) {
+      PrintProblems(manager, err);
+    } else {
+      PrintSummary(manager, out);
+    }
+  }
+  int rc = startup.ok() && shutdown.ok() && !manager.HasFailures() ? kExitOk : kExitFailed;
+  if (!o.report_file.empty()) {
+    Status st = WriteReport(manager, o.report_file);
+    if (!st.ok()) {
+      err << "daruma recover: cannot write the report: " << st.ToString() << "\n";
+      rc = kExitFailed;
+    } else if (!o.quiet) {
+      out << "Report written to " << o.report_file << "\n";
+    }
+  }
+  return rc;
+}
+
+}  // namespace daruma::tools

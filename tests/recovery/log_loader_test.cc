@@ -1,0 +1,394 @@
+// LoadLog rules (spec §10.3-§10.8), one case each, on logs written by
+// Log::AppendAsLeader and then damaged by hand; and the quarantine that sets
+// aside every byte Kafka's loader destroys.
+#include "recovery/log_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/clock.h"
+#include "common/file_system.h"
+#include "log/log_file_names.h"
+#include "record/file_batch_reader.h"
+#include "record/record_batch_builder.h"
+#include "recovery/quarantine.h"
+#include "support/test_support.h"
+
+namespace daruma {
+namespace {
+
+namespace fsys = std::filesystem;
+using testing::ReadFileToString;
+using testing::TempDir;
+using testing::WriteStringToFile;
+
+constexpr int64_t kNow = 1700000400000;
+constexpr int kRecordsPerBatch = 3;
+
+struct BatchPos {
+  int64_t position;
+  int64_t size;
+  int64_t base_offset;
+};
+
+std::vector<BatchPos> Batches(const std::string& path) {
+  auto file = FileSystem::Default()->Open(path, OpenMode::kRead);
+  EXPECT_TRUE(file.ok());
+  std::vector<BatchPos> out;
+  FileBatchReader reader(file->get());
+  while (auto e = reader.Next()) out.push_back({e->position, int64_t(e->size()), e->prefix_offset()});
+  return out;
+}
+
+void Resize(const std::string& path, int64_t size) { fsys::resize_file(path, uint64_t(size)); }
+
+void FlipByte(const std::string& path, int64_t pos) {
+  std::string data = ReadFileToString(path);
+  data[size_t(pos)] ^= 0x20;
+  WriteStringToFile(path, data);
+}
+
+std::vector<nlohmann::json> Manifest(const std::string& part) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(part + "/" + kQuarantineDirName + "/" + kQuarantineManifestName);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+class LogLoaderTest : public ::testing::Test {
+ protected:
+  LogLoaderTest() : log_dir_(tmp_.Join("data")), part_(log_dir_ + "/t-0"), clock_(kNow) {
+    fsys::create_directories(log_dir_);
+    config_.segment_index_bytes = 4096;
+    config_.index_interval_bytes = 256;
+  }
+
+  // `segments` segments of `batches` batches (3 records each), epoch = segment
+  // index, idempotent producer 7; closed cleanly.
+  void WriteLog(int segments, int batches) {
+    auto log = Log::CreateEmpty(FileSystem::Default(), part_, tp_, config_, &clock_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    int32_t seq = 0;
+    for (int s = 0; s < segments; ++s) {
+      if (s > 0) {
+        ASSERT_TRUE((*log)->Roll().ok());
+      }
+      for (int b = 0; b < batches; ++b) {
+        BatchBuilderOptions o;
+        o.producer_id = 7;
+        o.producer_epoch = 0;
+        o.base_sequence = seq;
+        seq += kRecordsPerBatch;
+        std::vector<RecordInput> records;
+        for (int r = 0; r < kRecordsPerBatch; ++r) {
+          records.push_back({kNow - 1000 + b, "k" + std::to_string(r), std::string(60, 'v'), {}});
+        }
+        auto bytes = BuildRecordBatch(o, records);
+        ASSERT_TRUE(bytes.ok());
+        auto info = (*log)->AppendAsLeader(*bytes, s);
+        ASSERT_TRUE(info.ok()) << info.status().ToString();
+      }
+    }
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+
+  std::string File(int64_t base, std::string_view ext) {
+    return part_ + "/" + FilenamePrefixFromOffset(base) + std::string(ext);
+  }
+
+  Result<std::unique_ptr<Log>> Load(bool clean, int64_t recovery_point, bool quarantine = true,
+                                    int64_t log_start = 0) {
+    LoadLogParams p;
+    p.fs = FileSystem::Default();
+    p.log_dir = log_dir_;
+    p.partition_dir = part_;
+    p.tp = tp_;
+    p.config = config_;
+    p.clock = &clock_;
+    p.had_clean_shutdown = clean;
+    p.recovery_point_checkpoint = recovery_point;
+    p.log_start_offset_checkpoint = log_start;
+    p.quarantine = quarantine;
+    p.remaining_segments = &remaining_;
+    report_ = PartitionRecoveryReport{};
+    return LoadLog(p, &report_);
+  }
+
+  TempDir tmp_;
+  std::string log_dir_, part_;
+  TopicPartition tp_{"t", 0};
+  LogConfig config_;
+  ManualClock clock_;
+  PartitionRecoveryReport report_;
+  std::atomic<int64_t> remaining_{-1};
+};
+
+TEST_F(LogLoaderTest, CleanLoadKeepsEverything) {
+  WriteLog(3, 10);
+  auto log = Load(true, 90);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 90);
+  EXPECT_EQ((*log)->recovery_point(), 90);
+  EXPECT_EQ((*log)->high_watermark(), 0);
+  EXPECT_EQ((*log)->num_segments(), 3u);
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}, {1, 30}, {2, 60}}));
+  EXPECT_EQ((*log)->active_producer_count(), 1u);
+  EXPECT_EQ(report_.recovered_segments, 0);
+  EXPECT_TRUE(report_.quarantined.empty());
+  EXPECT_EQ(report_.segments.size(), 3u);
+}
+
+TEST_F(LogLoaderTest, TornTailAtEveryByteOfTheLastBatch) {
+  WriteLog(1, 5);
+  const std::string original = ReadFileToString(File(0, ".log"));
+  const auto batches = Batches(File(0, ".log"));
+  const BatchPos last = batches.back();
+  for (int64_t cut = last.position + 1; cut < last.position + last.size; ++cut) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    WriteStringToFile(File(0, ".log"), original.substr(0, size_t(cut)));
+    fsys::remove_all(part_ + "/" + kQuarantineDirName);
+    auto log = Load(false, 0);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    EXPECT_EQ((*log)->log_end_offset(), last.base_offset);
+    EXPECT_EQ((*log)->active_segment_size(), last.position);
+    EXPECT_EQ(report_.truncated_bytes, cut - last.position);
+    ASSERT_EQ(report_.quarantined.size(), 1u);
+    EXPECT_EQ(report_.quarantined[0].from_position, last.position);
+    EXPECT_EQ(report_.quarantined[0].bytes, cut - last.position);
+    EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path),
+              original.substr(size_t(last.position), size_t(cut - last.position)));
+    EXPECT_EQ(report_.warnings.back(),
+              "Corruption found in segment 0, truncating to offset " +
+                  std::to_string(last.base_offset));
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+}
+
+TEST_F(LogLoaderTest, BitFlipInCrcCoveredHeaderTruncatesAtThatBatch) {
+  WriteLog(1, 5);
+  const auto batches = Batches(File(0, ".log"));
+  const int64_t attributes = 21;  // first CRC-covered byte
+  FlipByte(File(0, ".log"), batches[2].position + attributes + 1);
+  auto log = Load(false, 0);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->log_end_offset(), batches[2].base_offset);
+  EXPECT_EQ((*log)->active_segment_size(), batches[2].position);
+  auto manifest = Manifest(part_);
+  ASSERT_EQ(manifest.size(), 1u);
+  EXPECT_EQ(manifest[0]["fromPosition"], batches[2].position);
+  EXPECT_EQ(manifest[0]["firstOffset"], batches[2].base_offset);
+  EXPECT_EQ(manifest[0]["reason"], "corrupt batch (size or CRC check failed)");
+}
+
+TEST_F(LogLoaderTest, ZeroFilledPreallocatedTailIsTruncated) {
+  WriteLog(1, 5);
+  const int64_t size = int64_t(fsys::file_size(File(0, ".log")));
+  Resize(File(0, ".log"), size + 4096);
+  auto log = Load(false, 0);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->log_end_offset(), 15);
+  EXPECT_EQ((*log)->active_segment_size(), size);
+  ASSERT_EQ(report_.quarantined.size(), 1u);
+  EXPECT_EQ(report_.quarantined[0].bytes, 4096);
+  EXPECT_EQ(report_.quarantined[0].reason, "zero-filled tail (size field 0)");
+}
+
+TEST_F(LogLoaderTest, CorruptionDeletesLaterSegmentsKafkaStyle) {
+  WriteLog(3, 10);
+  const auto batches = Batches(File(0, ".log"));
+  FlipByte(File(0, ".log"), batches[4].position + 40);
+  auto log = Load(false, 0, /*quarantine=*/false);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 12);
+  EXPECT_EQ((*log)->num_segments(), 1u);
+  EXPECT_EQ(remaining_.load(), 0);
+  EXPECT_TRUE(fsys::exists(File(30, ".log.deleted")));
+  EXPECT_TRUE(fsys::exists(File(60, ".log.deleted")));
+  EXPECT_TRUE(fsys::exists(File(30, ".snapshot.deleted")));
+  EXPECT_FALSE(fsys::exists(part_ + "/" + kQuarantineDirName));
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}}));
+  // The next load's pass 1 removes the leftovers.
+  ASSERT_TRUE((*log)->Close().ok());
+  log = Load(true, 12, false);
+  ASSERT_TRUE(log.ok());
+  EXPECT_FALSE(fsys::exists(File(30, ".log.deleted")));
+}
+
+TEST_F(LogLoaderTest, CorruptionMovesLaterSegmentsToQuarantine) {
+  WriteLog(3, 10);
+  const std::string seg30 = ReadFileToString(File(30, ".log"));
+  const auto batches = Batches(File(0, ".log"));
+  FlipByte(File(0, ".log"), batches[4].position + 40);
+  auto log = Load(false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 12);
+  EXPECT_FALSE(fsys::exists(File(30, ".log.deleted")));
+  EXPECT_FALSE(fsys::exists(File(30, ".log")));
+  EXPECT_EQ(ReadFileToString(part_ + "/" + kQuarantineDirName + "/" +
+                             FilenamePrefixFromOffset(30) + ".log@0"),
+            seg30);
+  auto manifest = Manifest(part_);
+  ASSERT_EQ(manifest.size(), report_.quarantined.size());
+  int64_t log_bytes = 0;
+  for (const auto& line : manifest) {
+    EXPECT_EQ(line["partition"], "t-0");
+    if (std::string(line["file"]).ends_with(".log")) log_bytes += int64_t(line["bytes"]);
+  }
+  // The corrupt tail of segment 0 plus all of segments 30 and 60.
+  EXPECT_EQ(log_bytes, (batches.back().position + batches.back().size - batches[4].position) +
+                           int64_t(seg30.size()) +
+                           int64_t(ReadFileToString(part_ + "/" + kQuarantineDirName + "/" +
+                                                    FilenamePrefixFromOffset(60) + ".log@0")
+                                       .size()));
+}
+
+TEST_F(LogLoaderTest, NonMonotonicOffsetsTruncateWholeSegmentAndDeleteLater) {
+  WriteLog(3, 10);
+  const auto batches = Batches(File(30, ".log"));
+  std::string data = ReadFileToString(File(30, ".log"));
+  // Base offset is not CRC-covered: batch 5 now claims offsets of batch 1.
+  std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(data.data()), data.size());
+  SetBatchBaseOffset(bytes.subspan(size_t(batches[5].position), size_t(batches[5].size)), 33);
+  WriteStringToFile(File(30, ".log"), data);
+  config_.index_interval_bytes = 0;  // index every batch so the rebuild sees it
+  auto log = Load(false, 30);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 30);
+  EXPECT_EQ((*log)->num_segments(), 2u);
+  EXPECT_EQ((*log)->active_segment_size(), 0);
+  EXPECT_EQ(report_.truncated_bytes, int64_t(data.size()));
+  EXPECT_FALSE(fsys::exists(File(60, ".log")));
+}
+
+TEST_F(LogLoaderTest, OrphanIndexesAndTemporaryFilesAreRemoved) {
+  WriteLog(2, 5);
+  WriteStringToFile(File(500, ".index"), std::string(8, '\0'));
+  WriteStringToFile(File(500, ".timeindex"), std::string(12, '\0'));
+  WriteStringToFile(File(0, ".log.deleted"), "old");
+  WriteStringToFile(File(3, ".log.cleaned"), "partial");
+  WriteStringToFile(File(4, ".log.swap"), "incomplete split");  // >= min .cleaned
+  auto log = Load(true, 30);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  for (auto ext : {".index", ".timeindex"}) EXPECT_FALSE(fsys::exists(File(500, ext)));
+  EXPECT_FALSE(fsys::exists(File(0, ".log.deleted")));
+  EXPECT_FALSE(fsys::exists(File(3, ".log.cleaned")));
+  EXPECT_FALSE(fsys::exists(File(4, ".log.swap")));
+  EXPECT_FALSE(fsys::exists(File(4, ".log")));
+  EXPECT_EQ(report_.quarantined.size(), 5u);
+  EXPECT_EQ(report_.deleted_files.size(), 5u);
+  EXPECT_EQ((*log)->log_end_offset(), 30);
+}
+
+TEST_F(LogLoaderTest, InterruptedSwapIsCompleted) {
+  WriteLog(2, 5);
+  // A compaction output covering both segments, fully renamed to .swap.
+  WriteStringToFile(File(0, ".log.swap"),
+                    ReadFileToString(File(0, ".log")) + ReadFileToString(File(15, ".log")));
+  auto log = Load(true, 30, /*quarantine=*/false);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->num_segments(), 1u);
+  EXPECT_EQ((*log)->log_end_offset(), 30);
+  EXPECT_FALSE(fsys::exists(File(0, ".log.swap")));
+  EXPECT_FALSE(fsys::exists(File(15, ".log")));
+  EXPECT_FALSE(fsys::exists(File(15, ".snapshot")));
+  // Reading the swap segment's next offset created its (empty) offset index,
+  // as in Kafka; the time index is recreated empty.
+  EXPECT_EQ(fsys::file_size(File(0, ".index")), 0u);
+  EXPECT_EQ(fsys::file_size(File(0, ".timeindex")), 0u);
+}
+
+TEST_F(LogLoaderTest, CorruptSnapshotIsIgnoredAndQuarantined) {
+  WriteLog(2, 5);
+  WriteStringToFile(File(30, ".snapshot"), "garbage!");
+  auto log = Load(true, 30);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->active_producer_count(), 1u);
+  ASSERT_EQ(report_.quarantined.size(), 1u);
+  EXPECT_EQ(report_.quarantined[0].bytes, 8);
+  EXPECT_TRUE(report_.quarantined[0].reason.starts_with("corrupt producer snapshot"));
+}
+
+TEST_F(LogLoaderTest, EpochsBeyondLogEndAreTruncated) {
+  WriteLog(2, 5);
+  WriteStringToFile(part_ + "/leader-epoch-checkpoint", "0\n3\n0 0\n1 15\n9 100\n");
+  auto log = Load(true, 30);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}, {1, 15}}));
+  EXPECT_EQ(ReadFileToString(part_ + "/leader-epoch-checkpoint"), "0\n2\n0 0\n1 15\n");
+}
+
+TEST_F(LogLoaderTest, MissingLeaderEpochFileIsRebuiltByUncleanRecovery) {
+  WriteLog(2, 5);
+  fsys::remove(part_ + "/leader-epoch-checkpoint");
+  auto log = Load(false, 0);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}, {1, 15}}));
+  EXPECT_EQ(ReadFileToString(part_ + "/leader-epoch-checkpoint"), "0\n2\n0 0\n1 15\n");
+}
+
+TEST_F(LogLoaderTest, LogEndBelowLogStartCheckpointEmptiesTheLog) {
+  WriteLog(2, 5);
+  auto log = Load(true, 30, /*quarantine=*/true, /*log_start=*/1000);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_start_offset(), 1000);
+  EXPECT_EQ((*log)->log_end_offset(), 1000);
+  EXPECT_EQ((*log)->num_segments(), 1u);
+  EXPECT_TRUE((*log)->leader_epochs().empty());
+  EXPECT_FALSE(fsys::exists(File(0, ".log")));
+  EXPECT_TRUE(fsys::exists(File(1000, ".log")));
+}
+
+TEST_F(LogLoaderTest, CrashDuringLoadingThenUncleanReloadIsStable) {
+  WriteLog(2, 5);
+  const auto batches = Batches(File(15, ".log"));
+  Resize(File(15, ".log"), batches.back().position + 7);
+  {
+    auto log = Load(false, 15);
+    ASSERT_TRUE(log.ok());
+    EXPECT_EQ((*log)->log_end_offset(), 27);
+  }  // "crash": no Close, and the caller already deleted the clean marker
+  auto log = Load(false, 15);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 27);
+  EXPECT_EQ(report_.truncated_bytes, 0);
+  EXPECT_EQ(Manifest(part_).size(), 1u);
+}
+
+TEST_F(LogLoaderTest, NoQuarantineLeavesTheSameFilesAsQuarantine) {
+  WriteLog(1, 5);
+  const auto batches = Batches(File(0, ".log"));
+  Resize(File(0, ".log"), batches.back().position + 30);
+  const std::string copy = tmp_.Join("copy");
+  testing::CopyTree(log_dir_, copy);
+  auto with = Load(false, 0, true);
+  ASSERT_TRUE(with.ok());
+  ASSERT_TRUE((*with)->Close().ok());
+  auto listing = [](const std::string& dir) {
+    std::vector<std::pair<std::string, uintmax_t>> files;
+    for (const auto& e : fsys::directory_iterator(dir)) {
+      if (e.is_regular_file()) files.emplace_back(e.path().filename(), e.file_size());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  };
+  const auto quarantined_listing = listing(part_);
+  log_dir_ = copy;
+  part_ = copy + "/t-0";
+  auto without = Load(false, 0, false);
+  ASSERT_TRUE(without.ok());
+  ASSERT_TRUE((*without)->Close().ok());
+  EXPECT_EQ(listing(part_), quarantined_listing);
+  EXPECT_TRUE(report_.quarantined.empty());
+  EXPECT_EQ(report_.truncated_bytes, 30);
+}
+
+}  // namespace
+}  // namespace daruma

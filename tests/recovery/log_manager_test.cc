@@ -1,0 +1,375 @@
+// LogManager: start-up over several log dirs, locking, the clean-shutdown
+// marker, checkpoints and the log-dir failure channel. One case per rule.
+#include "recovery/log_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "common/bytes.h"
+#include "log/clean_shutdown_file.h"
+#include "log/offset_checkpoint_file.h"
+#include "record/record_batch_builder.h"
+#include "recovery/dir_lock.h"
+#include "support/test_support.h"
+
+namespace daruma {
+namespace {
+
+using testing::ReadFileToString;
+using testing::TempDir;
+using testing::WriteStringToFile;
+
+const TopicPartition kOrders{"orders", 0};
+const TopicPartition kPayments{"payments", 3};
+
+// Writes `batches` one-record batches to a fresh partition of `log_dir` and
+// closes it without any log-dir checkpoint or marker (an unclean dir).
+void MakePartition(const std::string& log_dir, const TopicPartition& tp, int batches) {
+  ManualClock clock(1700000000000);
+  auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, LogDirName(tp)), tp,
+                              LogConfig{}, &clock);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  for (int i = 0; i < batches; ++i) {
+    RecordInput record;
+    record.timestamp = 1700000000000 + i;
+    record.key = "k" + std::to_string(i);
+    record.value = "value " + std::to_string(i);
+    auto batch = BuildRecordBatch({}, {record});
+    ASSERT_TRUE(batch.ok());
+    auto info = (*log)->AppendAsLeader(*batch, /*leader_epoch=*/0);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+OffsetMap ReadCheckpoint(const std::string& log_dir, const char* name) {
+  auto file = OffsetCheckpointFile::Open(JoinPath(log_dir, name));
+  EXPECT_TRUE(file.ok());
+  auto map = file->Read();
+  EXPECT_TRUE(map.ok()) << map.status().ToString();
+  return map.ok() ? *map : OffsetMap{};
+}
+
+// Delegates to the POSIX file system, failing every open and listing under
+// `prefix` with kIoError, and recording the order of writes.
+class FaultyFileSystem : public FileSystem {
+ public:
+  explicit FaultyFileSystem(std::string prefix = "") : prefix_(std::move(prefix)) {}
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    DARUMA_RETURN_IF_ERROR(Check(path));
+    if (mode != OpenMode::kRead) Record("open " + BaseName(path));
+    return base_->Open(path, mode);
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    DARUMA_RETURN_IF_ERROR(Check(from));
+    Record("rename " + BaseName(to));
+    return base_->Rename(from, to);
+  }
+  Status Remove(const std::string& path) override {
+    DARUMA_RETURN_IF_ERROR(Check(path));
+    Record("remove " + BaseName(path));
+    return base_->Remove(path);
+  }
+  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
+  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
+  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    DARUMA_RETURN_IF_ERROR(Check(path));
+    return base_->ListDir(path);
+  }
+  bool Exists(const std::string& path) override { return base_->Exists(path); }
+  Result<uint64_t> FileSize(const std::string& path) override {
+    DARUMA_RETURN_IF_ERROR(Check(path));
+    return base_->FileSize(path);
+  }
+  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
+    return base_->ModifiedTimeMs(path);
+  }
+  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
+    return base_->SetModifiedTimeMs(path, ms);
+  }
+
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+ private:
+  Status Check(const std::string& path) const {
+    if (!prefix_.empty() && path.starts_with(prefix_)) {
+      return Status::IoError("injected I/O error on " + path);
+    }
+    return Status::Ok();
+  }
+  void Record(std::string event) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(event));
+  }
+
+  std::string prefix_;
+  FileSystem* base_ = FileSystem::Default();
+  std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+TEST(LogManagerTest, LoadsEveryPartitionOfEveryDir) {
+  TempDir a, b;
+  MakePartition(a.path(), kOrders, 5);
+  MakePartition(a.path(), {"orders", 1}, 2);
+  MakePartition(b.path(), kPayments, 7);
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 2).ok());
+
+  EXPECT_FALSE(manager.HasFailures());
+  ASSERT_EQ(manager.AllLogs().size(), 3u);
+  ASSERT_NE(manager.GetLog(kOrders), nullptr);
+  EXPECT_EQ(manager.GetLog(kOrders)->log_end_offset(), 5);
+  EXPECT_EQ(manager.GetLog({"orders", 1})->log_end_offset(), 2);
+  EXPECT_EQ(manager.GetLog(kPayments)->log_end_offset(), 7);
+  const RecoveryReport& report = manager.report();
+  ASSERT_EQ(report.log_dirs.size(), 2u);
+  EXPECT_EQ(report.log_dirs[0].path, a.path());
+  EXPECT_FALSE(report.log_dirs[0].clean_shutdown);
+  EXPECT_FALSE(report.log_dirs[1].offline);
+  ASSERT_EQ(report.partitions.size(), 3u);
+  EXPECT_EQ(report.partitions[0].dir, a.Join("orders-0"));
+  EXPECT_EQ(report.partitions[2].topic, "payments");
+  EXPECT_EQ(report.partitions[2].partition, 3);
+  EXPECT_EQ(report.partitions[2].log_end_offset, 7);
+  // KIP-831 counters are back to zero once every log is loaded.
+  for (const auto& c : manager.recovery_counters()) {
+    EXPECT_EQ(c.remaining_logs.load(), 0) << c.dir;
+    ASSERT_EQ(c.remaining_segments.size(), 2u);
+    EXPECT_EQ(c.remaining_segments[0].load(), 0);
+  }
+  const ProgressSnapshot progress = manager.Progress();
+  EXPECT_EQ(progress.total_logs, 3);
+  EXPECT_EQ(progress.remaining_logs, 0);
+  EXPECT_GT(progress.total_bytes, 0);  // unclean: every .log is to be scanned
+}
+
+TEST(LogManagerTest, CreatesMissingDirAndLocksIt) {
+  TempDir root;
+  const std::string dir = root.Join("new-log-dir");
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir}, LogConfig{}, 1).ok());
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(dir, ".lock")));
+  EXPECT_TRUE(manager.AllLogs().empty());
+  auto second = DirLock::Acquire(dir);
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(DirLock::IsHeldElsewhere(second.status()));
+  ASSERT_TRUE(manager.Shutdown().ok());
+  EXPECT_TRUE(DirLock::Acquire(dir).ok());  // released by Shutdown
+}
+
+TEST(LogManagerTest, LockHeldByAnotherManagerIsFatalAndNamesTheDir) {
+  TempDir a, b;
+  MakePartition(b.path(), kOrders, 3);
+  WriteStringToFile(b.Join(kCleanShutdownFileName), "");
+  LogManager first;
+  ASSERT_TRUE(first.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  LogManager second;
+  Status st = second.Startup({b.path(), a.path()}, LogConfig{}, 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("log dir " + a.path() + " is locked by another process"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(second.AllLogs().empty());
+  ASSERT_EQ(second.report().log_dirs.size(), 2u);
+  EXPECT_TRUE(second.report().log_dirs[1].offline);
+  // Nothing was loaded, so nothing was touched: b's marker is still there.
+  EXPECT_TRUE(FileSystem::Default()->Exists(b.Join(kCleanShutdownFileName)));
+  // ... and b's lock was released.
+  EXPECT_TRUE(DirLock::Acquire(b.path()).ok());
+}
+
+TEST(LogManagerTest, BadPartitionDirNameIsFatalBeforeAnythingChanges) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 2);
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(a.Join("not_a_partition")).ok());
+  WriteStringToFile(a.Join(kCleanShutdownFileName), "{\"version\":0,\"brokerEpoch\":4}");
+  LogManager manager;
+  Status st = manager.Startup({a.path()}, LogConfig{}, 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("not_a_partition"), std::string::npos) << st.message();
+  EXPECT_TRUE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+}
+
+TEST(LogManagerTest, IgnoresKafkaNonPartitionDirs) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 2);
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(a.Join("remote-log-index-cache")).ok());
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(a.Join("__cluster_metadata-0")).ok());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  EXPECT_EQ(manager.AllLogs().size(), 1u);
+}
+
+TEST(LogManagerTest, DuplicateLogDirIsFatal) {
+  TempDir a;
+  LogManager manager;
+  Status st = manager.Startup({a.path(), a.path() + "/"}, LogConfig{}, 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("listed twice"), std::string::npos) << st.message();
+}
+
+TEST(LogManagerTest, CleanMarkerIsReadThenDeletedBeforeLoading) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 4);
+  WriteStringToFile(a.Join(kCleanShutdownFileName), "{\"version\":0,\"brokerEpoch\":42}");
+  // A partition whose reads fail: loading it fails, the marker must be gone anyway.
+  MakePartition(a.path(), kPayments, 1);
+  FaultyFileSystem fs(a.Join("payments-3"));
+  LogManager manager({.fs = &fs});
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+  ASSERT_EQ(manager.report().log_dirs.size(), 1u);
+  EXPECT_TRUE(manager.report().log_dirs[0].clean_shutdown);
+  EXPECT_EQ(manager.report().log_dirs[0].broker_epoch, 42);
+  const auto events = fs.events();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front(), "remove .kafka_cleanshutdown");  // before any partition file
+}
+
+TEST(LogManagerTest, CheckpointsAreTheLogEndAfterRecovery) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 6);
+  // A stale recovery point and a high watermark beyond the log end.
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kReplicationOffsetCheckpointFile))
+                  ->Write({{kOrders, 1000}})
+                  .ok());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_EQ(manager.GetLog(kOrders)->high_watermark(), 6);  // clamped to [0, LEO]
+  EXPECT_EQ(manager.GetLog(kOrders)->recovery_point(), 6);
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 6}}));
+  EXPECT_EQ(ReadCheckpoint(a.path(), kReplicationOffsetCheckpointFile), (OffsetMap{{kOrders, 6}}));
+  // Log start equals the first segment base: Kafka lists no entry for it.
+  EXPECT_EQ(ReadCheckpoint(a.path(), kLogStartOffsetCheckpointFile), OffsetMap{});
+  EXPECT_EQ(manager.report().partitions[0].high_watermark, 6);
+  EXPECT_EQ(manager.report().partitions[0].recovery_point, 6);
+  // Until Shutdown the dir is not clean.
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+}
+
+TEST(LogManagerTest, HighWatermarkWithinTheLogIsKept) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 6);
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kReplicationOffsetCheckpointFile))
+                  ->Write({{kOrders, 4}})
+                  .ok());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  EXPECT_EQ(manager.GetLog(kOrders)->high_watermark(), 4);
+  EXPECT_EQ(ReadCheckpoint(a.path(), kReplicationOffsetCheckpointFile), (OffsetMap{{kOrders, 4}}));
+}
+
+TEST(LogManagerTest, CleanShutdownWritesCheckpointsThenTheMarkerLast) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 3);
+  FaultyFileSystem fs;
+  LogManager manager({.fs = &fs});
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  const size_t startup_events = fs.events().size();
+  ASSERT_TRUE(manager.Shutdown().ok());
+
+  EXPECT_EQ(ReadFileToString(a.Join(kCleanShutdownFileName)), "{\"version\":0,\"brokerEpoch\":-1}");
+  const auto all = fs.events();
+  const std::vector<std::string> events(all.begin() + long(startup_events), all.end());
+  ASSERT_FALSE(events.empty());
+  for (const auto& e : events) std::cerr << e << "\n";
+  EXPECT_EQ(events.back(), "open .kafka_cleanshutdown");
+  auto pos = [&events](const std::string& e) {
+    return std::find(events.begin(), events.end(), e) - events.begin();
+  };
+  EXPECT_LT(pos("rename recovery-point-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
+  EXPECT_LT(pos("rename log-start-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
+  EXPECT_LT(pos("rename replication-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
+  EXPECT_LT(pos("open 00000000000000000003.snapshot"),
+            pos("rename recovery-point-offset-checkpoint"));
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 3}}));
+}
+
+TEST(LogManagerTest, SecondStartAfterCleanShutdownScansNothing) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 3);
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  EXPECT_TRUE(manager.report().log_dirs[0].clean_shutdown);
+  EXPECT_EQ(manager.report().log_dirs[0].broker_epoch, -1);
+  EXPECT_EQ(manager.report().partitions[0].scanned_bytes, 0);
+  EXPECT_EQ(manager.report().partitions[0].truncated_bytes, 0);
+  EXPECT_EQ(manager.Progress().total_bytes, 0);
+  EXPECT_EQ(manager.GetLog(kOrders)->log_end_offset(), 3);
+}
+
+TEST(LogManagerTest, IoErrorTakesOnlyThatDirOffline) {
+  TempDir a, b;
+  MakePartition(a.path(), kOrders, 3);
+  MakePartition(b.path(), kPayments, 5);
+  WriteStringToFile(a.Join(kCleanShutdownFileName), "");
+  FaultyFileSystem fs(a.Join("orders-0"));
+  LogManager manager({.fs = &fs});
+  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_TRUE(manager.HasFailures());
+  EXPECT_TRUE(manager.failure_channel().IsOffline(a.path()));
+  EXPECT_EQ(manager.GetLog(kOrders), nullptr);
+  ASSERT_NE(manager.GetLog(kPayments), nullptr);
+  EXPECT_EQ(manager.GetLog(kPayments)->log_end_offset(), 5);
+  const RecoveryReport& report = manager.report();
+  EXPECT_TRUE(report.log_dirs[0].offline);
+  EXPECT_NE(report.log_dirs[0].error.find("injected I/O error on " + a.Join("orders-0")),
+            std::string::npos)
+      << report.log_dirs[0].error;
+  EXPECT_FALSE(report.log_dirs[1].offline);
+  const auto json = report.ToJson();
+  EXPECT_EQ(json["logDirs"][0]["offline"], true);
+  EXPECT_TRUE(json["logDirs"][0]["error"].is_string());
+  EXPECT_TRUE(json["logDirs"][1]["error"].is_null());
+
+  ASSERT_TRUE(manager.Shutdown().ok());
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+  EXPECT_TRUE(FileSystem::Default()->Exists(b.Join(kCleanShutdownFileName)));
+}
+
+TEST(LogManagerTest, UnreadableCheckpointIsAWarningAndReadsAsEmpty) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 2);
+  WriteStringToFile(a.Join(kRecoveryPointCheckpointFile), "7\n1\norders 0 2\n");
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  ASSERT_EQ(manager.dir_warnings().count(a.path()), 1u);
+  const std::string warning = manager.dir_warnings().at(a.path()).at(0);
+  EXPECT_NE(warning.find(kRecoveryPointCheckpointFile), std::string::npos) << warning;
+  EXPECT_NE(warning.find("read as empty"), std::string::npos) << warning;
+  EXPECT_EQ(manager.ReportJson()["logDirs"][0]["warnings"][0], warning);
+  EXPECT_EQ(manager.GetLog(kOrders)->log_end_offset(), 2);
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 2}}));
+}
+
+TEST(LogManagerTest, DestroyWithoutShutdownLeavesTheDirUnclean) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 2);
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  }
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+  EXPECT_TRUE(DirLock::Acquire(a.path()).ok());
+}
+
+}  // namespace
+}  // namespace daruma
