@@ -10,6 +10,7 @@
 // Invariants checked (a violation aborts, i.e. is a finding): entries lie
 // inside the file and follow each other without gaps; iteration stops at or
 // before the end; a clean end means every byte was consumed.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

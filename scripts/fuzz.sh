@@ -32,6 +32,7 @@ for target in "${targets[@]}"; do
   findings=build/fuzz/findings/$target
   log=build/fuzz/$target.log
   mkdir -p "$corpus" "$findings"
+  stamp=$(mktemp)
   echo "== $target: ${seconds}s"
   # shellcheck disable=SC2086
   "build/fuzz/fuzz/$target" "$corpus" build/fuzz/seeds -max_total_time="$seconds" \
@@ -41,13 +42,14 @@ for target in "${targets[@]}"; do
   execs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   rate=$(grep -m1 '^stat::average_exec_per_sec' "$log" | awk '{print $2}')
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+' || true)
-  found=$(find "$findings" -type f | wc -l)
+  found=$(find "$findings" -type f -newer "$stamp" | wc -l)
   echo "   executions: ${execs:-?} (${rate:-?}/s), ${cov:-cov: ?}, corpus: $(ls "$corpus" | wc -l)," \
     "findings: $found (exit $rc; log $log)"
   if [[ $rc -ne 0 || $found -gt 0 ]]; then
     status=1
     grep -E 'ERROR: |SUMMARY: |runtime error' "$log" | head -5 | sed 's/^/   /'
-    find "$findings" -type f | head -5 | sed 's/^/   finding: /'
+    find "$findings" -type f -newer "$stamp" | head -5 | sed 's/^/   finding: /'
   fi
+  rm -f "$stamp"
 done
 exit $status

@@ -428,11 +428,15 @@ Result<FetchDataInfo> Log::Read(int64_t start_offset, int32_t max_bytes, FetchIs
   if (it != segments_.begin()) --it;
   for (; it != segments_.end(); ++it) {
     LogSegment* segment = it->second.get();
-    // Bound the read at the position of `upper` when it lies in this segment.
+    // Bound the read at the position of `upper` when it lies in this segment
+    // (below the log end: the log end is the active segment's size), found
+    // from the offset index as a fetch position is.
     int64_t max_position = segment->size();
     auto next = std::next(it);
-    if (next == segments_.end() || next->first > upper) {
-      DARUMA_ASSIGN_OR_RETURN(auto upper_pos, segment->TranslateOffset(upper));
+    if (upper < log_end_offset_ && (next == segments_.end() || next->first > upper)) {
+      DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, segment->offset_index());
+      DARUMA_ASSIGN_OR_RETURN(auto upper_pos,
+                              segment->TranslateOffset(upper, oi->Lookup(upper).position));
       if (upper_pos) max_position = upper_pos->position;
     }
     DARUMA_ASSIGN_OR_RETURN(auto read, segment->Read(start_offset, max_bytes, max_position, min_one_message));

@@ -28,6 +28,7 @@ struct LogEntry {
   Status Validate() const;
 
   // Batch-level accessors valid for both formats (legacy: no producer, epoch -1).
+  // Precondition: Validate() succeeded (a v2 entry then has >= 61 bytes).
   int64_t last_offset() const;
   int64_t max_timestamp() const;
   int32_t partition_leader_epoch() const;

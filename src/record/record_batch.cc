@@ -10,25 +10,31 @@ namespace daruma {
 
 const char* TimestampTypeName(TimestampType t) {
   switch (t) {
-    case TimestampType::kNoTimestamp: return "NoTimestampType";
-    case TimestampType::kCreateTime: return "CreateTime";
-    case TimestampType::kLogAppendTime: return "LogAppendTime";
+    case TimestampType::kNoTimestamp:
+      return "NoTimestampType";
+    case TimestampType::kCreateTime:
+      return "CreateTime";
+    case TimestampType::kLogAppendTime:
+      return "LogAppendTime";
   }
   return "NoTimestampType";
 }
 
 int32_t IncrementSequence(int32_t sequence, int32_t delta) {
   if (sequence == kNoSequence) return kNoSequence;
-  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
-  if (sequence > kMax - delta) return delta - (kMax - sequence) - 1;
-  return sequence + delta;
+  // Java's int arithmetic wraps; do the same in unsigned arithmetic so a
+  // hostile (negative) delta cannot cause signed overflow.
+  constexpr uint32_t kMax = uint32_t(std::numeric_limits<int32_t>::max());
+  const uint32_t seq = uint32_t(sequence), d = uint32_t(delta);
+  if (sequence > int32_t(kMax - d)) return int32_t(d - (kMax - seq) - 1u);
+  return int32_t(seq + d);
 }
 
 Result<RecordBatchView> RecordBatchView::Parse(ByteSpan bytes) {
   if (bytes.size() < size_t(kRecordBatchOverhead)) {
-    return Status::Corruption(fmt::format(
-        "record batch size {} is smaller than the minimum batch size {}", bytes.size(),
-        kRecordBatchOverhead));
+    return Status::Corruption(
+        fmt::format("record batch size {} is smaller than the minimum batch size {}", bytes.size(),
+                    kRecordBatchOverhead));
   }
   RecordBatchView view(bytes);
   if (view.magic() != kMagicV2) {
@@ -36,9 +42,9 @@ Result<RecordBatchView> RecordBatchView::Parse(ByteSpan bytes) {
         fmt::format("record batch field magic: expected 2, found {}", view.magic()));
   }
   if (int64_t(view.length()) + kLogOverhead != int64_t(bytes.size())) {
-    return Status::Corruption(fmt::format(
-        "record batch field length: expected {} (batch bytes - 12), found {}",
-        bytes.size() - kLogOverhead, view.length()));
+    return Status::Corruption(
+        fmt::format("record batch field length: expected {} (batch bytes - 12), found {}",
+                    bytes.size() - kLogOverhead, view.length()));
   }
   return view;
 }
@@ -65,9 +71,9 @@ Status RecordBatchView::Validate() const {
 namespace {
 
 Status RecordError(const RecordBatchView& batch, int32_t index, size_t pos, const char* what) {
-  return Status::InvalidRecord(fmt::format(
-      "record batch at base offset {}: record {} at byte {} of the records region: {}",
-      batch.base_offset(), index, pos, what));
+  return Status::InvalidRecord(
+      fmt::format("record batch at base offset {}: record {} at byte {} of the records region: {}",
+                  batch.base_offset(), index, pos, what));
 }
 
 bool ReadNullableBytes(ByteReader& r, std::optional<std::string>* out) {
@@ -90,15 +96,13 @@ Status DecodeRecordBody(ByteSpan body, const RecordBatchView& batch, int32_t ind
   ByteReader r(body);
   int64_t ts_delta;
   int32_t offset_delta;
-  if (!r.ReadInt8(&rec->attributes) || !r.ReadVarlong(&ts_delta) ||
-      !r.ReadVarint(&offset_delta)) {
+  if (!r.ReadInt8(&rec->attributes) || !r.ReadVarlong(&ts_delta) || !r.ReadVarint(&offset_delta)) {
     return RecordError(batch, index, pos, "truncated attributes/timestamp/offset delta");
   }
   if (!ReadNullableBytes(r, &rec->key)) return RecordError(batch, index, pos, "bad key");
   if (!ReadNullableBytes(r, &rec->value)) return RecordError(batch, index, pos, "bad value");
   int32_t header_count;
-  if (!r.ReadVarint(&header_count) || header_count < 0 ||
-      size_t(header_count) > r.remaining()) {
+  if (!r.ReadVarint(&header_count) || header_count < 0 || size_t(header_count) > r.remaining()) {
     return RecordError(batch, index, pos, "invalid header count");
   }
   rec->headers.reserve(size_t(header_count));
@@ -146,18 +150,18 @@ Status DecodeRecordsRegion(ByteSpan region, const RecordBatchView& batch, int32_
     out->push_back(std::move(rec));
   }
   if (!r.AtEnd()) {
-    return Status::InvalidRecord(fmt::format(
-        "record batch at base offset {}: {} bytes still remaining after {} records",
-        batch.base_offset(), r.remaining(), count));
+    return Status::InvalidRecord(
+        fmt::format("record batch at base offset {}: {} bytes still remaining after {} records",
+                    batch.base_offset(), r.remaining(), count));
   }
   return Status::Ok();
 }
 
 Result<std::vector<Record>> RecordBatchView::DecodeRecords(size_t max_decompressed) const {
   if (records_count() < 0) {
-    return Status::InvalidRecord(fmt::format(
-        "record batch at base offset {}: field recordsCount: expected >= 0, found {}",
-        base_offset(), records_count()));
+    return Status::InvalidRecord(
+        fmt::format("record batch at base offset {}: field recordsCount: expected >= 0, found {}",
+                    base_offset(), records_count()));
   }
   std::vector<Record> records;
   ByteSpan region = bytes_.subspan(batch_layout::kRecords);

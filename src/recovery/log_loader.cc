@@ -50,9 +50,9 @@ class Loader {
   Status DeleteFile(const std::string& path, const Quarantine::Range& range);
   Status QuarantineCorruptSnapshots();
 
-  Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();  // pass 1
+  Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
-  Status LoadSegmentFiles();  // pass 4
+  Status LoadSegmentFiles();                                               // pass 4
   Result<int64_t> RecoverSegment(LogSegment* segment);
   Result<int64_t> TruncateWholeSegment(LogSegment* segment);
   struct RecoveryOffsets {
@@ -149,8 +149,8 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
     }
   }
   for (const std::string& name : cleaned) {
-    DARUMA_RETURN_IF_ERROR(DeleteFile(
-        PathOf(name), {std::nullopt, std::nullopt, "leftover .cleaned file (pass 1)"}));
+    DARUMA_RETURN_IF_ERROR(
+        DeleteFile(PathOf(name), {std::nullopt, std::nullopt, "leftover .cleaned file (pass 1)"}));
   }
   return valid_swaps;
 }
@@ -162,9 +162,8 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
   for (const std::string& name : swaps) {
     if (!HasSuffix(StripSuffix(name, kSwapFileSuffix), kLogFileSuffix)) continue;
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
-    DARUMA_ASSIGN_OR_RETURN(auto segment,
-                            LogSegment::Open(fs_, dir_, base, p_.config, true,
-                                             std::string(kSwapFileSuffix)));
+    DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true,
+                                                           std::string(kSwapFileSuffix)));
     DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
     DARUMA_RETURN_IF_ERROR(segment->Close());
     min_swap = std::min(min_swap, base);
@@ -209,9 +208,10 @@ Status Loader::LoadSegmentFiles() {
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true));
     if (!segment->offset_index_exists()) {
       if (p_.had_clean_shutdown || base < p_.recovery_point_checkpoint) {
-        Warn(fmt::format("Could not find offset index file corresponding to log file {}, "
-                         "recovering segment and rebuilding index files...",
-                         segment->log_path()));
+        Warn(
+            fmt::format("Could not find offset index file corresponding to log file {}, "
+                        "recovering segment and rebuilding index files...",
+                        segment->log_path()));
       }
       // Kafka: an invalid-offset error here aborts the load (§15.6).
       DARUMA_RETURN_IF_ERROR(RecoverSegment(segment.get()).status());
@@ -223,9 +223,10 @@ Status Loader::LoadSegmentFiles() {
       Status sane = segment->SanityCheckTxnIndex();
       if (!sane.ok()) {
         if (!sane.IsCorruption()) return sane;
-        Warn(fmt::format("Found a corrupted index file corresponding to log file {} due to {}, "
-                         "recovering segment and rebuilding index files...",
-                         segment->log_path(), sane.message()));
+        Warn(
+            fmt::format("Found a corrupted index file corresponding to log file {} due to {}, "
+                        "recovering segment and rebuilding index files...",
+                        segment->log_path(), sane.message()));
         DARUMA_RETURN_IF_ERROR(RecoverSegment(segment.get()).status());
       }
     }
@@ -237,8 +238,8 @@ Status Loader::LoadSegmentFiles() {
 // Why recovery stopped before `valid` (for the manifest), read from the bytes.
 std::string DescribeTail(const File* file, int64_t valid, int64_t size,
                          const std::string& visitor_error) {
-  if (!visitor_error.empty()) return "invalid record after position " + std::to_string(valid) +
-                                    ": " + visitor_error;
+  if (!visitor_error.empty())
+    return "invalid record after position " + std::to_string(valid) + ": " + visitor_error;
   uint8_t header[17] = {};
   auto n = file->ReadAt(uint64_t(valid), std::span<uint8_t>(header, sizeof header));
   if (!n.ok() || size - valid <= 17) return "torn tail (partial batch header)";
@@ -251,8 +252,9 @@ std::string DescribeTail(const File* file, int64_t valid, int64_t size,
 
 Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
   const int64_t base = segment->base_offset();
-  DARUMA_ASSIGN_OR_RETURN(auto psm, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
-                                                               p_.config.producer_id_expiration_ms));
+  DARUMA_ASSIGN_OR_RETURN(
+      auto psm,
+      ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_, p_.config.producer_id_expiration_ms));
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(RebuildProducerState(
       psm.get(), segments_, {p_.log_start_offset_checkpoint, base, false, p_.clock->NowMs()},
@@ -291,8 +293,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
     if (!quarantine_.enabled()) return Status::Ok();
     return quarantine_.CopyRange(
         segment->log_path(), valid, size,
-        {next_offset, std::nullopt,
-         DescribeTail(segment->log_file(), valid, size, visitor_error)});
+        {next_offset, std::nullopt, DescribeTail(segment->log_file(), valid, size, visitor_error)});
   };
   const int64_t size_before = segment->size();
   auto recovered = segment->Recover(on_batch, before_truncate);
@@ -382,9 +383,10 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
         if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
           return truncated.status();
         }
-        Warn(fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
-                         "creating an empty one with starting offset {} ({})",
-                         segment->base_offset(), truncated.status().message()));
+        Warn(
+            fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
+                        "creating an empty one with starting offset {} ({})",
+                        segment->base_offset(), truncated.status().message()));
         truncated = TruncateWholeSegment(segment);
         if (!truncated.ok()) return truncated.status();
       }
@@ -410,10 +412,11 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     if (leo >= p_.log_start_offset_checkpoint) {
       valid_leo = leo;
     } else {
-      Warn(fmt::format("Deleting all segments because logEndOffset ({}) is smaller than "
-                       "logStartOffset {}. This could happen if segment files were deleted "
-                       "from the file system.",
-                       leo, p_.log_start_offset_checkpoint));
+      Warn(
+          fmt::format("Deleting all segments because logEndOffset ({}) is smaller than "
+                      "logStartOffset {}. This could happen if segment files were deleted "
+                      "from the file system.",
+                      leo, p_.log_start_offset_checkpoint));
       std::vector<int64_t> all;
       for (const auto& [base, segment] : segments_) all.push_back(base);
       DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(all, "log end below the log start offset"));
@@ -422,9 +425,9 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     }
   }
   if (segments_.empty()) {
-    DARUMA_ASSIGN_OR_RETURN(auto segment,
-                            LogSegment::Open(fs_, dir_, p_.log_start_offset_checkpoint, p_.config,
-                                             false));
+    DARUMA_ASSIGN_OR_RETURN(
+        auto segment,
+        LogSegment::Open(fs_, dir_, p_.log_start_offset_checkpoint, p_.config, false));
     segments_[p_.log_start_offset_checkpoint] = std::move(segment);
   }
   if (p_.had_clean_shutdown && valid_leo) return RecoveryOffsets{*valid_leo, *valid_leo};
@@ -440,8 +443,9 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
 Result<std::unique_ptr<Log>> Loader::Run() {
   const int64_t start_ns = p_.clock->NowNanos();
   if (!fs_->Exists(dir_)) DARUMA_RETURN_IF_ERROR(fs_->CreateDir(dir_));
-  DARUMA_ASSIGN_OR_RETURN(LeaderEpochFileCache cache,
-                          LeaderEpochFileCache::Open(JoinPath(dir_, kLeaderEpochCheckpointFileName), fs_));
+  DARUMA_ASSIGN_OR_RETURN(
+      LeaderEpochFileCache cache,
+      LeaderEpochFileCache::Open(JoinPath(dir_, kLeaderEpochCheckpointFileName), fs_));
   epochs_ = std::make_unique<LeaderEpochFileCache>(std::move(cache));
   DARUMA_RETURN_IF_ERROR(QuarantineCorruptSnapshots());
   DARUMA_ASSIGN_OR_RETURN(psm_, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
@@ -454,7 +458,8 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   RecoveryOffsets offsets;
   if (!HasSuffix(dir_, kDeleteDirSuffix)) {
     DARUMA_ASSIGN_OR_RETURN(offsets, RecoverLog());
-    DARUMA_RETURN_IF_ERROR(segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));
+    DARUMA_RETURN_IF_ERROR(
+        segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));
   } else if (segments_.empty()) {
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, 0, p_.config, false));
     segments_[0] = std::move(segment);
@@ -463,8 +468,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   // Pass 6. Kafka flushes these truncations asynchronously; flushing now gives
   // the same file a moment earlier.
   epochs_->TruncateFromEnd(offsets.next_offset);
-  const int64_t log_start =
-      std::max(p_.log_start_offset_checkpoint, segments_.begin()->first);
+  const int64_t log_start = std::max(p_.log_start_offset_checkpoint, segments_.begin()->first);
   epochs_->TruncateFromStart(p_.log_start_offset_checkpoint);
   if (epochs_->dirty()) DARUMA_RETURN_IF_ERROR(epochs_->Flush());
 
@@ -484,8 +488,8 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   parts.log_end_offset = offsets.next_offset;
   parts.producer_state = std::move(psm_);
   parts.leader_epoch_cache = std::move(epochs_);
-  DARUMA_ASSIGN_OR_RETURN(auto log, Log::FromLoaded(fs_, dir_, p_.tp, p_.config, p_.clock,
-                                                    std::move(parts)));
+  DARUMA_ASSIGN_OR_RETURN(auto log,
+                          Log::FromLoaded(fs_, dir_, p_.tp, p_.config, p_.clock, std::move(parts)));
 
   PartitionRecoveryReport& r = *report_;
   r.topic = p_.tp.topic;
@@ -516,8 +520,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
 
 }  // namespace
 
-Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params,
-                                     PartitionRecoveryReport* report) {
+Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecoveryReport* report) {
   PartitionRecoveryReport local;
   LoadLogParams p = params;
   if (p.fs == nullptr) p.fs = FileSystem::Default();

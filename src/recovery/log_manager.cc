@@ -64,8 +64,6 @@ LogManager::LogManager(LogManagerOptions options) : options_(options) {}
 
 LogManager::~LogManager() = default;
 
-// ---- Prepare: validation only -------------------------------------------------
-
 Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogConfig& config,
                            int threads_per_dir) {
   if (started_) return Status::InvalidArgument("LogManager::Startup called twice");
@@ -86,13 +84,12 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
   LoadDirs();
   for (auto& d : dirs_) FinishDir(*d);
   FillDirReports();
-  std::sort(report_.partitions.begin(), report_.partitions.end(),
-            [](const PartitionRecoveryReport& a, const PartitionRecoveryReport& b) {
-              return a.dir < b.dir;
-            });
+  SortPartitionReports();
   report_.duration_ms = ElapsedMs(options_.clock, start);
   return Status::Ok();
 }
+
+// ---- Prepare: validation only -------------------------------------------------
 
 Status LogManager::Prepare(const std::vector<std::string>& log_dirs) {
   if (log_dirs.empty()) return Status::InvalidArgument("no log directory given");
@@ -104,8 +101,13 @@ Status LogManager::Prepare(const std::vector<std::string>& log_dirs) {
     if (!seen.insert(std::filesystem::path(state->path).lexically_normal().string()).second) {
       return Status::InvalidArgument("log dir " + dir + " is listed twice");
     }
-    state->counters = &counters_.emplace_back(dir);
-    for (int i = 0; i < threads_per_dir_; ++i) state->counters->remaining_segments.emplace_back(0);
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // RecoveryGaugesSnapshot may be reading
+      state->counters = &counters_.emplace_back(state->path);
+      for (int i = 0; i < threads_per_dir_; ++i) {
+        state->counters->remaining_segments.emplace_back(0);
+      }
+    }
     dirs_.push_back(std::move(state));
   }
   std::vector<std::string> fatal;
@@ -392,6 +394,19 @@ void LogManager::MarkOffline(LogDirState& d, const Status& error) {
   }
 }
 
+// Partitions in log-dir order (as configured), then by directory name.
+void LogManager::SortPartitionReports() {
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < dirs_.size(); ++i) rank[dirs_[i]->path] = i;
+  auto key = [&rank](const PartitionRecoveryReport& p) {
+    return std::pair(rank[ParentDir(p.dir)], BaseName(p.dir));
+  };
+  std::sort(report_.partitions.begin(), report_.partitions.end(),
+            [&key](const PartitionRecoveryReport& a, const PartitionRecoveryReport& b) {
+              return key(a) < key(b);
+            });
+}
+
 void LogManager::FillDirReports() {
   report_.log_dirs.clear();
   for (auto& d : dirs_) {
@@ -484,6 +499,17 @@ nlohmann::json LogManager::ReportJson() const {
     dir["warnings"] = it == dir_warnings_.end() ? std::vector<std::string>() : it->second;
   }
   return json;
+}
+
+std::vector<RecoveryGauges> LogManager::RecoveryGaugesSnapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<RecoveryGauges> out;
+  for (const auto& c : counters_) {
+    RecoveryGauges g{c.dir, c.remaining_logs.load(), {}};
+    for (const auto& s : c.remaining_segments) g.remaining_segments.push_back(s.load());
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 ProgressSnapshot LogManager::Progress() const {

@@ -86,6 +86,13 @@ struct LogDirRecoveryCounters {
   std::deque<std::atomic<int64_t>> remaining_segments;
 };
 
+// One log dir's KIP-831 values at one moment.
+struct RecoveryGauges {
+  std::string dir;
+  int64_t remaining_logs = 0;               // remainingLogsToRecover{dir}
+  std::vector<int64_t> remaining_segments;  // remainingSegmentsToRecover{dir, threadNum}
+};
+
 class LogManager {
  public:
   explicit LogManager(LogManagerOptions options = {});
@@ -113,7 +120,9 @@ class LogManager {
   Log* GetLog(const TopicPartition& tp) const;  // the live (current) replica
   LogDirFailureChannel& failure_channel() { return failure_channel_; }
 
-  const std::deque<LogDirRecoveryCounters>& recovery_counters() const { return counters_; }
+  // The KIP-831 gauges now, one entry per log dir. Thread-safe (a metrics
+  // endpoint may poll it while Startup runs).
+  std::vector<RecoveryGauges> RecoveryGaugesSnapshot() const;
   ProgressSnapshot Progress() const;
 
  private:
@@ -134,6 +143,7 @@ class LogManager {
   Status ShutdownDir(LogDirState& d);
   void MarkOffline(LogDirState& d, const Status& error);
   void FillDirReports();
+  void SortPartitionReports();
 
   LogManagerOptions options_;
   LogConfig config_;

@@ -36,9 +36,12 @@ Status LoadProducersFromRange(ProducerStateManager* psm, LogSegment* segment,
     if (done) completed.push_back(*done);
   }
   switch (reader.stop_reason()) {
-    case StopReason::kIoError: return reader.io_status();
-    case StopReason::kCorruptSize: return Status::Corruption(reader.stop_message());
-    default: break;
+    case StopReason::kIoError:
+      return reader.io_status();
+    case StopReason::kCorruptSize:
+      return Status::Corruption(reader.stop_message());
+    default:
+      break;
   }
   if (scanned_bytes != nullptr) *scanned_bytes += int64_t(reader.position()) - start_position;
   for (const CompletedTxn& txn : completed) DARUMA_RETURN_IF_ERROR(psm->CompleteTxn(txn));
@@ -48,7 +51,8 @@ Status LoadProducersFromRange(ProducerStateManager* psm, LogSegment* segment,
 // Kafka's LogSegment.translateOffset(offset).position, or nullopt.
 Result<std::optional<int32_t>> PositionOf(LogSegment* segment, int64_t offset) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * index, segment->offset_index());
-  DARUMA_ASSIGN_OR_RETURN(auto found, segment->TranslateOffset(offset, index->Lookup(offset).position));
+  DARUMA_ASSIGN_OR_RETURN(auto found,
+                          segment->TranslateOffset(offset, index->Lookup(offset).position));
   if (!found) return std::optional<int32_t>();
   return std::optional<int32_t>(found->position);
 }
@@ -66,8 +70,8 @@ Status ScanSegments(ProducerStateManager* psm, const SegmentMap& segments,
       floor_of_last == segments.begin() ? nullptr : std::prev(floor_of_last)->second.get();
   for (; it != segments.end() && it->first < last_offset; ++it) {
     LogSegment* segment = it->second.get();
-    const int64_t start = std::max({segment->base_offset(), psm->MapEndOffset(),
-                                    params.log_start_offset});
+    const int64_t start =
+        std::max({segment->base_offset(), psm->MapEndOffset(), params.log_start_offset});
     psm->UpdateMapEndOffset(start);
     if (to_snapshot.count(segment->base_offset())) {
       DARUMA_RETURN_IF_ERROR(psm->TakeSnapshot().status());
@@ -105,8 +109,7 @@ Status RebuildProducerState(ProducerStateManager* psm, const SegmentMap& segment
     return Status::Ok();
   }
 
-  const bool empty_before_truncation =
-      psm->IsEmpty() && psm->MapEndOffset() >= params.last_offset;
+  const bool empty_before_truncation = psm->IsEmpty() && psm->MapEndOffset() >= params.last_offset;
   DARUMA_RETURN_IF_ERROR(
       psm->TruncateAndReload(params.log_start_offset, params.last_offset, params.now_ms));
   if (params.last_offset > psm->MapEndOffset() && !empty_before_truncation) {

@@ -20,7 +20,9 @@ Quarantine::Quarantine(FileSystem* fs, std::string partition_dir, std::string pa
       enabled_(enabled),
       report_(report) {}
 
-std::string Quarantine::dir() const { return JoinPath(partition_dir_, kQuarantineDirName); }
+std::string Quarantine::dir() const {
+  return JoinPath(partition_dir_, kQuarantineDirName);
+}
 
 Status Quarantine::EnsureDir() {
   if (dir_ready_) return Status::Ok();
@@ -52,8 +54,8 @@ Status Quarantine::CopyRange(const std::string& path, int64_t from, int64_t end,
   int64_t copied = 0;
   while (from + copied < end) {
     const size_t want = std::min<size_t>(buffer.size(), size_t(end - from - copied));
-    DARUMA_ASSIGN_OR_RETURN(size_t n, in->ReadAt(uint64_t(from + copied),
-                                                 std::span<uint8_t>(buffer.data(), want)));
+    DARUMA_ASSIGN_OR_RETURN(
+        size_t n, in->ReadAt(uint64_t(from + copied), std::span<uint8_t>(buffer.data(), want)));
     if (n == 0) {
       return Status::IoError(fmt::format("{}: file ended at {} while quarantining [{}, {})", path,
                                          from + copied, from, end));
@@ -78,11 +80,11 @@ Status Quarantine::MoveFile(const std::string& path, const Range& range) {
   return Record(path, 0, int64_t(size), range, target);
 }
 
-Status Quarantine::Record(const std::string& path, int64_t from, int64_t bytes,
-                          const Range& range, const std::string& target) {
-  nlohmann::json line = {{"partition", partition_},  {"file", BaseName(path)},
-                         {"fromPosition", from},     {"bytes", bytes},
-                         {"reason", range.reason},   {"quarantinePath", target}};
+Status Quarantine::Record(const std::string& path, int64_t from, int64_t bytes, const Range& range,
+                          const std::string& target) {
+  nlohmann::json line = {{"partition", partition_}, {"file", BaseName(path)},
+                         {"fromPosition", from},    {"bytes", bytes},
+                         {"reason", range.reason},  {"quarantinePath", target}};
   if (range.first_offset) line["firstOffset"] = *range.first_offset;
   if (range.last_offset) line["lastOffset"] = *range.last_offset;
   const std::string text = line.dump() + "\n";

@@ -23,7 +23,7 @@ void AddDump(CLI::App& app, DumpOptions& o, int& rc) {
   dump->add_flag("--json", o.json, "One JSON object per batch (and per record when deep)");
   dump->add_option("--max-bytes", o.max_bytes, "Read at most this many bytes of each .log file");
   dump->callback([&]() {
-    if (o.print_data_log || o.skip_record_metadata) o.deep_iteration = true;
+    if (o.print_data_log) o.deep_iteration = true;
     rc = RunDump(o, std::cout, std::cerr);
   });
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <string_view>
 
 #include "common/bytes.h"
 #include "recovery/log_manager.h"
@@ -56,12 +57,15 @@ Totals Sum(const RecoveryReport& r) {
 }
 
 bool Noteworthy(const PartitionRecoveryReport& p) {
-  return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.rebuilt_indexes.empty() ||
-         !p.deleted_files.empty() || !p.errors.empty() || !p.warnings.empty();
+  // Rebuilt indexes alone are routine after an unclean shutdown (every
+  // recovered segment gets fresh ones); they show in the totals only.
+  return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.deleted_files.empty() ||
+         !p.errors.empty() || !p.warnings.empty();
 }
 
-std::string Plural(int64_t n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+std::string Plural(int64_t n, std::string_view word) {
+  const char* suffix = n == 1 ? "" : word.ends_with('x') ? "es" : "s";
+  return fmt::format("{} {}{}", n, word, suffix);
 }
 
 void PrintDirs(const LogManager& m, std::ostream& out) {
@@ -108,7 +112,10 @@ void PrintSummary(const LogManager& m, std::ostream& out) {
   const Totals t = Sum(r);
   int64_t offline = 0;
   for (const auto& d : r.log_dirs) offline += d.offline ? 1 : 0;
-  out << fmt::format("Recovered {} ({}) in {} in {} ms\n", Plural(t.partitions, "partition"),
+  const std::string partitions =
+      t.failed == 0 ? Plural(t.partitions, "partition")
+                    : fmt::format("{} of {} partitions", t.partitions - t.failed, t.partitions);
+  out << fmt::format("Recovered {} ({}) in {} in {} ms\n", partitions,
                      Plural(t.segments, "segment"), Plural(int64_t(r.log_dirs.size()), "log dir"),
                      r.duration_ms);
   PrintDirs(m, out);
@@ -124,12 +131,18 @@ void PrintSummary(const LogManager& m, std::ostream& out) {
   if (noteworthy > shown) {
     out << fmt::format("  ... and {} more (see the report)\n", noteworthy - shown);
   }
-  const double seconds = double(std::max<int64_t>(r.duration_ms, 1)) / 1000;
+  std::string scanned = "scanned " + HumanBytes(t.scanned);
+  if (t.scanned >= (1 << 20) && r.duration_ms > 0) {
+    scanned += fmt::format(" ({:.0f} MB/s)", double(t.scanned) / 1e3 / double(r.duration_ms));
+  }
+  if (noteworthy == 0) {
+    out << "Nothing to repair; " << scanned << ".\n";
+    return;
+  }
   out << fmt::format(
-      "Scanned {} ({:.0f} MB/s), truncated {}, quarantined {}, rebuilt {}, offline dirs {}, "
-      "failed partitions {}\n",
-      HumanBytes(t.scanned), double(t.scanned) / 1e6 / seconds, HumanBytes(t.truncated),
-      HumanBytes(t.quarantined), Plural(t.rebuilt, "index"), offline, t.failed);
+      "Totals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n", scanned,
+      HumanBytes(t.truncated), HumanBytes(t.quarantined), Plural(t.rebuilt, "index"),
+      Plural(offline, "log dir"), Plural(t.failed, "partition"));
 }
 
 // The problems alone, for --quiet.
@@ -167,7 +180,9 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
         manager.Startup(config->log_dirs, config->log, config->num_recovery_threads_per_data_dir);
   }
   Status shutdown = startup.ok() ? manager.Shutdown() : Status::Ok();
-  if (!startup.ok()) err << "daruma recover: start-up failed: " << startup.message() << "\n";
+  if (!startup.ok()) {
+    err << "daruma recover: start-up failed, nothing was changed: " << startup.message() << "\n";
+  }
   if (!shutdown.ok())
     err << "daruma recover: clean shutdown failed: " << shutdown.ToString() << "\n";
   if (startup.ok()) {

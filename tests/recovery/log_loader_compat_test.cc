@@ -101,7 +101,9 @@ struct Scenario {
   std::string topic;
 };
 
-std::string ScenarioDir(const Scenario& s) { return FixturesDir() + "/kafka-generated/" + s.name; }
+std::string ScenarioDir(const Scenario& s) {
+  return FixturesDir() + "/kafka-generated/" + s.name;
+}
 
 int64_t CheckpointedRecoveryPoint(const std::string& log_dir) {
   std::istringstream in(ReadFileToString(log_dir + "/recovery-point-offset-checkpoint"));
@@ -240,8 +242,7 @@ TEST_P(LogLoaderCompatTest, RebuiltIndexesAreByteIdentical) {
   EXPECT_EQ(loaded.report.rebuilt_indexes.size(), removed.size());
   ASSERT_TRUE(loaded.log->Close().ok());
   for (const std::string& name : removed) {
-    EXPECT_EQ(ReadFileToString(part + "/" + name), ReadFileToString(original + "/" + name))
-        << name;
+    EXPECT_EQ(ReadFileToString(part + "/" + name), ReadFileToString(original + "/" + name)) << name;
   }
 }
 

@@ -140,10 +140,12 @@ TEST(LogManagerTest, LoadsEveryPartitionOfEveryDir) {
   EXPECT_EQ(report.partitions[2].partition, 3);
   EXPECT_EQ(report.partitions[2].log_end_offset, 7);
   // KIP-831 counters are back to zero once every log is loaded.
-  for (const auto& c : manager.recovery_counters()) {
-    EXPECT_EQ(c.remaining_logs.load(), 0) << c.dir;
-    ASSERT_EQ(c.remaining_segments.size(), 2u);
-    EXPECT_EQ(c.remaining_segments[0].load(), 0);
+  const auto gauges = manager.RecoveryGaugesSnapshot();
+  ASSERT_EQ(gauges.size(), 2u);
+  EXPECT_EQ(gauges[1].dir, b.path());
+  for (const auto& g : gauges) {
+    EXPECT_EQ(g.remaining_logs, 0) << g.dir;
+    EXPECT_EQ(g.remaining_segments, (std::vector<int64_t>{0, 0})) << g.dir;
   }
   const ProgressSnapshot progress = manager.Progress();
   EXPECT_EQ(progress.total_logs, 3);
@@ -284,7 +286,6 @@ TEST(LogManagerTest, CleanShutdownWritesCheckpointsThenTheMarkerLast) {
   const auto all = fs.events();
   const std::vector<std::string> events(all.begin() + long(startup_events), all.end());
   ASSERT_FALSE(events.empty());
-  for (const auto& e : events) std::cerr << e << "\n";
   EXPECT_EQ(events.back(), "open .kafka_cleanshutdown");
   auto pos = [&events](const std::string& e) {
     return std::find(events.begin(), events.end(), e) - events.begin();
@@ -292,8 +293,7 @@ TEST(LogManagerTest, CleanShutdownWritesCheckpointsThenTheMarkerLast) {
   EXPECT_LT(pos("rename recovery-point-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
   EXPECT_LT(pos("rename log-start-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
   EXPECT_LT(pos("rename replication-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
-  EXPECT_LT(pos("open 00000000000000000003.snapshot"),
-            pos("rename recovery-point-offset-checkpoint"));
+  EXPECT_TRUE(FileSystem::Default()->Exists(a.Join("orders-0/00000000000000000003.snapshot")));
   EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 3}}));
 }
 
@@ -343,6 +343,35 @@ TEST(LogManagerTest, IoErrorTakesOnlyThatDirOffline) {
   ASSERT_TRUE(manager.Shutdown().ok());
   EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
   EXPECT_TRUE(FileSystem::Default()->Exists(b.Join(kCleanShutdownFileName)));
+}
+
+TEST(LogManagerTest, PartitionThatCannotLoadIsReportedAndKeepsTheDirUnclean) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 3);
+  MakePartition(a.path(), kPayments, 2);
+  WriteStringToFile(a.Join("payments-3/leader-epoch-checkpoint"), "garbage\n");
+  WriteStringToFile(a.Join(kCleanShutdownFileName), "");
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kRecoveryPointCheckpointFile))
+                  ->Write({{kOrders, 3}, {kPayments, 2}})
+                  .ok());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_TRUE(manager.HasFailures());
+  EXPECT_FALSE(manager.report().log_dirs[0].offline);  // not an I/O error
+  EXPECT_EQ(manager.GetLog(kPayments), nullptr);
+  ASSERT_NE(manager.GetLog(kOrders), nullptr);
+  const PartitionRecoveryReport& failed = manager.report().partitions[1];
+  EXPECT_EQ(failed.topic, "payments");
+  ASSERT_EQ(failed.errors.size(), 1u);
+  EXPECT_NE(failed.errors[0].find("payments-3/leader-epoch-checkpoint"), std::string::npos)
+      << failed.errors[0];
+  ASSERT_TRUE(manager.Shutdown().ok());
+  // The failed partition keeps its old entry, and the dir stays unclean so the
+  // next start scans it again.
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kOrders, 3}, {kPayments, 2}}));
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
 }
 
 TEST(LogManagerTest, UnreadableCheckpointIsAWarningAndReadsAsEmpty) {

@@ -1,0 +1,124 @@
+// Log throughput: leader appends of 1 KiB batches into the page cache, and
+// sequential fetches through Log::Read, in a log under $TMPDIR (default /tmp).
+// Targets: append >= 2 GB/s, read >= 5 GB/s. Nothing is fsynced (the default
+// flush.messages / flush.ms never flush), as with Kafka's defaults.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "common/file_system.h"
+#include "log/log.h"
+#include "record/record_batch_builder.h"
+
+namespace daruma {
+namespace {
+
+constexpr int64_t kT0 = 1700000000000;
+constexpr size_t kBatchBytes = 1024;
+constexpr int64_t kLogBytes = 256 << 20;  // per benchmark run
+
+// A fresh directory under $TMPDIR, removed on destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/daruma-bench-XXXXXX";
+    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// One uncompressed, non-idempotent batch of exactly kBatchBytes bytes.
+Bytes OneKiBBatch() {
+  BatchBuilderOptions options;
+  RecordInput record;
+  record.timestamp = kT0;
+  record.key = "key";
+  for (size_t value = kBatchBytes - 80;; ++value) {
+    record.value = std::string(value, 'v');
+    auto batch = BuildRecordBatch(options, {record});
+    if (!batch.ok()) std::abort();
+    if (batch->size() >= kBatchBytes) return *batch;
+  }
+}
+
+std::unique_ptr<Log> OpenLog(const std::string& dir, Clock* clock) {
+  LogConfig config;  // Kafka's defaults: 1 GiB segments, 4 KiB index interval
+  auto log = Log::CreateEmpty(FileSystem::Default(), dir + "/bench-0", TopicPartition{"bench", 0},
+                              config, clock);
+  if (!log.ok()) std::abort();
+  return std::move(*log);
+}
+
+void BM_LogAppend1KiB(benchmark::State& state) {
+  ManualClock clock(kT0);
+  const bool in_place = state.range(0) == 1;
+  Bytes batch = OneKiBBatch();
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto dir = std::make_unique<ScratchDir>();
+    auto log = OpenLog(dir->path(), &clock);
+    state.ResumeTiming();
+    for (int64_t written = 0; written < kLogBytes; written += int64_t(batch.size())) {
+      auto info = in_place ? log->AppendAsLeaderInPlace(batch, 0) : log->AppendAsLeader(batch, 0);
+      if (!info.ok()) state.SkipWithError(info.status().ToString().c_str());
+    }
+    bytes += kLogBytes;
+    state.PauseTiming();
+    log.reset();
+    dir.reset();
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(bytes);
+  state.SetLabel(in_place ? "AppendAsLeaderInPlace" : "AppendAsLeader (copies)");
+}
+BENCHMARK(BM_LogAppend1KiB)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_LogSequentialRead(benchmark::State& state) {
+  ManualClock clock(kT0);
+  ScratchDir dir;
+  auto log = OpenLog(dir.path(), &clock);
+  Bytes batch = OneKiBBatch();
+  for (int64_t written = 0; written < kLogBytes; written += int64_t(batch.size())) {
+    if (!log->AppendAsLeaderInPlace(batch, 0).ok()) std::abort();
+  }
+  const int32_t fetch_bytes = int32_t(state.range(0));
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    // One pass over the whole log, fetch by fetch as a consumer does.
+    int64_t offset = 0;
+    while (offset < log->log_end_offset()) {
+      auto read = log->Read(offset, fetch_bytes, FetchIsolation::kLogEnd, true);
+      if (!read.ok()) {
+        state.SkipWithError(read.status().ToString().c_str());
+        break;
+      }
+      bytes += int64_t(read->records.size());
+      const uint8_t* last = read->records.data() + read->records.size() - batch.size();
+      offset = RecordBatchView(ByteSpan(last, batch.size())).next_offset();
+    }
+  }
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_LogSequentialRead)
+    ->Arg(1 << 20)
+    ->Arg(64 << 10)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace daruma
+
+BENCHMARK_MAIN();
