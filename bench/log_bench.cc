@@ -19,7 +19,13 @@ namespace {
 
 constexpr int64_t kT0 = 1700000000000;
 constexpr size_t kBatchBytes = 1024;
-constexpr int64_t kLogBytes = 256 << 20;  // per benchmark run
+// Bytes written per benchmark run: $DARUMA_BENCH_LOG_MIB MiB (default 256;
+// smaller for valgrind runs).
+int64_t LogBytes() {
+  const char* mib = std::getenv("DARUMA_BENCH_LOG_MIB");
+  return int64_t(mib && *mib ? std::atoi(mib) : 256) << 20;
+}
+const int64_t kLogBytes = LogBytes();
 
 // A fresh directory under $TMPDIR, removed on destruction.
 class ScratchDir {
@@ -95,26 +101,38 @@ void BM_LogSequentialRead(benchmark::State& state) {
     if (!log->AppendAsLeaderInPlace(batch, 0).ok()) std::abort();
   }
   const int32_t fetch_bytes = int32_t(state.range(0));
+  const bool reuse_buffer = state.range(1) == 1;
+  FetchDataInfo fetched;
   int64_t bytes = 0;
   for (auto _ : state) {
     // One pass over the whole log, fetch by fetch as a consumer does.
     int64_t offset = 0;
     while (offset < log->log_end_offset()) {
-      auto read = log->Read(offset, fetch_bytes, FetchIsolation::kLogEnd, true);
-      if (!read.ok()) {
-        state.SkipWithError(read.status().ToString().c_str());
+      Status st = Status::Ok();
+      if (reuse_buffer) {
+        st = log->ReadInto(offset, fetch_bytes, FetchIsolation::kLogEnd, true, &fetched);
+      } else {
+        auto read = log->Read(offset, fetch_bytes, FetchIsolation::kLogEnd, true);
+        st = read.status();
+        if (read.ok()) fetched = std::move(*read);
+      }
+      if (!st.ok() || fetched.records.empty()) {
+        state.SkipWithError(st.ok() ? "empty fetch" : st.ToString().c_str());
         break;
       }
-      bytes += int64_t(read->records.size());
-      const uint8_t* last = read->records.data() + read->records.size() - batch.size();
+      bytes += int64_t(fetched.records.size());
+      const uint8_t* last = fetched.records.data() + fetched.records.size() - batch.size();
       offset = RecordBatchView(ByteSpan(last, batch.size())).next_offset();
     }
   }
   state.SetBytesProcessed(bytes);
+  state.SetLabel(reuse_buffer ? "Log::ReadInto (buffer reused)" : "Log::Read (new buffer)");
 }
 BENCHMARK(BM_LogSequentialRead)
-    ->Arg(1 << 20)
-    ->Arg(64 << 10)
+    ->Args({1 << 20, 1})
+    ->Args({1 << 20, 0})
+    ->Args({64 << 10, 1})
+    ->Args({64 << 10, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -12,7 +12,12 @@
 namespace daruma {
 
 Log::Log(FileSystem* fs, std::string dir, TopicPartition tp, LogConfig config, Clock* clock)
-    : fs_(fs), dir_(std::move(dir)), tp_(std::move(tp)), config_(config), clock_(clock) {}
+    : fs_(fs),
+      dir_(std::move(dir)),
+      tp_(std::move(tp)),
+      name_(tp_.ToString()),
+      config_(config),
+      clock_(clock) {}
 
 Log::~Log() = default;
 
@@ -21,17 +26,18 @@ Result<std::unique_ptr<Log>> Log::CreateEmpty(FileSystem* fs, const std::string&
                                               Clock* clock, int64_t start_offset) {
   DARUMA_RETURN_IF_ERROR(fs->CreateDir(dir));
   LoadedLogParts parts;
-  DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs, dir, start_offset, config, false, "", clock));
+  DARUMA_ASSIGN_OR_RETURN(auto segment,
+                          LogSegment::Open(fs, dir, start_offset, config, false, "", clock));
   parts.segments.emplace(start_offset, std::move(segment));
   parts.log_start_offset = start_offset;
   parts.recovery_point = start_offset;
   parts.log_end_offset = start_offset;
-  DARUMA_ASSIGN_OR_RETURN(parts.producer_state,
-                          ProducerStateManager::Open(tp.ToString(), dir, fs,
-                                                     config.producer_id_expiration_ms));
+  DARUMA_ASSIGN_OR_RETURN(
+      parts.producer_state,
+      ProducerStateManager::Open(tp.ToString(), dir, fs, config.producer_id_expiration_ms));
   parts.producer_state->UpdateMapEndOffset(start_offset);
-  DARUMA_ASSIGN_OR_RETURN(auto cache, LeaderEpochFileCache::Open(
-                                          JoinPath(dir, kLeaderEpochCheckpointFileName), fs));
+  DARUMA_ASSIGN_OR_RETURN(
+      auto cache, LeaderEpochFileCache::Open(JoinPath(dir, kLeaderEpochCheckpointFileName), fs));
   parts.leader_epoch_cache = std::make_unique<LeaderEpochFileCache>(std::move(cache));
   return FromLoaded(fs, dir, tp, config, clock, std::move(parts));
 }
@@ -55,34 +61,37 @@ Result<std::unique_ptr<Log>> Log::FromLoaded(FileSystem* fs, const std::string& 
 
 // Validates every batch of an append (spec §2, Kafka's analyzeAndValidateRecords).
 Result<Log::BatchFacts> Log::AnalyzeRecords(const std::string& where, ByteSpan records,
-                                  const LogConfig& config) {
+                                            const LogConfig& config) {
   BatchFacts facts;
   size_t pos = 0;
   while (pos < records.size()) {
     if (records.size() - pos < size_t(kRecordBatchOverhead)) {
-      return Status::Corruption(fmt::format("{}: {} trailing bytes at append position {} do not form a batch",
-                                            where, records.size() - pos, pos));
+      return Status::Corruption(
+          fmt::format("{}: {} trailing bytes at append position {} do not form a batch", where,
+                      records.size() - pos, pos));
     }
     int32_t length = int32_t(LoadBe32(records.data() + pos + batch_layout::kLength));
     int64_t size = int64_t(length) + kLogOverhead;
     if (length < kRecordBatchOverhead - kLogOverhead || pos + size_t(size) > records.size()) {
-      return Status::Corruption(fmt::format("{}: batch at append position {}: field length {} is invalid",
-                                            where, pos, length));
+      return Status::Corruption(fmt::format(
+          "{}: batch at append position {}: field length {} is invalid", where, pos, length));
     }
     if (size > config.max_message_bytes) {
-      return Status::TooLarge(fmt::format("{}: batch at append position {} is {} bytes, above max.message.bytes {}",
-                                          where, pos, size, config.max_message_bytes));
+      return Status::TooLarge(
+          fmt::format("{}: batch at append position {} is {} bytes, above max.message.bytes {}",
+                      where, pos, size, config.max_message_bytes));
     }
     ByteSpan bytes(records.data() + pos, size_t(size));
     auto parsed = RecordBatchView::Parse(bytes);
     Status valid = parsed.ok() ? parsed->Validate() : parsed.status();
     if (!valid.ok()) {
-      return Status(valid.code(),
-                    fmt::format("{}: batch at append position {}: {}", where, pos, valid.message()));
+      return Status(valid.code(), fmt::format("{}: batch at append position {}: {}", where, pos,
+                                              valid.message()));
     }
     const RecordBatchView& batch = *parsed;
     if (batch.records_count() < 0) {
-      return Status::InvalidRecord(fmt::format("{}: batch at append position {}: negative record count", where, pos));
+      return Status::InvalidRecord(
+          fmt::format("{}: batch at append position {}: negative record count", where, pos));
     }
     if (facts.first_offset < 0) facts.first_offset = batch.base_offset();
     if (batch.max_timestamp() > facts.max_timestamp) {
@@ -115,7 +124,7 @@ Result<LogAppendInfo> Log::AppendAsLeader(ByteSpan records, int32_t leader_epoch
 Result<LogAppendInfo> Log::AppendAsLeaderInPlace(std::span<uint8_t> records, int32_t leader_epoch,
                                                  AppendOrigin origin) {
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string where = tp_.ToString();
+  const std::string& where = name_;
   DARUMA_ASSIGN_OR_RETURN(BatchFacts facts, AnalyzeRecords(where, records, config_));
   const int64_t now = clock_->NowMs();
   // Kafka's LogValidator, in place: offsets from the log end offset, the
@@ -148,15 +157,15 @@ Result<LogAppendInfo> Log::AppendAsLeaderInPlace(std::span<uint8_t> records, int
 
 Result<LogAppendInfo> Log::AppendAsFollower(ByteSpan records) {
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string where = tp_.ToString();
+  const std::string& where = name_;
   DARUMA_ASSIGN_OR_RETURN(BatchFacts facts, AnalyzeRecords(where, records, config_));
   int64_t next = log_end_offset_;
   for (size_t pos = 0; pos < records.size();) {
     RecordBatchView view(ByteSpan(records.data() + pos, EntrySize(records.data() + pos)));
     if (view.base_offset() < next) {
-      return Status::InvalidOffset(fmt::format(
-          "{}: follower append at offset {} is below the expected offset {}", where,
-          view.base_offset(), next));
+      return Status::InvalidOffset(
+          fmt::format("{}: follower append at offset {} is below the expected offset {}", where,
+                      view.base_offset(), next));
     }
     next = view.next_offset();
     pos += view.size();
@@ -194,7 +203,10 @@ Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& fact
     }
     auto it = updates.find(batch.producer_id());
     if (it == updates.end()) {
-      it = updates.emplace(batch.producer_id(), producer_state_->PrepareUpdate(batch.producer_id(), origin)).first;
+      it = updates
+               .emplace(batch.producer_id(),
+                        producer_state_->PrepareUpdate(batch.producer_id(), origin))
+               .first;
     }
     DARUMA_ASSIGN_OR_RETURN(auto done, it->second.Append(batch));
     if (done) completed.push_back(*done);
@@ -228,14 +240,15 @@ Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& fact
   producer_state_->UpdateMapEndOffset(log_end_offset_);
 
   unflushed_messages_ += info.last_offset - info.first_offset + 1;
-  if (unflushed_messages_ >= config_.flush_messages) DARUMA_RETURN_IF_ERROR(FlushLocked(log_end_offset_));
+  if (unflushed_messages_ >= config_.flush_messages)
+    DARUMA_RETURN_IF_ERROR(FlushLocked(log_end_offset_));
   info.log_start_offset = log_start_offset_;
   return info;
 }
 
 Status Log::MaybeRoll(int32_t messages_size, const LogAppendInfo& info) {
   LogSegment::RollParams p{config_.segment_ms, config_.segment_bytes, info.max_timestamp,
-                           info.last_offset, messages_size, clock_->NowMs()};
+                           info.last_offset,   messages_size,         clock_->NowMs()};
   DARUMA_ASSIGN_OR_RETURN(bool roll, active()->ShouldRoll(p));
   if (!roll) return Status::Ok();
   // Kafka rolls at the append's first offset, or lower when the append alone
@@ -259,11 +272,13 @@ Status Log::RollLocked(std::optional<int64_t> expected_next_offset) {
     if (existing->second->size() == 0 && existing->first == active()->base_offset()) {
       return Status::Ok();  // already rolled here and nothing was appended since
     }
-    return Status::AlreadyExists(fmt::format("{}: trying to roll a new segment at offset {} which already exists",
-                                             tp_.ToString(), new_offset));
+    return Status::AlreadyExists(
+        fmt::format("{}: trying to roll a new segment at offset {} which already exists",
+                    tp_.ToString(), new_offset));
   }
   DARUMA_RETURN_IF_ERROR(active()->OnBecomeInactiveSegment());
-  DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, new_offset, config_, false, "", clock_));
+  DARUMA_ASSIGN_OR_RETURN(auto segment,
+                          LogSegment::Open(fs_, dir_, new_offset, config_, false, "", clock_));
   // Open the indexes now so the new segment's files exist (preallocated).
   DARUMA_RETURN_IF_ERROR(segment->offset_index().status());
   DARUMA_RETURN_IF_ERROR(segment->time_index().status());
@@ -364,7 +379,8 @@ Status Log::TruncateFullyAndStartAtLocked(int64_t offset) {
     DARUMA_RETURN_IF_ERROR(node.mapped()->Close());
     DARUMA_RETURN_IF_ERROR(node.mapped()->DeleteFiles());
   }
-  DARUMA_ASSIGN_OR_RETURN(auto fresh, LogSegment::Open(fs_, dir_, offset, config_, false, "", clock_));
+  DARUMA_ASSIGN_OR_RETURN(auto fresh,
+                          LogSegment::Open(fs_, dir_, offset, config_, false, "", clock_));
   DARUMA_RETURN_IF_ERROR(fresh->offset_index().status());
   DARUMA_RETURN_IF_ERROR(fresh->time_index().status());
   segments_.emplace(offset, std::move(fresh));
@@ -395,8 +411,9 @@ Status Log::MaybeIncrementLogStartOffset(int64_t new_start) {
   std::lock_guard<std::mutex> lock(mu_);
   if (new_start <= log_start_offset_) return Status::Ok();
   if (new_start > high_watermark_) {
-    return Status::OutOfRange(fmt::format("{}: cannot raise the log start offset to {} above the high watermark {}",
-                                          tp_.ToString(), new_start, high_watermark_));
+    return Status::OutOfRange(
+        fmt::format("{}: cannot raise the log start offset to {} above the high watermark {}",
+                    tp_.ToString(), new_start, high_watermark_));
   }
   log_start_offset_ = new_start;
   recovery_point_ = std::max(recovery_point_, new_start);
@@ -413,17 +430,31 @@ int64_t Log::LastStableOffsetLocked() const {
 
 Result<FetchDataInfo> Log::Read(int64_t start_offset, int32_t max_bytes, FetchIsolation isolation,
                                 bool min_one_message) {
+  FetchDataInfo out;
+  DARUMA_RETURN_IF_ERROR(ReadInto(start_offset, max_bytes, isolation, min_one_message, &out));
+  return out;
+}
+
+Status Log::ReadInto(int64_t start_offset, int32_t max_bytes, FetchIsolation isolation,
+                     bool min_one_message, FetchDataInfo* out_info) {
   std::lock_guard<std::mutex> lock(mu_);
+  FetchDataInfo& out = *out_info;
+  out.aborted_transactions.clear();
+  // out.records keeps its size until a segment read resizes it (a resize
+  // that does not grow writes nothing); every other path clears it.
   if (start_offset < log_start_offset_ || start_offset > log_end_offset_) {
+    out.records.clear();
     return Status::OutOfRange(fmt::format("{}: offset {} is out of range [{}, {}]", tp_.ToString(),
                                           start_offset, log_start_offset_, log_end_offset_));
   }
   int64_t upper = log_end_offset_;
   if (isolation == FetchIsolation::kHighWatermark) upper = high_watermark_;
   if (isolation == FetchIsolation::kTxnCommitted) upper = LastStableOffsetLocked();
-  FetchDataInfo out;
   out.fetch_offset = start_offset;
-  if (start_offset >= upper) return out;
+  if (start_offset >= upper) {
+    out.records.clear();
+    return Status::Ok();
+  }
   auto it = segments_.upper_bound(start_offset);
   if (it != segments_.begin()) --it;
   for (; it != segments_.end(); ++it) {
@@ -439,25 +470,25 @@ Result<FetchDataInfo> Log::Read(int64_t start_offset, int32_t max_bytes, FetchIs
                               segment->TranslateOffset(upper, oi->Lookup(upper).position));
       if (upper_pos) max_position = upper_pos->position;
     }
-    DARUMA_ASSIGN_OR_RETURN(auto read, segment->Read(start_offset, max_bytes, max_position, min_one_message));
-    if (read) {
-      // The batch holding start_offset is here: return what fits (possibly
-      // nothing when max_bytes is below its size), never a later batch.
-      out.records = std::move(read->bytes);
-      break;
-    }
+    DARUMA_ASSIGN_OR_RETURN(auto read, segment->ReadInto(start_offset, max_bytes, max_position,
+                                                         min_one_message, &out.records));
+    // The batch holding start_offset is here: return what fits (possibly
+    // nothing when max_bytes is below its size), never a later batch.
+    if (read) break;
     if (next == segments_.end() || next->first >= upper) break;
   }
   if (isolation == FetchIsolation::kTxnCommitted && !out.records.empty()) {
     for (auto& [base, segment] : segments_) {
       auto next = segments_.upper_bound(base);
       if (next != segments_.end() && next->first <= start_offset) continue;
-      DARUMA_ASSIGN_OR_RETURN(auto found, segment->txn_index()->CollectAbortedTxns(start_offset, upper));
-      out.aborted_transactions.insert(out.aborted_transactions.end(), found.aborted.begin(), found.aborted.end());
+      DARUMA_ASSIGN_OR_RETURN(auto found,
+                              segment->txn_index()->CollectAbortedTxns(start_offset, upper));
+      out.aborted_transactions.insert(out.aborted_transactions.end(), found.aborted.begin(),
+                                      found.aborted.end());
       if (found.is_complete) break;
     }
   }
-  return out;
+  return Status::Ok();
 }
 
 Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchOffsetByTimestamp(int64_t ts) {
@@ -475,7 +506,9 @@ Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchOffsetByTimestamp(i
     FileBatchReader reader(segment->log_file(), ro);
     while (auto e = reader.Next()) {
       if (e->max_timestamp() < ts) continue;
-      if (!e->is_v2()) return std::optional<std::pair<int64_t, int64_t>>(std::make_pair(e->max_timestamp(), e->last_offset()));
+      if (!e->is_v2())
+        return std::optional<std::pair<int64_t, int64_t>>(
+            std::make_pair(e->max_timestamp(), e->last_offset()));
       auto records = e->batch().DecodeRecords(size_t(config_.max_message_bytes) * 64);
       if (!records.ok()) return records.status();
       for (const auto& r : *records) {
@@ -488,11 +521,26 @@ Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchOffsetByTimestamp(i
   return std::optional<std::pair<int64_t, int64_t>>();
 }
 
-int64_t Log::log_start_offset() const { std::lock_guard<std::mutex> l(mu_); return log_start_offset_; }
-int64_t Log::log_end_offset() const { std::lock_guard<std::mutex> l(mu_); return log_end_offset_; }
-int64_t Log::high_watermark() const { std::lock_guard<std::mutex> l(mu_); return high_watermark_; }
-int64_t Log::recovery_point() const { std::lock_guard<std::mutex> l(mu_); return recovery_point_; }
-int64_t Log::last_stable_offset() const { std::lock_guard<std::mutex> l(mu_); return LastStableOffsetLocked(); }
+int64_t Log::log_start_offset() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return log_start_offset_;
+}
+int64_t Log::log_end_offset() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return log_end_offset_;
+}
+int64_t Log::high_watermark() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return high_watermark_;
+}
+int64_t Log::recovery_point() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return recovery_point_;
+}
+int64_t Log::last_stable_offset() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return LastStableOffsetLocked();
+}
 std::optional<int64_t> Log::first_unstable_offset() const {
   std::lock_guard<std::mutex> l(mu_);
   return producer_state_->FirstUnstableOffset();
@@ -503,15 +551,24 @@ int64_t Log::size_in_bytes() const {
   for (auto& [base, s] : segments_) total += s->size();
   return total;
 }
-size_t Log::num_segments() const { std::lock_guard<std::mutex> l(mu_); return segments_.size(); }
+size_t Log::num_segments() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return segments_.size();
+}
 std::vector<int64_t> Log::segment_base_offsets() const {
   std::lock_guard<std::mutex> l(mu_);
   std::vector<int64_t> out;
   for (auto& [base, s] : segments_) out.push_back(base);
   return out;
 }
-int64_t Log::active_segment_base() const { std::lock_guard<std::mutex> l(mu_); return active()->base_offset(); }
-int64_t Log::active_segment_size() const { std::lock_guard<std::mutex> l(mu_); return active()->size(); }
+int64_t Log::active_segment_base() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return active()->base_offset();
+}
+int64_t Log::active_segment_size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return active()->size();
+}
 std::vector<EpochEntry> Log::leader_epochs() const {
   std::lock_guard<std::mutex> l(mu_);
   return leader_epoch_cache_->entries();

@@ -66,7 +66,7 @@ enum class FetchIsolation { kLogEnd, kHighWatermark, kTxnCommitted };
 
 struct FetchDataInfo {
   int64_t fetch_offset = 0;
-  Bytes records;  // whole batches only
+  Bytes records;                                 // whole batches only
   std::vector<AbortedTxn> aborted_transactions;  // kTxnCommitted only
 };
 
@@ -75,14 +75,12 @@ class Log {
   // Creates an empty log in `dir` (created if missing) with one segment at
   // `start_offset`.
   static Result<std::unique_ptr<Log>> CreateEmpty(FileSystem* fs, const std::string& dir,
-                                                  const TopicPartition& tp,
-                                                  const LogConfig& config, Clock* clock,
-                                                  int64_t start_offset = 0);
+                                                  const TopicPartition& tp, const LogConfig& config,
+                                                  Clock* clock, int64_t start_offset = 0);
   // Wraps what a loader recovered. parts.segments must not be empty.
   static Result<std::unique_ptr<Log>> FromLoaded(FileSystem* fs, const std::string& dir,
-                                                 const TopicPartition& tp,
-                                                 const LogConfig& config, Clock* clock,
-                                                 LoadedLogParts parts);
+                                                 const TopicPartition& tp, const LogConfig& config,
+                                                 Clock* clock, LoadedLogParts parts);
   ~Log();
   Log(const Log&) = delete;
   Log& operator=(const Log&) = delete;
@@ -105,6 +103,10 @@ class Log {
 
   Result<FetchDataInfo> Read(int64_t start_offset, int32_t max_bytes, FetchIsolation isolation,
                              bool min_one_message);
+  // The same into `out`, reusing the capacity of out->records: a consumer
+  // fetching in a loop allocates and zero-fills its buffer only once.
+  Status ReadInto(int64_t start_offset, int32_t max_bytes, FetchIsolation isolation,
+                  bool min_one_message, FetchDataInfo* out);
 
   // Rolls a new active segment at max(expected_next_offset, log end offset),
   // taking a producer snapshot at its base.
@@ -168,8 +170,8 @@ class Log {
                                            const LogConfig& config);
   // Producer checks, roll, epoch cache, segment append, producer and
   // transaction state: everything after offsets are final.
-  Result<LogAppendInfo> AppendLocked(ByteSpan records, const BatchFacts& facts,
-                                     AppendOrigin origin, int64_t log_append_time);
+  Result<LogAppendInfo> AppendLocked(ByteSpan records, const BatchFacts& facts, AppendOrigin origin,
+                                     int64_t log_append_time);
   Status MaybeRoll(int32_t messages_size, const LogAppendInfo& info);
   Status RollLocked(std::optional<int64_t> expected_next_offset);
   Status FlushLocked(int64_t offset);
@@ -183,6 +185,7 @@ class Log {
   FileSystem* fs_;
   std::string dir_;
   TopicPartition tp_;
+  std::string name_;  // tp_.ToString(), for messages (not rebuilt per append)
   LogConfig config_;
   Clock* clock_;
   mutable std::mutex mu_;

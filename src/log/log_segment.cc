@@ -12,8 +12,7 @@ namespace daruma {
 Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::string& dir,
                                                      int64_t base_offset, const LogConfig& config,
                                                      bool file_already_exists,
-                                                     const std::string& file_suffix,
-                                                     Clock* clock) {
+                                                     const std::string& file_suffix, Clock* clock) {
   if (clock == nullptr) clock = Clock::System();
   std::unique_ptr<LogSegment> seg(new LogSegment(fs, dir, base_offset, config, file_suffix, clock));
   const std::string path = LogFileName(dir, base_offset, file_suffix);
@@ -22,7 +21,8 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::
     DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kReadWrite));
     DARUMA_ASSIGN_OR_RETURN(uint64_t size, seg->log_file_->Size());
     if (size > uint64_t(std::numeric_limits<int32_t>::max())) {
-      return Status::Corruption(fmt::format("{}: segment file of {} bytes exceeds 2^31-1", path, size));
+      return Status::Corruption(
+          fmt::format("{}: segment file of {} bytes exceeds 2^31-1", path, size));
     }
     seg->size_ = int64_t(size);
   } else {
@@ -31,8 +31,8 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::
       DARUMA_RETURN_IF_ERROR(seg->log_file_->Truncate(uint64_t(config.InitFileSize())));
     }
   }
-  seg->txn_index_ = std::make_unique<TransactionIndex>(TxnIndexFileName(dir, base_offset, file_suffix),
-                                                       base_offset, fs);
+  seg->txn_index_ = std::make_unique<TransactionIndex>(
+      TxnIndexFileName(dir, base_offset, file_suffix), base_offset, fs);
   return seg;
 }
 
@@ -44,7 +44,9 @@ std::string LogSegment::offset_index_path() const {
 std::string LogSegment::time_index_path() const {
   return TimeIndexFileName(dir_, base_offset_, suffix_);
 }
-std::string LogSegment::txn_index_path() const { return TxnIndexFileName(dir_, base_offset_, suffix_); }
+std::string LogSegment::txn_index_path() const {
+  return TxnIndexFileName(dir_, base_offset_, suffix_);
+}
 
 bool LogSegment::offset_index_exists() const {
   return offset_index_ != nullptr || fs_->Exists(offset_index_path());
@@ -91,9 +93,9 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
   const int64_t position = size_;
   if (position == 0) rolling_based_timestamp_ = largest_timestamp;
   if (!CanConvertToRelativeOffset(largest_offset)) {
-    return Status::OffsetOverflow(fmt::format(
-        "{}: offset {} cannot be stored relative to base offset {}", log_path(), largest_offset,
-        base_offset_));
+    return Status::OffsetOverflow(
+        fmt::format("{}: offset {} cannot be stored relative to base offset {}", log_path(),
+                    largest_offset, base_offset_));
   }
   DARUMA_RETURN_IF_ERROR(log_file_->WriteAt(uint64_t(position), records));
   size_ += int64_t(records.size());
@@ -106,14 +108,17 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
     DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
     DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
     DARUMA_RETURN_IF_ERROR(oi->Append(largest_offset, int32_t(position)));
-    DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_));
+    DARUMA_RETURN_IF_ERROR(
+        ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_));
     bytes_since_last_index_entry_ = 0;
   }
   bytes_since_last_index_entry_ += int64_t(records.size());
   return Status::Ok();
 }
 
-Status LogSegment::UpdateTxnIndex(const AbortedTxn& txn) { return txn_index_->Append(txn); }
+Status LogSegment::UpdateTxnIndex(const AbortedTxn& txn) {
+  return txn_index_->Append(txn);
+}
 
 namespace {
 
@@ -126,17 +131,20 @@ constexpr int32_t kMinEntrySizeField = 14;
 
 }  // namespace
 
-Result<std::optional<LogOffsetPosition>> LogSegment::TranslateOffset(int64_t offset,
-                                                                     int32_t starting_position) {
+template <typename Visit>
+Status LogSegment::ScanEntryHeaders(int64_t from, int64_t end, Visit&& visit) const {
   // Reads entry headers only (bodies are skipped), through a small buffer, so
   // a fetch touches the bytes it returns once.
   uint8_t buffer[8192];
   int64_t buffer_start = 0;
   size_t buffer_len = 0;
-  for (int64_t pos = starting_position; pos + kLogOverhead <= size_;) {
-    if (pos < buffer_start || pos + int64_t(kScanHeaderBytes) > buffer_start + int64_t(buffer_len)) {
+  end = std::min(end, size_);
+  for (int64_t pos = from; pos + kLogOverhead <= end;) {
+    if (pos < buffer_start ||
+        pos + int64_t(kScanHeaderBytes) > buffer_start + int64_t(buffer_len)) {
       const size_t want = size_t(std::min<int64_t>(sizeof(buffer), size_ - pos));
-      DARUMA_ASSIGN_OR_RETURN(buffer_len, log_file_->ReadAt(uint64_t(pos), std::span<uint8_t>(buffer, want)));
+      DARUMA_ASSIGN_OR_RETURN(buffer_len,
+                              log_file_->ReadAt(uint64_t(pos), std::span<uint8_t>(buffer, want)));
       buffer_start = pos;
       if (buffer_len < size_t(kLogOverhead)) break;
     }
@@ -145,45 +153,94 @@ Result<std::optional<LogOffsetPosition>> LogSegment::TranslateOffset(int64_t off
     const int32_t size_field = int32_t(LoadBe32(h + batch_layout::kLength));
     if (size_field < kMinEntrySizeField) break;  // corrupt, as FileBatchReader stops
     const int64_t entry_size = int64_t(size_field) + kLogOverhead;
-    if (pos + entry_size > size_) break;  // torn tail
+    if (pos + entry_size > end) break;  // torn tail, or beyond the limit
     int64_t last = int64_t(LoadBe64(h + batch_layout::kBaseOffset));
     if (have > batch_layout::kMagic && int8_t(h[batch_layout::kMagic]) >= kMagicV2) {
       if (entry_size < kRecordBatchOverhead || have < kScanHeaderBytes) break;
       last += int32_t(LoadBe32(h + batch_layout::kLastOffsetDelta));
     }
-    if (last >= offset) {
-      return std::optional<LogOffsetPosition>(
-          LogOffsetPosition{last, int32_t(pos), int32_t(entry_size)});
-    }
+    if (visit(LogOffsetPosition{last, int32_t(pos), int32_t(entry_size)})) break;
     pos += entry_size;
   }
-  return std::optional<LogOffsetPosition>();
+  return Status::Ok();
+}
+
+Result<std::optional<LogOffsetPosition>> LogSegment::TranslateOffset(int64_t offset,
+                                                                     int32_t starting_position) {
+  std::optional<LogOffsetPosition> found;
+  DARUMA_RETURN_IF_ERROR(
+      ScanEntryHeaders(starting_position, size_, [&](const LogOffsetPosition& e) {
+        if (e.offset < offset) return false;
+        found = e;
+        return true;
+      }));
+  return found;
+}
+
+Result<int64_t> LogSegment::WholeEntriesEnd(int64_t from, int64_t limit) {
+  // Start at the last offset-index entry at or below `limit` (an entry
+  // position is always an entry boundary), so only a few headers are read.
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  int64_t scan_from = from;
+  size_t lo = 0, hi = oi->entries();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (oi->Entry(mid).position <= limit) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo > 0) scan_from = std::max<int64_t>(from, oi->Entry(lo - 1).position);
+  int64_t end = scan_from;
+  DARUMA_RETURN_IF_ERROR(ScanEntryHeaders(scan_from, limit, [&](const LogOffsetPosition& e) {
+    end = e.position + e.size;
+    return false;
+  }));
+  return end;
 }
 
 Result<std::optional<LogSegment::ReadResult>> LogSegment::Read(int64_t start_offset,
                                                                int32_t max_size,
                                                                int64_t max_position,
                                                                bool min_one_message) {
+  ReadResult result;
+  DARUMA_ASSIGN_OR_RETURN(auto position, ReadInto(start_offset, max_size, max_position,
+                                                  min_one_message, &result.bytes));
+  if (!position) return std::optional<ReadResult>();
+  result.position = *position;
+  return std::optional<ReadResult>(std::move(result));
+}
+
+Result<std::optional<int32_t>> LogSegment::ReadInto(int64_t start_offset, int32_t max_size,
+                                                    int64_t max_position, bool min_one_message,
+                                                    Bytes* out) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   OffsetPosition start = oi->Lookup(start_offset);
   DARUMA_ASSIGN_OR_RETURN(auto found, TranslateOffset(start_offset, start.position));
-  if (!found) return std::optional<ReadResult>();
+  if (!found) {
+    out->clear();
+    return std::optional<int32_t>();
+  }
   int64_t limit = std::min<int64_t>(max_position, size_);
   int64_t available = limit - found->position;
-  if (available <= 0) return std::optional<ReadResult>(ReadResult{found->position, {}});
+  if (available <= 0) {
+    out->clear();
+    return std::optional<int32_t>(found->position);
+  }
   int64_t want = std::min<int64_t>(available, max_size);
   if (min_one_message && want < found->size) want = std::min<int64_t>(available, found->size);
-  // One read of the candidate bytes, then cut after the last whole entry.
-  ReadResult result{found->position, Bytes(size_t(want))};
-  DARUMA_ASSIGN_OR_RETURN(size_t n, log_file_->ReadAt(uint64_t(found->position), result.bytes));
-  size_t end = 0;
-  while (end + kLogOverhead <= n) {
-    const int32_t size_field = int32_t(LoadBe32(result.bytes.data() + end + batch_layout::kLength));
-    if (size_field < kMinEntrySizeField || end + kLogOverhead + size_t(size_field) > n) break;
-    end += kLogOverhead + size_t(size_field);
+  // Whole entries only: find where the last one that fits ends, then read
+  // exactly those bytes. (A resize without a prior clear zeroes only bytes
+  // beyond the old size.)
+  DARUMA_ASSIGN_OR_RETURN(int64_t end, WholeEntriesEnd(found->position, found->position + want));
+  out->resize(size_t(end - found->position));
+  DARUMA_ASSIGN_OR_RETURN(size_t n, log_file_->ReadAt(uint64_t(found->position), *out));
+  if (n != out->size()) {
+    return Status::IoError(fmt::format("{}: read {} bytes at position {}, expected {}", log_path(),
+                                       n, found->position, out->size()));
   }
-  result.bytes.resize(end);
-  return std::optional<ReadResult>(std::move(result));
+  return std::optional<int32_t>(found->position);
 }
 
 Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
@@ -232,7 +289,8 @@ Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
     if (!visited.ok()) {
       // Kafka keeps the batch (validBytes already counts it) and stops on a
       // corrupt/invalid record; any other error aborts the load.
-      if (visited.code() == StatusCode::kCorruption || visited.code() == StatusCode::kInvalidRecord) {
+      if (visited.code() == StatusCode::kCorruption ||
+          visited.code() == StatusCode::kInvalidRecord) {
         result.corrupt_batch = true;
         result.stop_reason = fmt::format("{}: {}", log_path(), visited.message());
         break;
@@ -316,9 +374,12 @@ Result<int64_t> LogSegment::ReadNextOffset() {
     next = e->last_offset() + 1;
   }
   switch (reader.stop_reason()) {
-    case StopReason::kIoError: return reader.io_status();
-    case StopReason::kCorruptSize: return Status::Corruption(reader.stop_message());
-    default: return next;
+    case StopReason::kIoError:
+      return reader.io_status();
+    case StopReason::kCorruptSize:
+      return Status::Corruption(reader.stop_message());
+    default:
+      return next;
   }
 }
 
@@ -326,7 +387,8 @@ Status LogSegment::OnBecomeInactiveSegment() {
   DARUMA_RETURN_IF_ERROR(LoadMaxTimestampFromTimeIndex());
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
-  DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_, true));
+  DARUMA_RETURN_IF_ERROR(
+      ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_, true));
   DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
   DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
   DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
@@ -357,7 +419,8 @@ Status LogSegment::Close() {
   return Status::Ok();
 }
 
-Status LogSegment::ChangeFileSuffixes(const std::string& old_suffix, const std::string& new_suffix) {
+Status LogSegment::ChangeFileSuffixes(const std::string& old_suffix,
+                                      const std::string& new_suffix) {
   auto rename_if_exists = [&](const std::string& from, const std::string& to) -> Status {
     if (!fs_->Exists(from)) return Status::Ok();
     return fs_->Rename(from, to);
@@ -368,13 +431,15 @@ Status LogSegment::ChangeFileSuffixes(const std::string& old_suffix, const std::
   // Re-open the log file under its new name so later operations follow it.
   DARUMA_ASSIGN_OR_RETURN(log_file_, fs_->Open(log_to, OpenMode::kReadWrite));
   if (offset_index_) {
-    DARUMA_RETURN_IF_ERROR(offset_index_->RenameTo(OffsetIndexFileName(dir_, base_offset_, new_suffix)));
+    DARUMA_RETURN_IF_ERROR(
+        offset_index_->RenameTo(OffsetIndexFileName(dir_, base_offset_, new_suffix)));
   } else {
     DARUMA_RETURN_IF_ERROR(rename_if_exists(OffsetIndexFileName(dir_, base_offset_, old_suffix),
                                             OffsetIndexFileName(dir_, base_offset_, new_suffix)));
   }
   if (time_index_) {
-    DARUMA_RETURN_IF_ERROR(time_index_->RenameTo(TimeIndexFileName(dir_, base_offset_, new_suffix)));
+    DARUMA_RETURN_IF_ERROR(
+        time_index_->RenameTo(TimeIndexFileName(dir_, base_offset_, new_suffix)));
   } else {
     DARUMA_RETURN_IF_ERROR(rename_if_exists(TimeIndexFileName(dir_, base_offset_, old_suffix),
                                             TimeIndexFileName(dir_, base_offset_, new_suffix)));
@@ -387,8 +452,8 @@ Status LogSegment::ChangeFileSuffixes(const std::string& old_suffix, const std::
 Status LogSegment::DeleteFiles() {
   offset_index_.reset();
   time_index_.reset();
-  for (const std::string& path :
-       {LogFileName(dir_, base_offset_, suffix_), offset_index_path(), time_index_path(), txn_index_path()}) {
+  for (const std::string& path : {LogFileName(dir_, base_offset_, suffix_), offset_index_path(),
+                                  time_index_path(), txn_index_path()}) {
     Status st = fs_->Remove(path);
     if (!st.ok() && !st.IsNotFound()) return st;
   }
@@ -431,6 +496,8 @@ Status LogSegment::ResizeIndexes(int32_t size) {
   return ti->Resize(size);
 }
 
-Status LogSegment::SanityCheckTxnIndex() const { return txn_index_->SanityCheck(); }
+Status LogSegment::SanityCheckTxnIndex() const {
+  return txn_index_->SanityCheck();
+}
 
 }  // namespace daruma

@@ -105,6 +105,12 @@ class LogSegment {
   };
   Result<std::optional<ReadResult>> Read(int64_t start_offset, int32_t max_size,
                                          int64_t max_position, bool min_one_message);
+  // The same into `out` (resized to the bytes returned, its capacity reused:
+  // a caller fetching in a loop neither allocates nor zero-fills per fetch).
+  // Returns the start position, or nullopt if no batch qualifies (then `out`
+  // is left empty).
+  Result<std::optional<int32_t>> ReadInto(int64_t start_offset, int32_t max_size,
+                                          int64_t max_position, bool min_one_message, Bytes* out);
 
   // Segment recovery (spec §10.4): resets the indexes, scans every batch,
   // validates it, rebuilds indexes with index.interval.bytes, calls on_batch
@@ -169,6 +175,13 @@ class LogSegment {
         config_(config),
         suffix_(std::move(suffix)) {}
   Status LoadMaxTimestampFromTimeIndex();
+  // Calls visit(entry) for each whole entry in [from, end) (headers only are
+  // read; stops early at a corrupt or torn entry, or when visit returns true).
+  template <typename Visit>
+  Status ScanEntryHeaders(int64_t from, int64_t end, Visit&& visit) const;
+  // The end of the last whole entry starting at or after `from` that ends at
+  // or before `limit` (`from` if none fits); from must be an entry boundary.
+  Result<int64_t> WholeEntriesEnd(int64_t from, int64_t limit);
 
   Clock* clock_;
   FileSystem* fs_;
