@@ -94,7 +94,9 @@ void ByteWriter::WriteUnsignedVarint(uint32_t v) {
   size_t n = EncodeUnsignedVarint32(v, b);
   out_->insert(out_->end(), b, b + n);
 }
-void ByteWriter::WriteVarint(int32_t v) { WriteUnsignedVarint(ZigZagEncode32(v)); }
+void ByteWriter::WriteVarint(int32_t v) {
+  WriteUnsignedVarint(ZigZagEncode32(v));
+}
 void ByteWriter::WriteVarlong(int64_t v) {
   uint8_t b[10];
   size_t n = EncodeUnsignedVarint64(ZigZagEncode64(v), b);

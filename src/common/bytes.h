@@ -18,7 +18,9 @@ namespace daruma {
 using ByteSpan = std::span<const uint8_t>;
 using Bytes = std::vector<uint8_t>;
 
-inline uint16_t LoadBe16(const uint8_t* p) { return uint16_t(p[0]) << 8 | p[1]; }
+inline uint16_t LoadBe16(const uint8_t* p) {
+  return uint16_t(p[0]) << 8 | p[1];
+}
 inline uint32_t LoadBe32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);

@@ -149,11 +149,19 @@ __attribute__((target("sse4.2"))) uint32_t RawHwInterleaved(uint32_t c, const ui
   return RawHwSingle(c, p, n);
 }
 
-bool DetectHardware() { return __builtin_cpu_supports("sse4.2"); }
+bool DetectHardware() {
+  return __builtin_cpu_supports("sse4.2");
+}
 #else
-uint32_t RawHwSingle(uint32_t c, const uint8_t* p, size_t n) { return RawPortable(c, p, n); }
-uint32_t RawHwInterleaved(uint32_t c, const uint8_t* p, size_t n) { return RawPortable(c, p, n); }
-bool DetectHardware() { return false; }
+uint32_t RawHwSingle(uint32_t c, const uint8_t* p, size_t n) {
+  return RawPortable(c, p, n);
+}
+uint32_t RawHwInterleaved(uint32_t c, const uint8_t* p, size_t n) {
+  return RawPortable(c, p, n);
+}
+bool DetectHardware() {
+  return false;
+}
 #endif
 
 using RawFn = uint32_t (*)(uint32_t, const uint8_t*, size_t);
@@ -184,7 +192,9 @@ uint32_t ExtendHardwareSingleStream(uint32_t crc, const uint8_t* data, size_t n)
 uint32_t ExtendHardwareInterleaved(uint32_t crc, const uint8_t* data, size_t n) {
   return ~RawHwInterleaved(~crc, data, n);
 }
-bool HardwareAvailable() { return DetectHardware(); }
+bool HardwareAvailable() {
+  return DetectHardware();
+}
 const char* ImplementationName() {
   return DetectHardware() ? "sse4.2-3way" : "portable-slicing8";
 }
@@ -195,6 +205,8 @@ uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
   return ~crc32c_internal::Selected()(~crc, static_cast<const uint8_t*>(data), n);
 }
 
-uint32_t Crc32c(const void* data, size_t n) { return Crc32cExtend(0, data, n); }
+uint32_t Crc32c(const void* data, size_t n) {
+  return Crc32cExtend(0, data, n);
+}
 
 }  // namespace daruma

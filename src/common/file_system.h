@@ -18,11 +18,11 @@
 namespace daruma {
 
 enum class OpenMode {
-  kRead,           // existing file, read only
-  kReadWrite,      // existing file, read/write
-  kCreate,         // create if missing, read/write, keep contents
-  kCreateExclusive,// must not exist
-  kTruncate,       // create or truncate to 0, read/write
+  kRead,             // existing file, read only
+  kReadWrite,        // existing file, read/write
+  kCreate,           // create if missing, read/write, keep contents
+  kCreateExclusive,  // must not exist
+  kTruncate,         // create or truncate to 0, read/write
 };
 
 class File {

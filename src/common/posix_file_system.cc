@@ -82,11 +82,21 @@ class PosixFileSystem final : public FileSystem {
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
     int flags = O_CLOEXEC;
     switch (mode) {
-      case OpenMode::kRead: flags |= O_RDONLY; break;
-      case OpenMode::kReadWrite: flags |= O_RDWR; break;
-      case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
-      case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
-      case OpenMode::kTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+      case OpenMode::kRead:
+        flags |= O_RDONLY;
+        break;
+      case OpenMode::kReadWrite:
+        flags |= O_RDWR;
+        break;
+      case OpenMode::kCreate:
+        flags |= O_RDWR | O_CREAT;
+        break;
+      case OpenMode::kCreateExclusive:
+        flags |= O_RDWR | O_CREAT | O_EXCL;
+        break;
+      case OpenMode::kTruncate:
+        flags |= O_RDWR | O_CREAT | O_TRUNC;
+        break;
     }
     int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0) {
@@ -97,7 +107,8 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Status Rename(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename", from + " -> " + to, errno);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return ErrnoStatus("rename", from + " -> " + to, errno);
     return Status::Ok();
   }
 
@@ -117,7 +128,8 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Status CreateDir(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir", path, errno);
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+      return ErrnoStatus("mkdir", path, errno);
     return Status::Ok();
   }
 

@@ -26,7 +26,7 @@ enum class StatusCode {
   kInvalidRecord,    // a record inside a batch is malformed
   kInvalidTxnState,  // producer state forbids the operation
   kAlreadyExists,
-  kTooLarge,         // a size limit (decompression, frame) was exceeded
+  kTooLarge,  // a size limit (decompression, frame) was exceeded
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -38,15 +38,21 @@ class [[nodiscard]] Status {
 
   static Status Ok() { return Status(); }
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
   static Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
   static Status InvalidOffset(std::string m) { return {StatusCode::kInvalidOffset, std::move(m)}; }
-  static Status OffsetOverflow(std::string m) { return {StatusCode::kOffsetOverflow, std::move(m)}; }
+  static Status OffsetOverflow(std::string m) {
+    return {StatusCode::kOffsetOverflow, std::move(m)};
+  }
   static Status InvalidRecord(std::string m) { return {StatusCode::kInvalidRecord, std::move(m)}; }
-  static Status InvalidTxnState(std::string m) { return {StatusCode::kInvalidTxnState, std::move(m)}; }
+  static Status InvalidTxnState(std::string m) {
+    return {StatusCode::kInvalidTxnState, std::move(m)};
+  }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status TooLarge(std::string m) { return {StatusCode::kTooLarge, std::move(m)}; }
 
@@ -72,7 +78,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(data_).ok() && "Result built from an OK status has no value");
   }
@@ -100,10 +106,10 @@ class [[nodiscard]] Result {
 #define DARUMA_CONCAT_INNER(a, b) a##b
 #define DARUMA_CONCAT(a, b) DARUMA_CONCAT_INNER(a, b)
 
-#define DARUMA_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::daruma::Status _daruma_st = (expr);       \
-    if (!_daruma_st.ok()) return _daruma_st;    \
+#define DARUMA_RETURN_IF_ERROR(expr)         \
+  do {                                       \
+    ::daruma::Status _daruma_st = (expr);    \
+    if (!_daruma_st.ok()) return _daruma_st; \
   } while (0)
 
 #define DARUMA_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -35,8 +35,7 @@ std::optional<CompressionType> CompressionFromId(int id);
 
 // magic selects the LZ4 header-checksum quirk: magic 0 skips verification of
 // the frame header checksum (and writes the broken form when compressing).
-Result<Bytes> Decompress(CompressionType type, ByteSpan input, size_t max_output,
-                         int8_t magic = 2);
+Result<Bytes> Decompress(CompressionType type, ByteSpan input, size_t max_output, int8_t magic = 2);
 
 // level < 0 selects the codec's Kafka default (gzip 6, lz4 9, zstd 3).
 Result<Bytes> Compress(CompressionType type, ByteSpan input, int8_t magic = 2, int level = -1);

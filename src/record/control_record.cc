@@ -6,14 +6,22 @@ namespace daruma {
 
 const char* ControlRecordTypeName(ControlRecordType type) {
   switch (type) {
-    case ControlRecordType::kAbort: return "ABORT";
-    case ControlRecordType::kCommit: return "COMMIT";
-    case ControlRecordType::kLeaderChange: return "LEADER_CHANGE";
-    case ControlRecordType::kSnapshotHeader: return "SNAPSHOT_HEADER";
-    case ControlRecordType::kSnapshotFooter: return "SNAPSHOT_FOOTER";
-    case ControlRecordType::kKraftVersion: return "KRAFT_VERSION";
-    case ControlRecordType::kKraftVoters: return "KRAFT_VOTERS";
-    case ControlRecordType::kUnknown: return "UNKNOWN";
+    case ControlRecordType::kAbort:
+      return "ABORT";
+    case ControlRecordType::kCommit:
+      return "COMMIT";
+    case ControlRecordType::kLeaderChange:
+      return "LEADER_CHANGE";
+    case ControlRecordType::kSnapshotHeader:
+      return "SNAPSHOT_HEADER";
+    case ControlRecordType::kSnapshotFooter:
+      return "SNAPSHOT_FOOTER";
+    case ControlRecordType::kKraftVersion:
+      return "KRAFT_VERSION";
+    case ControlRecordType::kKraftVoters:
+      return "KRAFT_VOTERS";
+    case ControlRecordType::kUnknown:
+      return "UNKNOWN";
   }
   return "UNKNOWN";
 }
@@ -40,8 +48,8 @@ Result<int32_t> ParseEndTxnMarkerCoordinatorEpoch(ByteSpan value) {
   }
   int16_t version = int16_t(LoadBe16(value.data()));
   if (version < 0) {
-    return Status::InvalidRecord(fmt::format(
-        "end transaction marker field version: expected >= 0, found {}", version));
+    return Status::InvalidRecord(
+        fmt::format("end transaction marker field version: expected >= 0, found {}", version));
   }
   return int32_t(LoadBe32(value.data() + 2));
 }

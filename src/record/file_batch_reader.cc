@@ -15,11 +15,16 @@ constexpr int32_t kMinEntrySize = 14;  // v0 minimum, applied to every magic (sp
 
 const char* StopReasonName(StopReason reason) {
   switch (reason) {
-    case StopReason::kNone: return "none";
-    case StopReason::kEndOfFile: return "end of file";
-    case StopReason::kTornTail: return "torn tail";
-    case StopReason::kCorruptSize: return "corrupt size";
-    case StopReason::kIoError: return "I/O error";
+    case StopReason::kNone:
+      return "none";
+    case StopReason::kEndOfFile:
+      return "end of file";
+    case StopReason::kTornTail:
+      return "torn tail";
+    case StopReason::kCorruptSize:
+      return "corrupt size";
+    case StopReason::kIoError:
+      return "I/O error";
   }
   return "unknown";
 }
@@ -44,7 +49,8 @@ bool FileBatchReader::Fill(uint64_t pos, size_t need) {
     dropped_upto_ = buffer_start_;
   }
   // Callers guarantee pos + need <= end_, so this never over-allocates.
-  size_t want = size_t(std::min<uint64_t>(std::max<uint64_t>(options_.block_size, need), end_ - pos));
+  size_t want =
+      size_t(std::min<uint64_t>(std::max<uint64_t>(options_.block_size, need), end_ - pos));
   if (buffer_.size() < want) buffer_.resize(want);
   auto n = file_->ReadAt(pos, std::span<uint8_t>(buffer_.data(), want));
   if (!n.ok()) {
@@ -54,8 +60,9 @@ bool FileBatchReader::Fill(uint64_t pos, size_t need) {
   buffer_start_ = pos;
   buffer_len_ = *n;
   if (buffer_len_ < need) {
-    io_status_ = Status::IoError(fmt::format("{}: short read at position {}: expected {} bytes, got {}",
-                                             file_->path(), pos, need, buffer_len_));
+    io_status_ =
+        Status::IoError(fmt::format("{}: short read at position {}: expected {} bytes, got {}",
+                                    file_->path(), pos, need, buffer_len_));
     return false;
   }
   return true;

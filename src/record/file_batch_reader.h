@@ -24,10 +24,10 @@ namespace daruma {
 
 // Why iteration stopped.
 enum class StopReason {
-  kNone,           // not stopped yet
-  kEndOfFile,      // clean end: the last entry ended exactly at the end
-  kTornTail,       // fewer than a whole entry's bytes remain (partial write)
-  kCorruptSize,    // size field < 14 (includes zero-filled preallocated tails)
+  kNone,         // not stopped yet
+  kEndOfFile,    // clean end: the last entry ended exactly at the end
+  kTornTail,     // fewer than a whole entry's bytes remain (partial write)
+  kCorruptSize,  // size field < 14 (includes zero-filled preallocated tails)
   kIoError,
 };
 

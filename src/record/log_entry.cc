@@ -9,9 +9,9 @@ namespace daruma {
 Status LogEntry::Validate() const {
   if (is_v2()) {
     if (bytes.size() < size_t(kRecordBatchOverhead)) {
-      return Status::Corruption(fmt::format(
-          "batch at position {}: field size: expected >= 61 bytes, found {}", position,
-          bytes.size()));
+      return Status::Corruption(
+          fmt::format("batch at position {}: field size: expected >= 61 bytes, found {}", position,
+                      bytes.size()));
     }
     RecordBatchView view(bytes);
     uint32_t computed = view.ComputeCrc();

@@ -51,7 +51,9 @@ Result<Bytes> BuildRecordBatch(const BatchBuilderOptions& o,
                                const std::vector<RecordInput>& records) {
   if (records.empty()) return Status::InvalidArgument("cannot build a batch with no records");
   const bool append_time = o.timestamp_type == TimestampType::kLogAppendTime;
-  auto timestamp_of = [&](const RecordInput& r) { return append_time ? o.log_append_time : r.timestamp; };
+  auto timestamp_of = [&](const RecordInput& r) {
+    return append_time ? o.log_append_time : r.timestamp;
+  };
 
   int64_t base_timestamp = o.delete_horizon_ms ? *o.delete_horizon_ms : timestamp_of(records[0]);
   int64_t max_timestamp = kNoTimestamp;
@@ -93,9 +95,8 @@ Result<Bytes> BuildRecordBatch(const BatchBuilderOptions& o,
 }
 
 Bytes BuildEndTxnMarkerBatch(int64_t base_offset, int32_t partition_leader_epoch,
-                             int64_t producer_id, int16_t producer_epoch,
-                             ControlRecordType type, int32_t coordinator_epoch,
-                             int64_t timestamp) {
+                             int64_t producer_id, int16_t producer_epoch, ControlRecordType type,
+                             int32_t coordinator_epoch, int64_t timestamp) {
   BatchBuilderOptions o;
   o.base_offset = base_offset;
   o.partition_leader_epoch = partition_leader_epoch;
@@ -114,8 +115,8 @@ Bytes BuildEndTxnMarkerBatch(int64_t base_offset, int32_t partition_leader_epoch
 }
 
 void RewriteBatchCrc(std::span<uint8_t> batch) {
-  uint32_t crc = Crc32c(batch.data() + batch_layout::kAttributes,
-                        batch.size() - batch_layout::kAttributes);
+  uint32_t crc =
+      Crc32c(batch.data() + batch_layout::kAttributes, batch.size() - batch_layout::kAttributes);
   StoreBe32(batch.data() + batch_layout::kCrc, crc);
 }
 

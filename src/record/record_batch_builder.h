@@ -47,9 +47,8 @@ Result<Bytes> BuildRecordBatch(const BatchBuilderOptions& options,
 
 // A COMMIT/ABORT marker batch (78 bytes), as the transaction coordinator writes.
 Bytes BuildEndTxnMarkerBatch(int64_t base_offset, int32_t partition_leader_epoch,
-                             int64_t producer_id, int16_t producer_epoch,
-                             ControlRecordType type, int32_t coordinator_epoch,
-                             int64_t timestamp);
+                             int64_t producer_id, int16_t producer_epoch, ControlRecordType type,
+                             int32_t coordinator_epoch, int64_t timestamp);
 
 // Recomputes and stores the CRC of a batch in place (after header edits).
 void RewriteBatchCrc(std::span<uint8_t> batch);

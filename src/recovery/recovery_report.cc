@@ -4,11 +4,14 @@ namespace daruma {
 
 nlohmann::json ToJson(const PartitionRecoveryReport& p) {
   nlohmann::json segments = nlohmann::json::array();
-  for (const auto& s : p.segments) segments.push_back({{"baseOffset", s.base_offset}, {"sizeBytes", s.size_bytes}});
+  for (const auto& s : p.segments)
+    segments.push_back({{"baseOffset", s.base_offset}, {"sizeBytes", s.size_bytes}});
   nlohmann::json quarantined = nlohmann::json::array();
   for (const auto& q : p.quarantined) {
-    nlohmann::json j = {{"file", q.file},     {"fromPosition", q.from_position},
-                        {"bytes", q.bytes},   {"reason", q.reason},
+    nlohmann::json j = {{"file", q.file},
+                        {"fromPosition", q.from_position},
+                        {"bytes", q.bytes},
+                        {"reason", q.reason},
                         {"quarantinePath", q.quarantine_path}};
     if (q.first_offset) j["firstOffset"] = *q.first_offset;
     if (q.last_offset) j["lastOffset"] = *q.last_offset;
@@ -40,7 +43,9 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
 nlohmann::json RecoveryReport::ToJson() const {
   nlohmann::json dirs = nlohmann::json::array();
   for (const auto& d : log_dirs) {
-    nlohmann::json j = {{"path", d.path}, {"cleanShutdown", d.clean_shutdown}, {"offline", d.offline},
+    nlohmann::json j = {{"path", d.path},
+                        {"cleanShutdown", d.clean_shutdown},
+                        {"offline", d.offline},
                         {"error", d.offline ? nlohmann::json(d.error) : nlohmann::json()}};
     if (d.broker_epoch) j["brokerEpoch"] = *d.broker_epoch;
     dirs.push_back(j);

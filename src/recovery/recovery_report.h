@@ -6,17 +6,16 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace daruma {
 
 struct QuarantinedRange {
-  std::string file;          // original file path
-  int64_t from_position = 0; // first byte moved aside
+  std::string file;           // original file path
+  int64_t from_position = 0;  // first byte moved aside
   int64_t bytes = 0;
   std::optional<int64_t> first_offset;
   std::optional<int64_t> last_offset;
@@ -44,11 +43,12 @@ struct PartitionRecoveryReport {
   std::vector<QuarantinedRange> quarantined;
   std::vector<std::string> rebuilt_indexes;
   std::vector<std::string> deleted_files;
-  std::vector<std::array<int64_t, 2>> leader_epochs;             // [epoch, startOffset]
-  std::vector<std::array<int64_t, 4>> aborted_transactions;      // [pid, first, last, lso]
+  std::vector<std::array<int64_t, 2>> leader_epochs;         // [epoch, startOffset]
+  std::vector<std::array<int64_t, 4>> aborted_transactions;  // [pid, first, last, lso]
   int64_t active_producers = 0;
   std::vector<std::string> errors;
-  std::vector<std::string> warnings;  // e.g. "Corruption found in segment 975, truncating to offset 1045"
+  std::vector<std::string>
+      warnings;  // e.g. "Corruption found in segment 975, truncating to offset 1045"
   int64_t recovered_segments = 0;
   int64_t duration_ms = 0;
 };

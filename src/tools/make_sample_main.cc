@@ -11,8 +11,8 @@ namespace {
 
 using namespace daruma;
 
-Result<Bytes> SampleBatch(int64_t base, CompressionType codec, int64_t pid, int32_t seq,
-                          bool txn, int n) {
+Result<Bytes> SampleBatch(int64_t base, CompressionType codec, int64_t pid, int32_t seq, bool txn,
+                          int n) {
   BatchBuilderOptions o;
   o.base_offset = base;
   o.partition_leader_epoch = 0;
@@ -54,10 +54,10 @@ Status Generate(const std::string& root) {
   DARUMA_RETURN_IF_ERROR(add(SampleBatch(next, CompressionType::kLz4, 1000, 10, false, 4)));
   DARUMA_RETURN_IF_ERROR(add(SampleBatch(next, CompressionType::kZstd, 1000, 14, false, 4)));
   DARUMA_RETURN_IF_ERROR(add(SampleBatch(next, CompressionType::kNone, 2000, 0, true, 2)));
-  DARUMA_RETURN_IF_ERROR(add(Result<Bytes>(BuildEndTxnMarkerBatch(
-      next, 0, 2000, 0, ControlRecordType::kCommit, 5, 1700000000100))));
-  DARUMA_ASSIGN_OR_RETURN(auto file, fs->Open(JoinPath(dir, "00000000000000000000.log"),
-                                              OpenMode::kTruncate));
+  DARUMA_RETURN_IF_ERROR(add(Result<Bytes>(
+      BuildEndTxnMarkerBatch(next, 0, 2000, 0, ControlRecordType::kCommit, 5, 1700000000100))));
+  DARUMA_ASSIGN_OR_RETURN(auto file,
+                          fs->Open(JoinPath(dir, "00000000000000000000.log"), OpenMode::kTruncate));
   DARUMA_RETURN_IF_ERROR(file->WriteAt(0, log));
   return file->Sync();
 }

@@ -31,7 +31,9 @@ TEST(Crc32cTest, Rfc3720Vectors) {
   EXPECT_EQ(Crc32c(buf.data(), buf.size()), 0x113FDB5Cu);
 }
 
-TEST(Crc32cTest, EmptyInputIsZero) { EXPECT_EQ(Crc32c("", 0), 0u); }
+TEST(Crc32cTest, EmptyInputIsZero) {
+  EXPECT_EQ(Crc32c("", 0), 0u);
+}
 
 TEST(Crc32cTest, AllImplementationsAgreeOnEveryLengthAndAlignment) {
   std::mt19937 rng(42);
@@ -39,8 +41,8 @@ TEST(Crc32cTest, AllImplementationsAgreeOnEveryLengthAndAlignment) {
   for (auto& b : data) b = uint8_t(rng());
   std::vector<size_t> lengths;
   for (size_t n = 0; n < 1100; ++n) lengths.push_back(n);
-  for (size_t n : std::initializer_list<size_t>{3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 4096 - 1, 3 * 4096, 3 * 4096 + 9,
-                   data.size() - 8})
+  for (size_t n : std::initializer_list<size_t>{3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 4096 - 1,
+                                                3 * 4096, 3 * 4096 + 9, data.size() - 8})
     lengths.push_back(n);
   for (size_t offset : std::initializer_list<size_t>{0, 1, 3, 7}) {
     for (size_t n : lengths) {
@@ -59,7 +61,9 @@ TEST(Crc32cTest, ExtendEqualsCrcOfConcatenation) {
             Crc32c((a + b).data(), a.size() + b.size()));
 }
 
-TEST(Crc32Test, IeeeCheckValue) { EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u); }
+TEST(Crc32Test, IeeeCheckValue) {
+  EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u);
+}
 
 }  // namespace
 }  // namespace daruma

@@ -107,7 +107,8 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, KafkaGeneratedBatches,
                                            "compressed", "unclean-torn-tail"),
                          [](const auto& info) {
                            std::string s = info.param;
-                           for (auto& c : s) if (c == '-') c = '_';
+                           for (auto& c : s)
+                             if (c == '-') c = '_';
                            return s;
                          });
 

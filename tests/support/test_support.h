@@ -35,10 +35,10 @@ void WriteStringToFile(const std::string& path, const std::string& data);
 }  // namespace daruma::testing
 
 // Skips the current test with a clear SKIPPED line when fixtures are absent.
-#define DARUMA_REQUIRE_FIXTURES()                                                          \
-  do {                                                                                     \
-    if (::daruma::testing::FixturesDir().empty()) {                                        \
-      GTEST_SKIP() << "SKIPPED: shared fixtures not found at " DARUMA_FIXTURES_DIR         \
-                      " (set -DDARUMA_FIXTURES_DIR=...)";                                  \
-    }                                                                                      \
+#define DARUMA_REQUIRE_FIXTURES()                                                  \
+  do {                                                                             \
+    if (::daruma::testing::FixturesDir().empty()) {                                \
+      GTEST_SKIP() << "SKIPPED: shared fixtures not found at " DARUMA_FIXTURES_DIR \
+                      " (set -DDARUMA_FIXTURES_DIR=...)";                          \
+    }                                                                              \
   } while (0)
