@@ -349,7 +349,7 @@ Result<int64_t> LogSegment::TruncateTo(int64_t offset) {
   ro.end_position = uint64_t(size_);
   FileBatchReader reader(log_file_.get(), ro);
   while (auto e = reader.Next()) {
-    if (e->is_v2() && e->size() < size_t(kRecordBatchOverhead)) break;
+    if (!e->has_batch_header()) break;
     if (e->max_timestamp() > *max_timestamp_so_far_) {
       max_timestamp_so_far_ = e->max_timestamp();
       shallow_offset_of_max_timestamp_ = e->last_offset();
@@ -367,20 +367,14 @@ Result<int64_t> LogSegment::ReadNextOffset() {
   FileBatchReader reader(log_file_.get(), ro);
   int64_t next = base_offset_;
   while (auto e = reader.Next()) {
-    if (e->is_v2() && e->size() < size_t(kRecordBatchOverhead)) {
+    if (!e->has_batch_header()) {
       return Status::Corruption(fmt::format("{}: batch at position {} is only {} bytes", log_path(),
                                             e->position, e->size()));
     }
     next = e->last_offset() + 1;
   }
-  switch (reader.stop_reason()) {
-    case StopReason::kIoError:
-      return reader.io_status();
-    case StopReason::kCorruptSize:
-      return Status::Corruption(reader.stop_message());
-    default:
-      return next;
-  }
+  DARUMA_RETURN_IF_ERROR(reader.ScanStatus());
+  return next;
 }
 
 Status LogSegment::OnBecomeInactiveSegment() {
@@ -474,7 +468,7 @@ Result<bool> LogSegment::ShouldRoll(const RollParams& p) {
     ro.block_size = 4096;
     FileBatchReader reader(log_file_.get(), ro);
     if (auto first = reader.Next()) {
-      if (!first->is_v2() || first->size() >= size_t(kRecordBatchOverhead)) {
+      if (first->has_batch_header()) {
         rolling_based_timestamp_ = first->max_timestamp();
       }
     }

@@ -68,6 +68,17 @@ bool FileBatchReader::Fill(uint64_t pos, size_t need) {
   return true;
 }
 
+Status FileBatchReader::ScanStatus() const {
+  switch (stop_reason_) {
+    case StopReason::kIoError:
+      return io_status_;
+    case StopReason::kCorruptSize:
+      return Status::Corruption(stop_message_);
+    default:
+      return Status::Ok();
+  }
+}
+
 std::optional<LogEntry> FileBatchReader::Next() {
   if (stop_reason_ != StopReason::kNone) return std::nullopt;
   const uint64_t remaining = end_ > position_ ? end_ - position_ : 0;

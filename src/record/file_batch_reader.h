@@ -56,6 +56,11 @@ class FileBatchReader {
   // For kTornTail/kCorruptSize/kIoError: file, position, field, expected vs found.
   const std::string& stop_message() const { return stop_message_; }
   const Status& io_status() const { return io_status_; }
+  // After Next() returned nullopt, as a Status for callers that read batches
+  // they trust to be whole (LEO lookup, producer-state rebuild): OK at the end
+  // of the file or a torn tail (Kafka stops silently there), the I/O error, or
+  // kCorruption for a corrupt size field.
+  Status ScanStatus() const;
   // Position of the next unread byte: after a stop, where the bad/torn bytes start.
   uint64_t position() const { return position_; }
   uint64_t end() const { return end_; }

@@ -8,23 +8,11 @@ namespace daruma {
 
 Status LogEntry::Validate() const {
   if (is_v2()) {
-    if (bytes.size() < size_t(kRecordBatchOverhead)) {
-      return Status::Corruption(
-          fmt::format("batch at position {}: field size: expected >= 61 bytes, found {}", position,
-                      bytes.size()));
-    }
-    RecordBatchView view(bytes);
-    uint32_t computed = view.ComputeCrc();
-    if (computed != view.stored_crc()) {
-      return Status::Corruption(fmt::format(
-          "batch at position {} (base offset {}): field crc: expected 0x{:08x}, found 0x{:08x}",
-          position, view.base_offset(), computed, view.stored_crc()));
-    }
-    return Status::Ok();
+    return RecordBatchView(bytes).Validate().WithContext(
+        fmt::format("batch at position {}", position));
   }
-  Status st = LegacyMessageView(bytes).Validate();
-  if (!st.ok()) return st.WithContext(fmt::format("message at position {}", position));
-  return st;
+  return LegacyMessageView(bytes).Validate().WithContext(
+      fmt::format("message at position {}", position));
 }
 
 int64_t LogEntry::last_offset() const {

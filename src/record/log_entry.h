@@ -21,6 +21,10 @@ struct LogEntry {
   // (last) offset of a legacy entry.
   int64_t prefix_offset() const { return int64_t(LoadBe64(bytes.data())); }
   bool is_v2() const { return magic >= 2; }
+  // False for a v2 entry shorter than the 61-byte batch header: the reader
+  // yields such entries (spec §5 checks only size >= 14), and only Validate()
+  // rejects them. Legacy entries always have their header.
+  bool has_batch_header() const { return !is_v2() || bytes.size() >= size_t(kRecordBatchOverhead); }
   RecordBatchView batch() const { return RecordBatchView(bytes); }
 
   // Kafka's ensureValid (spec §5): v2 size >= 61 and CRC-32C; legacy size >= 14
@@ -28,7 +32,7 @@ struct LogEntry {
   Status Validate() const;
 
   // Batch-level accessors valid for both formats (legacy: no producer, epoch -1).
-  // Precondition: Validate() succeeded (a v2 entry then has >= 61 bytes).
+  // Precondition: has_batch_header() (which Validate() implies).
   int64_t last_offset() const;
   int64_t max_timestamp() const;
   int32_t partition_leader_epoch() const;

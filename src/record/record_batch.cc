@@ -56,7 +56,8 @@ uint32_t RecordBatchView::ComputeCrc() const {
 Status RecordBatchView::Validate() const {
   if (size() < size_t(kRecordBatchOverhead)) {
     return Status::Corruption(fmt::format(
-        "record batch at base offset {}: size {} is smaller than the minimum batch size 61",
+        "record batch at base offset {}: field size: expected >= 61 bytes (the minimum batch "
+        "size), found {}",
         size() >= 8 ? base_offset() : -1, size()));
   }
   uint32_t computed = ComputeCrc();

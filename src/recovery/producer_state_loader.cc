@@ -25,7 +25,7 @@ Status LoadProducersFromRange(ProducerStateManager* psm, LogSegment* segment,
   std::vector<CompletedTxn> completed;
   while (auto entry = reader.Next()) {
     if (!entry->is_v2()) continue;  // legacy entries carry no producer state
-    if (entry->size() < size_t(kRecordBatchOverhead)) {
+    if (!entry->has_batch_header()) {
       return Status::Corruption(fmt::format("{}: batch at position {} is only {} bytes, below {}",
                                             segment->log_path(), entry->position, entry->size(),
                                             kRecordBatchOverhead));
@@ -35,14 +35,7 @@ Status LoadProducersFromRange(ProducerStateManager* psm, LogSegment* segment,
     DARUMA_ASSIGN_OR_RETURN(std::optional<CompletedTxn> done, psm->ApplyBatch(batch));
     if (done) completed.push_back(*done);
   }
-  switch (reader.stop_reason()) {
-    case StopReason::kIoError:
-      return reader.io_status();
-    case StopReason::kCorruptSize:
-      return Status::Corruption(reader.stop_message());
-    default:
-      break;
-  }
+  DARUMA_RETURN_IF_ERROR(reader.ScanStatus());
   if (scanned_bytes != nullptr) *scanned_bytes += int64_t(reader.position()) - start_position;
   for (const CompletedTxn& txn : completed) DARUMA_RETURN_IF_ERROR(psm->CompleteTxn(txn));
   return Status::Ok();

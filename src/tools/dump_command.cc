@@ -117,7 +117,7 @@ class Dumper {
   // Returns false when the entry is invalid.
   bool DumpEntry(const LogEntry& e) {
     Status valid = e.Validate();
-    if (e.is_v2() && e.size() >= size_t(kRecordBatchOverhead)) {
+    if (e.is_v2() && e.has_batch_header()) {
       DumpV2(e, valid.ok());
     } else {
       DumpLegacy(e, valid.ok());

@@ -9,13 +9,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/clock.h"
 #include "common/file_system.h"
 #include "log/log.h"
+#include "support/batches_csv.h"
 #include "support/test_support.h"
 
 namespace daruma {
@@ -34,34 +33,8 @@ struct Scenario {
   int32_t segment_bytes;
 };
 
-// One row of batches.csv.
-struct CsvBatch {
-  int64_t base_offset;
-  int64_t last_offset;
-  int64_t segment_base;
-  int64_t position;
-  int64_t size;
-  bool is_control;
-  int32_t leader_epoch;
-};
-
-std::vector<CsvBatch> ReadBatchesCsv(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<CsvBatch> out;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-    // baseOffset,lastOffset,offsetCount,segmentBaseOffset,position,sizeInBytes,compression,
-    // producerId,producerEpoch,baseSequence,isTransactional,isControl,partitionLeaderEpoch,...
-    out.push_back(CsvBatch{std::stoll(f[0]), std::stoll(f[1]), std::stoll(f[3]), std::stoll(f[4]),
-                           std::stoll(f[5]), f[11] == "true", std::stoi(f[12])});
-  }
-  return out;
-}
+using CsvBatch = testing::BatchesCsvRow;
+using testing::ReadBatchesCsv;
 
 LogConfig ScenarioConfig(const Scenario& s) {
   LogConfig config;

@@ -5,15 +5,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "common/file_system.h"
 #include "log/log_file_names.h"
 #include "log/producer_snapshot_file.h"
 #include "log/producer_state_manager.h"
 #include "record/file_batch_reader.h"
+#include "support/batches_csv.h"
 #include "support/test_support.h"
 
 namespace daruma {
@@ -58,28 +57,10 @@ std::vector<int64_t> OffsetsWithSuffix(const std::string& dir, const std::string
   return offsets;
 }
 
-struct CsvBatch {
-  int64_t base_offset, last_offset, producer_id, max_timestamp;
-  int32_t base_sequence;
-  int16_t epoch;
-};
+using CsvBatch = testing::BatchesCsvRow;
 
 std::vector<CsvBatch> ReadBatchesCsv(const Scenario& s) {
-  std::ifstream in(FixturesDir() + "/kafka-generated/" + s.name + "/batches.csv");
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<CsvBatch> batches;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-    // baseOffset,lastOffset,offsetCount,segmentBaseOffset,position,sizeInBytes,compression,
-    // producerId,producerEpoch,baseSequence,isTransactional,isControl,partitionLeaderEpoch,
-    // maxTimestamp
-    batches.push_back({std::stoll(f[0]), std::stoll(f[1]), std::stoll(f[7]), std::stoll(f[13]),
-                       std::stoi(f[9]), int16_t(std::stoi(f[8]))});
-  }
-  return batches;
+  return testing::ReadBatchesCsv(FixturesDir() + "/kafka-generated/" + s.name + "/batches.csv");
 }
 
 TEST(ProducerSnapshotCompatTest, EveryFixtureSnapshotReadsAndReencodesByteForByte) {
@@ -121,7 +102,7 @@ TEST(ProducerSnapshotCompatTest, IdempotentSnapshotsHoldTheLastBatchBelowTheirOf
       ASSERT_EQ(entries->size(), 1u);
       const ProducerSnapshotEntry& e = entries->front();
       EXPECT_EQ(e.producer_id, pid);
-      EXPECT_EQ(e.epoch, last->epoch);
+      EXPECT_EQ(e.epoch, last->producer_epoch);
       EXPECT_EQ(e.last_offset, last->last_offset);
       EXPECT_EQ(e.offset_delta, last->last_offset - last->base_offset);
       EXPECT_EQ(e.last_sequence, last->base_sequence + e.offset_delta);

@@ -3,46 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "common/file_system.h"
 #include "record/file_batch_reader.h"
+#include "support/batches_csv.h"
 #include "support/test_support.h"
 
 namespace daruma {
 namespace {
 
-struct CsvBatch {
-  int64_t base_offset, last_offset, offset_count, segment, position, size;
-  std::string compression;
-  int64_t producer_id;
-  int producer_epoch, base_sequence;
-  bool transactional, control;
-  int leader_epoch;
-  int64_t max_timestamp;
-};
-
-std::vector<CsvBatch> ReadCsv(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<CsvBatch> out;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::stringstream ss(line);
-    std::vector<std::string> f;
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
-    EXPECT_EQ(f.size(), 14u) << line;
-    out.push_back({std::stoll(f[0]), std::stoll(f[1]), std::stoll(f[2]), std::stoll(f[3]),
-                   std::stoll(f[4]), std::stoll(f[5]), f[6], std::stoll(f[7]), std::stoi(f[8]),
-                   std::stoi(f[9]), f[10] == "true", f[11] == "true", std::stoi(f[12]),
-                   std::stoll(f[13])});
-  }
-  return out;
-}
+using testing::BatchesCsvRow;
 
 class KafkaGeneratedBatches : public ::testing::TestWithParam<std::string> {};
 
@@ -50,14 +21,14 @@ TEST_P(KafkaGeneratedBatches, EveryLogDecodesToBatchesCsv) {
   DARUMA_REQUIRE_FIXTURES();
   namespace fs = std::filesystem;
   const std::string scenario = testing::FixturesDir() + "/kafka-generated/" + GetParam();
-  auto expected = ReadCsv(scenario + "/batches.csv");
+  auto expected = testing::ReadBatchesCsv(scenario + "/batches.csv");
   ASSERT_FALSE(expected.empty());
   std::string partition_dir;
   for (auto& e : fs::directory_iterator(scenario + "/logdir")) {
     if (e.is_directory()) partition_dir = e.path().string();
   }
-  std::map<int64_t, std::vector<CsvBatch>> by_segment;
-  for (const auto& b : expected) by_segment[b.segment].push_back(b);
+  std::map<int64_t, std::vector<BatchesCsvRow>> by_segment;
+  for (const auto& b : expected) by_segment[b.segment_base].push_back(b);
 
   size_t matched = 0;
   for (auto& [segment, batches] : by_segment) {
@@ -66,7 +37,7 @@ TEST_P(KafkaGeneratedBatches, EveryLogDecodesToBatchesCsv) {
     auto file = FileSystem::Default()->Open(partition_dir + "/" + name, OpenMode::kRead);
     ASSERT_TRUE(file.ok()) << file.status().ToString();
     FileBatchReader reader(file->get());
-    for (const CsvBatch& want : batches) {
+    for (const BatchesCsvRow& want : batches) {
       auto entry = reader.Next();
       if (!entry) {
         // Only the torn final batch of the crash scenario may be missing.
@@ -86,8 +57,8 @@ TEST_P(KafkaGeneratedBatches, EveryLogDecodesToBatchesCsv) {
       EXPECT_EQ(b.producer_id(), want.producer_id);
       EXPECT_EQ(b.producer_epoch(), want.producer_epoch);
       EXPECT_EQ(b.base_sequence(), want.base_sequence);
-      EXPECT_EQ(b.is_transactional(), want.transactional);
-      EXPECT_EQ(b.is_control(), want.control);
+      EXPECT_EQ(b.is_transactional(), want.is_transactional);
+      EXPECT_EQ(b.is_control(), want.is_control);
       EXPECT_EQ(b.partition_leader_epoch(), want.leader_epoch);
       EXPECT_EQ(b.max_timestamp(), want.max_timestamp);
       auto records = b.DecodeRecords();
