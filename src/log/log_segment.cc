@@ -98,6 +98,7 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
                     largest_offset, base_offset_));
   }
   DARUMA_RETURN_IF_ERROR(log_file_->WriteAt(uint64_t(position), records));
+  log_unsynced_ = true;
   size_ += int64_t(records.size());
   DARUMA_RETURN_IF_ERROR(LoadMaxTimestampFromTimeIndex());
   if (largest_timestamp > *max_timestamp_so_far_) {
@@ -308,6 +309,7 @@ Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
   if (result.truncated_bytes > 0) {
     if (before_truncate) DARUMA_RETURN_IF_ERROR(before_truncate(result.valid_bytes, size_));
     DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(result.valid_bytes)));
+    log_unsynced_ = true;
     size_ = result.valid_bytes;
   }
   DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
@@ -332,6 +334,7 @@ Result<int64_t> LogSegment::TruncateTo(int64_t offset) {
   if (mapping) {
     truncated = size_ - mapping->position;
     DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(mapping->position)));
+    log_unsynced_ = true;
     size_ = mapping->position;
   }
   if (size_ == 0) {
@@ -386,12 +389,16 @@ Status LogSegment::OnBecomeInactiveSegment() {
   DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
   DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
   DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
-  if (physical != uint64_t(size_)) DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+  if (physical != uint64_t(size_)) {
+    DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+    log_unsynced_ = true;
+  }
   return Status::Ok();
 }
 
 Status LogSegment::Flush() {
   DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+  log_unsynced_ = false;
   if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Flush());
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Flush());
   return txn_index_->Flush();
@@ -406,7 +413,7 @@ Status LogSegment::Close() {
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Close());
   DARUMA_RETURN_IF_ERROR(txn_index_->Close());
   if (log_file_) {
-    DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+    if (log_unsynced_) DARUMA_RETURN_IF_ERROR(log_file_->Sync());
     DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
     if (physical != uint64_t(size_)) DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
   }

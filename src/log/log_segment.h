@@ -194,6 +194,10 @@ class LogSegment {
   std::unique_ptr<TimeIndex> time_index_;
   std::unique_ptr<TransactionIndex> txn_index_;
   int64_t size_ = 0;
+  // True until Flush() has synced the .log since its last change. Starts true:
+  // an existing file may hold bytes a crash left unsynced. Close() syncs only
+  // when it is set, so a shutdown right after a flush does not sync twice.
+  bool log_unsynced_ = true;
   int64_t bytes_since_last_index_entry_ = 0;
   // Max timestamp seen so far and the shallow offset of the batch carrying it.
   std::optional<int64_t> max_timestamp_so_far_;
