@@ -54,7 +54,7 @@ void AddRecover(CLI::App& app, RecoverOptions& o, int& rc) {
 
 }  // namespace
 
-int RunCli(int argc, char** argv) {
+int RunCli(int argc, char** argv, const std::vector<SubcommandRegistrar>& extra) {
   CLI::App app{"daruma: a Kafka-compatible log layer that always gets back up"};
   app.require_subcommand(1);
   int rc = 0;
@@ -62,6 +62,7 @@ int RunCli(int argc, char** argv) {
   AddDump(app, dump_options, rc);
   RecoverOptions recover_options;
   AddRecover(app, recover_options, rc);
+  for (const SubcommandRegistrar& add : extra) add(app, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
