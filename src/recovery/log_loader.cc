@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "common/bytes.h"
@@ -74,6 +75,8 @@ class Loader {
   PartitionRecoveryReport* report_;
   Quarantine quarantine_;
   SegmentMap segments_;
+  // Segments whose pass-4 recovery (missing/corrupt index) was left to pass 5.
+  std::set<int64_t> deferred_;
   std::unique_ptr<LeaderEpochFileCache> epochs_;
   std::unique_ptr<ProducerStateManager> psm_;
 };
@@ -189,8 +192,37 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
 }
 
 // Pass 4 (§10.3).
+// The base of the first segment pass 5 will recover on this start, or nullopt
+// after a clean shutdown (pass 5 recovers nothing). Pass 5 recovers the segment
+// holding the recovery point and every later one.
+std::optional<int64_t> FirstSegmentRecoveredInPass5(const std::vector<std::string>& names,
+                                                    const LoadLogParams& p) {
+  if (p.had_clean_shutdown) return std::nullopt;
+  std::set<int64_t> bases;
+  for (const std::string& name : names) {
+    if (!HasSuffix(name, kLogFileSuffix)) continue;
+    if (auto base = OffsetFromFileName(name); base.ok()) bases.insert(*base);
+  }
+  if (bases.empty()) return std::nullopt;
+  auto it = bases.upper_bound(p.recovery_point_checkpoint);  // as RecoverLog picks
+  if (it != bases.begin()) --it;
+  return *it;
+}
+
 Status Loader::LoadSegmentFiles() {
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  const std::optional<int64_t> first_in_pass5 = FirstSegmentRecoveredInPass5(names, p_);
+  // Kafka recovers a segment with a missing or corrupt index here, and then
+  // again in pass 5 when it lies at or after the recovery point: two scans.
+  // Daruma defers such a segment to pass 5, which rebuilds the same indexes in
+  // its one scan; RecoverLog keeps Kafka's visible pass-4 semantics for it.
+  auto recover_now_or_defer = [&](LogSegment* segment) -> Status {
+    if (first_in_pass5 && segment->base_offset() >= *first_in_pass5) {
+      deferred_.insert(segment->base_offset());
+      return Status::Ok();
+    }
+    return RecoverSegment(segment).status();
+  };
   for (const std::string& name : names) {
     if (IsIndexFileName(name)) {
       DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
@@ -214,7 +246,7 @@ Status Loader::LoadSegmentFiles() {
                         segment->log_path()));
       }
       // Kafka: an invalid-offset error here aborts the load (§15.6).
-      DARUMA_RETURN_IF_ERROR(RecoverSegment(segment.get()).status());
+      DARUMA_RETURN_IF_ERROR(recover_now_or_defer(segment.get()));
     } else {
       if (!time_index_existed) {
         DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
@@ -227,7 +259,7 @@ Status Loader::LoadSegmentFiles() {
             fmt::format("Found a corrupted index file corresponding to log file {} due to {}, "
                         "recovering segment and rebuilding index files...",
                         segment->log_path(), sane.message()));
-        DARUMA_RETURN_IF_ERROR(RecoverSegment(segment.get()).status());
+        DARUMA_RETURN_IF_ERROR(recover_now_or_defer(segment.get()));
       }
     }
     segments_[base] = std::move(segment);
@@ -377,7 +409,17 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     SetRemaining(int64_t(unflushed.size()));
     for (size_t i = 0; i < unflushed.size(); ++i) {
       LogSegment* segment = segments_.at(unflushed[i]).get();
+      const bool deferred = deferred_.count(segment->base_offset()) > 0;
       auto truncated = RecoverSegment(segment);
+      if (deferred) {
+        // Kafka recovered this segment in pass 4, where any error aborts the
+        // load and a truncation is not "corruption" to pass 5 (its second scan
+        // finds the segment already cut): later segments stay.
+        if (!truncated.ok()) return truncated.status();
+        report_->truncated_bytes += *truncated;
+        SetRemaining(int64_t(unflushed.size() - i - 1));
+        continue;
+      }
       if (!truncated.ok()) {
         const StatusCode code = truncated.status().code();
         if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
