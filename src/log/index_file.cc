@@ -1,5 +1,7 @@
 #include "log/index_file.h"
 
+#include <algorithm>
+
 namespace daruma {
 namespace {
 
@@ -32,6 +34,7 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
   DARUMA_ASSIGN_OR_RETURN(index->length_, index->file_->Size());
   index->bytes_.resize(RoundDown(int64_t(index->length_), entry_size));
   DARUMA_ASSIGN_OR_RETURN(size_t n, index->file_->ReadAt(0, index->bytes_));
+  index->written_ = n;
   if (n != index->bytes_.size()) {
     return Status::IoError("index file " + path + ": short read, expected " +
                            std::to_string(index->bytes_.size()) + " bytes, found " +
@@ -57,14 +60,21 @@ Status IndexFile::AppendEntry(const uint8_t* entry) {
     return Status::InvalidArgument("attempt to append to a full index " + path_ +
                                    " (size = " + std::to_string(entries()) + ")");
   }
-  const uint64_t pos = bytes_.size();
-  DARUMA_RETURN_IF_ERROR(file_->WriteAt(pos, std::span<const uint8_t>(entry, entry_size_)));
   bytes_.insert(bytes_.end(), entry, entry + entry_size_);
+  return Status::Ok();
+}
+
+Status IndexFile::WritePending() {
+  if (written_ >= bytes_.size()) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(file_->WriteAt(
+      written_, std::span<const uint8_t>(bytes_.data() + written_, bytes_.size() - written_)));
+  written_ = bytes_.size();
   return Status::Ok();
 }
 
 void IndexFile::TruncateToEntries(size_t n) {
   if (n < entries()) bytes_.resize(n * entry_size_);
+  written_ = std::min<uint64_t>(written_, bytes_.size());
 }
 
 int64_t IndexFile::BinarySearch(int64_t target, const std::function<int64_t(size_t)>& key,
@@ -98,6 +108,7 @@ int64_t IndexFile::LargestLowerBoundSlot(int64_t target,
 
 Status IndexFile::Resize(int64_t new_size) {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
+  DARUMA_RETURN_IF_ERROR(WritePending());
   const uint64_t rounded = RoundDown(new_size, entry_size_);
   if (rounded < bytes_.size()) {
     return Status::InvalidArgument(
@@ -126,6 +137,7 @@ Status IndexFile::TrimToValidSize() {
 Status IndexFile::Flush() {
   DARUMA_RETURN_IF_ERROR(CheckOpen());
   if (!options_.writable) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(WritePending());
   return file_->Sync();
 }
 

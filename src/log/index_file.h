@@ -10,9 +10,14 @@
 //  * Opening an existing file takes entries() = floor(file length / entry size)
 //    and never scans for zeroed slots (Kafka does the same). This is why an
 //    index must be trimmed (TrimToValidSize/Close) before the segment is closed.
-//  * No mmap: the entries are kept in memory (entries() * entry_size bytes) and
-//    every appended entry is written with File::WriteAt immediately; the entry is
-//    "appended" at that point and "durable" after Flush() (fsync).
+//  * No mmap: the entries are kept in memory (entries() * entry_size bytes).
+//    Appended entries reach the file by WritePending(), one File::WriteAt for
+//    all of them; Flush(), Resize()/TrimToValidSize() and Close() call it too.
+//    A live append (LogSegment::Append) calls it after each entry, so a killed
+//    broker leaves the same index bytes as Kafka's mmap; recovery's rebuild
+//    writes once at the end, saving ~500,000 system calls per GiB rebuilt (an
+//    index lost mid-rebuild is rebuilt again: its segment is past the recovery
+//    point). An entry is durable after Flush() (fsync).
 //  * TruncateToEntries() only forgets entries in memory; the bytes behind them
 //    stay in the file until they are overwritten or trimmed (as with Kafka's mmap).
 //  * A read-only IndexFile rejects every mutation with kInvalidArgument.
@@ -80,6 +85,8 @@ class IndexFile {
   Status TrimToValidSize();
   // fsyncs the file.
   Status Flush();
+  // Writes the appended entries that are not yet in the file, in one write.
+  Status WritePending();
   // Trims (when writable) and releases the file handle.
   Status Close();
   // Releases the handle and removes the file; *existed tells whether it was there.
@@ -102,6 +109,9 @@ class IndexFile {
   std::unique_ptr<File> file_;
   uint64_t length_ = 0;
   std::vector<uint8_t> bytes_;  // entries() * entry_size_ bytes
+  // Invariant: bytes_[0, written_) are in the file at the same positions;
+  // bytes_[written_, end) are appended but not yet written.
+  uint64_t written_ = 0;
 };
 
 }  // namespace daruma

@@ -111,6 +111,10 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
     DARUMA_RETURN_IF_ERROR(oi->Append(largest_offset, int32_t(position)));
     DARUMA_RETURN_IF_ERROR(
         ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_));
+    // A live append publishes its index entry to the page cache at once, as
+    // Kafka's mmap does, so a killed broker leaves the same index bytes.
+    DARUMA_RETURN_IF_ERROR(oi->WriteAppended());
+    DARUMA_RETURN_IF_ERROR(ti->WriteAppended());
     bytes_since_last_index_entry_ = 0;
   }
   bytes_since_last_index_entry_ += int64_t(records.size());

@@ -7,12 +7,16 @@
 namespace daruma {
 
 Status LogEntry::Validate() const {
+  // The context is formatted only on failure: this runs once per batch in
+  // every recovery scan.
   if (is_v2()) {
-    return RecordBatchView(bytes).Validate().WithContext(
-        fmt::format("batch at position {}", position));
+    Status valid = RecordBatchView(bytes).Validate();
+    if (valid.ok()) return valid;
+    return valid.WithContext(fmt::format("batch at position {}", position));
   }
-  return LegacyMessageView(bytes).Validate().WithContext(
-      fmt::format("message at position {}", position));
+  Status valid = LegacyMessageView(bytes).Validate();
+  if (valid.ok()) return valid;
+  return valid.WithContext(fmt::format("message at position {}", position));
 }
 
 int64_t LogEntry::last_offset() const {
