@@ -25,6 +25,14 @@ enum class OpenMode {
   kTruncate,         // create or truncate to 0, read/write
 };
 
+// A read-only, zero-copy view of part of a file (an mmap), released when
+// destroyed.
+struct MappedRegion {
+  virtual ~MappedRegion() = default;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class File {
  public:
   virtual ~File() = default;
@@ -42,6 +50,14 @@ class File {
   virtual Result<uint64_t> Size() const = 0;
   // Advises the OS that the range will not be needed soon (page-cache drop).
   virtual void DropCache(uint64_t /*pos*/, uint64_t /*len*/) {}
+  // Maps [pos, pos + len) read-only, or returns null when this file cannot be
+  // mapped (the caller then uses ReadAt). The range must lie within the file,
+  // and the file must not shrink while the region lives (touching a truncated
+  // page is SIGBUS), so only a reader that owns the file exclusively, like
+  // recovery under the log dir's lock, may map.
+  virtual std::unique_ptr<MappedRegion> MapForRead(uint64_t /*pos*/, size_t /*len*/) const {
+    return nullptr;
+  }
   virtual const std::string& path() const = 0;
 };
 

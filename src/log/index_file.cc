@@ -69,6 +69,7 @@ Status IndexFile::WritePending() {
   DARUMA_RETURN_IF_ERROR(file_->WriteAt(
       written_, std::span<const uint8_t>(bytes_.data() + written_, bytes_.size() - written_)));
   written_ = bytes_.size();
+  unsynced_ = true;
   return Status::Ok();
 }
 
@@ -122,6 +123,7 @@ Status IndexFile::Resize(int64_t new_size) {
   if (rounded > bytes_.size()) DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
   DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
   length_ = rounded;
+  unsynced_ = true;
   return Status::Ok();
 }
 
@@ -138,12 +140,21 @@ Status IndexFile::Flush() {
   DARUMA_RETURN_IF_ERROR(CheckOpen());
   if (!options_.writable) return Status::Ok();
   DARUMA_RETURN_IF_ERROR(WritePending());
-  return file_->Sync();
+  if (!unsynced_) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(file_->Sync());
+  unsynced_ = false;
+  return Status::Ok();
 }
 
 Status IndexFile::Close() {
   if (file_ == nullptr) return Status::Ok();
-  if (options_.writable) DARUMA_RETURN_IF_ERROR(TrimToValidSize());
+  if (options_.writable) {
+    // Trimmed and synced: a clean shutdown's marker must not outlive an index
+    // that a power loss would leave preallocated (zero entries at the end).
+    DARUMA_RETURN_IF_ERROR(TrimToValidSize());
+    if (unsynced_) DARUMA_RETURN_IF_ERROR(file_->Sync());
+    unsynced_ = false;
+  }
   file_.reset();
   return Status::Ok();
 }

@@ -112,6 +112,8 @@ class IndexFile {
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;
+  // The file changed (write or resize) since the last Sync.
+  bool unsynced_ = false;
 };
 
 }  // namespace daruma

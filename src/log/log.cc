@@ -17,7 +17,8 @@ Log::Log(FileSystem* fs, std::string dir, TopicPartition tp, LogConfig config, C
       tp_(std::move(tp)),
       name_(tp_.ToString()),
       config_(config),
-      clock_(clock) {}
+      clock_(clock),
+      last_flush_ms_(clock->NowMs()) {}
 
 Log::~Log() = default;
 
@@ -25,6 +26,9 @@ Result<std::unique_ptr<Log>> Log::CreateEmpty(FileSystem* fs, const std::string&
                                               const TopicPartition& tp, const LogConfig& config,
                                               Clock* clock, int64_t start_offset) {
   DARUMA_RETURN_IF_ERROR(fs->CreateDir(dir));
+  // The new directory's name must survive a power loss before anything in it
+  // is acknowledged (the first Flush syncs the files and `dir` itself).
+  DARUMA_RETURN_IF_ERROR(fs->SyncDir(ParentDir(dir)));
   LoadedLogParts parts;
   DARUMA_ASSIGN_OR_RETURN(auto segment,
                           LogSegment::Open(fs, dir, start_offset, config, false, "", clock));
@@ -308,6 +312,8 @@ Status Log::FlushLocked(int64_t offset) {
   DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
   recovery_point_ = offset;
   if (offset >= log_end_offset_) unflushed_messages_ = 0;
+  last_flush_ms_ = clock_->NowMs();
+  if (flush_listener_) flush_listener_();
   return Status::Ok();
 }
 
@@ -409,6 +415,10 @@ void Log::UpdateHighWatermark(int64_t hw) {
 
 Status Log::MaybeIncrementLogStartOffset(int64_t new_start) {
   std::lock_guard<std::mutex> lock(mu_);
+  return MaybeIncrementLogStartOffsetLocked(new_start);
+}
+
+Status Log::MaybeIncrementLogStartOffsetLocked(int64_t new_start) {
   if (new_start <= log_start_offset_) return Status::Ok();
   if (new_start > high_watermark_) {
     return Status::OutOfRange(
@@ -592,5 +602,114 @@ std::vector<LogSegment*> Log::segments_for_inspection() {
   for (auto& [base, s] : segments_) out.push_back(s.get());
   return out;
 }
+
+// ---- Log cleaner support (owner: log_cleaner.h; spec §11.6) ---------------
+
+Result<Log::CleanerView> Log::ViewForCleaner() {
+  std::lock_guard<std::mutex> l(mu_);
+  CleanerView view;
+  view.log_start_offset = log_start_offset_;
+  view.log_end_offset = log_end_offset_;
+  view.last_stable_offset = LastStableOffsetLocked();
+  for (auto& [base, segment] : segments_) {
+    CleanerSegmentView s;
+    s.segment = segment.get();
+    s.base_offset = base;
+    s.size = segment->size();
+    DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, segment->offset_index());
+    DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
+    s.offset_index_bytes = int64_t(oi->entries()) * 8;
+    s.time_index_bytes = int64_t(ti->entries()) * 12;
+    DARUMA_ASSIGN_OR_RETURN(s.largest_timestamp, segment->LargestTimestamp());
+    DARUMA_ASSIGN_OR_RETURN(s.last_modified_ms, fs_->ModifiedTimeMs(segment->log_path()));
+    view.segments.push_back(s);
+  }
+  return view;
+}
+
+std::map<int64_t, Log::ProducerLastRecord> Log::LastRecordsOfActiveProducers() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::map<int64_t, ProducerLastRecord> out;
+  for (const auto& [pid, entry] : producer_state_->ActiveProducers()) {
+    ProducerLastRecord last;
+    if (entry.LastDataOffset() >= 0) last.last_data_offset = entry.LastDataOffset();
+    last.producer_epoch = entry.producer_epoch();
+    out.emplace(pid, last);
+  }
+  return out;
+}
+
+Result<std::vector<AbortedTxn>> Log::CollectAbortedTransactions(int64_t start,
+                                                                int64_t upper) const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<AbortedTxn> out;
+  auto it = segments_.upper_bound(start);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    DARUMA_ASSIGN_OR_RETURN(auto found, it->second->txn_index()->CollectAbortedTxns(start, upper));
+    out.insert(out.end(), found.aborted.begin(), found.aborted.end());
+    if (found.is_complete) break;
+  }
+  return out;
+}
+
+Result<Log::RetentionResult> Log::ReplaceSegments(
+    std::vector<std::unique_ptr<LogSegment>> new_segments, const std::vector<int64_t>& old_bases) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (new_segments.empty()) return Status::InvalidArgument(name_ + ": no segments to swap in");
+  for (int64_t base : old_bases) {
+    if (!segments_.count(base) || base == active()->base_offset()) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: segment {} to replace is no longer an inactive segment of the log", name_, base));
+    }
+  }
+  std::sort(new_segments.begin(), new_segments.end(),
+            [](const auto& a, const auto& b) { return a->base_offset() < b->base_offset(); });
+  std::vector<std::unique_ptr<LogSegment>> old;
+  // Step 2: `.cleaned` -> `.swap`, highest base first, so a crash leaves the
+  // loader a `.cleaned` file at or below every `.swap` it must discard.
+  for (auto it = new_segments.rbegin(); it != new_segments.rend(); ++it) {
+    DARUMA_RETURN_IF_ERROR(
+        (*it)->ChangeFileSuffixes(std::string(kCleanedFileSuffix), std::string(kSwapFileSuffix)));
+  }
+  std::vector<LogSegment*> swapped;
+  for (auto it = new_segments.rbegin(); it != new_segments.rend(); ++it) {
+    const int64_t base = (*it)->base_offset();
+    auto existing = segments_.find(base);
+    if (existing != segments_.end()) old.push_back(std::move(existing->second));
+    swapped.push_back(it->get());
+    segments_[base] = std::move(*it);
+  }
+  // Step 3: the replaced segments leave the map; their files become `.deleted`.
+  for (int64_t base : old_bases) {
+    auto existing = segments_.find(base);
+    if (existing != segments_.end() &&
+        std::find(swapped.begin(), swapped.end(), existing->second.get()) == swapped.end()) {
+      old.push_back(std::move(existing->second));
+      segments_.erase(existing);
+    }
+  }
+  std::sort(old.begin(), old.end(),
+            [](const auto& a, const auto& b) { return a->base_offset() < b->base_offset(); });
+  for (auto& segment : old) {
+    DARUMA_RETURN_IF_ERROR(segment->ChangeFileSuffixes("", std::string(kDeletedFileSuffix)));
+  }
+  // Step 4: `.swap` -> final names, then make the renames durable.
+  for (auto it = swapped.rbegin(); it != swapped.rend(); ++it) {
+    DARUMA_RETURN_IF_ERROR((*it)->ChangeFileSuffixes(std::string(kSwapFileSuffix), ""));
+  }
+  DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  RetentionResult removed;
+  for (auto& segment : old) {
+    if (!segments_.count(segment->base_offset())) {  // not replaced at the same base
+      DARUMA_ASSIGN_OR_RETURN(
+          auto snapshot, producer_state_->RemoveAndMarkSnapshotForDeletion(segment->base_offset()));
+      if (snapshot) removed.deleted_snapshots.push_back(*snapshot);
+    }
+    removed.segments.push_back(std::move(segment));
+  }
+  return removed;
+}
+// ---- end of log cleaner support --------------------------------------------
 
 }  // namespace daruma

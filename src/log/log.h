@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -155,6 +156,78 @@ class Log {
   // Segments (for retention/cleaner/tools). The caller holds no lock across calls.
   std::vector<LogSegment*> segments_for_inspection();
 
+  // ---- Retention and flush bookkeeping (spec §11.2, §11.3; log_retention.cc) ----
+
+  // What retention removed from the log: the segments (closed for appends,
+  // their files already renamed to `*.deleted`) and the producer snapshots
+  // renamed to `*.snapshot.deleted`. The caller deletes both physically after
+  // file.delete.delay.ms (LogSegment::DeleteFiles, FileSystem::Remove).
+  struct RetentionResult {
+    std::vector<std::unique_ptr<LogSegment>> segments;
+    std::vector<std::string> deleted_snapshots;
+  };
+  // Kafka's deleteOldSegments at clock time now: segments wholly below the log
+  // start offset; then, if cleanup.policy contains delete, by retention.bytes
+  // and by retention.ms (largest timestamp per segment). Oldest first, stopping
+  // at the first segment that fails; never a segment reaching above the high
+  // watermark, never an empty last segment; rolls first when every segment
+  // goes. The log start offset moves to the first remaining segment.
+  Result<RetentionResult> DeleteOldSegments();
+  // Replaces the topic configuration (a later roll gives new segments the new
+  // sizes; retention and flushing use it at once).
+  void UpdateConfig(const LogConfig& config);
+  LogConfig config_snapshot() const;
+  // Clock time of the last flush that moved the recovery point (Kafka's
+  // lastFlushTime; creation time before the first flush).
+  int64_t last_flush_ms() const;
+  // Called after every flush that moved the recovery point, with the log's
+  // lock held: it must be cheap and must not call back into this Log.
+  void SetFlushListener(std::function<void()> listener);
+
+  // ---- Log cleaner support (owner: log_cleaner.h; spec §11.6) -------------
+  // One consistent view, taken under the log's lock, of what the cleaner
+  // needs to choose and group segments. Segment pointers stay valid while
+  // the cleaner runs because retention and truncation pause cleaning first
+  // (LogCleaner::AbortAndPauseCleaning) and inactive segments never change.
+  struct CleanerSegmentView {
+    LogSegment* segment = nullptr;
+    int64_t base_offset = 0;
+    int64_t size = 0;
+    int64_t offset_index_bytes = 0;  // entries x 8
+    int64_t time_index_bytes = 0;    // entries x 12
+    int64_t largest_timestamp = 0;   // Kafka's LogSegment.largestTimestamp
+    int64_t last_modified_ms = 0;    // mtime of the .log
+  };
+  struct CleanerView {
+    std::vector<CleanerSegmentView> segments;  // by base offset; the last is active
+    int64_t log_start_offset = 0;
+    int64_t log_end_offset = 0;
+    int64_t last_stable_offset = 0;
+  };
+  Result<CleanerView> ViewForCleaner();
+  // Kafka's lastRecordsOfActiveProducers: per active producer, the last
+  // offset of its last data batch (nullopt if it has none cached) and its epoch.
+  struct ProducerLastRecord {
+    std::optional<int64_t> last_data_offset;
+    int16_t producer_epoch = -1;
+  };
+  std::map<int64_t, ProducerLastRecord> LastRecordsOfActiveProducers() const;
+  // Kafka's collectAbortedTransactions: entries with last offset >= start and
+  // first offset < upper, from the segment containing `start` onwards.
+  Result<std::vector<AbortedTxn>> CollectAbortedTransactions(int64_t start, int64_t upper) const;
+  // Swap protocol steps 2-4 (spec §11.6, Kafka's replaceSegments). Each new
+  // segment must be a flushed `.cleaned` segment of this log. In one critical
+  // section: new files `.cleaned` -> `.swap` in descending base order (each
+  // joining the segment map), every old segment (by base offset; all must
+  // still be present and inactive) leaves the map and has its files renamed
+  // to `.deleted`, new files `.swap` -> final names, directory fsync, then
+  // producer snapshots of old bases no new segment took over are renamed
+  // `.snapshot.deleted`. Returns both (old segments, snapshot paths), for the
+  // caller to remove after file.delete.delay.ms as retention's are.
+  Result<RetentionResult> ReplaceSegments(std::vector<std::unique_ptr<LogSegment>> new_segments,
+                                          const std::vector<int64_t>& old_bases);
+  // ---- end of log cleaner support -----------------------------------------
+
  private:
   Log(FileSystem* fs, std::string dir, TopicPartition tp, LogConfig config, Clock* clock);
   // What validation learnt about the batches of one append.
@@ -181,6 +254,11 @@ class Log {
   Status ReplayProducerStateLocked();
   LogSegment* active() const { return segments_.rbegin()->second.get(); }
   int64_t LastStableOffsetLocked() const;
+  // Retention helpers (log_retention.cc).
+  using RetentionPredicate = std::function<Result<bool>(LogSegment& segment, LogSegment* next)>;
+  Result<std::vector<int64_t>> DeletableSegmentsLocked(const RetentionPredicate& predicate);
+  Result<int> DeleteSegmentsLocked(const std::vector<int64_t>& bases, RetentionResult* out);
+  Status MaybeIncrementLogStartOffsetLocked(int64_t new_start);
 
   FileSystem* fs_;
   std::string dir_;
@@ -195,6 +273,8 @@ class Log {
   int64_t high_watermark_ = 0;
   int64_t recovery_point_ = 0;
   int64_t unflushed_messages_ = 0;
+  int64_t last_flush_ms_ = 0;
+  std::function<void()> flush_listener_;
   std::unique_ptr<ProducerStateManager> producer_state_;
   std::unique_ptr<LeaderEpochFileCache> leader_epoch_cache_;
 };

@@ -25,6 +25,11 @@ struct LogConfig {
   bool delete_policy = true;                                     // cleanup.policy contains delete
   bool log_append_time = false;  // message.timestamp.type=LogAppendTime
   int64_t producer_id_expiration_ms = 86400000;
+  // Compaction (read by the log cleaner through CompactionConfigOf, cleaner_config.h).
+  int64_t delete_retention_ms = 86400000;                               // delete.retention.ms
+  double min_cleanable_dirty_ratio = 0.5;                               // min.cleanable.dirty.ratio
+  int64_t min_compaction_lag_ms = 0;                                    // min.compaction.lag.ms
+  int64_t max_compaction_lag_ms = std::numeric_limits<int64_t>::max();  // max.compaction.lag.ms
 
   // Kafka's initFileSize: segment.bytes when preallocating, else 0.
   int64_t InitFileSize() const { return preallocate ? segment_bytes : 0; }

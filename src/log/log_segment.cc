@@ -263,6 +263,8 @@ Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
   int64_t shallow_of_max = -1;
   FileBatchReaderOptions ro;
   ro.end_position = uint64_t(size_);
+  ro.block_size = size_t(8) << 20;
+  ro.map = true;  // recovery owns the segment (log dir locked, log not yet live)
   FileBatchReader reader(log_file_.get(), ro);
   while (auto e = reader.Next()) {
     Status valid = e->Validate();
@@ -417,9 +419,14 @@ Status LogSegment::Close() {
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Close());
   DARUMA_RETURN_IF_ERROR(txn_index_->Close());
   if (log_file_) {
-    if (log_unsynced_) DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+    // Trim a preallocated file first, so the sync below covers its size too.
     DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
-    if (physical != uint64_t(size_)) DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+    if (physical != uint64_t(size_)) {
+      DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+      log_unsynced_ = true;
+    }
+    if (log_unsynced_) DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+    log_unsynced_ = false;
   }
   return Status::Ok();
 }
@@ -503,6 +510,13 @@ Status LogSegment::ResizeIndexes(int32_t size) {
 
 Status LogSegment::SanityCheckTxnIndex() const {
   return txn_index_->SanityCheck();
+}
+
+Status LogSegment::CheckIndexEntries() {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_RETURN_IF_ERROR(oi->CheckEntries(size_));
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  return ti->CheckEntries();
 }
 
 }  // namespace daruma

@@ -162,6 +162,9 @@ class LogSegment {
   // Resizes both indexes (after load, the active segment gets its max size back).
   Status ResizeIndexes(int32_t size);
   Status SanityCheckTxnIndex() const;
+  // OffsetIndex::CheckEntries against this segment's size, then
+  // TimeIndex::CheckEntries (loads the indexes).
+  Status CheckIndexEntries();
   bool offset_index_exists() const;
   int64_t created_ms() const { return created_ms_; }
 

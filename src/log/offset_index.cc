@@ -1,5 +1,7 @@
 #include "log/offset_index.h"
 
+#include <fmt/format.h>
+
 #include <limits>
 
 #include "common/bytes.h"
@@ -80,6 +82,22 @@ Status OffsetIndex::SanityCheck() const {
     return Status::Corruption("index file " + path() + " is corrupt, found " +
                               std::to_string(length()) + " bytes, which is not a multiple of " +
                               std::to_string(kEntrySize));
+  }
+  return Status::Ok();
+}
+
+Status OffsetIndex::CheckEntries(int64_t log_size) const {
+  OffsetPosition previous{base_offset() - 1, -1};
+  for (size_t slot = 0; slot < entries(); ++slot) {
+    const OffsetPosition e = Entry(slot);
+    if (e.offset <= previous.offset || e.position <= previous.position || e.position < 0 ||
+        e.position >= log_size) {
+      return Status::Corruption(fmt::format(
+          "index file {} slot {}: entry (offset {}, position {}) must follow (offset {}, "
+          "position {}) with both larger and point inside the {}-byte log",
+          path(), slot, e.offset, e.position, previous.offset, previous.position, log_size));
+    }
+    previous = e;
   }
   return Status::Ok();
 }

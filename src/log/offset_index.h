@@ -69,6 +69,11 @@ class OffsetIndex {
   // §7.5: the last entry's offset must be >= base, the file length a multiple
   // of 8. Corruption naming the file otherwise.
   Status SanityCheck() const;
+  // Beyond Kafka (which never checks an index it will not rebuild): every entry
+  // has offset >= base, offsets and positions strictly increasing, and a
+  // position inside the .log (< log_size). A flipped bit or a preallocated zero
+  // tail breaks one of these; Corruption names the file, slot and values.
+  Status CheckEntries(int64_t log_size) const;
 
   int64_t base_offset() const { return file_->base_offset(); }
   const std::string& path() const { return file_->path(); }

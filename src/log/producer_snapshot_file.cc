@@ -128,8 +128,10 @@ Status WriteProducerSnapshot(FileSystem* fs, const std::string& path,
   const Bytes bytes = EncodeProducerSnapshot(entries);
   DARUMA_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs->Open(path, OpenMode::kTruncate));
   DARUMA_RETURN_IF_ERROR(file->WriteAt(0, bytes));
-  if (sync) DARUMA_RETURN_IF_ERROR(file->Sync());
-  return Status::Ok();
+  if (!sync) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(file->Sync());
+  // The file is new: its name is durable only once the directory is synced.
+  return fs->SyncDir(ParentDir(path));
 }
 
 Result<std::vector<ProducerSnapshotEntry>> ReadProducerSnapshot(FileSystem* fs,

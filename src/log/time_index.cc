@@ -1,5 +1,7 @@
 #include "log/time_index.h"
 
+#include <fmt/format.h>
+
 #include <limits>
 
 #include "common/bytes.h"
@@ -87,6 +89,21 @@ Status TimeIndex::SanityCheck() const {
     return Status::Corruption("time index file " + path() + " is corrupt, found " +
                               std::to_string(length()) + " bytes, which is not a multiple of " +
                               std::to_string(kEntrySize));
+  }
+  return Status::Ok();
+}
+
+Status TimeIndex::CheckEntries() const {
+  TimestampOffset previous{std::numeric_limits<int64_t>::min(), base_offset()};
+  for (size_t slot = 0; slot < entries(); ++slot) {
+    const TimestampOffset e = Entry(slot);
+    if (e.offset < previous.offset || e.timestamp < previous.timestamp) {
+      return Status::Corruption(fmt::format(
+          "time index file {} slot {}: entry (timestamp {}, offset {}) goes back from "
+          "(timestamp {}, offset {})",
+          path(), slot, e.timestamp, e.offset, previous.timestamp, previous.offset));
+    }
+    previous = e;
   }
   return Status::Ok();
 }

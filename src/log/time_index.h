@@ -66,6 +66,9 @@ class TimeIndex {
   // §7.5: last timestamp >= first timestamp, last offset >= base, file length
   // a multiple of 12. Corruption naming the file otherwise.
   Status SanityCheck() const;
+  // Beyond Kafka: every entry has offset >= base, and offsets and timestamps
+  // never decrease. Corruption names the file, slot and values.
+  Status CheckEntries() const;
 
   int64_t base_offset() const { return file_->base_offset(); }
   const std::string& path() const { return file_->path(); }

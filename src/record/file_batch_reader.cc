@@ -51,7 +51,18 @@ bool FileBatchReader::Fill(uint64_t pos, size_t need) {
   // Callers guarantee pos + need <= end_, so this never over-allocates.
   size_t want =
       size_t(std::min<uint64_t>(std::max<uint64_t>(options_.block_size, need), end_ - pos));
+  if (options_.map) {
+    region_.reset();  // unmap the previous block first: one block mapped at a time
+    region_ = file_->MapForRead(pos, want);
+    if (region_ != nullptr) {
+      data_ = region_->data;
+      buffer_start_ = pos;
+      buffer_len_ = region_->size;
+      return true;
+    }
+  }
   if (buffer_.size() < want) buffer_.resize(want);
+  data_ = buffer_.data();
   auto n = file_->ReadAt(pos, std::span<uint8_t>(buffer_.data(), want));
   if (!n.ok()) {
     io_status_ = n.status();
@@ -101,7 +112,7 @@ std::optional<LogEntry> FileBatchReader::Next() {
     stop_message_ = io_status_.ToString();
     return std::nullopt;
   }
-  const uint8_t* header = buffer_.data() + (position_ - buffer_start_);
+  const uint8_t* header = data_ + (position_ - buffer_start_);
   const int64_t offset = int64_t(LoadBe64(header));
   const int32_t size = int32_t(LoadBe32(header + 8));
   if (size < kMinEntrySize) {
@@ -126,7 +137,7 @@ std::optional<LogEntry> FileBatchReader::Next() {
   }
   LogEntry entry;
   entry.position = int64_t(position_);
-  entry.bytes = ByteSpan(buffer_.data() + (position_ - buffer_start_), size_t(entry_size));
+  entry.bytes = ByteSpan(data_ + (position_ - buffer_start_), size_t(entry_size));
   entry.magic = int8_t(entry.bytes[16]);
   position_ += entry_size;
   return entry;

@@ -253,6 +253,12 @@ Status Loader::LoadSegmentFiles() {
         DARUMA_RETURN_IF_ERROR(ti->Resize(0));
       }
       Status sane = segment->SanityCheckTxnIndex();
+      // Beyond Kafka: an index that pass 5 will not rebuild (clean shutdown,
+      // or below the recovery point) is checked entry by entry, in memory. A
+      // bad entry would otherwise lower the log end offset or send a fetch
+      // into the middle of a batch.
+      const bool rebuilt_later = first_in_pass5 && base >= *first_in_pass5;
+      if (sane.ok() && !rebuilt_later) sane = segment->CheckIndexEntries();
       if (!sane.ok()) {
         if (!sane.IsCorruption()) return sane;
         Warn(
@@ -295,12 +301,16 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
 
   int64_t next_offset = base;
   std::string visitor_error;
+  // The cache's latest epoch, kept here: looking it up per batch costs more
+  // than the rest of this visitor.
+  std::optional<int32_t> latest_epoch = epochs_->LatestEpoch();
   auto on_batch = [&](const LogEntry& entry) -> Status {
     if (!entry.is_v2()) return Status::Ok();
     RecordBatchView batch = entry.batch();
     const int32_t epoch = batch.partition_leader_epoch();
-    if (epoch >= 0 && (!epochs_->LatestEpoch() || epoch > *epochs_->LatestEpoch())) {
+    if (epoch >= 0 && (!latest_epoch || epoch > *latest_epoch)) {
       DARUMA_RETURN_IF_ERROR(epochs_->Assign(epoch, batch.base_offset()));
+      latest_epoch = epochs_->LatestEpoch();
     }
     next_offset = batch.last_offset() + 1;
     if (batch.has_producer_id()) {

@@ -8,33 +8,11 @@
 #include "log/clean_shutdown_file.h"
 #include "log/log_file_names.h"
 #include "log/meta_properties.h"
+#include "log/partition_metadata_file.h"
 #include "recovery/log_loader.h"
+#include "recovery/log_manager_dir_state.h"
 
 namespace daruma {
-
-struct LogManager::PartitionDir {
-  std::string path;
-  PartitionDirName name;
-};
-
-struct LogManager::LogDirState {
-  std::string path;
-  LogDirRecoveryCounters* counters = nullptr;
-  std::unique_ptr<DirLock> lock;
-  std::optional<MetaProperties> meta;
-  std::vector<PartitionDir> partitions;
-  bool had_clean_shutdown = false;
-  std::optional<int64_t> broker_epoch;
-  OffsetMap recovery_points;
-  OffsetMap log_start_offsets;
-  OffsetMap high_watermarks;
-  bool all_loaded = false;  // every partition job ran (loaded or failed)
-  int64_t failed_partitions = 0;
-  std::set<TopicPartition> failed_tps;
-  std::map<std::string, std::unique_ptr<Log>> logs;  // by partition directory path
-  std::map<std::string, DirKind> kinds;              // same keys
-  int64_t duration_ms = 0;
-};
 
 namespace {
 
@@ -62,7 +40,11 @@ int64_t ElapsedMs(Clock* clock, int64_t start_nanos) {
 
 LogManager::LogManager(LogManagerOptions options) : options_(options) {}
 
-LogManager::~LogManager() = default;
+// Like a crash, but the cleaner threads must not outlive the logs and the
+// scheduler they use.
+LogManager::~LogManager() {
+  StopCleaner();
+}
 
 Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogConfig& config,
                            int threads_per_dir) {
@@ -86,6 +68,7 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
   FillDirReports();
   SortPartitionReports();
   report_.duration_ms = ElapsedMs(options_.clock, start);
+  StartJobs();
   return Status::Ok();
 }
 
@@ -297,7 +280,7 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
                        .log_dir = d.path,
                        .partition_dir = p.path,
                        .tp = tp,
-                       .config = config_,
+                       .config = ConfigFor(tp.topic),
                        .clock = options_.clock,
                        .had_clean_shutdown = d.had_clean_shutdown,
                        .recovery_point_checkpoint = find(d.recovery_points),
@@ -328,6 +311,7 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
     pr.last_stable_offset = log->last_stable_offset();
   }
   pr.duration_ms = ElapsedMs(options_.clock, start);
+  if (log) WatchFlushes(d, log.get());
   std::lock_guard<std::mutex> lock(mu_);
   if (log) {
     d.kinds[p.path] = p.name.kind;
@@ -349,35 +333,69 @@ void LogManager::FinishDir(LogDirState& d) {
 // Writes the three checkpoints of a dir from its loaded logs. Entries of
 // partitions that failed to load are carried over so nothing is forgotten.
 Status LogManager::WriteCheckpoints(LogDirState& d) {
-  OffsetMap recovery, start, replication;
-  for (const TopicPartition& tp : d.failed_tps) {
-    for (auto [from, to] :
-         {std::pair{&d.recovery_points, &recovery}, std::pair{&d.log_start_offsets, &start},
-          std::pair{&d.high_watermarks, &replication}}) {
-      auto it = from->find(tp);
-      if (it != from->end()) (*to)[tp] = it->second;
+  DARUMA_RETURN_IF_ERROR(CheckpointRecoveryPointsOf(d));
+  DARUMA_RETURN_IF_ERROR(CheckpointLogStartOffsetsOf(d));
+  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  return WriteCheckpointFile(
+      d, kReplicationOffsetCheckpointFile,
+      CollectOffsets(d, d.high_watermarks, [](Log& log) { return log.high_watermark(); }));
+}
+
+// Callers hold checkpoint_mu_, which also keeps a deleted partition's Log
+// alive (ScheduleDirDeletion), so the logs are read outside mu_: a slow fsync
+// holding one log's lock does not block GetLog.
+OffsetMap LogManager::CollectOffsets(
+    LogDirState& d, const OffsetMap& carried,
+    const std::function<std::optional<int64_t>(Log&)>& value) const {
+  OffsetMap out;
+  std::vector<Log*> logs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const TopicPartition& tp : d.failed_tps) {
+      auto it = carried.find(tp);
+      if (it != carried.end()) out[tp] = it->second;
+    }
+    for (const auto& [path, log] : d.logs) {
+      auto kind = d.kinds.find(path);
+      if (kind != d.kinds.end() &&
+          (kind->second == DirKind::kDelete || kind->second == DirKind::kStray)) {
+        continue;
+      }
+      logs.push_back(log.get());
     }
   }
-  for (const auto& [path, log] : d.logs) {
-    if (d.kinds[path] == DirKind::kDelete || d.kinds[path] == DirKind::kStray) continue;
-    const TopicPartition& tp = log->topic_partition();
-    recovery[tp] = log->recovery_point();
-    replication[tp] = log->high_watermark();
-    // Kafka lists only logs whose start is above their first segment's base.
-    const std::vector<int64_t> bases = log->segment_base_offsets();
-    if (!bases.empty() && log->log_start_offset() > bases.front()) {
-      start[tp] = log->log_start_offset();
-    }
+  for (Log* log : logs) {
+    if (auto v = value(*log)) out[log->topic_partition()] = *v;
   }
-  FileSystem* fs = options_.fs;
-  for (auto [name, offsets] : {std::pair{kRecoveryPointCheckpointFile, &recovery},
-                               std::pair{kLogStartOffsetCheckpointFile, &start},
-                               std::pair{kReplicationOffsetCheckpointFile, &replication}}) {
-    DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
-                            OffsetCheckpointFile::Open(JoinPath(d.path, name), fs));
-    DARUMA_RETURN_IF_ERROR(file.Write(*offsets));
-  }
-  return Status::Ok();
+  return out;
+}
+
+Status LogManager::WriteCheckpointFile(LogDirState& d, const char* name, const OffsetMap& offsets) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
+                          OffsetCheckpointFile::Open(JoinPath(d.path, name), options_.fs));
+  return file.Write(offsets);
+}
+
+Status LogManager::CheckpointRecoveryPointsOf(LogDirState& d) {
+  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  // Cleared before reading: a flush from here on marks the dir again.
+  d.recovery_points_dirty.store(false);
+  return WriteCheckpointFile(
+      d, kRecoveryPointCheckpointFile,
+      CollectOffsets(d, d.recovery_points, [](Log& log) { return log.recovery_point(); }));
+}
+
+// Kafka lists only logs whose start is above their first segment's base.
+Status LogManager::CheckpointLogStartOffsetsOf(LogDirState& d) {
+  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  return WriteCheckpointFile(
+      d, kLogStartOffsetCheckpointFile,
+      CollectOffsets(d, d.log_start_offsets, [](Log& log) -> std::optional<int64_t> {
+        const std::vector<int64_t> bases = log.segment_base_offsets();
+        const int64_t start = log.log_start_offset();
+        if (!bases.empty() && start > bases.front()) return start;
+        return std::nullopt;
+      }));
 }
 
 // Takes a dir offline: its logs are dropped without flushing (their files may
@@ -424,6 +442,8 @@ void LogManager::FillDirReports() {
 // ---- Shutdown -----------------------------------------------------------------
 
 Status LogManager::Shutdown() {
+  if (cleaner_.stop) cleaner_.stop();
+  if (scheduler_) scheduler_->Shutdown();
   Status first_error;
   for (auto& d : dirs_) {
     if (!d->all_loaded || failure_channel_.IsOffline(d->path)) continue;

@@ -64,6 +64,23 @@ class Resolver {
     return Status::Ok();
   }
 
+  Status SetDouble(const std::string& key, double* out, double min, double max) {
+    auto raw = Raw(key);
+    if (!raw) return Status::Ok();
+    const std::string_view text = Trim(*raw);
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      return Bad(key, *raw, "expected a number");
+    }
+    if (!(value >= min && value <= max)) {
+      return Bad(key, *raw,
+                 "expected a value in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    *out = value;
+    return Status::Ok();
+  }
+
   Status SetBool(const std::string& key, bool* out) {
     auto raw = Raw(key);
     if (!raw) return Status::Ok();
@@ -192,6 +209,29 @@ Status ResolveLogConfig(Resolver& r, ServerConfig* c) {
   return r.Set("log.flush.interval.ms", &log.flush_ms, 0);
 }
 
+// Kafka's log.cleaner.* settings: the broker-wide ones into `cleaner`, the
+// per-topic defaults into `log`.
+Status ResolveCleanerSettings(Resolver& r, ServerConfig* c) {
+  CleanerConfig& cl = c->cleaner;
+  LogConfig& log = c->log;
+  DARUMA_RETURN_IF_ERROR(r.SetBool("log.cleaner.enable", &c->log_cleaner_enable));
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.threads", &cl.threads, 0));
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.dedupe.buffer.size", &cl.dedupe_buffer_size, 0));
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.io.buffer.size", &cl.io_buffer_size, 0));
+  DARUMA_RETURN_IF_ERROR(
+      r.SetDouble("log.cleaner.io.buffer.load.factor", &cl.io_buffer_load_factor, 0, 1));
+  DARUMA_RETURN_IF_ERROR(r.SetDouble("log.cleaner.io.max.bytes.per.second",
+                                     &cl.io_max_bytes_per_second, 0,
+                                     std::numeric_limits<double>::max()));
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.backoff.ms", &cl.backoff_ms, 0));
+  cl.max_message_bytes = log.max_message_bytes;
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.delete.retention.ms", &log.delete_retention_ms, 0));
+  DARUMA_RETURN_IF_ERROR(
+      r.SetDouble("log.cleaner.min.cleanable.ratio", &log.min_cleanable_dirty_ratio, 0, 1));
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.min.compaction.lag.ms", &log.min_compaction_lag_ms, 0));
+  return r.Set("log.cleaner.max.compaction.lag.ms", &log.max_compaction_lag_ms, 1);
+}
+
 Status ResolveManagerSettings(Resolver& r, ServerConfig* c) {
   DARUMA_RETURN_IF_ERROR(
       r.Set("num.recovery.threads.per.data.dir", &c->num_recovery_threads_per_data_dir, 1));
@@ -199,6 +239,10 @@ Status ResolveManagerSettings(Resolver& r, ServerConfig* c) {
                                &c->log_flush_offset_checkpoint_interval_ms, 0));
   DARUMA_RETURN_IF_ERROR(r.Set("log.flush.start.offset.checkpoint.interval.ms",
                                &c->log_flush_start_offset_checkpoint_interval_ms, 0));
+  DARUMA_RETURN_IF_ERROR(r.Set("log.initial.task.delay.ms", &c->log_initial_task_delay_ms, 0));
+  DARUMA_RETURN_IF_ERROR(r.Set("background.threads", &c->background_threads, 1));
+  DARUMA_RETURN_IF_ERROR(
+      r.Set("daruma.recovery.point.checkpoint.tick.ms", &c->recovery_point_checkpoint_tick_ms, 1));
   return r.Set("log.retention.check.interval.ms", &c->log_retention_check_interval_ms, 1);
 }
 
@@ -210,6 +254,7 @@ Result<ServerConfig> ServerConfig::FromProperties(const PropertyMap& props) {
   DARUMA_RETURN_IF_ERROR(ResolveLogDirs(r, &config));
   DARUMA_RETURN_IF_ERROR(ResolveLogConfig(r, &config));
   DARUMA_RETURN_IF_ERROR(ResolveManagerSettings(r, &config));
+  DARUMA_RETURN_IF_ERROR(ResolveCleanerSettings(r, &config));
   config.other = r.Unused();
   return config;
 }

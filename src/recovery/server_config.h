@@ -19,6 +19,7 @@
 
 #include "common/file_system.h"
 #include "common/status.h"
+#include "log/cleaner_config.h"
 #include "log/log_config.h"
 
 namespace daruma {
@@ -37,7 +38,18 @@ struct ServerConfig {
   int64_t log_flush_start_offset_checkpoint_interval_ms =
       60000;  // log.flush.start.offset.checkpoint.interval.ms
   int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
-  PropertyMap other;                                 // every key not listed above, as given
+  int64_t log_initial_task_delay_ms = 30000;         // log.initial.task.delay.ms (internal)
+  int32_t background_threads = 10;                   // background.threads
+  // Beyond Kafka: how often recovery points moved by flushes are checkpointed
+  // (daruma.recovery.point.checkpoint.tick.ms).
+  int64_t recovery_point_checkpoint_tick_ms = 1000;
+  bool log_cleaner_enable = true;  // log.cleaner.enable
+  // log.cleaner.{threads, dedupe.buffer.size, io.buffer.size, io.buffer.load.factor,
+  // io.max.bytes.per.second, backoff.ms}, message.max.bytes. The per-topic
+  // log.cleaner.{delete.retention.ms, min.cleanable.ratio, min.compaction.lag.ms,
+  // max.compaction.lag.ms} defaults go into `log`.
+  CleanerConfig cleaner;
+  PropertyMap other;  // every key not listed above, as given
 
   // Resolves `props` (the final key -> value map after overrides).
   static Result<ServerConfig> FromProperties(const PropertyMap& props);

@@ -1,0 +1,569 @@
+#include "recovery/log_checker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/bytes.h"
+#include "log/clean_shutdown_file.h"
+#include "log/leader_epoch_file_cache.h"
+#include "log/log_file_names.h"
+#include "log/transaction_index.h"
+#include "record/file_batch_reader.h"
+#include "recovery/log_loader.h"
+#include "recovery/log_manager.h"
+#include "recovery/quarantine.h"
+
+namespace daruma {
+
+namespace {
+
+constexpr char kRepairAction[] = "run `daruma repair` (the bytes are kept in quarantine)";
+constexpr char kRebuildAction[] = "run `daruma repair` to rebuild it from the log";
+constexpr std::string_view kTmpSuffix = ".tmp";
+
+// One batch of a segment as the index checks need it.
+struct BatchInfo {
+  int64_t position = 0;
+  int64_t base_offset = 0;
+  int64_t last_offset = 0;
+  int64_t max_timestamp_so_far = 0;  // over this and every earlier batch of the segment
+  int32_t leader_epoch = -1;
+};
+
+// The valid batches of one segment and where they end. When the bytes after
+// `valid_end` are not a clean end of file the plan reports them, and index
+// entries pointing there are consequences, not separate problems.
+struct SegmentScan {
+  std::vector<BatchInfo> batches;
+  int64_t valid_end = 0;
+  bool bad_tail = false;
+
+  bool PastBadTail(int64_t position, int64_t offset) const {
+    if (!bad_tail) return false;
+    return position >= valid_end || batches.empty() || offset > batches.back().last_offset;
+  }
+};
+
+class PartitionChecker {
+ public:
+  PartitionChecker(const CheckPartitionParams& p, const CheckOptions& o, PartitionCheck* out)
+      : p_(p), o_(o), out_(out) {}
+
+  void Run();
+
+ private:
+  void Problem(std::string file, int64_t position, std::optional<int64_t> offset, std::string what,
+               std::string action) {
+    out_->problems.push_back(
+        {std::move(file), position, offset, std::move(what), std::move(action)});
+  }
+  void Plan();
+  void ProblemsFromPlan();
+  Status CheckSegments();
+  Result<SegmentScan> ScanSegment(const std::string& log_path);
+  Status CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last);
+  Status CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last);
+  Status CheckTxnIndexes(const std::vector<int64_t>& bases);
+  Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
+  Result<std::vector<uint8_t>> ReadWhole(const std::string& path);
+  std::string PathOf(const std::string& name) const { return JoinPath(p_.partition_dir, name); }
+
+  const CheckPartitionParams& p_;
+  const CheckOptions& o_;
+  PartitionCheck* out_;
+};
+
+void PartitionChecker::Run() {
+  out_->tp = p_.tp;
+  out_->dir = p_.partition_dir;
+  Plan();
+  ProblemsFromPlan();
+  Status st = CheckSegments();
+  if (!st.ok()) Problem(p_.partition_dir, -1, std::nullopt, st.ToString(), "check the disk");
+}
+
+// Half 1: LoadLog on an overlay, as after an unclean shutdown from offset 0.
+void PartitionChecker::Plan() {
+  OverlayFileSystem overlay(o_.fs, OverlayOptions{o_.drop_cache});
+  LoadLogParams params{.fs = &overlay,
+                       .log_dir = p_.log_dir,
+                       .partition_dir = p_.partition_dir,
+                       .tp = p_.tp,
+                       .config = o_.config,
+                       .clock = o_.clock,
+                       .had_clean_shutdown = false,
+                       .recovery_point_checkpoint = 0,
+                       .log_start_offset_checkpoint = p_.log_start_offset_checkpoint,
+                       .quarantine = true,
+                       .remaining_segments = nullptr,
+                       .scanned_bytes_progress = o_.scanned_bytes};
+  auto log = LoadLog(params, &out_->plan);
+  if (!log.ok()) {
+    out_->load_failed = true;
+    out_->plan.errors.push_back(log.status().ToString());
+  }
+  out_->changes = overlay.changes();
+}
+
+void PartitionChecker::ProblemsFromPlan() {
+  const PartitionRecoveryReport& r = out_->plan;
+  for (const std::string& e : r.errors) {
+    Problem(p_.partition_dir, -1, std::nullopt, "the log cannot be loaded: " + e,
+            "fix or move the named file by hand; `daruma repair` cannot load it either");
+  }
+  std::vector<std::string> covered;
+  for (const QuarantinedRange& q : r.quarantined) {
+    covered.push_back(q.file);
+    if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
+    Problem(q.file, q.from_position, q.first_offset,
+            fmt::format("{} ({} bytes would be dropped)", q.reason, q.bytes), kRepairAction);
+  }
+  for (const std::string& f : r.deleted_files) {
+    if (std::find(covered.begin(), covered.end(), f) != covered.end()) continue;
+    if (HasSuffix(f, kProducerSnapshotFileSuffix) ||
+        HasSuffix(f, std::string(kProducerSnapshotFileSuffix) + std::string(kDeletedFileSuffix))) {
+      continue;  // derived state Kafka drops and rebuilds on every start
+    }
+    Problem(f, -1, std::nullopt, "start-up would delete this file", kRepairAction);
+  }
+}
+
+Result<std::vector<uint8_t>> PartitionChecker::ReadWhole(const std::string& path) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, o_.fs->Open(path, OpenMode::kRead));
+  DARUMA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
+  std::vector<uint8_t> out(size);
+  DARUMA_ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, out));
+  out.resize(n);
+  if (o_.drop_cache) file->DropCache(0, size);
+  return out;
+}
+
+Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, o_.fs->Open(log_path, OpenMode::kRead));
+  FileBatchReaderOptions ro;
+  ro.drop_cache = o_.drop_cache;
+  FileBatchReader reader(file.get(), ro);
+  SegmentScan scan;
+  std::vector<BatchInfo>& batches = scan.batches;
+  int64_t max_ts = -1;
+  while (auto entry = reader.Next()) {
+    if (!entry->has_batch_header() || !entry->Validate().ok()) {
+      scan.bad_tail = true;  // the plan reports it
+      break;
+    }
+    BatchInfo b;
+    b.position = entry->position;
+    b.last_offset = entry->last_offset();
+    b.base_offset = entry->is_v2() ? entry->batch().base_offset() : b.last_offset;
+    max_ts = std::max(max_ts, entry->max_timestamp());
+    b.max_timestamp_so_far = max_ts;
+    b.leader_epoch = entry->partition_leader_epoch();
+    batches.push_back(b);
+    scan.valid_end = entry->position + int64_t(entry->size());
+  }
+  if (!reader.io_status().ok()) return reader.io_status();
+  if (reader.stop_reason() != StopReason::kEndOfFile) scan.bad_tail = true;
+  return scan;
+}
+
+const BatchInfo* BatchAt(const std::vector<BatchInfo>& batches, int64_t position) {
+  auto it = std::lower_bound(batches.begin(), batches.end(), position,
+                             [](const BatchInfo& b, int64_t p) { return b.position < p; });
+  if (it == batches.end() || it->position != position) return nullptr;
+  return &*it;
+}
+
+const BatchInfo* BatchHolding(const std::vector<BatchInfo>& batches, int64_t offset) {
+  auto it = std::lower_bound(batches.begin(), batches.end(), offset,
+                             [](const BatchInfo& b, int64_t o) { return b.last_offset < o; });
+  if (it == batches.end() || it->base_offset > offset) return nullptr;
+  return &*it;
+}
+
+Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last) {
+  const std::vector<BatchInfo>& batches = scan.batches;
+  const std::string path = OffsetIndexFileName(p_.partition_dir, base);
+  if (!o_.fs->Exists(path)) return Status::Ok();  // the plan rebuilds a missing index
+  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
+  const size_t entries = bytes.size() / 8;
+  int64_t prev = -1;
+  for (size_t i = 0; i < entries; ++i) {
+    const int64_t pos_in_file = int64_t(i * 8);
+    const int64_t rel = int32_t(LoadBe32(bytes.data() + i * 8));
+    const int64_t position = int32_t(LoadBe32(bytes.data() + i * 8 + 4));
+    const int64_t offset = base + rel;
+    if (i > 0 && rel == 0 && position == 0) {
+      if (last) return Status::Ok();  // preallocated tail of the active segment
+      Problem(
+          path, pos_in_file, std::nullopt,
+          fmt::format("{} zero-filled slots after the last entry (index not trimmed)", entries - i),
+          kRebuildAction);
+      return Status::Ok();
+    }
+    if (scan.PastBadTail(position, offset)) return Status::Ok();
+    std::string wrong;
+    const BatchInfo* b = BatchAt(batches, position);
+    if (offset <= prev) {
+      wrong = fmt::format("offset {} is not above the previous entry's {}", offset, prev);
+    } else if (b == nullptr) {
+      wrong = fmt::format("position {} is not the start of a valid batch of {}", position,
+                          LogFileName(p_.partition_dir, base));
+    } else if (offset < b->base_offset || offset > b->last_offset) {
+      wrong = fmt::format("expected an offset in [{}, {}] (the batch at position {}), found {}",
+                          b->base_offset, b->last_offset, position, offset);
+    }
+    if (!wrong.empty()) {
+      Problem(path, pos_in_file, offset, fmt::format("bad index entry {}: {}", i, wrong),
+              kRebuildAction);
+      return Status::Ok();  // one problem per file: the whole index is rebuilt anyway
+    }
+    prev = offset;
+  }
+  return Status::Ok();
+}
+
+Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last) {
+  const std::vector<BatchInfo>& batches = scan.batches;
+  const std::string path = TimeIndexFileName(p_.partition_dir, base);
+  if (!o_.fs->Exists(path)) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
+  const size_t entries = bytes.size() / 12;
+  int64_t prev_ts = -1, prev_offset = -1;
+  for (size_t i = 0; i < entries; ++i) {
+    const int64_t pos_in_file = int64_t(i * 12);
+    const int64_t ts = int64_t(LoadBe64(bytes.data() + i * 12));
+    const int64_t rel = int32_t(LoadBe32(bytes.data() + i * 12 + 8));
+    const int64_t offset = base + rel;
+    if (i > 0 && ts == 0 && rel == 0) {
+      if (last) return Status::Ok();
+      Problem(
+          path, pos_in_file, std::nullopt,
+          fmt::format("{} zero-filled slots after the last entry (index not trimmed)", entries - i),
+          kRebuildAction);
+      return Status::Ok();
+    }
+    if (scan.PastBadTail(0, offset)) return Status::Ok();
+    std::string wrong;
+    const BatchInfo* b = BatchHolding(batches, offset);
+    if (i > 0 && ts <= prev_ts) {
+      wrong = fmt::format("timestamp {} is not above the previous entry's {}", ts, prev_ts);
+    } else if (offset < prev_offset) {
+      wrong = fmt::format("offset {} is below the previous entry's {}", offset, prev_offset);
+    } else if (b == nullptr) {
+      wrong = fmt::format("offset {} is in no valid batch of {}", offset,
+                          LogFileName(p_.partition_dir, base));
+    } else if (ts > b->max_timestamp_so_far) {
+      wrong = fmt::format(
+          "expected a timestamp <= {} (largest batch timestamp up to offset {}), "
+          "found {}",
+          b->max_timestamp_so_far, offset, ts);
+    }
+    if (!wrong.empty()) {
+      Problem(path, pos_in_file, offset, fmt::format("bad time index entry {}: {}", i, wrong),
+              kRebuildAction);
+      return Status::Ok();
+    }
+    prev_ts = ts;
+    prev_offset = offset;
+  }
+  return Status::Ok();
+}
+
+// The .txnindex files must hold exactly what the plan rebuilt from the
+// control batches, in order.
+Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
+  if (out_->load_failed) return Status::Ok();
+  const auto& expected = out_->plan.aborted_transactions;
+  size_t k = 0;
+  for (int64_t base : bases) {
+    const std::string path = TxnIndexFileName(p_.partition_dir, base);
+    if (!o_.fs->Exists(path)) continue;
+    TransactionIndex index(path, base, o_.fs, false);
+    auto entries = index.AllAbortedTxns();
+    if (!entries.ok()) {
+      Problem(path, -1, std::nullopt, entries.status().message(), kRebuildAction);
+      continue;
+    }
+    for (size_t i = 0; i < entries->size(); ++i, ++k) {
+      const AbortedTxn& t = (*entries)[i];
+      const std::array<int64_t, 4> found{t.producer_id, t.first_offset, t.last_offset,
+                                         t.last_stable_offset};
+      if (k < expected.size() && expected[k] == found) continue;
+      const std::string want =
+          k < expected.size() ? fmt::format("(pid {}, first {}, last {}, lso {})", expected[k][0],
+                                            expected[k][1], expected[k][2], expected[k][3])
+                              : std::string("no entry");
+      Problem(path, int64_t(i * AbortedTxn::kSize), t.last_offset,
+              fmt::format("aborted transaction entry {}: expected {} from the control batches, "
+                          "found {}",
+                          i, want, t.ToString()),
+              kRebuildAction);
+      return Status::Ok();
+    }
+  }
+  if (k < expected.size()) {
+    const auto& e = expected[k];
+    Problem(TxnIndexFileName(p_.partition_dir, bases.empty() ? 0 : bases.back()), -1, e[2],
+            fmt::format("missing aborted transaction (pid {}, first {}, last {}): the control "
+                        "batches abort it but no .txnindex lists it",
+                        e[0], e[1], e[2]),
+            kRebuildAction);
+  }
+  return Status::Ok();
+}
+
+Status PartitionChecker::CheckLeaderEpochs(
+    const std::map<int64_t, std::vector<BatchInfo>>& batches) {
+  const std::string path = PathOf(kLeaderEpochCheckpointFileName);
+  if (!o_.fs->Exists(path)) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
+  auto entries = LeaderEpochFileCache::Parse(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+  if (!entries.ok()) {
+    Problem(path, -1, std::nullopt, entries.status().message(),
+            "run `daruma repair` (start-up rewrites it from the batches)");
+    return Status::Ok();
+  }
+  for (const auto& [base, list] : batches) {
+    for (const BatchInfo& b : list) {
+      if (b.leader_epoch < 0 || b.last_offset < p_.log_start_offset_checkpoint) continue;
+      std::optional<int32_t> mapped;
+      for (const EpochEntry& e : *entries) {
+        if (e.second <= b.base_offset) mapped = e.first;
+      }
+      if (mapped && *mapped == b.leader_epoch) continue;
+      Problem(path, -1, b.base_offset,
+              fmt::format("expected epoch {} (the batch at {}:{}), found {}", b.leader_epoch,
+                          LogFileName(p_.partition_dir, base), b.position,
+                          mapped ? std::to_string(*mapped) : std::string("no epoch")),
+              "run `daruma repair` (start-up reassigns epochs from the batches)");
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+// Half 2: what the loader rebuilds instead of verifying.
+Status PartitionChecker::CheckSegments() {
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, o_.fs->ListDir(p_.partition_dir));
+  std::vector<int64_t> bases;
+  for (const DirEntry& e : entries) {
+    if (!e.is_regular) continue;
+    if (HasSuffix(e.name, kTmpSuffix)) {
+      Problem(PathOf(e.name), -1, std::nullopt, "left-over temporary file of an interrupted write",
+              "remove it when no broker uses the dir");
+    }
+    if (!HasSuffix(e.name, kLogFileSuffix)) continue;
+    auto base = OffsetFromFileName(e.name);
+    if (base.ok()) bases.push_back(*base);
+  }
+  std::sort(bases.begin(), bases.end());
+  std::map<int64_t, std::vector<BatchInfo>> all;
+  for (size_t i = 0; i < bases.size(); ++i) {
+    DARUMA_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(LogFileName(p_.partition_dir, bases[i])));
+    const bool last = i + 1 == bases.size();
+    DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(bases[i], scan, last));
+    DARUMA_RETURN_IF_ERROR(CheckTimeIndex(bases[i], scan, last));
+    all[bases[i]] = std::move(scan.batches);
+  }
+  DARUMA_RETURN_IF_ERROR(CheckTxnIndexes(bases));
+  return CheckLeaderEpochs(all);
+}
+
+int64_t Lookup(const OffsetMap& m, const TopicPartition& tp) {
+  auto it = m.find(tp);
+  return it == m.end() ? 0 : it->second;
+}
+
+// Byte position of `tp`'s line in a checkpoint file (-1 if not found).
+int64_t LinePosition(FileSystem* fs, const std::string& path, const TopicPartition& tp) {
+  auto bytes = fs->ReadFile(path);
+  if (!bytes.ok()) return -1;
+  const std::string text(bytes->begin(), bytes->end());
+  const std::string needle = "\n" + tp.topic + " " + std::to_string(tp.partition) + " ";
+  const size_t at = text.find(needle);
+  return at == std::string::npos ? -1 : int64_t(at + 1);
+}
+
+void CheckCheckpoints(const CheckOptions& o, LogDirCheck* d) {
+  struct Named {
+    const char* file;
+    const OffsetMap* map;
+    const char* what;
+  };
+  const Named all[] = {
+      {kRecoveryPointCheckpointFile, &d->recovery_points, "recovery point"},
+      {kLogStartOffsetCheckpointFile, &d->log_start_offsets, "log start offset"},
+      {kReplicationOffsetCheckpointFile, &d->high_watermarks, "high watermark"},
+  };
+  for (const PartitionCheck& p : d->partitions) {
+    if (p.load_failed) continue;
+    const int64_t leo = p.plan.log_end_offset;
+    for (const Named& n : all) {
+      auto it = n.map->find(p.tp);
+      if (it == n.map->end() || it->second <= leo) continue;
+      const std::string path = JoinPath(d->path, n.file);
+      d->problems.push_back(
+          {path, LinePosition(o.fs, path, p.tp), it->second,
+           fmt::format("{} of {} is {}, above the log end offset {}", n.what, p.tp.ToString(),
+                       it->second, leo),
+           "run `daruma repair` (it rewrites the checkpoints <= the log end offset)"});
+    }
+  }
+}
+
+bool IsIgnoredDir(const std::string& name) {
+  return name == "remote-log-index-cache" || name == "__cluster_metadata-0";
+}
+
+OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name) {
+  const std::string path = JoinPath(d->path, name);
+  if (!o.fs->Exists(path)) return {};
+  auto bytes = o.fs->ReadFile(path);
+  Result<OffsetMap> map =
+      bytes.ok()
+          ? OffsetCheckpointFile::Parse(
+                std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), path)
+          : Result<OffsetMap>(bytes.status());
+  if (map.ok()) return std::move(*map);
+  d->problems.push_back({path, -1, std::nullopt, map.status().message(),
+                         "run `daruma repair` (it rewrites the checkpoints)"});
+  return {};
+}
+
+}  // namespace
+
+std::string CheckProblem::ToString() const {
+  std::string s = file;
+  if (position >= 0) s += fmt::format(" at byte {}", position);
+  if (offset) s += fmt::format(", offset {}", *offset);
+  return s + ": " + what + " -- " + action;
+}
+
+bool LogDirCheck::HasProblems() const {
+  if (!problems.empty()) return true;
+  for (const PartitionCheck& p : partitions) {
+    if (!p.problems.empty()) return true;
+  }
+  return false;
+}
+
+PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions& options) {
+  PartitionCheck out;
+  PartitionChecker(p, options, &out).Run();
+  return out;
+}
+
+Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& o) {
+  LogDirCheck d;
+  d.path = log_dir;
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, o.fs->ListDir(log_dir));
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  d.clean_shutdown = o.fs->Exists(JoinPath(log_dir, kCleanShutdownFileName));
+  d.recovery_points = ReadCheckpoint(o, &d, kRecoveryPointCheckpointFile);
+  d.log_start_offsets = ReadCheckpoint(o, &d, kLogStartOffsetCheckpointFile);
+  d.high_watermarks = ReadCheckpoint(o, &d, kReplicationOffsetCheckpointFile);
+
+  std::vector<CheckPartitionParams> todo;
+  for (const DirEntry& e : entries) {
+    const std::string path = JoinPath(log_dir, e.name);
+    if (e.is_regular && HasSuffix(e.name, kTmpSuffix)) {
+      d.problems.push_back({path, -1, std::nullopt,
+                            "left-over temporary file of an interrupted checkpoint write",
+                            "remove it when no broker uses the dir"});
+    }
+    if (!e.is_directory || IsIgnoredDir(e.name)) continue;
+    auto name = ParseTopicPartitionDirName(e.name);
+    if (!name.ok()) {
+      d.problems.push_back({path, -1, std::nullopt,
+                            name.status().message() + " (Kafka refuses to start with it)",
+                            "move it out of the log dir"});
+      continue;
+    }
+    if (name->kind == DirKind::kDelete) {
+      d.problems.push_back({path, -1, std::nullopt, "left-over directory of a deleted partition",
+                            "Kafka removes it on start-up; or remove it by hand"});
+      continue;
+    }
+    if (name->kind == DirKind::kStray) {
+      d.problems.push_back({path, -1, std::nullopt,
+                            "stray partition directory (not assigned to this broker)",
+                            "remove it once you know its data is not needed"});
+      continue;
+    }
+    todo.push_back({log_dir, path, name->tp, Lookup(d.log_start_offsets, name->tp)});
+  }
+
+  d.partitions.resize(todo.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i = next.fetch_add(1); i < todo.size(); i = next.fetch_add(1)) {
+      d.partitions[i] = CheckPartition(todo[i], o);
+      if (o.remaining_partitions != nullptr) o.remaining_partitions->fetch_sub(1);
+    }
+  };
+  const int threads = std::max(1, std::min<int>(o.threads, int(todo.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  CheckCheckpoints(o, &d);
+  return d;
+}
+
+int64_t EstimateCheckBytes(FileSystem* fs, const std::vector<std::string>& log_dirs) {
+  int64_t total = 0;
+  for (const std::string& dir : log_dirs) {
+    auto entries = fs->ListDir(dir);
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : *entries) {
+      if (!e.is_directory) continue;
+      auto files = fs->ListDir(JoinPath(dir, e.name));
+      if (!files.ok()) continue;
+      for (const DirEntry& f : *files) {
+        if (!f.is_regular || !HasSuffix(f.name, kLogFileSuffix)) continue;
+        auto size = fs->FileSize(JoinPath(JoinPath(dir, e.name), f.name));
+        if (size.ok()) total += int64_t(*size);
+      }
+    }
+  }
+  return total;
+}
+
+nlohmann::json ToJson(const CheckProblem& p) {
+  nlohmann::json j = {
+      {"file", p.file}, {"position", p.position}, {"problem", p.what}, {"action", p.action}};
+  if (p.offset) j["offset"] = *p.offset;
+  return j;
+}
+
+nlohmann::json ToJson(const PartitionCheck& p) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const CheckProblem& q : p.problems) problems.push_back(ToJson(q));
+  nlohmann::json j = ToJson(p.plan);
+  j["topic"] = p.tp.topic;
+  j["partition"] = p.tp.partition;
+  j["dir"] = p.dir;
+  j["problems"] = problems;
+  j["dataBytesDropped"] = p.data_bytes_dropped;
+  return j;
+}
+
+nlohmann::json ToJson(const LogDirCheck& d) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const CheckProblem& q : d.problems) problems.push_back(ToJson(q));
+  nlohmann::json partitions = nlohmann::json::array();
+  for (const PartitionCheck& p : d.partitions) partitions.push_back(ToJson(p));
+  return {{"path", d.path},
+          {"cleanShutdown", d.clean_shutdown},
+          {"problems", problems},
+          {"partitions", partitions}};
+}
+
+}  // namespace daruma

@@ -1,0 +1,54 @@
+// LogManager's private per-directory state, shared by log_manager.cc (start-up,
+// shutdown), log_manager_partitions.cc (create/delete) and log_manager_jobs.cc
+// (background jobs). Not for use outside LogManager.
+//
+// Guarded by LogManager::mu_: `logs`, `kinds`, `failed_*` after start-up.
+// `topic_ids` by create_mu_. Everything else is written during Startup only.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "log/log.h"
+#include "log/meta_properties.h"
+#include "log/offset_checkpoint_file.h"
+#include "log/topic_partition.h"
+#include "log/uuid.h"
+#include "recovery/dir_lock.h"
+#include "recovery/log_manager.h"
+
+namespace daruma {
+
+struct LogManager::PartitionDir {
+  std::string path;
+  PartitionDirName name;
+};
+
+struct LogManager::LogDirState {
+  std::string path;
+  LogDirRecoveryCounters* counters = nullptr;
+  std::unique_ptr<DirLock> lock;
+  std::optional<MetaProperties> meta;
+  std::vector<PartitionDir> partitions;
+  bool had_clean_shutdown = false;
+  std::optional<int64_t> broker_epoch;
+  OffsetMap recovery_points;
+  OffsetMap log_start_offsets;
+  OffsetMap high_watermarks;
+  bool all_loaded = false;  // every partition job ran (loaded or failed)
+  int64_t failed_partitions = 0;
+  std::set<TopicPartition> failed_tps;
+  std::map<std::string, std::unique_ptr<Log>> logs;  // by partition directory path
+  std::map<std::string, DirKind> kinds;              // same keys
+  std::map<std::string, Uuid> topic_ids;  // verified partition.metadata, by path (create_mu_)
+  std::atomic<bool> recovery_points_dirty{false};  // a flush moved a recovery point
+  int64_t duration_ms = 0;
+};
+
+}  // namespace daruma

@@ -1,0 +1,211 @@
+// LogManager's background jobs (spec §11.1-§11.3): retention, flushing,
+// checkpoints and delayed file deletion, all on one Scheduler. Contract in
+// log_manager.h.
+#include <fmt/format.h>
+
+#include "recovery/log_manager.h"
+#include "recovery/log_manager_dir_state.h"
+
+namespace daruma {
+
+LogManagerJobsConfig LogManagerJobsConfig::From(const ServerConfig& config) {
+  LogManagerJobsConfig jobs;
+  jobs.enabled = true;
+  jobs.threads = config.background_threads;
+  jobs.initial_delay_ms = config.log_initial_task_delay_ms;
+  jobs.retention_check_interval_ms = config.log_retention_check_interval_ms;
+  jobs.flush_scheduler_interval_ms = config.log_flush_scheduler_interval_ms;
+  jobs.recovery_point_checkpoint_interval_ms = config.log_flush_offset_checkpoint_interval_ms;
+  jobs.log_start_offset_checkpoint_interval_ms =
+      config.log_flush_start_offset_checkpoint_interval_ms;
+  jobs.dirty_checkpoint_tick_ms = config.recovery_point_checkpoint_tick_ms;
+  jobs.cleaner_enabled = config.log_cleaner_enable;
+  jobs.cleaner = config.cleaner;
+  return jobs;
+}
+
+// Creates the scheduler (always: AsyncDelete needs it) and, with
+// jobs.enabled, schedules the periodic jobs and the deletion of `-delete`
+// dirs found at start-up.
+void LogManager::StartJobs() {
+  const LogManagerJobsConfig& jobs = options_.jobs;
+  scheduler_ = std::make_unique<Scheduler>(options_.clock, jobs.threads, jobs.mode);
+  if (!jobs.enabled) return;
+  for (auto& d : dirs_) {
+    if (!IsServing(*d)) continue;
+    std::vector<std::pair<std::string, std::unique_ptr<Log>>> doomed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = d->logs.begin(); it != d->logs.end();) {
+        if (d->kinds[it->first] != DirKind::kDelete) {
+          ++it;
+          continue;
+        }
+        doomed.emplace_back(it->first, std::move(it->second));
+        d->kinds.erase(it->first);
+        it = d->logs.erase(it);
+      }
+    }
+    for (auto& [path, log] : doomed) {
+      ScheduleDirDeletion(std::move(log), path, config_.file_delete_delay_ms);
+    }
+  }
+  Scheduler& s = *scheduler_;
+  s.SchedulePeriodic("kafka-log-retention", jobs.initial_delay_ms, jobs.retention_check_interval_ms,
+                     [this] { RetentionJob(); });
+  s.SchedulePeriodic("kafka-log-flusher", jobs.initial_delay_ms, jobs.flush_scheduler_interval_ms,
+                     [this] { FlushJob(); });
+  s.SchedulePeriodic("kafka-recovery-point-checkpoint", jobs.initial_delay_ms,
+                     jobs.recovery_point_checkpoint_interval_ms,
+                     [this] { (void)CheckpointRecoveryPoints(/*all=*/true); });
+  s.SchedulePeriodic("kafka-log-start-offset-checkpoint", jobs.initial_delay_ms,
+                     jobs.log_start_offset_checkpoint_interval_ms,
+                     [this] { (void)CheckpointLogStartOffsets(); });
+  s.SchedulePeriodic("daruma-dirty-recovery-point-checkpoint", jobs.dirty_checkpoint_tick_ms,
+                     jobs.dirty_checkpoint_tick_ms, [this] { (void)CheckpointRecoveryPoints(); });
+  StartCleaner();
+}
+
+int LogManager::RunDueJobsForTest() {
+  return scheduler_ ? scheduler_->RunDueJobs() : 0;
+}
+
+std::vector<Log*> LogManager::JobLogs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Log*> out;
+  for (const auto& d : dirs_) {
+    if (!IsServing(*d)) continue;
+    for (const auto& [path, log] : d->logs) {
+      auto kind = d->kinds.find(path);
+      if (kind == d->kinds.end() || kind->second == DirKind::kLive ||
+          kind->second == DirKind::kFuture) {
+        out.push_back(log.get());
+      }
+    }
+  }
+  return out;
+}
+
+void LogManager::OnJobError(const std::string& log_dir, const Status& st) {
+  if (st.IsIoError()) {
+    failure_channel_.MaybeAddOfflineLogDir(log_dir, st);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  job_errors_.push_back(st.ToString());
+}
+
+std::vector<std::string> LogManager::JobErrors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return job_errors_;
+}
+
+// ---- Retention -----------------------------------------------------------------
+
+// Kafka's cleanupLogs: every log whose policy is not compact (compacted logs
+// with delete get retention from the cleaner after each cleaning).
+void LogManager::RetentionJob() {
+  std::lock_guard<std::mutex> jobs(jobs_mu_);
+  for (Log* log : JobLogs()) {
+    if (log->config_snapshot().compact) continue;
+    (void)RetainLocked(log);
+  }
+}
+
+Result<int> LogManager::RunRetention(Log* log) {
+  std::lock_guard<std::mutex> jobs(jobs_mu_);
+  return RetainLocked(log);
+}
+
+Result<int> LogManager::RetainLocked(Log* log) {
+  auto removed = log->DeleteOldSegments();
+  if (!removed.ok()) {
+    OnJobError(ParentDir(log->dir()), removed.status());
+    return removed.status();
+  }
+  const int count = int(removed->segments.size());
+  if (count > 0 || !removed->deleted_snapshots.empty()) {
+    ScheduleFileDeletion(std::move(*removed), log->config_snapshot().file_delete_delay_ms);
+  }
+  return count;
+}
+
+// Kafka's "delete-file" task: the `.deleted` files of removed segments and
+// their `.snapshot.deleted` snapshots. A file already gone (the partition was
+// deleted meanwhile) is not an error.
+void LogManager::ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms) {
+  auto owned = std::make_shared<Log::RetentionResult>(std::move(removed));
+  scheduler_->ScheduleOnce("delete-file", delay_ms, [this, owned] {
+    for (auto& segment : owned->segments) {
+      Status st = segment->DeleteFiles();
+      if (!st.ok()) OnJobError(ParentDir(segment->dir()), st);
+    }
+    for (const std::string& path : owned->deleted_snapshots) {
+      Status st = options_.fs->Remove(path);
+      if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(ParentDir(path)), st);
+    }
+    owned->segments.clear();
+  });
+}
+
+// Kafka's kafka-delete-logs: the Log is closed (destroyed) first, then its
+// renamed directory is removed with everything in it.
+void LogManager::ScheduleDirDeletion(std::unique_ptr<Log> log, std::string dir, int64_t delay_ms) {
+  auto owned = std::make_shared<std::unique_ptr<Log>>(std::move(log));
+  scheduler_->ScheduleOnce("kafka-delete-logs", delay_ms, [this, owned, dir] {
+    {
+      // A checkpoint writer may still be reading it (see CollectOffsets).
+      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      owned->reset();
+    }
+    Status st = options_.fs->RemoveAll(dir);
+    if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(dir), st);
+  });
+}
+
+// ---- Flush and checkpoints ----------------------------------------------------------
+
+// Kafka's flushDirtyLogs: flush every log whose last flush is at least its
+// flush.ms old (up to the log end offset).
+void LogManager::FlushJob() {
+  std::lock_guard<std::mutex> jobs(jobs_mu_);
+  const int64_t now = options_.clock->NowMs();
+  for (Log* log : JobLogs()) {
+    if (now - log->last_flush_ms() < log->config_snapshot().flush_ms) continue;
+    Status st = log->FlushAll();
+    if (!st.ok()) OnJobError(ParentDir(log->dir()), st);
+  }
+}
+
+void LogManager::WatchFlushes(LogDirState& d, Log* log) {
+  std::atomic<bool>* dirty = &d.recovery_points_dirty;
+  log->SetFlushListener([dirty] { dirty->store(true, std::memory_order_relaxed); });
+}
+
+Status LogManager::CheckpointRecoveryPoints(bool all) {
+  Status first_error;
+  for (auto& d : dirs_) {
+    if (!IsServing(*d)) continue;
+    if (!all && !d->recovery_points_dirty.load()) continue;
+    Status st = CheckpointRecoveryPointsOf(*d);
+    if (st.ok()) continue;
+    d->recovery_points_dirty.store(true);  // try again at the next tick
+    OnJobError(d->path, st);
+    if (first_error.ok()) first_error = st;
+  }
+  return first_error;
+}
+
+Status LogManager::CheckpointLogStartOffsets() {
+  Status first_error;
+  for (auto& d : dirs_) {
+    if (!IsServing(*d)) continue;
+    Status st = CheckpointLogStartOffsetsOf(*d);
+    if (st.ok()) continue;
+    OnJobError(d->path, st);
+    if (first_error.ok()) first_error = st;
+  }
+  return first_error;
+}
+
+}  // namespace daruma

@@ -1,0 +1,95 @@
+// LogChecker's checks beyond the loader, one damage each, on a log written by
+// Daruma's Log: .txnindex vs control batches, leader epochs vs batch epochs,
+// temporary files; and the plan (LoadLog on an overlay) leaves disk alone.
+#include "recovery/log_checker.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "log/transaction_index.h"
+#include "support/test_support.h"
+#include "tools/generated_log_dir.h"
+
+namespace daruma {
+namespace {
+
+using namespace tools::testlog;  // NOLINT: test helpers
+using testing::TempDir;
+using testing::WriteStringToFile;
+
+class LogCheckerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { WriteLogDir(dir_); }
+
+  LogDirCheck Check() {
+    const TreeState before = SnapshotTree(dir_);
+    CheckOptions o;
+    o.threads = 2;
+    auto d = CheckLogDir(dir_, o);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(SnapshotTree(dir_), before);
+    return d.ok() ? std::move(*d) : LogDirCheck{};
+  }
+
+  TempDir tmp_;
+  std::string dir_ = tmp_.Join("data");
+};
+
+TEST_F(LogCheckerTest, CleanLogHasNoProblemsButAPlan) {
+  const LogDirCheck d = Check();
+  EXPECT_FALSE(d.HasProblems());
+  ASSERT_EQ(d.partitions.size(), 1u);
+  const PartitionCheck& p = d.partitions[0];
+  EXPECT_EQ(p.plan.log_end_offset, kLeo);
+  EXPECT_EQ(p.plan.recovered_segments, kSegments);  // every segment scanned
+  EXPECT_EQ(p.data_bytes_dropped, 0);
+  EXPECT_FALSE(p.changes.empty());  // the rebuilt indexes, in the overlay only
+  EXPECT_TRUE(d.clean_shutdown);
+}
+
+TEST_F(LogCheckerTest, TxnIndexDisagreeingWithControlBatches) {
+  const std::string path = SegmentFile(dir_, SegmentBase(1), ".txnindex");
+  TransactionIndex index(path, SegmentBase(1));
+  ASSERT_TRUE(index.Append({7, 31, 35, 31}).ok());
+  ASSERT_TRUE(index.Close().ok());
+  const LogDirCheck d = Check();
+  const auto& problems = d.partitions[0].problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].file, path);
+  EXPECT_EQ(problems[0].position, 0);
+  EXPECT_EQ(problems[0].offset, 35);
+  EXPECT_NE(problems[0].what.find("expected no entry"), std::string::npos) << problems[0].what;
+}
+
+TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
+  const std::string path = JoinPath(dir_, "t-0/leader-epoch-checkpoint");
+  WriteStringToFile(path, "0\n2\n0 0\n2 60\n");  // epoch 1 (offsets 30..59) missing
+  const LogDirCheck d = Check();
+  const auto& problems = d.partitions[0].problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].file, path);
+  EXPECT_EQ(problems[0].offset, SegmentBase(1));
+  EXPECT_NE(problems[0].what.find("expected epoch 1"), std::string::npos) << problems[0].what;
+  EXPECT_NE(problems[0].what.find("found 0"), std::string::npos) << problems[0].what;
+}
+
+TEST_F(LogCheckerTest, TemporaryFilesAndUnparsableDirs) {
+  WriteStringToFile(JoinPath(dir_, "t-0/leader-epoch-checkpoint.tmp"), "x");
+  WriteStringToFile(JoinPath(dir_, "recovery-point-offset-checkpoint.tmp"), "x");
+  std::filesystem::create_directories(JoinPath(dir_, "not a partition"));
+  const LogDirCheck d = Check();
+  ASSERT_EQ(d.problems.size(), 2u);
+  EXPECT_EQ(d.problems[0].file, JoinPath(dir_, "not a partition"));
+  EXPECT_EQ(d.problems[1].file, JoinPath(dir_, "recovery-point-offset-checkpoint.tmp"));
+  ASSERT_EQ(d.partitions[0].problems.size(), 1u);
+  EXPECT_EQ(d.partitions[0].problems[0].file, JoinPath(dir_, "t-0/leader-epoch-checkpoint.tmp"));
+}
+
+TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {
+  CheckProblem p{"/d/t-0/0.log", 12, 34, "torn tail", "run `daruma repair`"};
+  EXPECT_EQ(p.ToString(), "/d/t-0/0.log at byte 12, offset 34: torn tail -- run `daruma repair`");
+}
+
+}  // namespace
+}  // namespace daruma
