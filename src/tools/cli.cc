@@ -5,27 +5,38 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "tools/check_command.h"
 #include "tools/dump_command.h"
 #include "tools/recover_command.h"
+#include "tools/repair_command.h"
 
 namespace daruma::tools {
 namespace {
 
 void AddDump(CLI::App& app, DumpOptions& o, int& rc) {
   CLI::App* dump = app.add_subcommand(
-      "dump", "Print the batches of Kafka .log files (kafka-dump-log compatible)");
+      "dump",
+      "Print Kafka log-dir files: .log, .index, .timeindex, .txnindex, .snapshot, checkpoints, "
+      "partition.metadata (kafka-dump-log compatible; exit 0 clean, 1 problems, 2 usage/I/O)");
   dump->add_option("--files", o.files, "Comma-separated files to dump")->required()->delimiter(',');
   dump->add_flag("--deep-iteration", o.deep_iteration, "Print every record, not just batches");
   dump->add_flag("--print-data-log", o.print_data_log,
                  "Print keys and values (implies --deep-iteration)");
   dump->add_flag("--skip-record-metadata", o.skip_record_metadata,
                  "Print only keys and values of records");
-  dump->add_flag("--json", o.json, "One JSON object per batch (and per record when deep)");
+  dump->add_flag("--verify-index-only", o.verify_index_only,
+                 "Index files: check entries against the .log, print only mismatches");
+  dump->add_flag("--index-sanity-check", o.index_sanity_check,
+                 "Index files: run only the start-up sanity checks");
+  dump->add_flag("--offsets-decoder", o.offsets_decoder,
+                 "Decode __consumer_offsets records (implies --print-data-log)");
+  dump->add_flag("--transaction-log-decoder", o.transaction_log_decoder,
+                 "Decode __transaction_state records (implies --print-data-log)");
+  dump->add_flag("--json", o.json, "One JSON object per line for every item printed");
   dump->add_option("--max-bytes", o.max_bytes, "Read at most this many bytes of each .log file");
-  dump->callback([&]() {
-    if (o.print_data_log) o.deep_iteration = true;
-    rc = RunDump(o, std::cout, std::cerr);
-  });
+  dump->add_option("--max-message-size", o.max_message_size,
+                   "Read window when verifying .index entries (default 5242880)");
+  dump->callback([&]() { rc = RunDump(o, std::cout, std::cerr); });
 }
 
 void AddRecover(CLI::App& app, RecoverOptions& o, int& rc) {
@@ -52,6 +63,45 @@ void AddRecover(CLI::App& app, RecoverOptions& o, int& rc) {
   });
 }
 
+void AddCheck(CLI::App& app, CheckCommandOptions& o, int& rc) {
+  CLI::App* check = app.add_subcommand(
+      "check",
+      "Verify every segment, index, checkpoint and snapshot of log dirs; changes and locks "
+      "nothing (exit 0 clean, 1 problems, 2 usage/I/O)");
+  check->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs")
+      ->required()
+      ->delimiter(',');
+  check->add_option("--threads", o.threads, "Partitions checked in parallel")
+      ->check(CLI::PositiveNumber);
+  check->add_option("--json", o.json_file, "Write the JSON report to this file");
+  check->add_flag("--quiet", o.quiet, "No progress and no summary; only problems");
+  check->callback([&]() {
+    o.progress = ::isatty(STDERR_FILENO) ? ProgressMode::kTty : ProgressMode::kPlain;
+    rc = RunCheck(o, std::cout, std::cerr);
+  });
+}
+
+void AddRepair(CLI::App& app, RepairCommandOptions& o, int& rc) {
+  CLI::App* repair = app.add_subcommand(
+      "repair",
+      "Fix what `check` finds, keeping dropped bytes in quarantine; refuses beyond "
+      "--max-corrupt-bytes (exit 0 repaired or nothing to do, 1 refused/dry run with changes, "
+      "2 usage/I/O)");
+  repair->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs")
+      ->required()
+      ->delimiter(',');
+  repair->add_option("--max-corrupt-bytes", o.max_corrupt_bytes,
+                     "Most segment-data bytes one partition may lose (0 = none, -1 = no limit)");
+  repair->add_flag("--dry-run", o.dry_run, "Print the plan and change nothing");
+  repair->add_option("--report", o.report_file, "Write the JSON report to this file");
+  repair->add_option("--threads", o.threads, "Partitions processed in parallel")
+      ->check(CLI::PositiveNumber);
+  repair->callback([&]() {
+    o.progress = ::isatty(STDERR_FILENO) ? ProgressMode::kTty : ProgressMode::kPlain;
+    rc = RunRepair(o, std::cout, std::cerr);
+  });
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv, const std::vector<SubcommandRegistrar>& extra) {
@@ -62,6 +112,10 @@ int RunCli(int argc, char** argv, const std::vector<SubcommandRegistrar>& extra)
   AddDump(app, dump_options, rc);
   RecoverOptions recover_options;
   AddRecover(app, recover_options, rc);
+  CheckCommandOptions check_options;
+  AddCheck(app, check_options, rc);
+  RepairCommandOptions repair_options;
+  AddRepair(app, repair_options, rc);
   for (const SubcommandRegistrar& add : extra) add(app, &rc);
   try {
     app.parse(argc, argv);

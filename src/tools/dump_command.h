@@ -1,8 +1,21 @@
-// `daruma dump`: kafka-dump-log's output for `.log` files, plus JSON.
+// `daruma dump`: kafka-dump-log (DumpLogSegments) parity for every file kind
+// of a Kafka log directory, plus JSON.
+//
+// The handler is chosen by the file name, as kafka-dump-log does by suffix
+// (spec §12.1): `.log` (and KRaft `.checkpoint` snapshots) -> batches and
+// records; `.index`, `.timeindex` -> entries, verified against the `.log`
+// beside them; `.txnindex`, `.snapshot` -> entries. Daruma also dumps what
+// kafka-dump-log ignores: the offset checkpoints (`*-offset-checkpoint`),
+// `leader-epoch-checkpoint` and `partition.metadata`. Anything else prints
+// "Ignoring unknown file <path>" on stderr, as Kafka does.
 //
 // Text lines follow kafka-dump-log's wording (spec §12.2) so existing scripts
-// keep working; --json prints one JSON object per batch (and per record with
-// --deep-iteration). Exit codes: 0 clean, 1 corruption found, 2 usage or I/O.
+// keep working, including the end-of-run summaries on stderr ("Mismatches in
+// :<path>", "Non-consecutive offsets in <path>", ...). With --json every
+// printed item is one JSON object per line on stdout instead (the stderr
+// summaries stay). Nothing is ever written to the dumped files.
+//
+// Exit codes: 0 clean, 1 corruption or a mismatch found, 2 usage or I/O error.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +31,21 @@ struct DumpOptions {
   bool print_data_log = false;
   bool skip_record_metadata = false;
   bool json = false;
+  // Index files: print only mismatches / only run the §7.5 sanity checks.
+  bool verify_index_only = false;
+  bool index_sanity_check = false;
+  // Decode record keys and values of `__consumer_offsets` / `__transaction_state`.
+  // Either implies print_data_log (and so deep iteration), as in Kafka.
+  bool offsets_decoder = false;
+  bool transaction_log_decoder = false;
   int64_t max_bytes = INT32_MAX;
+  // Read window when verifying an `.index` entry against its batch.
+  int32_t max_message_size = 5 * 1024 * 1024;
 };
+
+// Kafka's implications: a decoder implies print_data_log, which implies
+// deep_iteration. RunDump applies them itself.
+DumpOptions WithImpliedOptions(DumpOptions options);
 
 // Dumps every file to `out` (diagnostics to `err`); returns the exit code.
 int RunDump(const DumpOptions& options, std::ostream& out, std::ostream& err);

@@ -1,0 +1,107 @@
+#include "tools/check_command.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "common/bytes.h"
+#include "common/file_system.h"
+#include "recovery/log_checker.h"
+
+namespace daruma::tools {
+namespace {
+
+constexpr int kExitClean = 0;
+constexpr int kExitProblems = 1;
+constexpr int kExitError = 2;
+
+void PrintProblems(const LogDirCheck& d, std::ostream& out) {
+  for (const CheckProblem& p : d.problems) out << p.ToString() << "\n";
+  for (const PartitionCheck& p : d.partitions) {
+    for (const CheckProblem& q : p.problems) out << q.ToString() << "\n";
+  }
+}
+
+struct Totals {
+  int64_t partitions = 0, segments = 0, scanned = 0, problems = 0;
+};
+
+Totals Sum(const std::vector<LogDirCheck>& dirs) {
+  Totals t;
+  for (const LogDirCheck& d : dirs) {
+    t.problems += int64_t(d.problems.size());
+    for (const PartitionCheck& p : d.partitions) {
+      ++t.partitions;
+      t.segments += int64_t(p.plan.segments.size());
+      t.scanned += p.plan.scanned_bytes;
+      t.problems += int64_t(p.problems.size());
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.log_dirs.empty()) {
+    err << "daruma check: pass --log-dirs DIR[,DIR...]\n";
+    return kExitError;
+  }
+  if (o.threads < 1) {
+    err << "daruma check: --threads must be at least 1\n";
+    return kExitError;
+  }
+  FileSystem* fs = FileSystem::Default();
+  std::atomic<int64_t> scanned{0}, remaining{0};
+  daruma::CheckOptions co;
+  co.fs = fs;
+  co.threads = o.threads;
+  co.scanned_bytes = &scanned;
+  co.remaining_partitions = &remaining;
+  const int64_t total = EstimateCheckBytes(fs, o.log_dirs);
+  std::vector<LogDirCheck> dirs;
+  int rc = kExitClean;
+  {
+    ProgressReporter progress(
+        [&] {
+          return ProgressSnapshot{scanned.load(), total, remaining.load(), 0};
+        },
+        o.quiet ? ProgressMode::kQuiet : o.progress, err);
+    progress.Start();
+    for (const std::string& dir : o.log_dirs) {
+      remaining.store(1);
+      Result<LogDirCheck> d = CheckLogDir(dir, co);
+      if (!d.ok()) {
+        err << "daruma check: " << dir << ": " << d.status().ToString() << "\n";
+        rc = kExitError;
+        continue;
+      }
+      dirs.push_back(std::move(*d));
+    }
+    remaining.store(0);
+  }
+  const Totals t = Sum(dirs);
+  for (const LogDirCheck& d : dirs) PrintProblems(d, o.quiet ? err : out);
+  if (rc == kExitClean && t.problems > 0) rc = kExitProblems;
+  if (!o.quiet) {
+    out << fmt::format(
+        "Checked {} partitions ({} segments, {}) in {} log dirs: {}\n", t.partitions, t.segments,
+        HumanBytes(t.scanned), dirs.size(),
+        t.problems == 0 ? std::string("no problems") : fmt::format("{} problems", t.problems));
+  }
+  if (!o.json_file.empty()) {
+    nlohmann::json j = {{"logDirs", nlohmann::json::array()}, {"problems", t.problems}};
+    for (const LogDirCheck& d : dirs) j["logDirs"].push_back(ToJson(d));
+    const std::string text = j.dump(2) + "\n";
+    Status st = fs->WriteFileAtomically(o.json_file, AsBytes(text));
+    if (!st.ok()) {
+      err << "daruma check: cannot write the report: " << st.ToString() << "\n";
+      rc = kExitError;
+    }
+  }
+  return rc;
+}
+
+}  // namespace daruma::tools

@@ -1,0 +1,50 @@
+// `daruma repair`: fixes what `daruma check` finds, within limits (issue 5).
+//
+// 1. Plan: LogChecker on every partition (the start-up loader on a
+//    copy-on-write overlay, as after an unclean shutdown from offset 0, plus
+//    the extra checks). Printed per partition: what would change and the
+//    segment-data bytes dropped.
+// 2. Refuse, changing nothing (exit 1), when any partition would drop more
+//    than --max-corrupt-bytes of segment data: default 0 refuses whenever any
+//    data would be dropped and names the flag; -1 means no limit. Also refuse
+//    when a partition cannot be loaded at all.
+// 3. --dry-run stops here (exit 0 nothing to do, 1 repairs needed).
+// 4. Apply, per log dir: take the dir lock (refuse if a broker holds it);
+//    remove `.kafka_cleanshutdown` (a crash during repair must count as
+//    unclean); run LoadLog for real with recovery point 0 and quarantine on,
+//    so every segment is re-scanned and its indexes, .txnindex and producer
+//    state rebuilt, and every dropped byte is kept in quarantine; fsync and
+//    close each log (indexes trimmed, producer snapshot at the LEO); rewrite
+//    the three checkpoints (recovery point = LEO, log start and high
+//    watermark clamped to [log start, LEO]) atomically; write the marker
+//    again, with its old contents, only if the dir had one.
+// A second run finds nothing to do. `-delete`/`-stray` directories and
+// unparsable names are reported and left alone (Kafka deals with the former;
+// the others need an operator's decision).
+// --report FILE gets a JSON report: the plan (checker JSON) and, when
+// applied, the recovery report of the real load (recovery report names).
+// Exit codes: 0 repaired or nothing to do, 1 refused / repairs needed in a
+// dry run / a failure while applying, 2 usage or I/O error.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "recovery/progress_reporter.h"
+
+namespace daruma::tools {
+
+struct RepairCommandOptions {
+  std::vector<std::string> log_dirs;  // --log-dirs
+  int64_t max_corrupt_bytes = 0;      // --max-corrupt-bytes; -1 = no limit
+  bool dry_run = false;               // --dry-run
+  std::string report_file;            // --report FILE
+  int threads = 1;                    // --threads
+  ProgressMode progress = ProgressMode::kPlain;
+};
+
+int RunRepair(const RepairCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace daruma::tools
