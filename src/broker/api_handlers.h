@@ -1,0 +1,66 @@
+// The per-API handlers behind RequestHandler, one .cc file each
+// (<api>_handler.cc), and the helpers they share.
+//
+// Contract: RequestHandler has parsed the header, checked the version is
+// advertised and positioned `body` at the first body byte. A handler decodes
+// the body (a decode error: respond(nullopt, close = true), as Kafka closes
+// on an unparseable request), does the work and calls `respond` exactly once,
+// now or later (Fetch), with the full response frame. Handlers run on the
+// RequestHandler's strand, and so do purgatory callbacks.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "broker/broker_context.h"
+#include "broker/delayed_fetch.h"
+#include "broker/frame_handler.h"
+#include "broker/protocol/error_codes.h"
+#include "broker/protocol/protocol_reader.h"
+#include "broker/protocol/protocol_writer.h"
+#include "broker/protocol/request_header.h"
+#include "broker/topic_registry.h"
+#include "common/status.h"
+
+namespace daruma::broker {
+
+struct HandlerEnv {
+  BrokerContext& ctx;
+  TopicRegistry& topics;
+  DelayedFetchPurgatory& purgatory;
+};
+
+// The response frame: header for (key, version) of `header`, then the body.
+template <typename Response, typename Encode>
+Bytes EncodeResponseFrame(const RequestHeader& header, const Response& response, Encode encode) {
+  ProtocolWriter writer;
+  EncodeResponseHeader(header.correlation_id, header.api_key, header.api_version, writer);
+  encode(response, header.api_version, writer);
+  return writer.Release();
+}
+
+// Maps a storage Status to the Kafka error a client sees for a partition.
+ErrorCode ErrorCodeForStorageStatus(const Status& status);
+
+void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                       const Respond& respond);
+// A request whose version is above the advertised ApiVersions max (§3.1).
+void HandleUnsupportedApiVersions(const RequestHeader& header, const Respond& respond);
+void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                    const Respond& respond);
+void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                   const Respond& respond);
+void HandleFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                 const Respond& respond);
+void HandleListOffsets(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                       const Respond& respond);
+void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
+void HandleDeleteTopics(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
+void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                           const Respond& respond);
+void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                           const Respond& respond);
+
+}  // namespace daruma::broker

@@ -1,0 +1,203 @@
+#include "broker/broker.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "broker/broker_context.h"
+#include "broker/crash_loop_guard.h"
+#include "broker/health.h"
+#include "broker/metrics.h"
+#include "broker/request_handler.h"
+#include "recovery/progress_reporter.h"
+
+namespace daruma::broker {
+namespace {
+
+// The host clients should connect to when the listener binds every interface.
+std::string AdvertisedHost(const ListenerAddress& bound) {
+  if (!bound.host.empty() && bound.host != "0.0.0.0" && bound.host != "::") return bound.host;
+  asio::error_code ec;
+  std::string name = asio::ip::host_name(ec);
+  return ec || name.empty() ? "localhost" : name;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args) {
+  BrokerContext ctx;
+  ctx.log_manager = args.log_manager;
+  ctx.config = *args.config;
+  ctx.host = args.advertised_host;
+  ctx.port = args.advertised_port;
+  DARUMA_RETURN_IF_ERROR(ResolveBrokerSettings(&ctx));
+  auto handler = std::make_unique<RequestHandler>(std::move(ctx), args.executor);
+  DARUMA_RETURN_IF_ERROR(handler->init_status());
+  return std::unique_ptr<FrameHandler>(std::move(handler));
+}
+
+Broker::Broker(BrokerOptions options)
+    : options_(std::move(options)), log_manager_(options_.log_manager) {}
+
+Broker::~Broker() = default;
+
+void Broker::Log(std::string_view line) const {
+  if (options_.log != nullptr) *options_.log << "daruma serve: " << line << std::endl;
+}
+
+Status Broker::Run() {
+  if (options_.config.log_dirs.empty()) {
+    return Status::InvalidArgument("no log directory: set log.dirs");
+  }
+  http_ = std::make_unique<HttpServer>(
+      io_, [this](std::string_view method, std::string_view path) { return Route(method, path); });
+  DARUMA_RETURN_IF_ERROR(http_->Listen(options_.settings.http_listener));
+  http_port_ = http_->port();
+  Log(fmt::format("HTTP /health and /metrics on {}:{}", options_.settings.http_listener.host,
+                  http_->port()));
+
+  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs.front(),
+                       options_.settings.max_unclean_starts);
+  DARUMA_RETURN_IF_ERROR(guard.RecordStart());
+
+  if (options_.handle_signals) {
+    signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
+    std::function<void(const asio::error_code&, int)> on_signal;
+    on_signal = [this, &on_signal](const asio::error_code& ec, int signo) {
+      if (ec) return;
+      BeginStop(signo == SIGTERM ? "SIGTERM" : "SIGINT");
+      signals_->async_wait(on_signal);
+    };
+    signals_->async_wait(on_signal);
+  }
+
+  Log(fmt::format("recovering {} log dir(s)", options_.config.log_dirs.size()));
+  std::thread recovery([this] {
+    Status st;
+    {
+      ProgressReporter progress(
+          [this] { return log_manager_.Progress(); },
+          options_.log != nullptr ? ProgressMode::kPlain : ProgressMode::kQuiet,
+          options_.log != nullptr ? *options_.log : std::cerr);
+      progress.Start();
+      st = log_manager_.Startup(options_.config.log_dirs, options_.config.log,
+                                options_.config.num_recovery_threads_per_data_dir);
+    }
+    asio::post(io_, [this, st] { OnRecovered(st); });
+  });
+  io_.run();
+  recovery.join();
+
+  // Handlers hold Log pointers and timers: gone before the logs shut down.
+  handler_.reset();
+  kafka_.reset();
+  signals_.reset();
+  if (!recovery_ok_) return fatal_;
+  Log("flushing logs and writing checkpoints");
+  Status shutdown = log_manager_.Shutdown();
+  if (!shutdown.ok()) {
+    Log("shutdown failed: " + shutdown.ToString());
+    return fatal_.ok() ? shutdown : fatal_;
+  }
+  DARUMA_RETURN_IF_ERROR(guard.RecordCleanShutdown());
+  Log("clean shutdown complete");
+  return fatal_;
+}
+
+void Broker::RequestStop() {
+  asio::post(io_, [this] { BeginStop("stop requested"); });
+}
+
+HttpResponse Broker::Route(std::string_view method, std::string_view path) const {
+  if (method != "GET" && method != "HEAD") return {405, "text/plain; charset=utf-8", "GET only\n"};
+  const BrokerState state = state_.load();
+  if (path == "/health") {
+    return {HealthHttpStatus(state), "application/json",
+            HealthJson(state, &log_manager_, kafka_listener_).dump() + "\n"};
+  }
+  if (path == "/metrics") {
+    MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};
+    return {200, "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(sources)};
+  }
+  return {404, "text/plain; charset=utf-8", "not found; try /health or /metrics\n"};
+}
+
+void Broker::OnRecovered(const Status& status) {
+  recovered_ = true;
+  if (!status.ok()) {
+    fatal_ = status.WithContext("start-up recovery failed, nothing was served");
+    Log(fatal_.ToString());
+    Finish();
+    return;
+  }
+  recovery_ok_ = true;
+  Log(fmt::format(
+      "recovered {} partition(s){}", log_manager_.AllLogs().size(),
+      log_manager_.HasFailures() ? " (with failures: see `daruma recover --report`)" : ""));
+  if (stop_requested_) {
+    Finish();
+    return;
+  }
+  fatal_ = StartServing();
+  if (!fatal_.ok()) {
+    Log(fatal_.ToString());
+    Finish();
+  }
+}
+
+Status Broker::StartServing() {
+  KafkaServerOptions server_options;
+  server_options.max_request_bytes = options_.settings.socket_request_max_bytes;
+  server_options.drain_timeout = options_.drain_timeout;
+  kafka_ = std::make_unique<KafkaServer>(io_, server_options, &metrics_, &counters_);
+  DARUMA_RETURN_IF_ERROR(kafka_->Bind(options_.settings.kafka_listener));
+  ListenerAddress bound = options_.settings.kafka_listener;
+  bound.port = kafka_->port();
+  const ListenerAddress advertised = options_.settings.advertised_listener.value_or(
+      ListenerAddress{AdvertisedHost(bound), bound.port});
+  HandlerArgs args{&log_manager_, &options_.config, advertised.host, advertised.port,
+                   io_.get_executor()};
+  DARUMA_ASSIGN_OR_RETURN(handler_, options_.make_handler(args));
+  kafka_->Start(handler_.get());
+  kafka_listener_ = bound.ToString();
+  kafka_port_ = bound.port;
+  state_ = BrokerState::kServing;
+  Log(fmt::format("serving Kafka clients on {} (advertised as {})", bound.ToString(),
+                  advertised.ToString()));
+  return Status::Ok();
+}
+
+void Broker::BeginStop(std::string_view why) {
+  if (stop_requested_) {
+    Log(fmt::format("{}: already stopping", why));
+    return;
+  }
+  stop_requested_ = true;
+  state_ = BrokerState::kStopping;
+  if (!recovered_) {
+    Log(fmt::format("{}: stopping once recovery finishes", why));
+    return;
+  }
+  Log(fmt::format("{}: stopping, finishing in-flight requests", why));
+  if (kafka_ != nullptr && handler_ != nullptr) {
+    kafka_->Stop([this] { Finish(); });
+  } else {
+    Finish();
+  }
+}
+
+void Broker::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  state_ = BrokerState::kStopping;
+  if (http_ != nullptr) http_->Stop();
+  if (signals_ != nullptr) {
+    asio::error_code ignored;
+    signals_->cancel(ignored);
+  }
+  io_.stop();
+}
+
+}  // namespace daruma::broker

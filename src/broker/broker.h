@@ -1,0 +1,111 @@
+// Broker: the `daruma serve` process — start-up order, signals, shutdown.
+//
+// Run(), in order:
+//   1. HTTP (/health, /metrics) binds first and answers "recovering" with the
+//      KIP-831 counters while the logs load.
+//   2. The crash-loop guard counts this start (or refuses it).
+//   3. LogManager::Startup runs on its own thread (progress lines on `log`);
+//      the io_context keeps serving HTTP meanwhile.
+//   4. Only after recovery succeeds the Kafka port binds, the request handler
+//      is built (it may need the bound port) and the state becomes "serving".
+//   5. A stop (SIGTERM/SIGINT with handle_signals, or RequestStop()) sets
+//      "stopping": the acceptor closes, the handler completes parked fetches,
+//      in-flight requests are answered, connections close, the io_context
+//      stops. A stop during recovery waits for recovery to finish.
+//   6. LogManager::Shutdown (flush, checkpoints, clean-shutdown marker last);
+//      when it succeeds the crash-loop guard is reset.
+// Run() returns the first fatal error (HTTP or Kafka bind, fatal recovery
+// error, handler construction, shutdown failure), else OK.
+//
+// Threading: Run() owns the calling thread (the io_context runs there).
+// RequestStop(), state(), http_port() and kafka_port() may be called from any
+// thread at any time, including before Run().
+#pragma once
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "broker/broker_state.h"
+#include "broker/frame_handler.h"
+#include "broker/http_server.h"
+#include "broker/kafka_server.h"
+#include "broker/request_metrics.h"
+#include "broker/serve_settings.h"
+#include "recovery/log_manager.h"
+#include "recovery/server_config.h"
+
+namespace daruma::broker {
+
+// What a FrameHandler factory gets once the Kafka port is bound.
+struct HandlerArgs {
+  LogManager* log_manager = nullptr;  // started
+  const ServerConfig* config = nullptr;
+  std::string advertised_host;
+  int32_t advertised_port = 0;
+  asio::any_io_executor executor;
+};
+
+using HandlerFactory = std::function<Result<std::unique_ptr<FrameHandler>>(const HandlerArgs&)>;
+
+// The production factory: a RequestHandler over a BrokerContext resolved from
+// the config (ResolveBrokerSettings).
+Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args);
+
+struct BrokerOptions {
+  ServerConfig config;  // log_dirs must not be empty
+  ServeSettings settings;
+  LogManagerOptions log_manager;
+  HandlerFactory make_handler = MakeRequestHandler;
+  bool handle_signals = true;
+  std::chrono::milliseconds drain_timeout{30000};
+  std::ostream* log = nullptr;  // progress and life-cycle lines; null = silent
+};
+
+class Broker {
+ public:
+  explicit Broker(BrokerOptions options);
+  ~Broker();
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  Status Run();
+  void RequestStop();
+
+  BrokerState state() const { return state_.load(); }
+  uint16_t http_port() const { return http_port_.load(); }    // 0 until bound
+  uint16_t kafka_port() const { return kafka_port_.load(); }  // 0 until bound
+
+ private:
+  HttpResponse Route(std::string_view method, std::string_view path) const;
+  void OnRecovered(const Status& status);
+  Status StartServing();
+  void BeginStop(std::string_view why);
+  void Finish();
+  void Log(std::string_view line) const;
+
+  BrokerOptions options_;
+  asio::io_context io_;
+  LogManager log_manager_;
+  RequestMetrics metrics_;
+  NetworkCounters counters_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<asio::signal_set> signals_;
+  std::unique_ptr<KafkaServer> kafka_;
+  std::unique_ptr<FrameHandler> handler_;
+  std::atomic<BrokerState> state_{BrokerState::kRecovering};
+  std::atomic<uint16_t> http_port_{0};
+  std::atomic<uint16_t> kafka_port_{0};
+  std::string kafka_listener_;  // "host:port" once bound (io thread only)
+  bool recovered_ = false;      // io thread only
+  bool recovery_ok_ = false;
+  bool stop_requested_ = false;
+  bool finished_ = false;
+  Status fatal_;
+};
+
+}  // namespace daruma::broker

@@ -1,0 +1,45 @@
+// BrokerContext: everything the request handlers need from the process that
+// hosts them (Kafka's KafkaApis constructor arguments, reduced to one node).
+//
+// Contract: `log_manager` and `clock` are owned by the caller and outlive every
+// RequestHandler built from this context. The broker settings below are the
+// Kafka properties the handlers honour; ResolveBrokerSettings fills them from
+// ServerConfig::other with Kafka's names and defaults, so SERVER only sets the
+// network identity (host/port) and the pointers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "recovery/log_manager.h"
+#include "recovery/server_config.h"
+
+namespace daruma::broker {
+
+// A fixed 22-character URL-safe base64 id: clients only compare it.
+inline constexpr char kDefaultClusterId[] = "ZGFydW1hLWRhcnVtYS0wMQ";
+
+struct BrokerContext {
+  LogManager* log_manager = nullptr;
+  ServerConfig config;             // config.log holds the broker-level topic defaults
+  int32_t node_id = 0;             // node.id, else broker.id
+  std::string host = "127.0.0.1";  // advertised to clients in Metadata
+  int32_t port = 9092;
+  Clock* clock = Clock::System();
+  std::string cluster_id = kDefaultClusterId;
+
+  bool auto_create_topics_enable = true;  // auto.create.topics.enable
+  int32_t num_partitions = 1;             // num.partitions
+  bool delete_topic_enable = true;        // delete.topic.enable
+  int32_t fetch_max_bytes = 57671680;     // fetch.max.bytes (caps a Fetch's MaxBytes)
+};
+
+// Reads node.id/broker.id, auto.create.topics.enable, num.partitions,
+// delete.topic.enable and fetch.max.bytes from `ctx->config.other` (absent keys
+// keep the defaults above). kInvalidArgument naming the key and the value when
+// one does not parse or is out of Kafka's range.
+Status ResolveBrokerSettings(BrokerContext* ctx);
+
+}  // namespace daruma::broker

@@ -1,0 +1,126 @@
+#include "broker/connection.h"
+
+namespace daruma::broker {
+namespace {
+
+int32_t ReadBigEndian32(const uint8_t* p) {
+  return int32_t(uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 |
+                 uint32_t(p[3]));
+}
+
+}  // namespace
+
+Connection::Connection(asio::ip::tcp::socket socket, ConnectionContext context, OnClosed on_closed)
+    : socket_(std::move(socket)), context_(context), on_closed_(std::move(on_closed)) {}
+
+void Connection::Start() {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  ++context_.counters->connections_active;
+  ++context_.counters->connections_accepted;
+  ReadSize();
+}
+
+void Connection::Drain() {
+  draining_ = true;
+  if (!in_flight_) Close();
+}
+
+void Connection::ReadSize() {
+  asio::async_read(
+      socket_, asio::buffer(size_bytes_),
+      [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnSize(ec, n); });
+}
+
+void Connection::OnSize(const asio::error_code& ec, size_t n) {
+  if (closed_) return;
+  if (ec) {
+    // EOF between frames is an ordinary disconnect; inside the size, a truncation.
+    if (n > 0) ++context_.counters->frames_truncated;
+    Close();
+    return;
+  }
+  const int32_t size = ReadBigEndian32(size_bytes_.data());
+  if (size < 0) {
+    ++context_.counters->frames_negative;
+    Close();
+    return;
+  }
+  if (size > context_.max_request_bytes) {
+    ++context_.counters->frames_too_large;
+    Close();
+    return;
+  }
+  frame_.resize(size_t(size));
+  asio::async_read(
+      socket_, asio::buffer(frame_),
+      [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnBody(ec, n); });
+}
+
+void Connection::OnBody(const asio::error_code& ec, size_t /*n*/) {
+  if (closed_) return;
+  if (ec) {
+    ++context_.counters->frames_truncated;
+    Close();
+    return;
+  }
+  Dispatch();
+}
+
+void Connection::Dispatch() {
+  in_flight_ = true;
+  api_key_ = frame_.size() >= 2 ? int16_t(uint16_t(frame_[0]) << 8 | frame_[1]) : -1;
+  started_ = std::chrono::steady_clock::now();
+  auto executor = socket_.get_executor();
+  context_.handler->Handle(
+      std::move(frame_), [self = shared_from_this(), executor](
+                             std::optional<std::vector<uint8_t>> response, bool close) {
+        asio::post(executor, [self, response = std::move(response), close]() mutable {
+          self->OnResponse(std::move(response), close);
+        });
+      });
+  frame_ = {};
+}
+
+void Connection::OnResponse(std::optional<std::vector<uint8_t>> response, bool close) {
+  const std::chrono::duration<double> latency = std::chrono::steady_clock::now() - started_;
+  context_.metrics->Record(api_key_, latency.count());
+  if (close) ++context_.counters->closed_by_handler;
+  if (closed_) return;
+  if (!response) {
+    OnWritten({}, close);
+    return;
+  }
+  response_ = std::move(*response);
+  const uint32_t size = uint32_t(response_.size());
+  size_bytes_ = {uint8_t(size >> 24), uint8_t(size >> 16), uint8_t(size >> 8), uint8_t(size)};
+  const std::array<asio::const_buffer, 2> buffers = {asio::buffer(size_bytes_),
+                                                     asio::buffer(response_)};
+  asio::async_write(socket_, buffers,
+                    [self = shared_from_this(), close](const asio::error_code& ec, size_t) {
+                      self->OnWritten(ec, close);
+                    });
+}
+
+void Connection::OnWritten(const asio::error_code& ec, bool close) {
+  in_flight_ = false;
+  response_ = {};
+  if (closed_) return;
+  if (ec || close || draining_) {
+    Close();
+    return;
+  }
+  ReadSize();
+}
+
+void Connection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  --context_.counters->connections_active;
+  if (on_closed_) on_closed_(this);
+}
+
+}  // namespace daruma::broker

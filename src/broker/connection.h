@@ -1,0 +1,80 @@
+// Connection: one Kafka client TCP connection.
+//
+// Framing (protocol spec §1.1): each request is a 4-byte signed big-endian
+// size followed by that many bytes. A size < 0 or > max_request_bytes
+// (`socket.request.max.bytes`) closes the connection at once: the body is
+// never read and never allocated. A peer that closes inside a frame is
+// counted as truncated and dropped.
+//
+// Ordering: one request at a time (Kafka mutes the channel while a request is
+// in flight): the next frame is not read until the handler has responded and
+// the response has been written (or the handler sent none, acks=0). Later
+// frames simply wait in the socket buffer, so pipelined requests are answered
+// in order and applied in order. The only buffer a connection owns is the
+// frame being handled, bounded by max_request_bytes.
+//
+// Draining (shutdown): Drain() stops reading; an idle connection closes now,
+// one with a request in flight closes after writing its response.
+//
+// Threading: everything runs on the socket's executor (one io_context thread);
+// the handler's respond callback is re-posted there whatever thread calls it.
+#pragma once
+
+#include <array>
+#include <asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "broker/frame_handler.h"
+#include "broker/request_metrics.h"
+
+namespace daruma::broker {
+
+struct ConnectionContext {
+  FrameHandler* handler = nullptr;
+  RequestMetrics* metrics = nullptr;
+  NetworkCounters* counters = nullptr;
+  int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using OnClosed = std::function<void(Connection*)>;
+
+  Connection(asio::ip::tcp::socket socket, ConnectionContext context, OnClosed on_closed);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void Start();
+  void Drain();
+  // Closes now, dropping any in-flight response (drain timeout).
+  void ForceClose() { Close(); }
+  bool closed() const { return closed_; }
+
+ private:
+  void ReadSize();
+  void OnSize(const asio::error_code& ec, size_t n);
+  void OnBody(const asio::error_code& ec, size_t n);
+  void Dispatch();
+  void OnResponse(std::optional<std::vector<uint8_t>> response, bool close);
+  void OnWritten(const asio::error_code& ec, bool close);
+  void Close();
+
+  asio::ip::tcp::socket socket_;
+  ConnectionContext context_;
+  OnClosed on_closed_;
+  std::array<uint8_t, 4> size_bytes_{};
+  std::vector<uint8_t> frame_;
+  std::vector<uint8_t> response_;
+  int16_t api_key_ = -1;
+  std::chrono::steady_clock::time_point started_;
+  bool in_flight_ = false;
+  bool draining_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace daruma::broker

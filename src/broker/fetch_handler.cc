@@ -1,0 +1,139 @@
+// Fetch (spec §3.4, §5.5): whole batches below the high watermark
+// (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED), byte limits
+// with the progress guarantee, and the long poll in the delayed-fetch
+// purgatory (woken by appends, forced at max wait or shutdown).
+#include <algorithm>
+#include <memory>
+
+#include "broker/api_handlers.h"
+#include "broker/protocol/fetch.h"
+
+namespace daruma::broker {
+namespace {
+
+constexpr int32_t kLeaderEpoch = 0;
+constexpr int8_t kReadCommitted = 1;
+
+struct FetchOutcome {
+  FetchResponse response;
+  int64_t available = 0;  // bytes of records in the response
+  bool any_error = false;
+};
+
+// Per-partition errors that need no read (§3.4).
+ErrorCode CheckPartition(const FetchRequest& request, const FetchRequest::Partition& p) {
+  if (request.replica_id >= 0) return ErrorCode::kNotLeaderOrFollower;
+  if (p.current_leader_epoch >= 0 && p.current_leader_epoch < kLeaderEpoch) {
+    return ErrorCode::kFencedLeaderEpoch;
+  }
+  if (p.current_leader_epoch > kLeaderEpoch) return ErrorCode::kUnknownLeaderEpoch;
+  return ErrorCode::kNone;
+}
+
+// Reads one partition with at most `max_bytes` (the first batch of the whole
+// response is returned even when larger: `min_one`).
+FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& request,
+                                       const std::string& topic, const FetchRequest::Partition& p,
+                                       int64_t max_bytes, bool min_one) {
+  FetchResponse::Partition out;
+  out.partition_index = p.partition;
+  out.error_code = CheckPartition(request, p);
+  Log* log = out.error_code == ErrorCode::kNone ? env.topics.GetLog({topic, p.partition}) : nullptr;
+  if (out.error_code == ErrorCode::kNone && log == nullptr) {
+    out.error_code = ErrorCode::kUnknownTopicOrPartition;
+  }
+  if (log == nullptr) return out;
+  const bool committed = request.isolation_level == kReadCommitted;
+  if (committed) out.aborted_transactions.emplace();
+  if (max_bytes > 0 || min_one) {
+    Result<FetchDataInfo> data = log->Read(
+        p.fetch_offset, int32_t(std::clamp<int64_t>(max_bytes, 0, INT32_MAX)),
+        committed ? FetchIsolation::kTxnCommitted : FetchIsolation::kHighWatermark, min_one);
+    if (!data.ok()) {
+      out.error_code = ErrorCodeForStorageStatus(data.status());
+      if (out.error_code == ErrorCode::kCorruptMessage) {
+        out.error_code = ErrorCode::kKafkaStorageError;  // our own bytes, not the client's
+      }
+      out.aborted_transactions.reset();
+      return out;
+    }
+    out.records = std::move(data->records);
+    if (committed) {
+      for (const AbortedTxn& txn : data->aborted_transactions) {
+        out.aborted_transactions->push_back({txn.producer_id, txn.first_offset});
+      }
+    }
+  } else if (p.fetch_offset < log->log_start_offset() || p.fetch_offset > log->log_end_offset()) {
+    out.error_code = ErrorCode::kOffsetOutOfRange;
+    out.aborted_transactions.reset();
+    return out;
+  }
+  out.high_watermark = log->high_watermark();
+  out.last_stable_offset = log->last_stable_offset();
+  out.log_start_offset = log->log_start_offset();
+  return out;
+}
+
+FetchOutcome ReadAll(HandlerEnv& env, const FetchRequest& request) {
+  FetchOutcome outcome;
+  int64_t remaining = std::min<int64_t>(request.max_bytes, env.ctx.fetch_max_bytes);
+  for (const auto& topic : request.topics) {
+    FetchResponse::Topic t;
+    t.topic = topic.topic;
+    for (const auto& p : topic.partitions) {
+      const int64_t limit = std::min<int64_t>(p.partition_max_bytes, remaining);
+      FetchResponse::Partition out =
+          ReadPartition(env, request, topic.topic, p, limit, outcome.available == 0);
+      const int64_t size = out.records ? int64_t(out.records->size()) : 0;
+      outcome.available += size;
+      remaining -= size;
+      outcome.any_error = outcome.any_error || out.error_code != ErrorCode::kNone;
+      t.partitions.push_back(std::move(out));
+    }
+    outcome.response.responses.push_back(std::move(t));
+  }
+  return outcome;
+}
+
+// Session-less fetches only (§3.4): a top-level error, or kNone.
+ErrorCode CheckSession(const FetchRequest& request) {
+  if (request.session_id != 0) return ErrorCode::kFetchSessionIdNotFound;
+  if (request.session_epoch != -1 && request.session_epoch != 0) {
+    return ErrorCode::kInvalidFetchSessionEpoch;
+  }
+  return ErrorCode::kNone;
+}
+
+std::vector<TopicPartition> Partitions(const FetchRequest& request) {
+  std::vector<TopicPartition> out;
+  for (const auto& topic : request.topics) {
+    for (const auto& p : topic.partitions) out.push_back({topic.topic, p.partition});
+  }
+  return out;
+}
+
+}  // namespace
+
+void HandleFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                 const Respond& respond) {
+  Result<FetchRequest> decoded = DecodeFetchRequest(body, header.api_version);
+  if (!decoded.ok()) return respond(std::nullopt, true);
+  if (ErrorCode session = CheckSession(*decoded); session != ErrorCode::kNone) {
+    FetchResponse response;
+    response.error_code = session;
+    return respond(EncodeResponseFrame(header, response, EncodeFetchResponse), false);
+  }
+  auto request = std::make_shared<const FetchRequest>(std::move(*decoded));
+  // Called now, on every wake, and forced at max wait: true once responded.
+  DelayedFetchPurgatory::Attempt attempt = [env, header, request, respond](bool force) mutable {
+    FetchOutcome outcome = ReadAll(env, *request);
+    if (!force && !outcome.any_error && outcome.available < request->min_bytes) return false;
+    respond(EncodeResponseFrame(header, outcome.response, EncodeFetchResponse), false);
+    return true;
+  };
+  if (attempt(request->max_wait_ms <= 0)) return;
+  env.purgatory.Park(Partitions(*request), std::chrono::milliseconds(request->max_wait_ms),
+                     std::move(attempt));
+}
+
+}  // namespace daruma::broker

@@ -1,0 +1,35 @@
+// FrameHandler: what the network layer needs from request handling.
+//
+// Contract: Handle() receives one request frame WITHOUT its 4-byte size prefix
+// and calls `respond` exactly once, on the server's executor, possibly later
+// (a Fetch parked in the purgatory). `response` is the full response frame
+// without the size prefix, or std::nullopt when nothing is sent (a Produce with
+// acks=0, or a frame whose header cannot be parsed). `close == true` asks the
+// server to close the connection after sending the response, if any (unknown
+// API key, unsupported version, unparseable header: Kafka closes too).
+//
+// Shutdown() completes every parked request now and refuses new work; the
+// server calls it once it stops accepting, before waiting for in-flight
+// responses.
+//
+// RequestHandler (request_handler.h) is the real implementation; tests of the
+// network layer plug in stubs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace daruma::broker {
+
+using Respond = std::function<void(std::optional<std::vector<uint8_t>> response, bool close)>;
+
+class FrameHandler {
+ public:
+  virtual ~FrameHandler() = default;
+  virtual void Handle(std::vector<uint8_t> frame, Respond respond) = 0;
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace daruma::broker

@@ -1,0 +1,31 @@
+#include "broker/health.h"
+
+namespace daruma::broker {
+
+nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
+                          const std::string& kafka_listener) {
+  nlohmann::json logs = nlohmann::json::object();
+  nlohmann::json segments = nlohmann::json::object();
+  ProgressSnapshot progress;
+  if (log_manager != nullptr) {
+    for (const RecoveryGauges& g : log_manager->RecoveryGaugesSnapshot()) {
+      logs[g.dir] = g.remaining_logs;
+      segments[g.dir] = g.remaining_segments;
+    }
+    progress = log_manager->Progress();
+  }
+  nlohmann::json j;
+  j["state"] = std::string(BrokerStateName(state));
+  j["kafkaListener"] = kafka_listener.empty() ? nlohmann::json() : nlohmann::json(kafka_listener);
+  j["recovery"] = {
+      {"remainingLogsToRecover", logs},         {"remainingSegmentsToRecover", segments},
+      {"scannedBytes", progress.scanned_bytes}, {"bytesToScan", progress.total_bytes},
+      {"totalLogs", progress.total_logs},       {"remainingLogs", progress.remaining_logs}};
+  return j;
+}
+
+int HealthHttpStatus(BrokerState state) {
+  return state == BrokerState::kServing ? 200 : 503;
+}
+
+}  // namespace daruma::broker

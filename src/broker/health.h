@@ -1,0 +1,27 @@
+// The `/health` JSON document:
+//   {"state": "recovering" | "serving" | "stopping",
+//    "kafkaListener": "127.0.0.1:9092" | null,         // null until bound
+//    "recovery": {
+//      "remainingLogsToRecover": {"<dir>": n, ...},       // KIP-831
+//      "remainingSegmentsToRecover": {"<dir>": [n per recovery thread], ...},
+//      "scannedBytes": n, "bytesToScan": n, "totalLogs": n, "remainingLogs": n}}
+// The HTTP status is 200 while serving and 503 otherwise, so a load balancer
+// or a readiness probe can use the status alone.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "broker/broker_state.h"
+#include "recovery/log_manager.h"
+
+namespace daruma::broker {
+
+// `log_manager` may be null (before it exists): the recovery object is then
+// all zeros. `kafka_listener` is empty until the Kafka port is bound.
+nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
+                          const std::string& kafka_listener);
+
+int HealthHttpStatus(BrokerState state);
+
+}  // namespace daruma::broker

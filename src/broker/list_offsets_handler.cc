@@ -1,0 +1,75 @@
+// ListOffsets (spec §3.5, §5.6): earliest (-2) = log start, latest (-1) =
+// high watermark (v1, READ_UNCOMMITTED) or last stable offset (v2
+// READ_COMMITTED), a timestamp = the first offset at or after it below that
+// same bound.
+#include <map>
+
+#include "broker/api_handlers.h"
+#include "broker/protocol/list_offsets.h"
+
+namespace daruma::broker {
+namespace {
+
+ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
+                                      const ListOffsetsRequest::Partition& p, bool committed) {
+  ListOffsetsResponse::Partition out;
+  out.partition_index = p.partition_index;
+  Log* log = env.topics.GetLog({topic, p.partition_index});
+  if (log == nullptr) {
+    out.error_code = ErrorCode::kUnknownTopicOrPartition;
+    return out;
+  }
+  const int64_t bound = committed ? log->last_stable_offset() : log->high_watermark();
+  if (p.timestamp == kListOffsetsEarliest) {
+    out.offset = log->log_start_offset();
+  } else if (p.timestamp == kListOffsetsLatest) {
+    out.offset = bound;
+  } else if (p.timestamp < 0) {
+    out.error_code = ErrorCode::kInvalidRequest;  // -3 .. -5 exist only in v7+
+  } else {
+    auto found = log->FetchOffsetByTimestamp(p.timestamp);
+    if (!found.ok()) {
+      out.error_code = ErrorCodeForStorageStatus(found.status());
+      if (out.error_code == ErrorCode::kCorruptMessage) {
+        out.error_code = ErrorCode::kKafkaStorageError;
+      }
+    } else if (*found && (*found)->second < bound) {
+      out.timestamp = (*found)->first;
+      out.offset = (*found)->second;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void HandleListOffsets(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                       const Respond& respond) {
+  Result<ListOffsetsRequest> request = DecodeListOffsetsRequest(body, header.api_version);
+  if (!request.ok()) return respond(std::nullopt, true);
+  const bool committed = header.api_version >= 2 && request->isolation_level == 1;
+  // Kafka answers INVALID_REQUEST for a partition named twice in one request.
+  std::map<TopicPartition, int> seen;
+  for (const auto& topic : request->topics) {
+    for (const auto& p : topic.partitions) seen[{topic.name, p.partition_index}]++;
+  }
+  ListOffsetsResponse response;
+  for (const auto& topic : request->topics) {
+    ListOffsetsResponse::Topic t;
+    t.name = topic.name;
+    for (const auto& p : topic.partitions) {
+      if (seen[{topic.name, p.partition_index}] > 1) {
+        ListOffsetsResponse::Partition dup;
+        dup.partition_index = p.partition_index;
+        dup.error_code = ErrorCode::kInvalidRequest;
+        t.partitions.push_back(dup);
+        continue;
+      }
+      t.partitions.push_back(LookUp(env, topic.name, p, committed));
+    }
+    response.topics.push_back(std::move(t));
+  }
+  respond(EncodeResponseFrame(header, response, EncodeListOffsetsResponse), false);
+}
+
+}  // namespace daruma::broker

@@ -1,0 +1,180 @@
+#include "broker/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace daruma::broker {
+namespace {
+
+constexpr BrokerState kAllStates[] = {BrokerState::kRecovering, BrokerState::kServing,
+                                      BrokerState::kStopping};
+constexpr double kQuantiles[] = {0.5, 0.99, 0.999};
+
+void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += fmt::format("# HELP daruma_{} {}\n# TYPE daruma_{} {}\n", name, help, name, type);
+}
+
+// Prometheus floats: integers print without a fraction, +Inf spelled so.
+std::string Number(double v) {
+  return fmt::format("{}", v);
+}
+
+void RenderState(const MetricsSources& s, std::string& out) {
+  Family(out, "broker_state", "gauge", "1 for the broker's current state");
+  for (BrokerState st : kAllStates) {
+    out += fmt::format("daruma_broker_state{{state=\"{}\"}} {}\n", BrokerStateName(st),
+                       st == s.state ? 1 : 0);
+  }
+}
+
+struct PartitionRow {
+  std::string labels;
+  int64_t start, end, hw, size, segments;
+};
+
+void RenderPartitions(const MetricsSources& s, std::string& out) {
+  if (s.log_manager == nullptr || !s.logs_readable) return;
+  std::vector<PartitionRow> rows;
+  for (const Log* log : s.log_manager->AllLogs()) {
+    const TopicPartition& tp = log->topic_partition();
+    rows.push_back(
+        {fmt::format("topic=\"{}\",partition=\"{}\"", EscapeLabelValue(tp.topic), tp.partition),
+         log->log_start_offset(), log->log_end_offset(), log->high_watermark(),
+         log->size_in_bytes(), int64_t(log->num_segments())});
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const PartitionRow& a, const PartitionRow& b) { return a.labels < b.labels; });
+  struct Gauge {
+    std::string_view name, help;
+    int64_t PartitionRow::*field;
+  };
+  const Gauge gauges[] = {
+      {"log_start_offset", "Kafka LogStartOffset of the partition", &PartitionRow::start},
+      {"log_end_offset", "Kafka LogEndOffset of the partition", &PartitionRow::end},
+      {"log_high_watermark", "Kafka HighWatermark of the partition", &PartitionRow::hw},
+      {"log_size_bytes", "Kafka Size: bytes in all segments of the partition", &PartitionRow::size},
+      {"log_segments", "Kafka NumLogSegments of the partition", &PartitionRow::segments},
+  };
+  for (const Gauge& g : gauges) {
+    Family(out, g.name, "gauge", g.help);
+    for (const PartitionRow& r : rows) {
+      out += fmt::format("daruma_{}{{{}}} {}\n", g.name, r.labels, r.*g.field);
+    }
+  }
+}
+
+void RenderRequests(const MetricsSources& s, std::string& out) {
+  if (s.requests == nullptr) return;
+  const std::map<int16_t, ApiLatencyStats> stats = s.requests->Snapshot();
+  Family(out, "requests_total", "counter", "Kafka requests handled, by API");
+  for (const auto& [key, st] : stats) {
+    out += fmt::format("daruma_requests_total{{api=\"{}\"}} {}\n", ApiKeyName(key), st.count);
+  }
+  Family(out, "request_latency_seconds", "histogram",
+         "Time from a whole request read to its response, by API");
+  for (const auto& [key, st] : stats) {
+    const std::string_view api = ApiKeyName(key);
+    int64_t cumulative = 0;
+    for (size_t i = 0; i < st.buckets.size(); ++i) {
+      cumulative += st.buckets[i];
+      const std::string le =
+          i < kLatencyBucketsSeconds.size() ? Number(kLatencyBucketsSeconds[i]) : "+Inf";
+      out += fmt::format("daruma_request_latency_seconds_bucket{{api=\"{}\",le=\"{}\"}} {}\n", api,
+                         le, cumulative);
+    }
+    out += fmt::format("daruma_request_latency_seconds_sum{{api=\"{}\"}} {}\n", api,
+                       Number(st.sum_seconds));
+    out += fmt::format("daruma_request_latency_seconds_count{{api=\"{}\"}} {}\n", api, st.count);
+  }
+  Family(out, "request_latency_quantile_seconds", "gauge",
+         "Request latency quantiles estimated from the histogram, by API");
+  for (const auto& [key, st] : stats) {
+    for (double q : kQuantiles) {
+      out +=
+          fmt::format("daruma_request_latency_quantile_seconds{{api=\"{}\",quantile=\"{}\"}} {}\n",
+                      ApiKeyName(key), Number(q), Number(EstimateQuantile(st, q)));
+    }
+  }
+}
+
+void RenderRecovery(const MetricsSources& s, std::string& out) {
+  if (s.log_manager == nullptr) return;
+  const std::vector<RecoveryGauges> gauges = s.log_manager->RecoveryGaugesSnapshot();
+  Family(out, "recovery_remaining_logs", "gauge", "KIP-831 remainingLogsToRecover, by log dir");
+  for (const RecoveryGauges& g : gauges) {
+    out += fmt::format("daruma_recovery_remaining_logs{{dir=\"{}\"}} {}\n", EscapeLabelValue(g.dir),
+                       g.remaining_logs);
+  }
+  Family(out, "recovery_remaining_segments", "gauge",
+         "KIP-831 remainingSegmentsToRecover, by log dir and recovery thread");
+  for (const RecoveryGauges& g : gauges) {
+    for (size_t t = 0; t < g.remaining_segments.size(); ++t) {
+      out += fmt::format("daruma_recovery_remaining_segments{{dir=\"{}\",thread=\"{}\"}} {}\n",
+                         EscapeLabelValue(g.dir), t, g.remaining_segments[t]);
+    }
+  }
+  const ProgressSnapshot p = s.log_manager->Progress();
+  const std::pair<std::string_view, int64_t> progress[] = {
+      {"recovery_scanned_bytes", p.scanned_bytes},
+      {"recovery_bytes_to_scan", p.total_bytes},
+      {"recovery_logs_total", p.total_logs},
+      {"recovery_logs_remaining", p.remaining_logs},
+  };
+  for (const auto& [name, value] : progress) {
+    Family(out, name, "gauge", "Start-up recovery progress");
+    out += fmt::format("daruma_{} {}\n", name, value);
+  }
+}
+
+void RenderNetwork(const MetricsSources& s, std::string& out) {
+  if (s.network == nullptr) return;
+  const NetworkCounters& n = *s.network;
+  Family(out, "connections_active", "gauge", "Open Kafka client connections");
+  out += fmt::format("daruma_connections_active {}\n", n.connections_active.load());
+  Family(out, "connections_accepted_total", "counter", "Kafka client connections accepted");
+  out += fmt::format("daruma_connections_accepted_total {}\n", n.connections_accepted.load());
+  Family(out, "frames_rejected_total", "counter",
+         "Connections closed because of a request frame, by reason");
+  const std::pair<std::string_view, int64_t> reasons[] = {
+      {"too_large", n.frames_too_large.load()},
+      {"negative_size", n.frames_negative.load()},
+      {"truncated", n.frames_truncated.load()},
+      {"handler_close", n.closed_by_handler.load()},
+  };
+  for (const auto& [reason, value] : reasons) {
+    out += fmt::format("daruma_frames_rejected_total{{reason=\"{}\"}} {}\n", reason, value);
+  }
+}
+
+}  // namespace
+
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string RenderPrometheus(const MetricsSources& sources) {
+  std::string out;
+  RenderState(sources, out);
+  RenderPartitions(sources, out);
+  RenderRequests(sources, out);
+  RenderRecovery(sources, out);
+  RenderNetwork(sources, out);
+  return out;
+}
+
+}  // namespace daruma::broker

@@ -1,0 +1,47 @@
+// Prometheus text exposition (format 0.0.4) of everything `/metrics` shows.
+//
+// Families (all names prefixed daruma_):
+//   broker_state{state}                       1 for the current state, 0 otherwise
+//   log_start_offset / log_end_offset / log_high_watermark / log_size_bytes /
+//   log_segments{topic,partition}             Kafka's kafka.log:type=Log gauges
+//                                             (LogStartOffset, LogEndOffset,
+//                                             HighWatermark, Size, NumLogSegments);
+//                                             only once recovery has finished
+//   requests_total{api}                       counter
+//   request_latency_seconds{api}              histogram (_bucket{le}, _sum, _count)
+//   request_latency_quantile_seconds{api,quantile}  0.5/0.99/0.999 estimated from
+//                                             the histogram
+//   recovery_remaining_logs{dir}              KIP-831 remainingLogsToRecover
+//   recovery_remaining_segments{dir,thread}   KIP-831 remainingSegmentsToRecover
+//   recovery_scanned_bytes / recovery_bytes_to_scan / recovery_logs_total /
+//   recovery_logs_remaining                   progress of start-up recovery
+//   connections_active, connections_accepted_total,
+//   frames_rejected_total{reason}             the Kafka listener
+// Label values are escaped (\\, \", \n) as the format requires.
+#pragma once
+
+#include <string>
+
+#include "broker/broker_state.h"
+#include "broker/request_metrics.h"
+#include "recovery/log_manager.h"
+
+namespace daruma::broker {
+
+struct MetricsSources {
+  BrokerState state = BrokerState::kRecovering;
+  // Null before the manager exists. Its logs are read only when
+  // `logs_readable` (recovery finished), because AllLogs() is not stable
+  // while Startup loads partitions.
+  const LogManager* log_manager = nullptr;
+  bool logs_readable = false;
+  const RequestMetrics* requests = nullptr;
+  const NetworkCounters* network = nullptr;
+};
+
+std::string RenderPrometheus(const MetricsSources& sources);
+
+// "a\"b" for a"b: a label value escaped for the text format.
+std::string EscapeLabelValue(std::string_view value);
+
+}  // namespace daruma::broker

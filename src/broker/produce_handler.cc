@@ -1,0 +1,108 @@
+// Produce (spec §3.3, §5.2, §5.4): validate, append as leader with epoch 0,
+// advance the high watermark to the log end (one node = the whole ISR), wake
+// parked fetches, answer per partition in request order.
+#include "broker/api_handlers.h"
+#include "broker/produce_validator.h"
+#include "broker/protocol/produce.h"
+#include "record/record_batch.h"
+
+namespace daruma::broker {
+namespace {
+
+constexpr int32_t kLeaderEpoch = 0;
+
+bool HasTransactionalBatch(const ProduceRequest& request) {
+  for (const auto& topic : request.topics) {
+    for (const auto& p : topic.partitions) {
+      const size_t attr = batch_layout::kAttributes + 1;
+      if (p.records && p.records->size() > attr &&
+          ((*p.records)[attr] & batch_attributes::kTransactional) != 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
+                                  const ProduceRequest::Partition& p, int16_t acks,
+                                  int16_t version) {
+  ProduceResponse::Partition out;
+  out.index = p.index;
+  TopicPartition tp{topic, p.index};
+  Log* log = env.topics.GetLog(tp);
+  if (log == nullptr) {
+    out.error_code = ErrorCode::kUnknownTopicOrPartition;
+    return out;
+  }
+  if (IsInternalTopic(topic)) {
+    out.error_code = ErrorCode::kInvalidTopicException;
+    return out;
+  }
+  ProduceCheck check = ValidateProduceRecords(p.records, version, log->config());
+  if (!check.ok()) {
+    out.error_code = check.error;
+    return out;
+  }
+  Result<LogAppendInfo> info = log->AppendAsLeader(*p.records, kLeaderEpoch);
+  if (!info.ok()) {
+    out.error_code = ErrorCodeForStorageStatus(info.status());
+    return out;
+  }
+  const int64_t end = log->log_end_offset();
+  // fsync mode: an acks=-1 produce is acknowledged only once durable. The Log
+  // already flushes every `flush.messages` messages; this covers a flush that
+  // could not complete inside the append.
+  if (acks == -1 && log->config().flush_messages <= 1 && log->recovery_point() < end) {
+    Status flushed = log->Flush(end);
+    if (!flushed.ok()) {
+      out.error_code = ErrorCodeForStorageStatus(flushed);
+      return out;
+    }
+  }
+  log->UpdateHighWatermark(end);
+  env.purgatory.Wake(tp);
+  out.base_offset = info->first_offset;
+  out.log_append_time_ms = info->log_append_time;
+  out.log_start_offset = info->log_start_offset;
+  return out;
+}
+
+}  // namespace
+
+void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                   const Respond& respond) {
+  Result<ProduceRequest> request = DecodeProduceRequest(body, header.api_version);
+  if (!request.ok()) return respond(std::nullopt, true);
+  // Request-level failures apply to every partition (§5.2 steps 1–2).
+  ErrorCode all = ErrorCode::kNone;
+  const int16_t acks = request->acks;
+  if (acks != 0 && acks != 1 && acks != -1) {
+    all = ErrorCode::kInvalidRequiredAcks;
+  } else if (!request->transactional_id && HasTransactionalBatch(*request)) {
+    all = ErrorCode::kTransactionalIdAuthorizationFailed;
+  }
+  ProduceResponse response;
+  bool any_failed = false;
+  for (const auto& topic : request->topics) {
+    ProduceResponse::Topic t;
+    t.name = topic.name;
+    for (const auto& p : topic.partitions) {
+      ProduceResponse::Partition out;
+      if (all != ErrorCode::kNone) {
+        out.index = p.index;
+        out.error_code = all;
+      } else {
+        out = Append(env, topic.name, p, acks, header.api_version);
+      }
+      any_failed = any_failed || out.error_code != ErrorCode::kNone;
+      t.partitions.push_back(out);
+    }
+    response.responses.push_back(std::move(t));
+  }
+  // acks=0: no response; a failure closes the connection so the client notices.
+  if (acks == 0) return respond(std::nullopt, any_failed);
+  respond(EncodeResponseFrame(header, response, EncodeProduceResponse), false);
+}
+
+}  // namespace daruma::broker

@@ -1,0 +1,43 @@
+// Produce validation: the per-partition checks of spec §5.2 steps 5–10 on the
+// `Records` of one partition, before anything is appended (Kafka's
+// ProduceRequest.validateRecords + LogValidator).
+//
+// Order and outcome (first failure wins):
+//   null/empty records, not exactly one batch ........ INVALID_RECORD
+//   fewer than 61 bytes, batchLength inconsistent .... CORRUPT_MESSAGE
+//   magic < 2 (legacy) ............................... UNSUPPORTED_FOR_MESSAGE_FORMAT (v0–2)
+//                                                      INVALID_RECORD (v3+)
+//   codec 5–7, or zstd (4) below Produce v7 .......... UNSUPPORTED_COMPRESSION_TYPE
+//   batch size > max.message.bytes ................... MESSAGE_TOO_LARGE
+//   CRC-32C mismatch ................................. CORRUPT_MESSAGE
+//   lastOffsetDelta+1 != recordsCount or count <= 0,
+//   control bit, producer id without a sequence ...... INVALID_RECORD
+//   LogAppendTime bit set by the producer ............ INVALID_TIMESTAMP
+//   records do not parse (count, lengths, codec) ..... CORRUPT_MESSAGE
+//   offset delta != record index, null key on a
+//   compacted topic .................................. INVALID_RECORD
+//   batch size > segment.bytes ....................... RECORD_LIST_TOO_LARGE
+// The message names the field, the byte position in the record set and the
+// expected and found values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "broker/protocol/error_codes.h"
+#include "common/bytes.h"
+#include "log/log_config.h"
+
+namespace daruma::broker {
+
+struct ProduceCheck {
+  ErrorCode error = ErrorCode::kNone;
+  std::string message;
+  bool ok() const { return error == ErrorCode::kNone; }
+};
+
+ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t produce_version,
+                                    const LogConfig& config);
+
+}  // namespace daruma::broker

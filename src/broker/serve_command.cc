@@ -1,0 +1,85 @@
+#include "broker/serve_command.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "broker/broker.h"
+#include "broker/crash_loop_guard.h"
+
+namespace daruma::broker {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+Result<ServerConfig> ResolveConfig(const ServeOptions& o) {
+  PropertyMap props;
+  if (!o.config_file.empty()) {
+    DARUMA_ASSIGN_OR_RETURN(props, ReadPropertiesFile(o.config_file));
+  }
+  for (const std::string& kv : o.overrides) {
+    DARUMA_RETURN_IF_ERROR(ApplyPropertyOverride(kv, &props).WithContext("--set"));
+  }
+  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, ServerConfig::FromProperties(props));
+  if (config.log_dirs.empty()) {
+    return Status::InvalidArgument("no log directory: set log.dirs in --config or with --set");
+  }
+  return config;
+}
+
+}  // namespace
+
+int RunServe(const ServeOptions& o, std::ostream& err) {
+  Result<ServerConfig> config = ResolveConfig(o);
+  if (!config.ok()) {
+    err << "daruma serve: " << config.status().message() << "\n";
+    return kExitUsage;
+  }
+  Result<ServeSettings> settings = ServeSettings::FromConfig(*config);
+  if (!settings.ok()) {
+    err << "daruma serve: " << settings.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (o.clear_crash_loop) {
+    CrashLoopGuard guard(FileSystem::Default(), config->log_dirs.front(),
+                         settings->max_unclean_starts);
+    Status st = guard.Clear();
+    if (!st.ok()) {
+      err << "daruma serve: cannot clear the crash-loop guard: " << st.ToString() << "\n";
+      return kExitFailed;
+    }
+    err << "daruma serve: crash-loop guard cleared (" << guard.path() << ")\n";
+  }
+  BrokerOptions options;
+  options.config = *config;
+  options.settings = *settings;
+  options.log_manager.jobs = LogManagerJobsConfig::From(*config);
+  options.log = &err;
+  Broker broker(std::move(options));
+  Status st = broker.Run();
+  if (!st.ok()) {
+    err << "daruma serve: " << st.message() << "\n";
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+void AddServeCommand(CLI::App& app, int* rc) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "Run a single-node Kafka-compatible broker on the log dirs of a server.properties "
+      "(HTTP /health and /metrics first, the Kafka port after recovery; SIGTERM/SIGINT shut "
+      "down cleanly)");
+  serve->add_option("--config", options->config_file, "A Kafka server.properties file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  serve->add_option("--set", options->overrides, "Override one property, key=value (repeatable)");
+  serve->add_flag("--clear-crash-loop", options->clear_crash_loop,
+                  "Reset the crash-loop guard (after investigating repeated crashes), then start");
+  serve->callback([options, rc] { *rc = RunServe(*options, std::cerr); });
+}
+
+}  // namespace daruma::broker

@@ -1,0 +1,54 @@
+#include "broker/serve_settings.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <string>
+
+namespace daruma::broker {
+namespace {
+
+const std::string* Find(const ServerConfig& config, const std::string& key) {
+  auto it = config.other.find(key);
+  return it == config.other.end() ? nullptr : &it->second;
+}
+
+Status ReadInt(const ServerConfig& config, const std::string& key, int32_t min, int32_t* out) {
+  const std::string* value = Find(config, key);
+  if (value == nullptr) return Status::Ok();
+  std::string_view v = *value;
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  int32_t parsed = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+  if (ec != std::errc() || end != v.data() + v.size() || parsed < min) {
+    return Status::InvalidArgument(fmt::format(
+        "invalid value \"{}\" for {}: expected an integer of at least {}", *value, key, min));
+  }
+  *out = parsed;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
+  ServeSettings s;
+  if (const std::string* v = Find(config, "listeners")) {
+    DARUMA_ASSIGN_OR_RETURN(s.kafka_listener, ParseListener("listeners", *v));
+  }
+  if (const std::string* v = Find(config, "advertised.listeners")) {
+    DARUMA_ASSIGN_OR_RETURN(s.advertised_listener, ParseListener("advertised.listeners", *v));
+  }
+  const std::string* http = Find(config, "daruma.http.listener");
+  DARUMA_ASSIGN_OR_RETURN(
+      s.http_listener,
+      ParseListener("daruma.http.listener", http != nullptr ? *http : kDefaultHttpListener));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(config, "socket.request.max.bytes", 1, &s.socket_request_max_bytes));
+  int32_t max_starts = s.max_unclean_starts;
+  DARUMA_RETURN_IF_ERROR(ReadInt(config, "daruma.crash.loop.max.unclean.starts", 0, &max_starts));
+  s.max_unclean_starts = max_starts;
+  return s;
+}
+
+}  // namespace daruma::broker

@@ -1,0 +1,40 @@
+// ServeSettings: the process-level settings of `daruma serve`, read from
+// ServerConfig::other (Kafka property names where Kafka has one):
+//
+//   listeners                            PLAINTEXT://host:port to bind
+//                                        (Kafka's default PLAINTEXT://:9092)
+//   advertised.listeners                 host:port given to clients in Metadata;
+//                                        default: the bound listener (its host,
+//                                        or this machine's name when it binds
+//                                        every interface)
+//   socket.request.max.bytes             largest request frame, default 104857600
+//   daruma.http.listener                 /health and /metrics, default 127.0.0.1:9644
+//   daruma.crash.loop.max.unclean.starts refuse to start after this many starts
+//                                        without a clean shutdown, default 5
+//                                        (0 = never refuse)
+// kInvalidArgument naming the key and the value when one does not parse.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "broker/listener_address.h"
+#include "common/status.h"
+#include "recovery/server_config.h"
+
+namespace daruma::broker {
+
+inline constexpr char kDefaultHttpListener[] = "127.0.0.1:9644";
+inline constexpr int kDefaultMaxUncleanStarts = 5;
+
+struct ServeSettings {
+  ListenerAddress kafka_listener{"", 9092};
+  std::optional<ListenerAddress> advertised_listener;
+  ListenerAddress http_listener{"127.0.0.1", 9644};
+  int32_t socket_request_max_bytes = 104857600;
+  int max_unclean_starts = kDefaultMaxUncleanStarts;
+
+  static Result<ServeSettings> FromConfig(const ServerConfig& config);
+};
+
+}  // namespace daruma::broker

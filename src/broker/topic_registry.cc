@@ -1,0 +1,130 @@
+#include "broker/topic_registry.h"
+
+#include <algorithm>
+
+#include "log/partition_metadata_file.h"
+
+namespace daruma::broker {
+
+bool IsInternalTopic(std::string_view topic) {
+  return topic == kConsumerOffsetsTopic || topic == kTransactionStateTopic;
+}
+
+TopicRegistry::TopicRegistry(LogManager* log_manager, LogConfig defaults, FileSystem* fs)
+    : log_manager_(log_manager), defaults_(defaults), fs_(fs) {}
+
+Status TopicRegistry::Load() {
+  std::lock_guard<std::mutex> lock(mu_);
+  topics_.clear();
+  // Partitions whose directory has no partition.metadata yet, by topic.
+  std::map<std::string, std::vector<Log*>> without_id;
+  for (Log* log : log_manager_->AllLogs()) {
+    const TopicPartition& tp = log->topic_partition();
+    // Becoming leader with ISR = {this node}: everything in the log is
+    // committed (Kafka's maybeIncrementLeaderHW).
+    log->UpdateHighWatermark(log->log_end_offset());
+    Topic& t = topics_[tp.topic];
+    t.partitions = std::max(t.partitions, tp.partition + 1);
+    t.config = defaults_;
+    PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
+    if (!file.Exists()) {
+      without_id[tp.topic].push_back(log);
+      continue;
+    }
+    DARUMA_ASSIGN_OR_RETURN(PartitionMetadata meta, file.Read());
+    // Partitions of one topic share its id; the first one read wins.
+    if (t.id.IsZero()) t.id = meta.topic_id;
+  }
+  for (auto& [topic, logs] : without_id) {
+    Topic& t = topics_[topic];
+    if (t.id.IsZero()) t.id = Uuid::Random();
+    for (Log* log : logs) {
+      PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
+      DARUMA_RETURN_IF_ERROR(file.Write(t.id));
+    }
+  }
+  return Status::Ok();
+}
+
+TopicInfo TopicRegistry::ToInfo(const std::string& name, const Topic& t) const {
+  return TopicInfo{name, t.id, t.partitions, t.overrides, t.config};
+}
+
+std::optional<TopicInfo> TopicRegistry::Find(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return std::nullopt;
+  return ToInfo(it->first, it->second);
+}
+
+std::vector<TopicInfo> TopicRegistry::All() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TopicInfo> out;
+  for (const auto& [name, t] : topics_) out.push_back(ToInfo(name, t));
+  return out;
+}
+
+Log* TopicRegistry::GetLog(const TopicPartition& tp) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = topics_.find(tp.topic);
+    if (it == topics_.end() || tp.partition < 0 || tp.partition >= it->second.partitions) {
+      return nullptr;
+    }
+  }
+  return log_manager_->GetLog(tp);
+}
+
+Result<LogConfig> TopicRegistry::ValidateCreate(const std::string& name, int32_t partitions,
+                                                const TopicOverrides& overrides) const {
+  DARUMA_RETURN_IF_ERROR(ValidateTopicName(name));
+  if (IsInternalTopic(name)) {
+    return Status::InvalidArgument("topic " + name + " is reserved for internal use");
+  }
+  if (partitions < 1) {
+    return Status::OutOfRange("number of partitions must be larger than 0, found " +
+                              std::to_string(partitions));
+  }
+  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ApplyTopicOverrides(defaults_, overrides));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (topics_.count(name) != 0) {
+    return Status::AlreadyExists("topic '" + name + "' already exists");
+  }
+  return config;
+}
+
+Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partitions,
+                                        const TopicOverrides& overrides) {
+  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ValidateCreate(name, partitions, overrides));
+  Topic t{Uuid::Random(), partitions, overrides, config};
+  for (int32_t p = 0; p < partitions; ++p) {
+    TopicPartition tp{name, p};
+    // GetOrCreateLog writes partition.metadata with the id.
+    DARUMA_ASSIGN_OR_RETURN(Log * log, log_manager_->GetOrCreateLog(tp, t.id, config));
+    log->UpdateHighWatermark(log->log_end_offset());
+  }
+  if (!overrides.empty()) log_manager_->SetTopicConfig(name, config);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = topics_.emplace(name, t);
+  if (!inserted) return Status::AlreadyExists("topic '" + name + "' already exists");
+  return ToInfo(it->first, it->second);
+}
+
+Status TopicRegistry::Delete(const std::string& name) {
+  int32_t partitions = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = topics_.find(name);
+    if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
+    partitions = it->second.partitions;
+    topics_.erase(it);
+  }
+  for (int32_t p = 0; p < partitions; ++p) {
+    TopicPartition tp{name, p};
+    if (log_manager_->GetLog(tp) == nullptr) continue;  // a gap in the loaded partitions
+    DARUMA_RETURN_IF_ERROR(log_manager_->AsyncDelete(tp));
+  }
+  return Status::Ok();
+}
+
+}  // namespace daruma::broker

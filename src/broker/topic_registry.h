@@ -1,0 +1,95 @@
+// TopicRegistry: the broker's view of its topics (what Kafka keeps in its
+// metadata cache): name -> topic id, partition count and config overrides.
+//
+// Source of truth on disk: the partition directories LogManager loaded. A
+// topic's id is the one in its partitions' `partition.metadata`; a partition
+// without that file (data from Kafka < 2.8) gets the topic's id written, or a
+// fresh random id when no partition of the topic has one. The partition count
+// is the highest loaded partition index + 1.
+//
+// Topic config overrides given to CreateTopics live in memory only: Kafka
+// keeps them in its metadata log, which Daruma does not have, so after a
+// restart a topic runs on the broker defaults (see the final report).
+//
+// Thread safety: every method takes the registry's mutex; Log pointers stay
+// valid until the topic is deleted (LogManager owns the logs).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/topic_config.h"
+#include "common/file_system.h"
+#include "common/status.h"
+#include "log/log.h"
+#include "log/log_config.h"
+#include "log/topic_partition.h"
+#include "log/uuid.h"
+#include "recovery/log_manager.h"
+
+namespace daruma::broker {
+
+inline constexpr char kConsumerOffsetsTopic[] = "__consumer_offsets";
+inline constexpr char kTransactionStateTopic[] = "__transaction_state";
+
+bool IsInternalTopic(std::string_view topic);
+
+struct TopicInfo {
+  std::string name;
+  Uuid id;
+  int32_t partitions = 0;
+  TopicOverrides overrides;
+  LogConfig config;  // broker defaults with the overrides applied
+};
+
+class TopicRegistry {
+ public:
+  // `defaults` are the broker-level topic defaults (ServerConfig::log).
+  TopicRegistry(LogManager* log_manager, LogConfig defaults,
+                FileSystem* fs = FileSystem::Default());
+  TopicRegistry(const TopicRegistry&) = delete;
+  TopicRegistry& operator=(const TopicRegistry&) = delete;
+
+  // Builds the registry from LogManager::AllLogs() (see the file comment).
+  // kCorruption naming the file when a partition.metadata cannot be parsed.
+  Status Load();
+
+  std::optional<TopicInfo> Find(const std::string& name) const;
+  // Every topic, sorted by name.
+  std::vector<TopicInfo> All() const;
+  // The partition's log, or nullptr when the topic or partition is unknown.
+  Log* GetLog(const TopicPartition& tp) const;
+
+  // Checks what Create would do without creating: the name (Kafka's rules, not
+  // internal), `partitions` >= 1 and the overrides. kInvalidArgument (name,
+  // config), kOutOfRange (partitions), kAlreadyExists.
+  Result<LogConfig> ValidateCreate(const std::string& name, int32_t partitions,
+                                   const TopicOverrides& overrides) const;
+  // Creates every partition log (with partition.metadata) under a new id.
+  Result<TopicInfo> Create(const std::string& name, int32_t partitions,
+                           const TopicOverrides& overrides);
+  // Schedules every partition directory for deletion (`-delete` rename, removal
+  // later) and forgets the topic. kNotFound when unknown.
+  Status Delete(const std::string& name);
+
+ private:
+  struct Topic {
+    Uuid id;
+    int32_t partitions = 0;
+    TopicOverrides overrides;
+    LogConfig config;
+  };
+  TopicInfo ToInfo(const std::string& name, const Topic& t) const;
+
+  LogManager* log_manager_;
+  LogConfig defaults_;
+  FileSystem* fs_;
+  mutable std::mutex mu_;
+  std::map<std::string, Topic> topics_;
+};
+
+}  // namespace daruma::broker

@@ -1,0 +1,333 @@
+// RequestHandler: ApiVersions, Metadata, ListOffsets, CreateTopics,
+// DeleteTopics, DescribeConfigs and the dispatch rules (spec §1.1, §3.1–3.9).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "broker/handler_harness.h"
+#include "broker/protocol/api_versions.h"
+#include "broker/protocol/delete_topics.h"
+#include "broker/protocol/describe_configs.h"
+#include "broker/protocol/find_coordinator.h"
+#include "broker/protocol/list_offsets.h"
+#include "broker/protocol/metadata.h"
+#include "log/partition_metadata_file.h"
+
+namespace daruma::broker::testing {
+namespace {
+
+MetadataResponse Metadata(HandlerHarness& h, std::optional<std::vector<std::string>> topics,
+                          int16_t version = 4, bool allow_auto = true) {
+  MetadataRequest request{std::move(topics), allow_auto};
+  return h.Call(ApiKey::kMetadata, version, request, EncodeMetadataRequest, DecodeMetadataResponse);
+}
+
+ListOffsetsResponse::Partition ListOffset(HandlerHarness& h, const std::string& topic,
+                                          int64_t timestamp, int16_t version = 2) {
+  ListOffsetsRequest request;
+  request.topics.push_back({topic, {{0, timestamp}}});
+  ListOffsetsResponse r = h.Call(ApiKey::kListOffsets, version, request, EncodeListOffsetsRequest,
+                                 DecodeListOffsetsResponse);
+  return r.topics.at(0).partitions.at(0);
+}
+
+std::vector<std::string> DirNames(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.is_directory()) out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(HandlerDispatch, ApiVersionsAdvertisesTheTable) {
+  HandlerHarness h;
+  ApiVersionsResponse r = h.Call(ApiKey::kApiVersions, 3, ApiVersionsRequest{"kcat", "1.7.1"},
+                                 EncodeApiVersionsRequest, DecodeApiVersionsResponse);
+  EXPECT_EQ(r.error_code, ErrorCode::kNone);
+  EXPECT_EQ(r.api_keys, AdvertisedApiKeys());
+  bool produce = false;
+  for (const auto& k : r.api_keys) {
+    if (k.api_key == ApiKey::kProduce) {
+      produce = true;
+      EXPECT_EQ(k.min_version, 0);
+      EXPECT_EQ(k.max_version, 7);
+    }
+  }
+  EXPECT_TRUE(produce);
+}
+
+TEST(HandlerDispatch, TooNewApiVersionsGetsUnsupportedVersionInV0Form) {
+  HandlerHarness h;
+  ProtocolWriter w;
+  EncodeRequestHeader({ApiKey::kApiVersions, 9, 77, std::string("new")}, w);
+  w.WriteRaw(AsBytes("body we must not parse"));
+  auto reply = h.SubmitFrame(w.Release());
+  ASSERT_TRUE(reply->done);
+  EXPECT_FALSE(reply->close);
+  ApiVersionsResponse r =
+      HandlerHarness::DecodeReply(*reply, ApiKey::kApiVersions, 0, DecodeApiVersionsResponse, 77);
+  EXPECT_EQ(r.error_code, ErrorCode::kUnsupportedVersion);
+  EXPECT_EQ(r.api_keys, AdvertisedApiKeys());
+}
+
+TEST(HandlerDispatch, UnsupportedVersionUnknownKeyAndGarbageClose) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  const Bytes batch = ClientBatch({"x"});
+  auto v8 =
+      h.Submit(ApiKey::kProduce, 8, HandlerHarness::OneBatch("t", 0, batch), EncodeProduceRequest);
+  ASSERT_TRUE(v8->done);
+  EXPECT_FALSE(v8->frame.has_value());
+  EXPECT_TRUE(v8->close);
+  EXPECT_EQ(h.manager().GetLog({"t", 0})->log_end_offset(), 0);
+
+  auto fetch3 =
+      h.Submit(ApiKey::kFetch, 3, HandlerHarness::FetchOne("t", 0, 0), EncodeFetchRequest);
+  EXPECT_TRUE(fetch3->done && fetch3->close && !fetch3->frame);
+
+  ProtocolWriter unknown;
+  EncodeRequestHeader({ApiKey(99), 0, 1, std::string("x")}, unknown);
+  auto r99 = h.SubmitFrame(unknown.Release());
+  EXPECT_TRUE(r99->done && r99->close && !r99->frame);
+
+  auto garbage = h.SubmitFrame(Bytes{0x00, 0x03});
+  EXPECT_TRUE(garbage->done && garbage->close && !garbage->frame);
+
+  // A known request whose body is cut short: Kafka closes as well.
+  ProtocolWriter cut;
+  EncodeRequestHeader({ApiKey::kMetadata, 4, 1, std::string("x")}, cut);
+  cut.WriteInt32(3);  // three topic names follow... but none do
+  auto truncated = h.SubmitFrame(cut.Release());
+  EXPECT_TRUE(truncated->done && truncated->close && !truncated->frame);
+}
+
+TEST(HandlerMetadata, DescribesThisNodeAsLeaderOfEveryPartition) {
+  HandlerHarness h;
+  h.CreateTopic("orders", 3);
+  MetadataResponse r = Metadata(h, std::nullopt);
+  ASSERT_EQ(r.brokers.size(), 1u);
+  EXPECT_EQ(r.brokers[0].node_id, kNodeId);
+  EXPECT_EQ(r.brokers[0].host, "broker.test");
+  EXPECT_EQ(r.brokers[0].port, 19092);
+  EXPECT_EQ(r.controller_id, kNodeId);
+  EXPECT_EQ(r.cluster_id, std::string(kDefaultClusterId));
+  ASSERT_EQ(r.topics.size(), 1u);
+  EXPECT_EQ(r.topics[0].name, "orders");
+  EXPECT_EQ(r.topics[0].error_code, ErrorCode::kNone);
+  ASSERT_EQ(r.topics[0].partitions.size(), 3u);
+  for (int32_t p = 0; p < 3; ++p) {
+    const auto& part = r.topics[0].partitions[p];
+    EXPECT_EQ(part.partition_index, p);
+    EXPECT_EQ(part.leader_id, kNodeId);
+    EXPECT_EQ(part.replica_nodes, std::vector<int32_t>{kNodeId});
+    EXPECT_EQ(part.isr_nodes, std::vector<int32_t>{kNodeId});
+  }
+  EXPECT_TRUE(Metadata(h, std::vector<std::string>{}).topics.empty());  // v1+: no topics
+  EXPECT_EQ(Metadata(h, std::nullopt, 0).topics.size(), 1u);            // v0 probe: all
+}
+
+TEST(HandlerMetadata, AutoCreatesRequestedTopicsWithNumPartitions) {
+  HandlerHarness h([](BrokerContext& ctx) { ctx.num_partitions = 2; });
+  MetadataResponse consumer = Metadata(h, std::vector<std::string>{"fresh"}, 4, false);
+  ASSERT_EQ(consumer.topics.size(), 1u);
+  EXPECT_EQ(consumer.topics[0].error_code, ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_TRUE(consumer.topics[0].partitions.empty());
+
+  MetadataResponse producer = Metadata(h, std::vector<std::string>{"fresh"}, 4, true);
+  EXPECT_EQ(producer.topics.at(0).error_code, ErrorCode::kNone);
+  EXPECT_EQ(producer.topics[0].partitions.size(), 2u);
+  EXPECT_NE(h.manager().GetLog({"fresh", 1}), nullptr);
+  auto meta = PartitionMetadataFile(h.dir() + "/fresh-0/partition.metadata").Read();
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  EXPECT_EQ(meta->topic_id, h.handler().topics().Find("fresh")->id);
+
+  MetadataResponse bad = Metadata(h, std::vector<std::string>{"bad/name"}, 1);
+  EXPECT_EQ(bad.topics.at(0).error_code, ErrorCode::kInvalidTopicException);
+}
+
+TEST(HandlerMetadata, NoAutoCreationWhenDisabled) {
+  HandlerHarness h([](BrokerContext& ctx) { ctx.auto_create_topics_enable = false; });
+  MetadataResponse r = Metadata(h, std::vector<std::string>{"fresh"}, 1);
+  EXPECT_EQ(r.topics.at(0).error_code, ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(h.manager().GetLog({"fresh", 0}), nullptr);
+}
+
+TEST(HandlerListOffsets, EarliestLatestAndByTimestamp) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  h.Produce("t", 0, ClientBatch({"a"}, 1000));
+  h.Produce("t", 0, ClientBatch({"b", "c"}, 2000));
+  h.Produce("t", 0, ClientBatch({"d"}, 3000));
+
+  auto earliest = ListOffset(h, "t", kListOffsetsEarliest);
+  EXPECT_EQ(earliest.error_code, ErrorCode::kNone);
+  EXPECT_EQ(earliest.offset, 0);
+  EXPECT_EQ(earliest.timestamp, -1);
+  auto latest = ListOffset(h, "t", kListOffsetsLatest, 1);
+  EXPECT_EQ(latest.offset, 4);
+  EXPECT_EQ(latest.timestamp, -1);
+  auto by_time = ListOffset(h, "t", 1500);
+  EXPECT_EQ(by_time.offset, 1);
+  EXPECT_EQ(by_time.timestamp, 2000);
+  auto exact = ListOffset(h, "t", 3000);
+  EXPECT_EQ(exact.offset, 3);
+  auto none = ListOffset(h, "t", 5000);
+  EXPECT_EQ(none.error_code, ErrorCode::kNone);
+  EXPECT_EQ(none.offset, -1);
+  EXPECT_EQ(none.timestamp, -1);
+  EXPECT_EQ(ListOffset(h, "missing", kListOffsetsLatest).error_code,
+            ErrorCode::kUnknownTopicOrPartition);
+}
+
+TEST(HandlerCreateTopics, CreatesValidatesAndRejects) {
+  HandlerHarness h;
+  CreateTopicsRequest request;
+  request.topics.push_back({"orders", 3, 1, {}, {{"retention.ms", "1000"}}});
+  request.topics.push_back({"bad name", 1, 1, {}, {}});
+  request.topics.push_back({"rf", 1, 3, {}, {}});
+  request.topics.push_back({"zero", 0, 1, {}, {}});
+  request.topics.push_back({"conf", 1, 1, {}, {{"retention.ms", "soon"}}});
+  request.topics.push_back({"unknownconf", 1, 1, {}, {{"no.such.config", "1"}}});
+  request.topics.push_back({"assigned", -1, -1, {{0, {kNodeId + 1}}}, {}});
+  request.topics.push_back({"default", -1, -1, {}, {}});
+  CreateTopicsResponse r = h.Call(ApiKey::kCreateTopics, 4, request, EncodeCreateTopicsRequest,
+                                  DecodeCreateTopicsResponse);
+  ASSERT_EQ(r.topics.size(), 8u);
+  EXPECT_EQ(r.topics[0].error_code, ErrorCode::kNone);
+  EXPECT_FALSE(r.topics[0].error_message.has_value());
+  EXPECT_EQ(r.topics[1].error_code, ErrorCode::kInvalidTopicException);
+  EXPECT_EQ(r.topics[2].error_code, ErrorCode::kInvalidReplicationFactor);
+  EXPECT_EQ(r.topics[3].error_code, ErrorCode::kInvalidPartitions);
+  EXPECT_EQ(r.topics[4].error_code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(r.topics[4].error_message->find("retention.ms"), std::string::npos);
+  EXPECT_EQ(r.topics[5].error_code, ErrorCode::kInvalidConfig);
+  EXPECT_EQ(r.topics[6].error_code, ErrorCode::kInvalidReplicaAssignment);
+  EXPECT_EQ(r.topics[7].error_code, ErrorCode::kNone);
+  EXPECT_EQ(h.handler().topics().Find("orders")->partitions, 3);
+  EXPECT_EQ(h.handler().topics().Find("orders")->config.retention_ms, 1000);
+  EXPECT_EQ(h.handler().topics().Find("default")->partitions, 1);
+  EXPECT_EQ(DirNames(h.dir()),
+            (std::vector<std::string>{"default-0", "orders-0", "orders-1", "orders-2"}));
+
+  EXPECT_EQ(h.CreateTopic("orders", 1).topics.at(0).error_code, ErrorCode::kTopicAlreadyExists);
+}
+
+TEST(HandlerCreateTopics, ValidateOnlyCreatesNothing) {
+  HandlerHarness h;
+  CreateTopicsRequest request;
+  request.topics.push_back({"dry", 2, 1, {}, {}});
+  request.validate_only = true;
+  CreateTopicsResponse r = h.Call(ApiKey::kCreateTopics, 1, request, EncodeCreateTopicsRequest,
+                                  DecodeCreateTopicsResponse);
+  EXPECT_EQ(r.topics.at(0).error_code, ErrorCode::kNone);
+  EXPECT_FALSE(h.handler().topics().Find("dry").has_value());
+  EXPECT_TRUE(DirNames(h.dir()).empty());
+}
+
+TEST(HandlerDeleteTopics, DeletesRenamesAndReportsUnknown) {
+  HandlerHarness h;
+  h.CreateTopic("doomed", 2);
+  h.Produce("doomed", 0, ClientBatch({"x"}));
+  DeleteTopicsRequest request{{"doomed", "never"}, 1000};
+  DeleteTopicsResponse r = h.Call(ApiKey::kDeleteTopics, 1, request, EncodeDeleteTopicsRequest,
+                                  DecodeDeleteTopicsResponse);
+  ASSERT_EQ(r.responses.size(), 2u);
+  EXPECT_EQ(r.responses[0].name, "doomed");
+  EXPECT_EQ(r.responses[0].error_code, ErrorCode::kNone);
+  EXPECT_EQ(r.responses[1].error_code, ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_FALSE(h.handler().topics().Find("doomed").has_value());
+  EXPECT_EQ(h.manager().GetLog({"doomed", 0}), nullptr);
+  for (const std::string& name : DirNames(h.dir())) {
+    EXPECT_NE(name, "doomed-0");
+    EXPECT_TRUE(name.size() > 7 && name.substr(name.size() - 7) == "-delete") << name;
+  }
+  EXPECT_EQ(Metadata(h, std::vector<std::string>{"doomed"}, 4, false).topics.at(0).error_code,
+            ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(h.Produce("doomed", 0, ClientBatch({"y"})).error_code,
+            ErrorCode::kUnknownTopicOrPartition);
+}
+
+TEST(HandlerDeleteTopics, DisabledByConfig) {
+  HandlerHarness h([](BrokerContext& ctx) { ctx.delete_topic_enable = false; });
+  h.CreateTopic("kept", 1);
+  DeleteTopicsResponse r = h.Call(ApiKey::kDeleteTopics, 0, DeleteTopicsRequest{{"kept"}, 1000},
+                                  EncodeDeleteTopicsRequest, DecodeDeleteTopicsResponse);
+  EXPECT_EQ(r.responses.at(0).error_code, ErrorCode::kTopicDeletionDisabled);
+  EXPECT_TRUE(h.handler().topics().Find("kept").has_value());
+}
+
+TEST(HandlerDescribeConfigs, TopicConfigsWithSources) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1, {{"retention.ms", "1000"}});
+  DescribeConfigsRequest request;
+  request.resources.push_back({kResourceTypeTopic, "t", std::nullopt});
+  request.resources.push_back({kResourceTypeTopic, "missing", std::nullopt});
+  request.resources.push_back({kResourceTypeTopic, "t", std::vector<std::string>{"segment.bytes"}});
+  request.resources.push_back({8, "x", std::nullopt});
+  DescribeConfigsResponse r = h.Call(ApiKey::kDescribeConfigs, 1, request,
+                                     EncodeDescribeConfigsRequest, DecodeDescribeConfigsResponse);
+  ASSERT_EQ(r.results.size(), 4u);
+  EXPECT_EQ(r.results[0].error_code, ErrorCode::kNone);
+  std::map<std::string, DescribeConfigsResponse::Config> by_name;
+  for (const auto& c : r.results[0].configs) by_name[c.name] = c;
+  ASSERT_TRUE(by_name.count("retention.ms"));
+  EXPECT_EQ(by_name["retention.ms"].value, "1000");
+  EXPECT_EQ(by_name["retention.ms"].config_source, int8_t(ConfigSource::kTopicConfig));
+  EXPECT_FALSE(by_name["retention.ms"].read_only);
+  EXPECT_EQ(by_name["segment.bytes"].value, "1073741824");
+  EXPECT_EQ(by_name["segment.bytes"].config_source, int8_t(ConfigSource::kDefaultConfig));
+  EXPECT_EQ(by_name["cleanup.policy"].value, "delete");
+  EXPECT_EQ(by_name["max.message.bytes"].value, "1048588");
+  EXPECT_EQ(by_name["message.timestamp.type"].value, "CreateTime");
+  EXPECT_EQ(r.results[1].error_code, ErrorCode::kUnknownTopicOrPartition);
+  ASSERT_EQ(r.results[2].configs.size(), 1u);
+  EXPECT_EQ(r.results[2].configs[0].name, "segment.bytes");
+  EXPECT_EQ(r.results[3].error_code, ErrorCode::kInvalidRequest);
+
+  DescribeConfigsResponse v0 = h.Call(ApiKey::kDescribeConfigs, 0, request,
+                                      EncodeDescribeConfigsRequest, DecodeDescribeConfigsResponse);
+  for (const auto& c : v0.results.at(0).configs) {
+    EXPECT_EQ(c.is_default, c.name != "retention.ms") << c.name;
+  }
+}
+
+TEST(HandlerListOffsets, PartitionNamedTwiceIsAnInvalidRequest) {
+  HandlerHarness h;
+  h.CreateTopic("t", 2);
+  ListOffsetsRequest request;
+  request.topics.push_back({"t", {{0, kListOffsetsLatest}, {1, kListOffsetsLatest}}});
+  request.topics.push_back({"t", {{0, kListOffsetsEarliest}}});
+  ListOffsetsResponse r =
+      h.Call(ApiKey::kListOffsets, 2, request, EncodeListOffsetsRequest, DecodeListOffsetsResponse);
+  ASSERT_EQ(r.topics.size(), 2u);
+  EXPECT_EQ(r.topics[0].partitions.at(0).error_code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(r.topics[0].partitions.at(1).error_code, ErrorCode::kNone);
+  EXPECT_EQ(r.topics[0].partitions.at(1).offset, 0);
+  EXPECT_EQ(r.topics[1].partitions.at(0).error_code, ErrorCode::kInvalidRequest);
+}
+
+TEST(HandlerDispatch, FindCoordinatorNamesThisNodeForGroupsAndTransactions) {
+  HandlerHarness h;
+  for (int8_t type : {kCoordinatorKeyTypeGroup, kCoordinatorKeyTypeTransaction}) {
+    FindCoordinatorResponse r =
+        h.Call(ApiKey::kFindCoordinator, 2, FindCoordinatorRequest{"g", type},
+               EncodeFindCoordinatorRequest, DecodeFindCoordinatorResponse);
+    EXPECT_EQ(r.error_code, ErrorCode::kNone);
+    EXPECT_FALSE(r.error_message.has_value());
+    EXPECT_EQ(r.node_id, kNodeId);
+    EXPECT_EQ(r.host, "broker.test");
+    EXPECT_EQ(r.port, 19092);
+  }
+  FindCoordinatorResponse bad =
+      h.Call(ApiKey::kFindCoordinator, 1, FindCoordinatorRequest{"g", 7},
+             EncodeFindCoordinatorRequest, DecodeFindCoordinatorResponse);
+  EXPECT_EQ(bad.error_code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(bad.node_id, -1);
+  FindCoordinatorResponse v0 = h.Call(ApiKey::kFindCoordinator, 0, FindCoordinatorRequest{"g", 0},
+                                      EncodeFindCoordinatorRequest, DecodeFindCoordinatorResponse);
+  EXPECT_EQ(v0.node_id, kNodeId);
+}
+
+}  // namespace
+}  // namespace daruma::broker::testing

@@ -1,0 +1,292 @@
+// RequestHandler: Produce and Fetch end to end on a real LogManager (spec
+// §3.3, §3.4, §5.2, §5.4, §5.5), including the delayed-fetch purgatory.
+#include <gtest/gtest.h>
+
+#include "broker/handler_harness.h"
+#include "broker/protocol/fetch.h"
+#include "broker/protocol/list_offsets.h"
+#include "broker/protocol/produce.h"
+
+namespace daruma::broker::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(HandlerProduceFetch, ProducedBatchesComeBackWithAssignedOffsets) {
+  HandlerHarness h;
+  ASSERT_EQ(h.CreateTopic("events", 1).topics.at(0).error_code, ErrorCode::kNone);
+  const Bytes a = ClientBatch({"a0", "a1", "a2"});
+  const Bytes b = ClientBatch({"b0", "b1"}, 2000, CompressionType::kGzip);
+
+  ProduceResponse::Partition first = h.Produce("events", 0, a);
+  EXPECT_EQ(first.error_code, ErrorCode::kNone);
+  EXPECT_EQ(first.base_offset, 0);
+  EXPECT_EQ(first.log_append_time_ms, -1);
+  EXPECT_EQ(first.log_start_offset, 0);
+  ProduceResponse::Partition second = h.Produce("events", 0, b);
+  EXPECT_EQ(second.error_code, ErrorCode::kNone);
+  EXPECT_EQ(second.base_offset, 3);
+
+  FetchResponse::Partition all = h.Fetch("events", 0, 0);
+  EXPECT_EQ(all.error_code, ErrorCode::kNone);
+  EXPECT_EQ(all.high_watermark, 5);
+  EXPECT_EQ(all.last_stable_offset, 5);
+  EXPECT_EQ(all.log_start_offset, 0);
+  EXPECT_FALSE(all.aborted_transactions.has_value());  // READ_UNCOMMITTED: null
+  EXPECT_EQ(all.preferred_read_replica, -1);
+  ASSERT_TRUE(all.records.has_value());
+  EXPECT_EQ(*all.records, Concat(AsStored(a, 0), AsStored(b, 3)));
+
+  // kafka-python's Fetch v4: the whole batch holding offset 4 (base 3).
+  FetchResponse::Partition tail = h.Fetch("events", 0, 4, /*version=*/4);
+  EXPECT_EQ(tail.error_code, ErrorCode::kNone);
+  EXPECT_EQ(*tail.records, AsStored(b, 3));
+}
+
+TEST(HandlerProduceFetch, FetchAtLogEndIsEmptyNotNullAndBeyondIsOutOfRange) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  h.Produce("t", 0, ClientBatch({"x"}));
+  FetchResponse::Partition at_end = h.Fetch("t", 0, 1);
+  EXPECT_EQ(at_end.error_code, ErrorCode::kNone);
+  ASSERT_TRUE(at_end.records.has_value());
+  EXPECT_TRUE(at_end.records->empty());
+  EXPECT_EQ(at_end.high_watermark, 1);
+
+  FetchResponse::Partition beyond = h.Fetch("t", 0, 2);
+  EXPECT_EQ(beyond.error_code, ErrorCode::kOffsetOutOfRange);
+  EXPECT_EQ(beyond.high_watermark, -1);
+  EXPECT_EQ(beyond.last_stable_offset, -1);
+  EXPECT_EQ(beyond.log_start_offset, -1);
+  ASSERT_TRUE(beyond.records.has_value());
+  EXPECT_TRUE(beyond.records->empty());
+}
+
+TEST(HandlerProduceFetch, ReadCommittedSendsAnAbortedTransactionsArray) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  h.Produce("t", 0, ClientBatch({"x"}));
+  FetchResponse::Partition p = h.Fetch("t", 0, 0, 11, /*isolation=*/1);
+  EXPECT_EQ(p.error_code, ErrorCode::kNone);
+  ASSERT_TRUE(p.aborted_transactions.has_value());
+  EXPECT_TRUE(p.aborted_transactions->empty());
+  EXPECT_EQ(p.last_stable_offset, 1);
+}
+
+TEST(HandlerProduceFetch, UnknownTopicErrorsAndProduceNeverAutoCreates) {
+  HandlerHarness h;
+  ProduceResponse::Partition produced = h.Produce("nope", 0, ClientBatch({"x"}));
+  EXPECT_EQ(produced.error_code, ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(produced.base_offset, -1);
+  EXPECT_EQ(produced.log_start_offset, -1);
+  EXPECT_EQ(h.Fetch("nope", 0, 0).error_code, ErrorCode::kUnknownTopicOrPartition);
+  h.CreateTopic("one", 1);
+  EXPECT_EQ(h.Produce("one", 1, ClientBatch({"x"})).error_code,
+            ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(h.Fetch("one", 1, 0).error_code, ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(h.manager().GetLog({"nope", 0}), nullptr);
+}
+
+TEST(HandlerProduceFetch, AcksZeroSendsNothingAndClosesOnlyOnFailure) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  auto ok = h.Submit(ApiKey::kProduce, 7, HandlerHarness::OneBatch("t", 0, ClientBatch({"x"}), 0),
+                     EncodeProduceRequest);
+  ASSERT_TRUE(ok->done);
+  EXPECT_FALSE(ok->frame.has_value());
+  EXPECT_FALSE(ok->close);
+  EXPECT_EQ(h.manager().GetLog({"t", 0})->log_end_offset(), 1);
+
+  auto failed =
+      h.Submit(ApiKey::kProduce, 7, HandlerHarness::OneBatch("missing", 0, ClientBatch({"x"}), 0),
+               EncodeProduceRequest);
+  ASSERT_TRUE(failed->done);
+  EXPECT_FALSE(failed->frame.has_value());
+  EXPECT_TRUE(failed->close);
+}
+
+TEST(HandlerProduceFetch, InvalidAcksFailEveryPartition) {
+  HandlerHarness h;
+  h.CreateTopic("t", 2);
+  const Bytes batch = ClientBatch({"x"});
+  ProduceRequest request = HandlerHarness::OneBatch("t", 0, batch, 2);
+  request.topics[0].partitions.push_back({1, ByteSpan(batch)});
+  ProduceResponse r =
+      h.Call(ApiKey::kProduce, 7, request, EncodeProduceRequest, DecodeProduceResponse);
+  ASSERT_EQ(r.responses.at(0).partitions.size(), 2u);
+  for (const auto& p : r.responses[0].partitions) {
+    EXPECT_EQ(p.error_code, ErrorCode::kInvalidRequiredAcks);
+  }
+  EXPECT_EQ(h.manager().GetLog({"t", 0})->log_end_offset(), 0);
+}
+
+TEST(HandlerProduceFetch, InvalidBatchesAreRejectedPerPartition) {
+  HandlerHarness h;
+  h.CreateTopic("t", 2);
+  Bytes corrupt = ClientBatch({"x"});
+  corrupt.back() ^= 0x01;  // the CRC covers the records
+  const Bytes good = ClientBatch({"y"});
+  ProduceRequest request = HandlerHarness::OneBatch("t", 0, corrupt);
+  request.topics[0].partitions.push_back({1, ByteSpan(good)});
+  ProduceResponse r =
+      h.Call(ApiKey::kProduce, 7, request, EncodeProduceRequest, DecodeProduceResponse);
+  ASSERT_EQ(r.responses.at(0).partitions.size(), 2u);
+  EXPECT_EQ(r.responses[0].partitions[0].error_code, ErrorCode::kCorruptMessage);
+  EXPECT_EQ(r.responses[0].partitions[1].error_code, ErrorCode::kNone);
+  EXPECT_EQ(r.responses[0].partitions[1].base_offset, 0);
+
+  const Bytes two = Concat(ClientBatch({"a"}), ClientBatch({"b"}));
+  EXPECT_EQ(h.Produce("t", 0, two).error_code, ErrorCode::kInvalidRecord);
+  Bytes truncated = ClientBatch({"a"});
+  truncated.resize(truncated.size() - 3);
+  EXPECT_EQ(h.Produce("t", 0, truncated).error_code, ErrorCode::kCorruptMessage);
+  EXPECT_EQ(h.Produce("t", 0, Bytes{}).error_code, ErrorCode::kInvalidRecord);
+  Bytes legacy = ClientBatch({"a"});
+  legacy[16] = 1;  // magic 1
+  EXPECT_EQ(h.Produce("t", 0, legacy, /*version=*/2).error_code,
+            ErrorCode::kUnsupportedForMessageFormat);
+  EXPECT_EQ(h.Produce("t", 0, legacy).error_code, ErrorCode::kInvalidRecord);
+  EXPECT_EQ(h.Produce("t", 0, ClientBatch({"z"}, 1, CompressionType::kZstd), 6).error_code,
+            ErrorCode::kUnsupportedCompressionType);
+  EXPECT_EQ(h.manager().GetLog({"t", 0})->log_end_offset(), 0);
+}
+
+TEST(HandlerProduceFetch, RecordLargerThanMaxMessageBytesIsTooLarge) {
+  HandlerHarness h;
+  h.CreateTopic("small", 1, {{"max.message.bytes", "100"}});
+  EXPECT_EQ(h.Produce("small", 0, ClientBatch({std::string(200, 'v')})).error_code,
+            ErrorCode::kMessageTooLarge);
+  EXPECT_EQ(h.Produce("small", 0, ClientBatch({"tiny"})).error_code, ErrorCode::kNone);
+}
+
+TEST(HandlerProduceFetch, ParkedFetchIsWokenByAProduce) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  auto parked = h.Submit(ApiKey::kFetch, 11, HandlerHarness::FetchOne("t", 0, 0, 10000, 1),
+                         EncodeFetchRequest);
+  EXPECT_FALSE(parked->done);
+  const auto start = std::chrono::steady_clock::now();
+  const Bytes batch = ClientBatch({"wake"});
+  EXPECT_EQ(h.Produce("t", 0, batch).error_code, ErrorCode::kNone);
+  ASSERT_TRUE(h.Await(*parked, milliseconds(2000)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
+  FetchResponse r = HandlerHarness::DecodeReply(*parked, ApiKey::kFetch, 11, DecodeFetchResponse);
+  ASSERT_EQ(r.responses.at(0).partitions.size(), 1u);
+  EXPECT_EQ(*r.responses[0].partitions[0].records, AsStored(batch, 0));
+  EXPECT_EQ(r.responses[0].partitions[0].high_watermark, 1);
+}
+
+TEST(HandlerProduceFetch, ParkedFetchWaitsForMinBytes) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  const Bytes small = ClientBatch({"s"});
+  auto parked = h.Submit(ApiKey::kFetch, 11,
+                         HandlerHarness::FetchOne("t", 0, 0, 10000, int32_t(small.size() + 1)),
+                         EncodeFetchRequest);
+  h.Produce("t", 0, small);
+  h.Poll();
+  EXPECT_FALSE(parked->done) << "one small batch is below min_bytes";
+  h.Produce("t", 0, ClientBatch({"more"}));
+  ASSERT_TRUE(h.Await(*parked, milliseconds(2000)));
+  FetchResponse r = HandlerHarness::DecodeReply(*parked, ApiKey::kFetch, 11, DecodeFetchResponse);
+  EXPECT_GT(r.responses.at(0).partitions.at(0).records->size(), small.size());
+}
+
+TEST(HandlerProduceFetch, ParkedFetchTimesOutAtMaxWaitWithNothing) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  const auto start = std::chrono::steady_clock::now();
+  auto parked =
+      h.Submit(ApiKey::kFetch, 11, HandlerHarness::FetchOne("t", 0, 0, 150, 1), EncodeFetchRequest);
+  EXPECT_FALSE(parked->done);
+  ASSERT_TRUE(h.Await(*parked, milliseconds(3000)));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(140));
+  FetchResponse r = HandlerHarness::DecodeReply(*parked, ApiKey::kFetch, 11, DecodeFetchResponse);
+  const auto& p = r.responses.at(0).partitions.at(0);
+  EXPECT_EQ(p.error_code, ErrorCode::kNone);
+  ASSERT_TRUE(p.records.has_value());
+  EXPECT_TRUE(p.records->empty());
+  EXPECT_EQ(p.high_watermark, 0);
+}
+
+TEST(HandlerProduceFetch, ShutdownCompletesParkedFetchesAndRefusesNewWork) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  auto parked = h.Submit(ApiKey::kFetch, 11, HandlerHarness::FetchOne("t", 0, 0, 60000, 1),
+                         EncodeFetchRequest);
+  EXPECT_FALSE(parked->done);
+  h.handler().Shutdown();
+  h.Poll();
+  ASSERT_TRUE(parked->done);
+  FetchResponse r = HandlerHarness::DecodeReply(*parked, ApiKey::kFetch, 11, DecodeFetchResponse);
+  EXPECT_TRUE(r.responses.at(0).partitions.at(0).records->empty());
+  auto late = h.Submit(ApiKey::kFetch, 11, HandlerHarness::FetchOne("t", 0, 0), EncodeFetchRequest);
+  ASSERT_TRUE(late->done);
+  EXPECT_FALSE(late->frame.has_value());
+  EXPECT_TRUE(late->close);
+}
+
+TEST(HandlerProduceFetch, FetchSessionsAreRefused) {
+  HandlerHarness h;
+  FetchRequest request = HandlerHarness::FetchOne("t", 0, 0);
+  request.session_id = 5;
+  FetchResponse r = h.Call(ApiKey::kFetch, 11, request, EncodeFetchRequest, DecodeFetchResponse);
+  EXPECT_EQ(r.error_code, ErrorCode::kFetchSessionIdNotFound);
+  request.session_id = 0;
+  request.session_epoch = 3;
+  r = h.Call(ApiKey::kFetch, 11, request, EncodeFetchRequest, DecodeFetchResponse);
+  EXPECT_EQ(r.error_code, ErrorCode::kInvalidFetchSessionEpoch);
+}
+
+TEST(HandlerProduceFetch, FirstBatchIsReturnedEvenAbovePartitionMaxBytes) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  const Bytes a = ClientBatch({std::string(300, 'a')});
+  const Bytes b = ClientBatch({std::string(300, 'b')});
+  h.Produce("t", 0, a);
+  h.Produce("t", 0, b);
+  FetchRequest request = HandlerHarness::FetchOne("t", 0, 0);
+  request.topics[0].partitions[0].partition_max_bytes = 10;
+  FetchResponse r = h.Call(ApiKey::kFetch, 11, request, EncodeFetchRequest, DecodeFetchResponse);
+  EXPECT_EQ(*r.responses.at(0).partitions.at(0).records, AsStored(a, 0));
+}
+
+TEST(HandlerProduceFetch, ResponseMaxBytesLeavesLaterPartitionsEmpty) {
+  HandlerHarness h;
+  h.CreateTopic("t", 2);
+  const Bytes a = ClientBatch({std::string(300, 'a')});
+  const Bytes b = ClientBatch({std::string(300, 'b')});
+  h.Produce("t", 0, a);
+  h.Produce("t", 1, b);
+  FetchRequest request = HandlerHarness::FetchOne("t", 0, 0);
+  FetchRequest::Partition second = request.topics[0].partitions[0];
+  second.partition = 1;
+  request.topics[0].partitions.push_back(second);
+  request.max_bytes = int32_t(a.size() + 10);
+  FetchResponse r = h.Call(ApiKey::kFetch, 11, request, EncodeFetchRequest, DecodeFetchResponse);
+  ASSERT_EQ(r.responses.at(0).partitions.size(), 2u);
+  EXPECT_EQ(*r.responses[0].partitions[0].records, AsStored(a, 0));
+  EXPECT_EQ(r.responses[0].partitions[1].partition_index, 1);
+  EXPECT_EQ(r.responses[0].partitions[1].error_code, ErrorCode::kNone);
+  EXPECT_TRUE(r.responses[0].partitions[1].records->empty());
+  EXPECT_EQ(r.responses[0].partitions[1].high_watermark, 1);
+}
+
+TEST(HandlerProduceFetch, FollowerFetchesAndNewerLeaderEpochsAreRefused) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  FetchRequest follower = HandlerHarness::FetchOne("t", 0, 0);
+  follower.replica_id = 2;
+  FetchResponse r = h.Call(ApiKey::kFetch, 11, follower, EncodeFetchRequest, DecodeFetchResponse);
+  EXPECT_EQ(r.responses.at(0).partitions.at(0).error_code, ErrorCode::kNotLeaderOrFollower);
+  FetchRequest epoch = HandlerHarness::FetchOne("t", 0, 0);
+  epoch.topics[0].partitions[0].current_leader_epoch = 5;
+  r = h.Call(ApiKey::kFetch, 11, epoch, EncodeFetchRequest, DecodeFetchResponse);
+  EXPECT_EQ(r.responses.at(0).partitions.at(0).error_code, ErrorCode::kUnknownLeaderEpoch);
+  epoch.topics[0].partitions[0].current_leader_epoch = 0;
+  r = h.Call(ApiKey::kFetch, 11, epoch, EncodeFetchRequest, DecodeFetchResponse);
+  EXPECT_EQ(r.responses.at(0).partitions.at(0).error_code, ErrorCode::kNone);
+}
+
+}  // namespace
+}  // namespace daruma::broker::testing

@@ -1,0 +1,143 @@
+// TopicRegistry (topic ids from partition.metadata, partition counts,
+// creation and deletion through LogManager), ResolveBrokerSettings, and
+// produce durability/timestamp settings seen through the handler.
+#include <gtest/gtest.h>
+
+#include "broker/broker_context.h"
+#include "broker/handler_harness.h"
+#include "broker/topic_config.h"
+#include "broker/topic_registry.h"
+#include "log/partition_metadata_file.h"
+
+namespace daruma::broker::testing {
+namespace {
+
+TEST(HandlerTopicRegistry, ReloadKeepsIdsAndPartitionCountsAndWritesMissingIds) {
+  daruma::testing::TempDir dir;
+  Uuid id;
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    TopicRegistry registry(&manager, LogConfig{});
+    ASSERT_TRUE(registry.Load().ok());
+    Result<TopicInfo> created = registry.Create("orders", 3, {});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    id = created->id;
+    EXPECT_FALSE(id.IsZero());
+    // An old (Kafka < 2.8) partition: no partition.metadata.
+    ASSERT_TRUE(manager.GetOrCreateLog({"legacy", 0}, Uuid::Zero(), LogConfig{}).ok());
+    Log* log = manager.GetLog({"orders", 1});
+    ASSERT_NE(log, nullptr);
+    ASSERT_TRUE(log->AppendAsLeader(ClientBatch({"a", "b"}), 0).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  EXPECT_FALSE(PartitionMetadataFile(dir.Join("legacy-0/partition.metadata")).Exists());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  std::optional<TopicInfo> orders = registry.Find("orders");
+  ASSERT_TRUE(orders.has_value());
+  EXPECT_EQ(orders->id, id);
+  EXPECT_EQ(orders->partitions, 3);
+  // Leader on one node: everything loaded is committed.
+  EXPECT_EQ(registry.GetLog({"orders", 1})->high_watermark(), 2);
+  EXPECT_EQ(registry.GetLog({"orders", 3}), nullptr);
+  std::optional<TopicInfo> legacy = registry.Find("legacy");
+  ASSERT_TRUE(legacy.has_value());
+  auto written = PartitionMetadataFile(dir.Join("legacy-0/partition.metadata")).Read();
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->topic_id, legacy->id);
+  std::vector<TopicInfo> all = registry.All();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].name, "legacy");
+  EXPECT_EQ(all[1].name, "orders");
+  EXPECT_TRUE(manager.Shutdown().ok());
+}
+
+TEST(HandlerTopicRegistry, CreateValidatesBeforeTouchingDisk) {
+  daruma::testing::TempDir dir;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  EXPECT_EQ(registry.Create("..", 1, {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Create("__consumer_offsets", 1, {}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Create("t", 0, {}).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(registry.Create("t", 1, {{"segment.bytes", "1"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(manager.AllLogs().empty());
+  ASSERT_TRUE(registry.Create("t", 1, {{"cleanup.policy", "compact"}}).ok());
+  EXPECT_TRUE(registry.Find("t")->config.compact);
+  EXPECT_FALSE(registry.Find("t")->config.delete_policy);
+  EXPECT_EQ(registry.Create("t", 1, {}).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(registry.Delete("t").ok());
+  EXPECT_TRUE(registry.Delete("t").IsNotFound());
+  EXPECT_TRUE(manager.Shutdown().ok());
+}
+
+TEST(HandlerTopicConfig, ParsesKafkaNamesStrictly) {
+  auto config = ApplyTopicOverrides(LogConfig{}, {{"retention.ms", "-1"},
+                                                  {"message.timestamp.type", "LogAppendTime"},
+                                                  {"cleanup.policy", "compact,delete"}});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->retention_ms, -1);
+  EXPECT_TRUE(config->log_append_time);
+  EXPECT_TRUE(config->compact && config->delete_policy);
+  Status bad = ApplyTopicOverrides(LogConfig{}, {{"segment.ms", "12x"}}).status();
+  EXPECT_EQ(bad.message(), "invalid value \"12x\" for config segment.ms: expected an integer");
+  EXPECT_FALSE(ApplyTopicOverrides(LogConfig{}, {{"min.insync.replicas", "2"}}).ok());
+  EXPECT_FALSE(ApplyTopicOverrides(LogConfig{}, {{"cleanup.policy", "forever"}}).ok());
+  EXPECT_TRUE(IsKnownTopicConfig("max.message.bytes"));
+  EXPECT_FALSE(IsKnownTopicConfig("log.retention.ms"));  // a broker name, not a topic one
+}
+
+TEST(HandlerBrokerContext, ResolvesKafkaPropertiesWithDefaults) {
+  BrokerContext ctx;
+  ASSERT_TRUE(ResolveBrokerSettings(&ctx).ok());
+  EXPECT_EQ(ctx.node_id, 0);
+  EXPECT_TRUE(ctx.auto_create_topics_enable);
+  EXPECT_EQ(ctx.num_partitions, 1);
+  EXPECT_TRUE(ctx.delete_topic_enable);
+  EXPECT_EQ(ctx.fetch_max_bytes, 57671680);
+  ctx.config.other = {{"broker.id", "3"},
+                      {"node.id", "7"},
+                      {"auto.create.topics.enable", "false"},
+                      {"num.partitions", " 4 "},
+                      {"delete.topic.enable", "false"}};
+  ASSERT_TRUE(ResolveBrokerSettings(&ctx).ok());
+  EXPECT_EQ(ctx.node_id, 7);
+  EXPECT_FALSE(ctx.auto_create_topics_enable);
+  EXPECT_EQ(ctx.num_partitions, 4);
+  EXPECT_FALSE(ctx.delete_topic_enable);
+  ctx.config.other = {{"num.partitions", "0"}};
+  EXPECT_EQ(ResolveBrokerSettings(&ctx).message(),
+            "invalid value \"0\" for num.partitions: expected at least 1");
+}
+
+TEST(HandlerProduceSettings, FsyncModeAcksAllIsDurableBeforeTheResponse) {
+  HandlerHarness h;
+  h.CreateTopic("durable", 1, {{"flush.messages", "1"}});
+  EXPECT_EQ(h.Produce("durable", 0, ClientBatch({"a", "b"})).error_code, ErrorCode::kNone);
+  Log* log = h.manager().GetLog({"durable", 0});
+  EXPECT_EQ(log->recovery_point(), 2);
+  EXPECT_EQ(log->high_watermark(), 2);
+}
+
+TEST(HandlerProduceSettings, LogAppendTimeTopicsReportTheAppendTime) {
+  HandlerHarness h;
+  h.CreateTopic("stamped", 1, {{"message.timestamp.type", "LogAppendTime"}});
+  const int64_t before = Clock::System()->NowMs();
+  ProduceResponse::Partition p = h.Produce("stamped", 0, ClientBatch({"a"}, 5));
+  EXPECT_EQ(p.error_code, ErrorCode::kNone);
+  EXPECT_GE(p.log_append_time_ms, before);
+  FetchResponse::Partition f = h.Fetch("stamped", 0, 0);
+  RecordBatchView view(*f.records);
+  EXPECT_EQ(view.timestamp_type(), TimestampType::kLogAppendTime);
+  EXPECT_EQ(view.max_timestamp(), p.log_append_time_ms);
+  EXPECT_TRUE(view.crc_valid());
+}
+
+}  // namespace
+}  // namespace daruma::broker::testing

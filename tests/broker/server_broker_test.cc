@@ -1,0 +1,305 @@
+// Broker (broker.h): start-up order, /health and /metrics through a real HTTP
+// exchange, the crash-loop guard at start, and the signal-free shutdown path
+// (RequestStop), with a stub request handler.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "broker/broker.h"
+#include "broker/crash_loop_guard.h"
+#include "log/clean_shutdown_file.h"
+#include "record/record_batch_builder.h"
+#include "server_test_util.h"
+#include "support/test_support.h"
+
+namespace daruma::broker {
+namespace {
+
+using daruma::testing::TempDir;
+using daruma::testing::WriteStringToFile;
+using testing::FrameClient;
+using testing::HttpGet;
+using testing::StubHandler;
+
+// Forwards to the POSIX file system, but ListDir(gated_path) blocks until
+// Open() is called: LogManager::Startup lists each log dir while preparing,
+// so the broker stays "recovering" as long as the test wants.
+class GatedFileSystem final : public FileSystem {
+ public:
+  explicit GatedFileSystem(std::string gated_path) : gated_(std::move(gated_path)) {}
+  void OpenGate() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool reached() {
+    std::lock_guard lock(mu_);
+    return reached_;
+  }
+
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    if (path == gated_) {
+      std::unique_lock lock(mu_);
+      reached_ = true;
+      cv_.wait(lock, [this] { return open_; });
+    }
+    return base_->ListDir(path);
+  }
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    return base_->Open(path, mode);
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return base_->Rename(from, to);
+  }
+  Status Remove(const std::string& path) override { return base_->Remove(path); }
+  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
+  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
+  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  bool Exists(const std::string& path) override { return base_->Exists(path); }
+  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
+  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
+    return base_->ModifiedTimeMs(path);
+  }
+  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
+    return base_->SetModifiedTimeMs(path, ms);
+  }
+
+ private:
+  FileSystem* base_ = FileSystem::Default();
+  std::string gated_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  bool reached_ = false;
+};
+
+template <typename F>
+bool Eventually(F done, int timeout_ms = 10000) {
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+// A Broker on ephemeral ports in a TempDir, Run() on a thread.
+class BrokerHarness {
+ public:
+  explicit BrokerHarness(const std::string& log_dir, FileSystem* fs = FileSystem::Default(),
+                         StubHandler::OnFrame on_frame = nullptr) {
+    BrokerOptions o;
+    o.config.log_dirs = {log_dir};
+    o.settings.kafka_listener = {"127.0.0.1", 0};
+    o.settings.http_listener = {"127.0.0.1", 0};
+    o.log_manager.fs = fs;
+    o.handle_signals = false;
+    o.drain_timeout = std::chrono::milliseconds(5000);
+    if (!on_frame) {
+      on_frame = [](std::vector<uint8_t> f, Respond r) { r(std::move(f), false); };
+    }
+    o.make_handler = [this, on_frame](const HandlerArgs& args) {
+      args_ = args;
+      stub_ = new StubHandler(on_frame);
+      return Result<std::unique_ptr<FrameHandler>>(std::unique_ptr<FrameHandler>(stub_));
+    };
+    options_ = std::move(o);
+  }
+  BrokerOptions& options() { return options_; }
+  void Start() {
+    broker_ = std::make_unique<Broker>(std::move(options_));
+    result_ = std::async(std::launch::async, [this] { return broker_->Run(); });
+  }
+  Broker& broker() { return *broker_; }
+  Status StopAndWait() {
+    broker_->RequestStop();
+    return Wait();
+  }
+  Status Wait() {
+    if (result_.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+      return Status::IoError("broker did not stop within 20 s");
+    }
+    return result_.get();
+  }
+  const HandlerArgs& handler_args() const { return args_; }
+
+ private:
+  BrokerOptions options_;
+  std::unique_ptr<Broker> broker_;
+  std::future<Status> result_;
+  HandlerArgs args_;
+  StubHandler* stub_ = nullptr;
+};
+
+TEST(ServerBrokerTest, HttpAnswersRecoveringBeforeTheKafkaPortBinds) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  GatedFileSystem fs(log_dir);
+  BrokerHarness h(log_dir, &fs);
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return fs.reached() && h.broker().http_port() != 0; }));
+
+  testing::HttpResult health = HttpGet(h.broker().http_port(), "/health");
+  EXPECT_EQ(health.status, 503);
+  const nlohmann::json j = nlohmann::json::parse(health.body);
+  EXPECT_EQ(j["state"], "recovering");
+  EXPECT_TRUE(j["kafkaListener"].is_null());
+  EXPECT_TRUE(j["recovery"].contains("remainingLogsToRecover"));
+  EXPECT_TRUE(j["recovery"].contains("remainingSegmentsToRecover"));
+  EXPECT_EQ(h.broker().kafka_port(), 0);
+  EXPECT_EQ(h.broker().state(), BrokerState::kRecovering);
+  testing::HttpResult metrics = HttpGet(h.broker().http_port(), "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("daruma_broker_state{state=\"recovering\"} 1\n"), std::string::npos);
+  EXPECT_EQ(metrics.body.find("daruma_log_end_offset"), std::string::npos);
+
+  fs.OpenGate();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  const uint16_t port = h.broker().kafka_port();
+  ASSERT_NE(port, 0);
+  health = HttpGet(h.broker().http_port(), "/health");
+  EXPECT_EQ(health.status, 200);
+  const nlohmann::json serving = nlohmann::json::parse(health.body);
+  EXPECT_EQ(serving["state"], "serving");
+  EXPECT_EQ(serving["kafkaListener"], "127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(serving["recovery"]["remainingLogsToRecover"][log_dir], 0);
+  EXPECT_EQ(h.handler_args().advertised_host, "127.0.0.1");
+  EXPECT_EQ(h.handler_args().advertised_port, port);
+  EXPECT_EQ(HttpGet(h.broker().http_port(), "/nope").status, 404);
+  EXPECT_TRUE(h.StopAndWait().ok());
+}
+
+TEST(ServerBrokerTest, MetricsShowPartitionsAndRequests) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  const TopicPartition tp{"orders", 2};
+  int64_t batch_size = 0;
+  {
+    ASSERT_TRUE(FileSystem::Default()->CreateDir(log_dir).ok());
+    auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, tp.ToString()), tp,
+                                LogConfig{}, Clock::System());
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    std::vector<RecordInput> records(3);
+    for (auto& r : records) r.value = "v";
+    Result<Bytes> batch = BuildRecordBatch({}, records);
+    ASSERT_TRUE(batch.ok());
+    batch_size = int64_t(batch->size());
+    ASSERT_TRUE((*log)->AppendAsLeader(ByteSpan(*batch), 0).ok());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  BrokerHarness h(log_dir);
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  {
+    FrameClient c(h.broker().kafka_port());
+    c.SendFrame({0, 3, 0, 4, 0, 0, 0, 1});  // Metadata (stub echoes)
+    ASSERT_TRUE(c.ReadFrame().has_value());
+  }
+  const std::string m = HttpGet(h.broker().http_port(), "/metrics").body;
+  const std::string labels = "{topic=\"orders\",partition=\"2\"}";
+  EXPECT_NE(m.find("daruma_log_start_offset" + labels + " 0\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("daruma_log_end_offset" + labels + " 3\n"), std::string::npos);
+  EXPECT_NE(m.find("daruma_log_high_watermark" + labels), std::string::npos);
+  EXPECT_NE(m.find("daruma_log_size_bytes" + labels + " " + std::to_string(batch_size) + "\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("daruma_log_segments" + labels + " 1\n"), std::string::npos);
+  EXPECT_NE(m.find("daruma_requests_total{api=\"Metadata\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find("daruma_recovery_remaining_logs{dir=\"" + log_dir + "\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("daruma_recovery_logs_total 1\n"), std::string::npos);
+  EXPECT_NE(m.find("daruma_connections_accepted_total 1\n"), std::string::npos);
+  EXPECT_TRUE(h.StopAndWait().ok());
+}
+
+// The signal-free shutdown path: a request in flight when the stop comes is
+// answered, then the logs shut down cleanly (marker written, guard reset).
+TEST(ServerBrokerTest, StopFinishesInFlightRequestThenShutsDownCleanly) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  std::atomic<int> handled{0};
+  BrokerHarness h(log_dir, FileSystem::Default(), [&](std::vector<uint8_t> f, Respond r) {
+    ++handled;
+    // Answer 300 ms later from another thread; the server re-posts it.
+    std::thread([f = std::move(f), r] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      r(f, false);
+    }).detach();
+  });
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(log_dir, kCrashLoopFileName)));
+  FrameClient c(h.broker().kafka_port());
+  c.SendFrame({0, 0, 0, 7, 0, 0, 0, 42});
+  ASSERT_TRUE(Eventually([&] { return handled.load() == 1; }));
+  h.broker().RequestStop();
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{0, 0, 0, 7, 0, 0, 0, 42}));
+  EXPECT_TRUE(c.ClosedByPeer());
+  Status st = h.Wait();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(log_dir, kCleanShutdownFileName)));
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(log_dir, kCrashLoopFileName)));
+  EXPECT_FALSE(
+      FileSystem::Default()->Exists(JoinPath(log_dir, kCrashLoopFileName + std::string(".tmp"))));
+}
+
+TEST(ServerBrokerTest, StopDuringRecoveryNeverBindsKafkaAndShutsDownCleanly) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  GatedFileSystem fs(log_dir);
+  BrokerHarness h(log_dir, &fs);
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return fs.reached() && h.broker().http_port() != 0; }));
+  h.broker().RequestStop();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kStopping; }));
+  const nlohmann::json j = nlohmann::json::parse(HttpGet(h.broker().http_port(), "/health").body);
+  EXPECT_EQ(j["state"], "stopping");
+  fs.OpenGate();
+  Status st = h.Wait();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(h.broker().kafka_port(), 0);
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(log_dir, kCleanShutdownFileName)));
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(log_dir, kCrashLoopFileName)));
+}
+
+TEST(ServerBrokerTest, CrashLoopGuardRefusesBeforeRecovery) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(log_dir).ok());
+  WriteStringToFile(JoinPath(log_dir, kCrashLoopFileName), "unclean.starts=5\n");
+  BrokerHarness h(log_dir);
+  h.Start();
+  Status st = h.Wait();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("--clear-crash-loop"), std::string::npos);
+  EXPECT_EQ(h.broker().kafka_port(), 0);
+  // Recovery never ran: no lock file, no marker.
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(log_dir, kCleanShutdownFileName)));
+}
+
+TEST(ServerBrokerTest, KafkaPortInUseFailsButStillShutsDownTheLogsCleanly) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  asio::io_context io;
+  asio::ip::tcp::acceptor taken(io, {asio::ip::make_address("127.0.0.1"), 0});
+  const uint16_t busy = taken.local_endpoint().port();
+  BrokerHarness h(log_dir);
+  h.options().settings.kafka_listener = {"127.0.0.1", busy};
+  h.Start();
+  Status st = h.Wait();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(
+      st.message().find("cannot listen for Kafka clients on 127.0.0.1:" + std::to_string(busy)),
+      std::string::npos)
+      << st.message();
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(log_dir, kCleanShutdownFileName)));
+}
+
+}  // namespace
+}  // namespace daruma::broker

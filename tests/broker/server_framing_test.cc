@@ -1,0 +1,267 @@
+// The Kafka listener's framing and ordering contract (connection.h,
+// kafka_server.h), one case per rule, against a stub handler.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "broker/kafka_server.h"
+#include "server_test_util.h"
+
+namespace daruma::broker {
+namespace {
+
+using testing::FrameClient;
+using testing::StubHandler;
+
+// A KafkaServer on 127.0.0.1:<ephemeral> with its io_context on a thread.
+class ServerFixture {
+ public:
+  ServerFixture(StubHandler::OnFrame on_frame, int32_t max_request_bytes = 104857600)
+      : handler_(std::move(on_frame)), work_(asio::make_work_guard(io_)) {
+    KafkaServerOptions options;
+    options.max_request_bytes = max_request_bytes;
+    options.drain_timeout = std::chrono::milliseconds(5000);
+    server_ = std::make_unique<KafkaServer>(io_, options, &metrics_, &counters_);
+    Status st = server_->Bind({"127.0.0.1", 0});
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    server_->Start(&handler_);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~ServerFixture() {
+    asio::post(io_, [this] { server_->Stop([] {}); });
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  uint16_t port() const { return server_->port(); }
+  asio::io_context& io() { return io_; }
+  KafkaServer& server() { return *server_; }
+  StubHandler& handler() { return handler_; }
+  NetworkCounters& counters() { return counters_; }
+  RequestMetrics& metrics() { return metrics_; }
+
+ private:
+  asio::io_context io_;
+  RequestMetrics metrics_;
+  NetworkCounters counters_;
+  StubHandler handler_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::unique_ptr<KafkaServer> server_;
+  std::thread thread_;
+};
+
+void Echo(std::vector<uint8_t> frame, Respond respond) {
+  respond(std::move(frame), false);
+}
+
+// Polls `done` for up to 5 s.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 500; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+TEST(ServerFramingTest, EchoesOneFrameWithSizePrefix) {
+  ServerFixture f(Echo);
+  FrameClient c(f.port());
+  c.SendFrame({0, 18, 0, 3, 0, 0, 0, 7});
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{0, 18, 0, 3, 0, 0, 0, 7}));
+  EXPECT_EQ(f.handler().calls.load(), 1);
+}
+
+TEST(ServerFramingTest, OversizedFrameClosesWithoutReadingTheBody) {
+  ServerFixture f(Echo, /*max_request_bytes=*/1024);
+  FrameClient c(f.port());
+  c.SendSize(1025);
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_EQ(f.handler().calls.load(), 0);
+  EXPECT_TRUE(Eventually([&] { return f.counters().frames_too_large.load() == 1; }));
+}
+
+TEST(ServerFramingTest, FrameOfExactlyTheLimitIsHandled) {
+  ServerFixture f(Echo, /*max_request_bytes=*/1024);
+  FrameClient c(f.port());
+  c.SendFrame(std::vector<uint8_t>(1024, 0x5a));
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->size(), 1024u);
+}
+
+TEST(ServerFramingTest, HugeSizeUnderDefaultLimitIsRefusedAtOnce) {
+  // 2 GiB - 1 against the 100 MiB default: closed immediately, nothing
+  // allocated (an allocation of that size would take visible time and memory).
+  ServerFixture f(Echo);
+  FrameClient c(f.port());
+  const auto start = std::chrono::steady_clock::now();
+  c.SendSize(0x7fffffff);
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(f.handler().calls.load(), 0);
+  EXPECT_TRUE(Eventually([&] { return f.counters().frames_too_large.load() == 1; }));
+}
+
+TEST(ServerFramingTest, NegativeSizeCloses) {
+  ServerFixture f(Echo);
+  FrameClient c(f.port());
+  c.SendSize(-1);
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_EQ(f.handler().calls.load(), 0);
+  EXPECT_TRUE(Eventually([&] { return f.counters().frames_negative.load() == 1; }));
+}
+
+TEST(ServerFramingTest, TruncatedFrameIsDroppedAndServerKeepsServing) {
+  ServerFixture f(Echo);
+  {
+    FrameClient c(f.port());
+    c.SendSize(100);
+    c.SendRaw(std::vector<uint8_t>(50, 1));
+    c.ShutdownSend();
+    EXPECT_TRUE(c.ClosedByPeer());
+  }
+  EXPECT_TRUE(Eventually([&] { return f.counters().frames_truncated.load() == 1; }));
+  EXPECT_EQ(f.handler().calls.load(), 0);
+  FrameClient next(f.port());
+  next.SendFrame({1, 2, 3});
+  auto r = next.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{1, 2, 3}));
+}
+
+TEST(ServerFramingTest, TruncatedSizeCountsAsTruncated) {
+  ServerFixture f(Echo);
+  FrameClient c(f.port());
+  c.SendRaw({0, 0});
+  c.ShutdownSend();
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_TRUE(Eventually([&] { return f.counters().frames_truncated.load() == 1; }));
+}
+
+// Pipelined frames: the first is answered last by the handler's clock, yet
+// responses come back in request order and the handler never sees two at once.
+TEST(ServerFramingTest, PipelinedRequestsAreHandledOneAtATimeInOrder) {
+  std::atomic<int> in_flight{0};
+  std::atomic<int> max_in_flight{0};
+  std::vector<uint8_t> seen;
+  std::unique_ptr<ServerFixture> f;
+  f = std::make_unique<ServerFixture>([&](std::vector<uint8_t> frame, Respond respond) {
+    const int now = ++in_flight;
+    max_in_flight = std::max(max_in_flight.load(), now);
+    seen.push_back(frame[0]);
+    // Earlier frames wait longer: 50 ms for frame 0 down to 10 ms for frame 4.
+    auto timer = std::make_shared<asio::steady_timer>(
+        f->io(), std::chrono::milliseconds(50 - 10 * frame[0]));
+    timer->async_wait([&, timer, frame = std::move(frame), respond](const asio::error_code&) {
+      --in_flight;
+      respond(frame, false);
+    });
+  });
+  FrameClient c(f->port());
+  std::vector<uint8_t> all;
+  for (uint8_t i = 0; i < 5; ++i) {
+    const std::vector<uint8_t> frame = {0, 0, 0, 4, i, 0xaa, 0xbb, 0xcc};
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  c.SendRaw(all);  // one write: all five frames arrive together
+  for (uint8_t i = 0; i < 5; ++i) {
+    auto r = c.ReadFrame();
+    ASSERT_TRUE(r.has_value()) << "response " << int(i);
+    EXPECT_EQ(*r, (std::vector<uint8_t>{i, 0xaa, 0xbb, 0xcc}));
+  }
+  EXPECT_EQ(max_in_flight.load(), 1);
+  EXPECT_EQ(seen, (std::vector<uint8_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(ServerFramingTest, NoResponseMovesOnToTheNextFrame) {
+  // acks=0: the handler sends nothing, the next request is still answered.
+  ServerFixture f([](std::vector<uint8_t> frame, Respond respond) {
+    if (frame[0] == 0) {
+      respond(std::nullopt, false);
+    } else {
+      respond(std::move(frame), false);
+    }
+  });
+  FrameClient c(f.port());
+  c.SendFrame({0, 0, 1});
+  c.SendFrame({1, 0, 2});
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{1, 0, 2}));
+}
+
+TEST(ServerFramingTest, HandlerCloseSendsTheResponseThenCloses) {
+  ServerFixture f([](std::vector<uint8_t>, Respond respond) {
+    respond(std::vector<uint8_t>{9, 9}, /*close=*/true);
+  });
+  FrameClient c(f.port());
+  c.SendFrame({0, 77, 0, 0});
+  c.SendFrame({0, 77, 0, 1});  // never handled
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{9, 9}));
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_EQ(f.handler().calls.load(), 1);
+  EXPECT_TRUE(Eventually([&] { return f.counters().closed_by_handler.load() == 1; }));
+}
+
+TEST(ServerFramingTest, HandlerCloseWithoutResponseCloses) {
+  ServerFixture f([](std::vector<uint8_t>, Respond respond) { respond(std::nullopt, true); });
+  FrameClient c(f.port());
+  c.SendFrame({0, 99, 0, 0});
+  EXPECT_TRUE(c.ClosedByPeer());
+}
+
+TEST(ServerFramingTest, LatencyIsRecordedPerApiKey) {
+  ServerFixture f(Echo);
+  FrameClient c(f.port());
+  c.SendFrame({0, 18, 0, 3});  // ApiVersions
+  ASSERT_TRUE(c.ReadFrame().has_value());
+  c.SendFrame({0, 3, 0, 4});  // Metadata
+  ASSERT_TRUE(c.ReadFrame().has_value());
+  c.SendFrame({0, 3, 0, 4});
+  ASSERT_TRUE(c.ReadFrame().has_value());
+  const auto stats = f.metrics().Snapshot();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats.at(18).count, 1);
+  EXPECT_EQ(stats.at(3).count, 2);
+  EXPECT_EQ(f.counters().connections_accepted.load(), 1);
+}
+
+// Stop: the in-flight request is answered, then the connection closes; an
+// idle connection closes at once; no new connection is accepted.
+TEST(ServerFramingTest, StopFinishesInFlightRequestsThenCloses) {
+  std::unique_ptr<ServerFixture> f;
+  f = std::make_unique<ServerFixture>([&](std::vector<uint8_t> frame, Respond respond) {
+    auto timer = std::make_shared<asio::steady_timer>(f->io(), std::chrono::milliseconds(300));
+    timer->async_wait([timer, frame = std::move(frame), respond](const asio::error_code&) {
+      respond(frame, false);
+    });
+  });
+  FrameClient busy(f->port());
+  FrameClient idle(f->port());
+  busy.SendFrame({0, 1, 2, 3});
+  ASSERT_TRUE(Eventually([&] { return f->handler().calls.load() == 1; }));
+  std::atomic<bool> stopped{false};
+  asio::post(f->io(), [&] { f->server().Stop([&] { stopped = true; }); });
+  EXPECT_TRUE(idle.ClosedByPeer());
+  auto r = busy.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{0, 1, 2, 3}));
+  EXPECT_TRUE(busy.ClosedByPeer());
+  EXPECT_TRUE(Eventually([&] { return stopped.load(); }));
+  EXPECT_EQ(f->handler().shutdowns.load(), 1);
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  asio::error_code ec;
+  s.connect({asio::ip::make_address("127.0.0.1"), f->port()}, ec);
+  EXPECT_TRUE(ec) << "the acceptor should be closed";
+}
+
+}  // namespace
+}  // namespace daruma::broker
