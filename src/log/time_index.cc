@@ -98,10 +98,10 @@ Status TimeIndex::CheckEntries() const {
   for (size_t slot = 0; slot < entries(); ++slot) {
     const TimestampOffset e = Entry(slot);
     if (e.offset < previous.offset || e.timestamp < previous.timestamp) {
-      return Status::Corruption(fmt::format(
-          "time index file {} slot {}: entry (timestamp {}, offset {}) goes back from "
-          "(timestamp {}, offset {})",
-          path(), slot, e.timestamp, e.offset, previous.timestamp, previous.offset));
+      return Status::Corruption(
+          fmt::format("time index file {} slot {}: entry (timestamp {}, offset {}) goes back from "
+                      "(timestamp {}, offset {})",
+                      path(), slot, e.timestamp, e.offset, previous.timestamp, previous.offset));
     }
     previous = e;
   }

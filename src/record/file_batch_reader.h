@@ -80,7 +80,7 @@ class FileBatchReader {
   std::vector<uint8_t> buffer_;
   std::unique_ptr<MappedRegion> region_;  // the mapped block, when options_.map
   const uint8_t* data_ = nullptr;         // buffer_.data() or region_->data
-  uint64_t buffer_start_ = 0;  // file position of buffer_[0]
+  uint64_t buffer_start_ = 0;             // file position of buffer_[0]
   size_t buffer_len_ = 0;
   uint64_t dropped_upto_ = 0;
   StopReason stop_reason_ = StopReason::kNone;

@@ -319,9 +319,8 @@ TEST(HandlerDispatch, FindCoordinatorNamesThisNodeForGroupsAndTransactions) {
     EXPECT_EQ(r.host, "broker.test");
     EXPECT_EQ(r.port, 19092);
   }
-  FindCoordinatorResponse bad =
-      h.Call(ApiKey::kFindCoordinator, 1, FindCoordinatorRequest{"g", 7},
-             EncodeFindCoordinatorRequest, DecodeFindCoordinatorResponse);
+  FindCoordinatorResponse bad = h.Call(ApiKey::kFindCoordinator, 1, FindCoordinatorRequest{"g", 7},
+                                       EncodeFindCoordinatorRequest, DecodeFindCoordinatorResponse);
   EXPECT_EQ(bad.error_code, ErrorCode::kInvalidRequest);
   EXPECT_EQ(bad.node_id, -1);
   FindCoordinatorResponse v0 = h.Call(ApiKey::kFindCoordinator, 0, FindCoordinatorRequest{"g", 0},

@@ -18,11 +18,11 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
     int16_t min, max;
   };
   const Expected expected[] = {
-      {ApiKey::kProduce, 0, 7},      {ApiKey::kFetch, 4, 11},
-      {ApiKey::kListOffsets, 1, 2},  {ApiKey::kMetadata, 0, 4},
-      {ApiKey::kFindCoordinator, 0, 2},
-      {ApiKey::kApiVersions, 0, 3},  {ApiKey::kCreateTopics, 0, 4},
-      {ApiKey::kDeleteTopics, 0, 1}, {ApiKey::kDescribeConfigs, 0, 1},
+      {ApiKey::kProduce, 0, 7},         {ApiKey::kFetch, 4, 11},
+      {ApiKey::kListOffsets, 1, 2},     {ApiKey::kMetadata, 0, 4},
+      {ApiKey::kFindCoordinator, 0, 2}, {ApiKey::kApiVersions, 0, 3},
+      {ApiKey::kCreateTopics, 0, 4},    {ApiKey::kDeleteTopics, 0, 1},
+      {ApiKey::kDescribeConfigs, 0, 1},
   };
   auto table = AdvertisedApis();
   ASSERT_EQ(table.size(), std::size(expected));

@@ -33,8 +33,7 @@ void EncodeFindCoordinatorResponse(const FindCoordinatorResponse& resp, int16_t 
   w.WriteInt32(resp.port);
 }
 
-Result<FindCoordinatorResponse> DecodeFindCoordinatorResponse(ProtocolReader& r,
-                                                              int16_t version) {
+Result<FindCoordinatorResponse> DecodeFindCoordinatorResponse(ProtocolReader& r, int16_t version) {
   DARUMA_RETURN_IF_ERROR(CheckDecodeVersion(kKey, version, "response"));
   FindCoordinatorResponse resp;
   if (version >= 1) resp.throttle_time_ms = r.ReadInt32("ThrottleTimeMs");
