@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Builds the `fuzz` preset (clang, libFuzzer, ASan+UBSan) and runs every fuzz
-# target (fuzz/*_fuzz.cc) for the given number of seconds, seeded with the
-# shared fixtures' .log files (linked, never copied). New corpus entries go to
-# build/fuzz/corpus/<target>, findings (crash-*, leak-*, timeout-*) to
-# build/fuzz/findings/<target>.
+# target (fuzz/*_fuzz.cc) for the given number of seconds, each seeded with its
+# own corpus from fuzz/seed_corpus.sh (fixture files linked, never copied;
+# request frames generated). New corpus entries go to build/fuzz/corpus/<target>,
+# findings (crash-*, leak-*, timeout-*, oom-*) to build/fuzz/findings/<target>.
+# FUZZ_PARALLEL targets run at a time (default 2, the machine's cores), so the
+# wall time is about ceil(targets / FUZZ_PARALLEL) * seconds plus the build.
+# Prints executions and findings per target and a total; exits 1 when a target
+# found something or failed to run.
 #
 # Usage: scripts/fuzz.sh [seconds-per-target (default 20)] [target ...]
-# Environment: FUZZ_JOBS (build parallelism, default 2), FUZZ_MAX_LEN (default
+# Environment: FUZZ_BUILD_DIR (default build/fuzz), FUZZ_JOBS (build
+# parallelism, default 2), FUZZ_PARALLEL (default 2), FUZZ_MAX_LEN (default
 # 65536), FUZZ_ARGS (extra libFuzzer flags).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
+build=${FUZZ_BUILD_DIR:-build/fuzz}
 
 if [[ $# -gt 0 ]]; then
   targets=("$@")
@@ -21,35 +27,67 @@ else
 fi
 
 set -e
-cmake --preset fuzz >/dev/null
-cmake --build build/fuzz -j "${FUZZ_JOBS:-2}" --target "${targets[@]}"
-fuzz/seed_corpus.sh build/fuzz/seeds
+start=$SECONDS
+if [[ $build == build/fuzz ]]; then
+  cmake --preset fuzz >/dev/null
+else
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DDARUMA_FUZZ=ON -DDARUMA_BUILD_TESTS=OFF -DDARUMA_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}"
+echo "== built ${#targets[@]} targets in $((SECONDS - start))s"
+fuzz/seed_corpus.sh "$build/seeds"
 set +e
 
-status=0
-for target in "${targets[@]}"; do
-  corpus=build/fuzz/corpus/$target
-  findings=build/fuzz/findings/$target
-  log=build/fuzz/$target.log
-  mkdir -p "$corpus" "$findings"
+# run_target <target>: fuzzes one target; its summary goes to <build>/<target>.summary.
+run_target() {
+  local target=$1
+  local corpus=$build/corpus/$target findings=$build/findings/$target log=$build/$target.log
+  mkdir -p "$corpus" "$findings" "$build/seeds/$target"
+  local stamp
   stamp=$(mktemp)
-  echo "== $target: ${seconds}s"
   # shellcheck disable=SC2086
-  "build/fuzz/fuzz/$target" "$corpus" build/fuzz/seeds -max_total_time="$seconds" \
+  "$build/fuzz/$target" "$corpus" "$build/seeds/$target" -max_total_time="$seconds" \
     -max_len="${FUZZ_MAX_LEN:-65536}" -rss_limit_mb=2048 -timeout=10 \
     -artifact_prefix="$findings/" -print_final_stats=1 ${FUZZ_ARGS:-} >"$log" 2>&1
-  rc=$?
+  local rc=$?
+  local execs rate cov found
   execs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   rate=$(grep -m1 '^stat::average_exec_per_sec' "$log" | awk '{print $2}')
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+' || true)
   found=$(find "$findings" -type f -newer "$stamp" | wc -l)
-  echo "   executions: ${execs:-?} (${rate:-?}/s), ${cov:-cov: ?}, corpus: $(ls "$corpus" | wc -l)," \
-    "findings: $found (exit $rc; log $log)"
-  if [[ $rc -ne 0 || $found -gt 0 ]]; then
-    status=1
-    grep -E 'ERROR: |SUMMARY: |runtime error' "$log" | head -5 | sed 's/^/   /'
-    find "$findings" -type f -newer "$stamp" | head -5 | sed 's/^/   finding: /'
-  fi
+  {
+    printf '%-30s executions: %9s (%6s/s), %-10s corpus: %5d, findings: %d (exit %d)\n' \
+      "$target" "${execs:-?}" "${rate:-?}" "${cov:-cov: ?}," "$(ls "$corpus" | wc -l)" \
+      "$found" "$rc"
+    if [[ $rc -ne 0 || $found -gt 0 ]]; then
+      grep -E 'ERROR: |SUMMARY: |runtime error' "$log" | head -5 | sed 's/^/   /'
+      find "$findings" -type f -newer "$stamp" | head -5 | sed 's/^/   finding: /'
+      echo "   log: $log"
+    fi
+  } >"$build/$target.summary"
   rm -f "$stamp"
+  [[ $rc -eq 0 && $found -eq 0 ]]
+}
+
+echo "== fuzzing ${#targets[@]} targets for ${seconds}s each, ${FUZZ_PARALLEL:-2} at a time"
+declare -A pids=()
+status=0
+for target in "${targets[@]}"; do
+  while [[ $(jobs -rp | wc -l) -ge ${FUZZ_PARALLEL:-2} ]]; do wait -n; done
+  run_target "$target" &
+  pids[$target]=$!
 done
+total_execs=0
+total_found=0
+for target in "${targets[@]}"; do
+  wait "${pids[$target]}" || status=1
+  cat "$build/$target.summary"
+  n=$(grep -oE 'executions: +[0-9]+' "$build/$target.summary" | grep -oE '[0-9]+$' || echo 0)
+  f=$(grep -oE 'findings: [0-9]+' "$build/$target.summary" | grep -oE '[0-9]+$' || echo 0)
+  total_execs=$((total_execs + n))
+  total_found=$((total_found + f))
+done
+echo "== total: ${#targets[@]} targets, $total_execs executions, $total_found findings," \
+  "$((SECONDS - start))s including the build"
 exit $status

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Daruma needs to build, test and benchmark.
 # Idempotent: does nothing (and needs no network) when everything is present.
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds BENCH_PACKAGES, the
+# plotting needs of bench/run, which calls it that way; the default install
+# does not need them)
 set -euo pipefail
 
 PACKAGES=(
@@ -13,6 +16,9 @@ PACKAGES=(
 )
 # Real Kafka clients, used by the broker's compatibility tests.
 CLIENT_PACKAGES=(kcat librdkafka-dev python3-kafka python3-confluent-kafka)
+# Plots of bench/run (PNG), installed only with --bench.
+BENCH_PACKAGES=(python3-matplotlib)
+if [[ "${1:-}" == "--bench" ]]; then CLIENT_PACKAGES+=("${BENCH_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${PACKAGES[@]}" "${CLIENT_PACKAGES[@]}"; do

@@ -15,14 +15,7 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
 Result<ServerConfig> ResolveConfig(const ServeOptions& o) {
-  PropertyMap props;
-  if (!o.config_file.empty()) {
-    DARUMA_ASSIGN_OR_RETURN(props, ReadPropertiesFile(o.config_file));
-  }
-  for (const std::string& kv : o.overrides) {
-    DARUMA_RETURN_IF_ERROR(ApplyPropertyOverride(kv, &props).WithContext("--set"));
-  }
-  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, ServerConfig::FromProperties(props));
+  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, LoadServerConfig(o.config_file, o.overrides));
   if (config.log_dirs.empty()) {
     return Status::InvalidArgument("no log directory: set log.dirs in --config or with --set");
   }

@@ -276,4 +276,16 @@ Status ApplyPropertyOverride(std::string_view key_equals_value, PropertyMap* pro
   return Status::Ok();
 }
 
+Result<ServerConfig> LoadServerConfig(const std::string& config_file,
+                                      const std::vector<std::string>& overrides) {
+  PropertyMap props;
+  if (!config_file.empty()) {
+    DARUMA_ASSIGN_OR_RETURN(props, ReadPropertiesFile(config_file));
+  }
+  for (const std::string& kv : overrides) {
+    DARUMA_RETURN_IF_ERROR(ApplyPropertyOverride(kv, &props).WithContext("--set"));
+  }
+  return ServerConfig::FromProperties(props);
+}
+
 }  // namespace daruma

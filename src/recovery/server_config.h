@@ -60,6 +60,12 @@ struct ServerConfig {
 Result<PropertyMap> ReadPropertiesFile(const std::string& path,
                                        FileSystem* fs = FileSystem::Default());
 
+// The command-line path shared by `daruma serve` and `daruma recover`: reads
+// `config_file` (none when empty), applies each `--set key=value` in order,
+// then resolves. Errors name the file, the override or the key.
+Result<ServerConfig> LoadServerConfig(const std::string& config_file,
+                                      const std::vector<std::string>& overrides);
+
 // Applies one "key=value" override (the first '=' splits; the key is trimmed and
 // must not be empty). kInvalidArgument quoting the text otherwise.
 Status ApplyPropertyOverride(std::string_view key_equals_value, PropertyMap* props);

@@ -18,14 +18,7 @@ constexpr int kExitUsage = 2;
 constexpr size_t kMaxPartitionLines = 20;
 
 Result<ServerConfig> ResolveConfig(const RecoverOptions& o) {
-  PropertyMap props;
-  if (!o.config_file.empty()) {
-    DARUMA_ASSIGN_OR_RETURN(props, ReadPropertiesFile(o.config_file));
-  }
-  for (const std::string& kv : o.overrides) {
-    DARUMA_RETURN_IF_ERROR(ApplyPropertyOverride(kv, &props).WithContext("--set"));
-  }
-  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, ServerConfig::FromProperties(props));
+  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, LoadServerConfig(o.config_file, o.overrides));
   if (!o.log_dirs.empty()) config.log_dirs = o.log_dirs;
   if (o.threads < 0) return Status::InvalidArgument("--threads must be at least 1");
   if (o.threads > 0) config.num_recovery_threads_per_data_dir = o.threads;

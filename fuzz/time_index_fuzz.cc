@@ -1,0 +1,99 @@
+// libFuzzer target: the input is the image of a time index
+// `00000000000000000100.timeindex` (spec §7.3: 12-byte entries, int64
+// timestamp and int32 relative offset, big-endian). It is opened read-only
+// from a real file, then SanityCheck, CheckEntries and lookups run on it; it is
+// opened again writable (which resizes the file) and trimmed back.
+//
+// Invariants checked (a violation aborts, i.e. is a finding):
+//  * entries() = floor(size / 12) and Entry(i) decodes the input bytes exactly;
+//  * when CheckEntries passes, Lookup(t) equals a linear search for the entry
+//    with the largest timestamp <= t (the first of equal ones; (-1, base) when
+//    none), for every entry's timestamp and its neighbours;
+//  * a writable open followed by TrimToValidSize leaves the whole entries of
+//    the input byte for byte.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/bytes.h"
+#include "fuzz_support.h"
+#include "log/time_index.h"
+
+namespace daruma::fuzz {
+namespace {
+
+constexpr int64_t kBase = 100;
+constexpr size_t kEntrySize = 12;
+constexpr int32_t kMaxIndexSize = 1 << 20;
+
+// With non-decreasing timestamps, Kafka's binary search lands on the last slot
+// whose timestamp is <= target.
+TimestampOffset Linear(const TimeIndex& index, int64_t target) {
+  TimestampOffset best{-1, kBase};
+  for (size_t i = 0; i < index.entries(); ++i) {
+    TimestampOffset e = index.Entry(i);
+    if (e.timestamp <= target) best = e;
+  }
+  return best;
+}
+
+void CheckDecoding(const TimeIndex& index, ByteSpan input) {
+  Check(index.entries() == input.size() / kEntrySize);
+  for (size_t i = 0; i < index.entries(); ++i) {
+    const uint8_t* p = input.data() + i * kEntrySize;
+    TimestampOffset e = index.Entry(i);
+    Check(e.timestamp == int64_t(LoadBe64(p)));
+    Check(e.offset == kBase + int32_t(LoadBe32(p + 8)));
+  }
+}
+
+void CheckLookups(const TimeIndex& index) {
+  if (!index.CheckEntries().ok()) return;
+  // CheckEntries covers SanityCheck's conditions except the file length.
+  Check(index.SanityCheck().ok() == (index.length() % kEntrySize == 0));
+  for (size_t i = 0; i < index.entries(); ++i) {
+    int64_t ts = index.Entry(i).timestamp;
+    for (int64_t t : {ts, ts + (ts < INT64_MAX), ts - (ts > INT64_MIN)}) {
+      Check(index.Lookup(t).timestamp == Linear(index, t).timestamp);
+    }
+  }
+}
+
+void CheckWritableReopen(const std::string& path, ByteSpan input) {
+  auto index = TimeIndex::Open(path, kBase, kMaxIndexSize, ScratchDir::fs(), true);
+  if (!index.ok()) return;
+  Check((*index)->TrimToValidSize().ok());
+  Check((*index)->Close().ok());
+  auto size = ScratchDir::fs()->FileSize(path);
+  Check(size.ok());
+  size_t whole = input.size() / kEntrySize * kEntrySize;
+  Check(*size == whole);
+  auto file = ScratchDir::fs()->Open(path, OpenMode::kRead);
+  Check(file.ok());
+  Bytes back(whole);
+  auto n = (*file)->ReadAt(0, back);
+  Check(n.ok() && *n == whole);
+  Check(std::equal(back.begin(), back.end(), input.begin()));
+}
+
+}  // namespace
+}  // namespace daruma::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace daruma;
+  using namespace daruma::fuzz;
+  if (size > kMaxIndexSize) return 0;
+  ByteSpan input(data, size);
+  Scratch().Reset();
+  std::string path = Scratch().Write("00000000000000000100.timeindex", input);
+  {
+    auto index = TimeIndex::Open(path, kBase, kMaxIndexSize, ScratchDir::fs(), false);
+    Check(index.ok());
+    CheckDecoding(**index, input);
+    (void)(*index)->SanityCheck();
+    (void)(*index)->LastEntry();
+    CheckLookups(**index);
+  }
+  CheckWritableReopen(path, input);
+  return 0;
+}
