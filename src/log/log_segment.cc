@@ -3,11 +3,19 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <random>
 
 #include "common/clock.h"
 #include "log/log_file_names.h"
 
 namespace daruma {
+
+int64_t RandomSegmentJitterMs(const LogConfig& config) {
+  if (config.segment_jitter_ms <= 0 || config.segment_ms <= 0) return 0;
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  const uint64_t bound = uint64_t(std::min(config.segment_jitter_ms, config.segment_ms));
+  return int64_t(random() % bound);
+}
 
 Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::string& dir,
                                                      int64_t base_offset, const LogConfig& config,
@@ -17,6 +25,7 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::
   std::unique_ptr<LogSegment> seg(new LogSegment(fs, dir, base_offset, config, file_suffix, clock));
   const std::string path = LogFileName(dir, base_offset, file_suffix);
   seg->created_ms_ = clock->NowMs();
+  seg->roll_jitter_ms_ = RandomSegmentJitterMs(config);
   if (file_already_exists) {
     DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kReadWrite));
     DARUMA_ASSIGN_OR_RETURN(uint64_t size, seg->log_file_->Size());
@@ -494,7 +503,7 @@ Result<bool> LogSegment::ShouldRoll(const RollParams& p) {
   int64_t waited = (rolling_based_timestamp_ && *rolling_based_timestamp_ >= 0)
                        ? p.max_timestamp_in_messages - *rolling_based_timestamp_
                        : p.now - created_ms_;
-  bool reached_roll_ms = waited > p.max_segment_ms - config_.segment_jitter_ms;
+  bool reached_roll_ms = waited > p.max_segment_ms - roll_jitter_ms_;
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
   return size_ > int64_t(p.max_segment_bytes) - p.messages_size || (size_ > 0 && reached_roll_ms) ||

@@ -54,6 +54,11 @@ struct SegmentRecoveryResult {
   bool corrupt_batch = false;
 };
 
+// Kafka's LogConfig.randomSegmentJitter: uniform in [0, min(segment.jitter.ms,
+// segment.ms)), or 0 when jitter is off. Drawn per segment so that partitions
+// created together do not all roll (and then get deleted) at the same moment.
+int64_t RandomSegmentJitterMs(const LogConfig& config);
+
 class LogSegment {
  public:
   // Opens (file_already_exists) or creates the segment `base` in `dir`.
@@ -167,6 +172,8 @@ class LogSegment {
   Status CheckIndexEntries();
   bool offset_index_exists() const;
   int64_t created_ms() const { return created_ms_; }
+  // This segment's share of segment.jitter.ms, drawn when it was opened.
+  int64_t roll_jitter_ms() const { return roll_jitter_ms_; }
 
  private:
   LogSegment(FileSystem* fs, std::string dir, int64_t base_offset, LogConfig config,
@@ -207,6 +214,7 @@ class LogSegment {
   int64_t shallow_offset_of_max_timestamp_ = 0;
   std::optional<int64_t> rolling_based_timestamp_;
   int64_t created_ms_ = 0;
+  int64_t roll_jitter_ms_ = 0;
 };
 
 }  // namespace daruma
