@@ -48,6 +48,11 @@ class File {
   virtual Status Sync() = 0;
   virtual Status Truncate(uint64_t size) = 0;
   virtual Result<uint64_t> Size() const = 0;
+  // Where the file's data ends before its first hole (a sparse region never
+  // written, e.g. a preallocated index): SEEK_HOLE, which the file system may
+  // round up to its block size. Size() for a file without holes or a file
+  // system that cannot tell.
+  virtual Result<uint64_t> DataEnd() const { return Size(); }
   // Advises the OS that the range will not be needed soon (page-cache drop).
   virtual void DropCache(uint64_t /*pos*/, uint64_t /*len*/) {}
   // Maps [pos, pos + len) read-only, or returns null when this file cannot be

@@ -62,6 +62,12 @@ class PosixFile final : public File {
     return region;
   }
 
+  Result<uint64_t> DataEnd() const override {
+    const off_t hole = ::lseek(fd_, 0, SEEK_HOLE);
+    if (hole < 0) return Size();  // no SEEK_HOLE here: the whole file is data
+    return uint64_t(hole);
+  }
+
   Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
     size_t done = 0;
     while (done < data.size()) {

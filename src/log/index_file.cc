@@ -32,7 +32,12 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
     return index;
   }
   DARUMA_ASSIGN_OR_RETURN(index->length_, index->file_->Size());
-  index->bytes_.resize(RoundDown(int64_t(index->length_), entry_size));
+  // Only the part before a trailing hole is read (see the contract).
+  DARUMA_ASSIGN_OR_RETURN(uint64_t data_end, index->file_->DataEnd());
+  data_end = std::min(data_end, index->length_);
+  index->bytes_.resize(RoundDown(int64_t(data_end), entry_size));
+  index->hole_entries_ =
+      (RoundDown(int64_t(index->length_), entry_size) - index->bytes_.size()) / entry_size;
   DARUMA_ASSIGN_OR_RETURN(size_t n, index->file_->ReadAt(0, index->bytes_));
   index->written_ = n;
   if (n != index->bytes_.size()) {
@@ -60,8 +65,18 @@ Status IndexFile::AppendEntry(const uint8_t* entry) {
     return Status::InvalidArgument("attempt to append to a full index " + path_ +
                                    " (size = " + std::to_string(entries()) + ")");
   }
+  MaterializeHole();
   bytes_.insert(bytes_.end(), entry, entry + entry_size_);
   return Status::Ok();
+}
+
+void IndexFile::MaterializeHole() {
+  if (hole_entries_ == 0) return;
+  const bool all_written = written_ == bytes_.size();
+  bytes_.resize(bytes_.size() + hole_entries_ * entry_size_);
+  hole_entries_ = 0;
+  // The hole reads as these zeros on disk too.
+  if (all_written) written_ = bytes_.size();
 }
 
 Status IndexFile::WritePending() {
@@ -74,7 +89,15 @@ Status IndexFile::WritePending() {
 }
 
 void IndexFile::TruncateToEntries(size_t n) {
-  if (n < entries()) bytes_.resize(n * entry_size_);
+  if (n < entries()) {
+    const size_t stored = bytes_.size() / entry_size_;
+    if (n <= stored) {
+      bytes_.resize(n * entry_size_);
+      hole_entries_ = 0;
+    } else {
+      hole_entries_ = n - stored;
+    }
+  }
   written_ = std::min<uint64_t>(written_, bytes_.size());
 }
 
@@ -111,10 +134,11 @@ Status IndexFile::Resize(int64_t new_size) {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
   DARUMA_RETURN_IF_ERROR(WritePending());
   const uint64_t rounded = RoundDown(new_size, entry_size_);
-  if (rounded < bytes_.size()) {
+  const uint64_t entry_bytes = uint64_t(entries()) * entry_size_;
+  if (rounded < entry_bytes) {
     return Status::InvalidArgument(
         "cannot resize index " + path_ + " to " + std::to_string(rounded) + " bytes: it holds " +
-        std::to_string(entries()) + " entries (" + std::to_string(bytes_.size()) + " bytes)");
+        std::to_string(entries()) + " entries (" + std::to_string(entry_bytes) + " bytes)");
   }
   if (rounded == length_) return Status::Ok();
   // Trimming to the entries first makes every slot past entries() read as
@@ -133,7 +157,7 @@ Status IndexFile::Reset() {
 }
 
 Status IndexFile::TrimToValidSize() {
-  return Resize(int64_t(bytes_.size()));
+  return Resize(int64_t(uint64_t(entries()) * entry_size_));
 }
 
 Status IndexFile::Flush() {

@@ -8,8 +8,12 @@
 //
 // Contract:
 //  * Opening an existing file takes entries() = floor(file length / entry size)
-//    and never scans for zeroed slots (Kafka does the same). This is why an
-//    index must be trimmed (TrimToValidSize/Close) before the segment is closed.
+//    and never scans for zeroed slots (Kafka does the same). Slots in a
+//    trailing hole of a sparse file (File::DataEnd: a preallocated index left
+//    by a crash, 10 MiB by default) count as zero entries as in Kafka, but are
+//    not read or stored, so a crashed start of many partitions costs kilobytes
+//    per index, not megabytes. This is why an index must be trimmed
+//    (TrimToValidSize/Close) before the segment is closed.
 //  * No mmap: the entries are kept in memory (entries() * entry_size bytes).
 //    Appended entries reach the file by WritePending(), one File::WriteAt for
 //    all of them; Flush(), Resize()/TrimToValidSize() and Close() call it too.
@@ -55,7 +59,7 @@ class IndexFile {
   int64_t base_offset() const { return options_.base_offset; }
   int32_t max_index_size() const { return options_.max_index_size; }
   size_t entry_size() const { return entry_size_; }
-  size_t entries() const { return bytes_.size() / entry_size_; }
+  size_t entries() const { return bytes_.size() / entry_size_ + hole_entries_; }
   // Slots available in the file as it is now: file length / entry size.
   size_t max_entries() const { return size_t(length_ / entry_size_); }
   // Physical file length in bytes (need not be a multiple of entry_size).
@@ -63,7 +67,10 @@ class IndexFile {
   bool writable() const { return options_.writable; }
 
   // The bytes of entry `slot` (slot < entries()).
-  const uint8_t* EntryBytes(size_t slot) const { return bytes_.data() + slot * entry_size_; }
+  const uint8_t* EntryBytes(size_t slot) const {
+    const size_t pos = slot * entry_size_;
+    return pos < bytes_.size() ? bytes_.data() + pos : kZeroEntry;
+  }
 
   // Writes one entry into slot entries(). The caller checks ordering and fullness.
   Status AppendEntry(const uint8_t* entry);
@@ -108,7 +115,14 @@ class IndexFile {
   Options options_;
   std::unique_ptr<File> file_;
   uint64_t length_ = 0;
-  std::vector<uint8_t> bytes_;  // entries() * entry_size_ bytes
+  // The entries up to the file's first hole; the entries() - bytes_/entry_size
+  // slots after them lie in the hole (hole_entries_) and read as zeros without
+  // being stored (see the contract above).
+  std::vector<uint8_t> bytes_;
+  size_t hole_entries_ = 0;
+  static constexpr uint8_t kZeroEntry[16] = {};
+  // Stores the hole's zero entries before a change that needs them in bytes_.
+  void MaterializeHole();
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;
