@@ -62,7 +62,6 @@ class Loader {
   };
   Result<RecoveryOffsets> RecoverLog();  // pass 5
   Status RemoveAndDeleteSegments(const std::vector<int64_t>& bases, const std::string& reason);
-  Status FinishProducerState(int64_t log_start_offset, int64_t next_offset);  // pass 6
   void AddScanned(int64_t bytes);
   void SetRemaining(int64_t n) {
     if (p_.remaining_segments != nullptr) p_.remaining_segments->store(n);
