@@ -47,8 +47,13 @@ Status BadDirName(std::string_view name, const std::string& why) {
 
 std::string CappedDirName(const TopicPartition& tp, std::string_view unique_id,
                           std::string_view suffix) {
-  const std::string tail =
-      "-" + std::to_string(tp.partition) + "." + std::string(unique_id) + std::string(suffix);
+  // Built by appends: g++ 12 at -O3 misreads `"-" + std::string&&` as an
+  // overlapping memcpy (-Wrestrict, GCC bug 105329).
+  std::string tail = "-";
+  tail += std::to_string(tp.partition);
+  tail += '.';
+  tail += unique_id;
+  tail += suffix;
   const size_t room = tail.size() < kMaxDirNameLength ? kMaxDirNameLength - tail.size() : 0;
   return tp.topic.substr(0, std::min(tp.topic.size(), room)) + tail;
 }
