@@ -8,14 +8,21 @@
 //   BM_RecoverUncleanMissingIndexes/T  both (Kafka scans such segments twice; Daruma once)
 //   BM_CleanStart10k            clean start of 10,000 partitions x 4 segments
 //
+// With T = 2 the one partition gets both recovery threads (its segments are
+// scanned two at a time ahead of the sequential fold, log_loader.h); the T = 2
+// runs report `speedup_vs_1_thread` against the T = 1 run of the same scenario
+// (also printed to stderr).
+//
 // Data: one partition of $DARUMA_BENCH_RECOVERY_MIB MiB (default 1024) of ~1 KiB
-// uncompressed non-transactional batches in 128 MiB segments, and the 10k-partition
+// uncompressed non-transactional batches in 128 MiB segments (bench_data.h,
+// shared with check_bench), and the 10k-partition
 // dir; both generated once under $TMPDIR and reused. Everything runs from the page
 // cache (each data set is read once before measuring). Each recovery benchmark
 // also reports the peak RSS of a child process that ran the same recovery once
 // (counter `peak_rss_mib`), since this process's own peak mixes every benchmark.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,14 +32,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bench_data.h"
 #include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/file_system.h"
 #include "log/log.h"
+#include "no_sync_file_system.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"
 
@@ -41,75 +51,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kT0 = 1700000000000;
-constexpr int32_t kSegmentBytes = 128 << 20;
+using namespace daruma::bench;  // NOLINT: the shared data set (bench_data.h)
+
 constexpr int kCleanStartPartitions = 10000;
 constexpr int kCleanStartSegments = 4;
 
 int64_t RecoveryBytes() {
   const char* mib = std::getenv("DARUMA_BENCH_RECOVERY_MIB");
   return int64_t(mib && *mib ? std::atoi(mib) : 1024) << 20;
-}
-
-std::string TmpRoot() {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp && *tmp ? tmp : "/tmp");
-}
-
-[[noreturn]] void Die(const std::string& what, const Status& status) {
-  std::fprintf(stderr, "recovery_bench: %s: %s\n", what.c_str(), status.ToString().c_str());
-  std::abort();
-}
-
-// Eight ~118-byte records: a ~1 KiB batch, as in scan_bench and Kafka's baseline.
-Bytes KiBBatch() {
-  std::vector<RecordInput> records(8);
-  for (int i = 0; i < 8; ++i) {
-    records[i].timestamp = kT0 + i;
-    records[i].key = "key-" + std::to_string(i);
-    records[i].value = std::string(100, char('a' + i));
-  }
-  auto batch = BuildRecordBatch(BatchBuilderOptions{}, records);
-  if (!batch.ok()) Die("building a batch", batch.status());
-  return *batch;
-}
-
-LogConfig BenchConfig() {
-  LogConfig config;
-  config.segment_bytes = kSegmentBytes;
-  return config;
-}
-
-// Appends `bytes` of batches to a new log in `log_dir`/bench-0 and shuts the
-// manager down cleanly (marker, checkpoints, snapshots), as a broker would.
-void GenerateBigPartition(const std::string& log_dir, int64_t bytes) {
-  fs::remove_all(log_dir);
-  fs::create_directories(log_dir);
-  ManualClock clock(kT0);
-  auto log = Log::CreateEmpty(FileSystem::Default(), log_dir + "/bench-0",
-                              TopicPartition{"bench", 0}, BenchConfig(), &clock);
-  if (!log.ok()) Die("creating the log", log.status());
-  Bytes batch = KiBBatch();
-  for (int64_t written = 0; written < bytes; written += int64_t(batch.size())) {
-    auto appended = (*log)->AppendAsLeader(batch, 0);
-    if (!appended.ok()) Die("appending", appended.status());
-  }
-  if (Status s = (*log)->FlushAll(); !s.ok()) Die("flushing", s);
-  if (Status s = (*log)->Close(); !s.ok()) Die("closing", s);
-  // Let a LogManager write the checkpoints and the marker.
-  LogManager manager;
-  if (Status s = manager.Startup({log_dir}, BenchConfig(), 1); !s.ok()) Die("startup", s);
-  if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
-}
-
-std::vector<std::string> FilesWithSuffix(const std::string& dir, const std::string& suffix) {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() > suffix.size() && name.ends_with(suffix)) out.push_back(entry.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 uint64_t ReadAndCrc(const std::vector<std::string>& files) {
@@ -133,12 +82,7 @@ uint64_t ReadAndCrc(const std::vector<std::string>& files) {
 
 const std::string& BigLogDir() {
   static const std::string dir = [] {
-    const std::string d =
-        TmpRoot() + "/daruma-bench-recovery-" + std::to_string(RecoveryBytes() >> 20) + "m";
-    if (!fs::exists(d + "/.kafka_cleanshutdown")) {
-      std::fprintf(stderr, "recovery_bench: generating %s\n", d.c_str());
-      GenerateBigPartition(d, RecoveryBytes());
-    }
+    const std::string d = BigPartitionDir(RecoveryBytes());
     ReadAndCrc(FilesWithSuffix(d + "/bench-0", ".log"));  // warm the page cache
     return d;
   }();
@@ -195,17 +139,41 @@ double PeakRssMiBOfChild(const std::function<void()>& fn) {
   return double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-void RunRecoveryBenchmark(benchmark::State& state, const Scenario& scenario) {
+// Seconds per iteration of each scenario's 1-thread run, so that its
+// 2-thread run (one partition: LogManager hands the spare recovery thread to
+// that partition's segment scans) can report the speedup.
+std::map<std::string, double>& OneThreadSeconds() {
+  static std::map<std::string, double> seconds;
+  return seconds;
+}
+
+void RunRecoveryBenchmark(benchmark::State& state, const Scenario& scenario,
+                          const std::string& name) {
   const std::string& dir = BigLogDir();
   const int threads = int(state.range(0));
   int64_t bytes = 0;
+  double seconds = 0;
   for (auto _ : state) {
     Prepare(dir, scenario);
     const int64_t ns = Recover(dir, threads);
     state.SetIterationTime(double(ns) / 1e9);
+    seconds += double(ns) / 1e9;
     bytes += RecoveryBytes();
   }
   state.SetBytesProcessed(bytes);
+  const double per_iteration = seconds / double(std::max<int64_t>(1, state.iterations()));
+  if (threads == 1) OneThreadSeconds()[name] = per_iteration;
+  auto one = OneThreadSeconds().find(name);
+  if (threads > 1 && one != OneThreadSeconds().end() && per_iteration > 0) {
+    const double speedup = one->second / per_iteration;
+    state.counters["speedup_vs_1_thread"] = speedup;
+    std::fprintf(stderr,
+                 "recovery_bench: %s, one partition of %lld MiB: %d threads %.2f GB/s, "
+                 "1 thread %.2f GB/s, speedup %.2fx\n",
+                 name.c_str(), static_cast<long long>(RecoveryBytes() >> 20), threads,
+                 double(RecoveryBytes()) / per_iteration / 1e9,
+                 double(RecoveryBytes()) / one->second / 1e9, speedup);
+  }
   Prepare(dir, scenario);
   state.counters["peak_rss_mib"] = PeakRssMiBOfChild([&] { Recover(dir, threads); });
 }
@@ -218,27 +186,43 @@ void BM_ReadCrcBaseline(benchmark::State& state) {
 }
 
 void BM_RecoverUnclean(benchmark::State& state) {
-  RunRecoveryBenchmark(state, {true, false});
+  RunRecoveryBenchmark(state, {true, false}, "BM_RecoverUnclean");
 }
 void BM_RecoverMissingIndexes(benchmark::State& state) {
-  RunRecoveryBenchmark(state, {false, true});
+  RunRecoveryBenchmark(state, {false, true}, "BM_RecoverMissingIndexes");
 }
 void BM_RecoverUncleanMissingIndexes(benchmark::State& state) {
-  RunRecoveryBenchmark(state, {true, true});
+  RunRecoveryBenchmark(state, {true, true}, "BM_RecoverUncleanMissingIndexes");
 }
 
-// 10,000 partitions x 4 segments of one small batch each, shut down cleanly.
+// ---- BM_CleanStart10k (issues #3, #4) ----------------------------------------
+//
+// 10,000 partitions x 4 segments of one ~1 KiB batch each, with their indexes,
+// producer snapshots, checkpoints and the clean-shutdown marker: 40,000 .log
+// and 80,000 index files, more than `ulimit -n` (20,000 here). Generated once
+// without fsync (no_sync_file_system.h). Measured: LogManager::Startup to
+// "ready" (every log open) with the default daruma.max.open.files, through
+// the real file system. Counters: seconds, descriptors held after the start
+// (beyond those before), the manager's max_open_files, and the peak RSS of a
+// forked child that ran one start (with the peak reset at the fork, so only
+// what the start adds to the parent's small resident set counts; the parent
+// returns its freed heap first).
 const std::string& ManyPartitionsDir() {
   static const std::string dir = [] {
     const std::string d = TmpRoot() + "/daruma-bench-clean-start-10k";
-    if (!fs::exists(d + "/.kafka_cleanshutdown")) {
+    // Partitions are written in order, then a LogManager start and clean
+    // shutdown adds checkpoints and the marker: an interrupted generation
+    // resumes at the manager pass once the last partition exists.
+    const std::string last = d + "/many-" + std::to_string(kCleanStartPartitions - 1);
+    FileSystem* no_sync = NoSyncFileSystem::Instance();
+    if (!fs::exists(last)) {
       std::fprintf(stderr, "recovery_bench: generating %s (40,000 segments)\n", d.c_str());
       fs::remove_all(d);
       fs::create_directories(d);
       ManualClock clock(kT0);
       Bytes batch = KiBBatch();
       for (int p = 0; p < kCleanStartPartitions; ++p) {
-        auto log = Log::CreateEmpty(FileSystem::Default(), d + "/many-" + std::to_string(p),
+        auto log = Log::CreateEmpty(no_sync, d + "/many-" + std::to_string(p),
                                     TopicPartition{"many", p}, LogConfig{}, &clock);
         if (!log.ok()) Die("creating a log", log.status());
         for (int s = 0; s < kCleanStartSegments; ++s) {
@@ -250,25 +234,125 @@ const std::string& ManyPartitionsDir() {
         if (Status st = (*log)->FlushAll(); !st.ok()) Die("flushing", st);
         if (Status st = (*log)->Close(); !st.ok()) Die("closing", st);
       }
-      LogManager manager;
+    }
+    if (!fs::exists(d + "/.kafka_cleanshutdown")) {
+      LogManagerOptions options;
+      options.fs = no_sync;
+      LogManager manager(options);
       if (Status s = manager.Startup({d}, LogConfig{}, 2); !s.ok()) Die("startup", s);
       if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
+      ::sync();  // the data set reaches the disk once, outside any measurement
     }
     return d;
   }();
   return dir;
 }
 
+int OpenDescriptors() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+struct CleanStartResult {
+  double seconds = 0;
+  int fds_after_start = 0;  // beyond those open before
+  size_t max_open_files = 0;
+};
+
+// One clean start to "ready", then a clean shutdown (not timed) so the next
+// start is clean again.
+CleanStartResult CleanStart(const std::string& dir, int threads) {
+  NoSyncFileSystem fs;
+  fs.set_syncs(true);  // the start is measured with its real fsyncs
+  LogManagerOptions options;
+  options.fs = &fs;
+  LogManager manager(options);
+  CleanStartResult result;
+  result.max_open_files = options.max_open_files;
+  const int before = OpenDescriptors();
+  const auto start = std::chrono::steady_clock::now();
+  if (Status s = manager.Startup({dir}, LogConfig{}, threads); !s.ok()) Die("startup", s);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.fds_after_start = OpenDescriptors() - before;
+  if (manager.HasFailures()) Die("clean start", Status::Corruption(manager.ReportJson().dump()));
+  if (manager.report().partitions.size() != size_t(kCleanStartPartitions)) {
+    Die("clean start", Status::Corruption("not every partition was loaded"));
+  }
+  fs.set_syncs(false);  // the data is on disk already; see no_sync_file_system.h
+  if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
+  return result;
+}
+
+// A /proc/self/status field in KiB ("VmRSS", "VmHWM").
+double ProcStatusMiB(const std::string& field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  double kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::string(line).starts_with(field + ":")) kib = std::atof(line + field.size() + 1);
+  }
+  std::fclose(f);
+  return kib / 1024.0;
+}
+
+// Runs one clean start in a forked child; returns {peak RSS, RSS at the fork}
+// of the child in MiB, the peak reset at the fork (Linux clear_refs 5).
+std::pair<double, double> CleanStartPeakRssMiB(const std::string& dir, int threads) {
+  ::malloc_trim(0);
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return {-1, -1};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+      std::fputs("5", f);
+      std::fclose(f);
+    }
+    double values[2] = {0, ProcStatusMiB("VmRSS")};
+    CleanStart(dir, threads);
+    values[0] = ProcStatusMiB("VmHWM");
+    if (::write(pipe_fds[1], values, sizeof values) != ssize_t(sizeof values)) std::_Exit(1);
+    std::_Exit(0);
+  }
+  ::close(pipe_fds[1]);
+  double values[2] = {-1, -1};
+  const bool got = ::read(pipe_fds[0], values, sizeof values) == ssize_t(sizeof values);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !got) {
+    return {-1, -1};
+  }
+  return {values[0], values[1]};
+}
+
 void BM_CleanStart10k(benchmark::State& state) {
   const std::string& dir = ManyPartitionsDir();
   const int threads = int(state.range(0));
-  Recover(dir, threads);  // warm the page cache (directory entries, index files)
+  CleanStart(dir, threads);  // warm the page cache (directory entries, inodes)
+  CleanStartResult last;
+  double seconds = 0;
   for (auto _ : state) {
-    const int64_t ns = Recover(dir, threads);
-    state.SetIterationTime(double(ns) / 1e9);
+    last = CleanStart(dir, threads);
+    state.SetIterationTime(last.seconds);
+    seconds += last.seconds;
   }
+  const auto [peak_rss, base_rss] = CleanStartPeakRssMiB(dir, threads);
+  state.counters["partitions"] = kCleanStartPartitions;
   state.counters["segments"] = kCleanStartPartitions * kCleanStartSegments;
-  state.counters["peak_rss_mib"] = PeakRssMiBOfChild([&] { Recover(dir, threads); });
+  state.counters["seconds"] = seconds / double(std::max<int64_t>(1, state.iterations()));
+  state.counters["fds_after_start"] = last.fds_after_start;
+  state.counters["max_open_files"] = double(last.max_open_files);
+  state.counters["peak_rss_mib"] = peak_rss;
+  state.counters["rss_at_fork_mib"] = base_rss;
+  std::fprintf(stderr,
+               "recovery_bench: clean start of %d partitions x %d segments, %d thread(s): "
+               "%.3f s, %d descriptors after start (max.open.files %zu), peak RSS %.1f MiB "
+               "(%.1f MiB at fork)\n",
+               kCleanStartPartitions, kCleanStartSegments, threads,
+               seconds / double(std::max<int64_t>(1, state.iterations())), last.fds_after_start,
+               last.max_open_files, peak_rss, base_rss);
 }
 
 BENCHMARK(BM_ReadCrcBaseline)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -184,9 +184,12 @@ class PosixFileSystem final : public FileSystem {
     while (struct dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
       if (name == "." || name == "..") continue;
-      DirEntry entry{name, false, false};
+      DirEntry entry{name, e->d_type == DT_DIR, e->d_type == DT_REG};
+      // d_type spares a stat per entry (40,000 of them in a big log dir); a
+      // symlink, or a file system that does not fill it in, needs the stat.
       struct stat st;
-      if (::stat(JoinPath(path, name).c_str(), &st) == 0) {
+      if (e->d_type != DT_DIR && e->d_type != DT_REG &&
+          ::stat(JoinPath(path, name).c_str(), &st) == 0) {
         entry.is_directory = S_ISDIR(st.st_mode);
         entry.is_regular = S_ISREG(st.st_mode);
       }

@@ -103,13 +103,19 @@ bool LeaderEpochFileCache::TruncateFromEnd(int64_t end_offset) {
 
 bool LeaderEpochFileCache::TruncateFromStart(int64_t start_offset) {
   if (start_offset < 0) return false;
-  std::optional<int32_t> last_removed;
+  std::optional<EpochEntry> last_removed;
+  int removed = 0;
   while (!epochs_.empty() && epochs_.begin()->second <= start_offset) {
-    last_removed = epochs_.begin()->first;
+    last_removed = *epochs_.begin();
     epochs_.erase(epochs_.begin());
+    ++removed;
   }
   if (!last_removed) return false;
-  epochs_[*last_removed] = start_offset;
+  epochs_[last_removed->first] = start_offset;
+  // Removing the first entry only to put it back unchanged (the usual case at
+  // every start: the log starts where its first epoch does) leaves the file
+  // as it is; rewriting it would cost a write and three fsyncs per partition.
+  if (removed == 1 && last_removed->second == start_offset) return false;
   dirty_ = true;
   return true;
 }

@@ -66,6 +66,7 @@ Result<OffsetIndex*> LogSegment::offset_index() {
     DARUMA_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(offset_index_path(), base_offset_,
                                                              config_.segment_index_bytes, fs_));
   }
+  if (verify_offset_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/true));
   return offset_index_.get();
 }
 
@@ -74,7 +75,67 @@ Result<TimeIndex*> LogSegment::time_index() {
     DARUMA_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(time_index_path(), base_offset_,
                                                          config_.segment_index_bytes, fs_));
   }
+  if (verify_time_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/false));
   return time_index_.get();
+}
+
+void LogSegment::VerifyIndexesOnFirstLoad(IndexWarningSink on_rebuild) {
+  verify_offset_index_ = true;
+  verify_time_index_ = true;
+  on_index_rebuild_ = std::move(on_rebuild);
+}
+
+Status LogSegment::VerifyIndexIfPending(bool offset_index) {
+  // Cleared first: the check and the rebuild below load indexes themselves.
+  (offset_index ? verify_offset_index_ : verify_time_index_) = false;
+  Status checked = offset_index ? offset_index_->CheckEntries(size_) : time_index_->CheckEntries();
+  if (checked.ok() && offset_index) checked = CheckLastOffsetIndexEntryTarget();
+  if (checked.ok()) return checked;
+  if (!checked.IsCorruption()) return checked;
+  index_rebuild_warning_ = fmt::format(
+      "Found a corrupted index file corresponding to log file {} due to {}, "
+      "rebuilding index files from the log (read-only)...",
+      log_path(), checked.message());
+  if (on_index_rebuild_) on_index_rebuild_(index_rebuild_warning_);
+  return RebuildIndexes();
+}
+
+Status LogSegment::RebuildIndexes() {
+  verify_offset_index_ = false;
+  verify_time_index_ = false;
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  DARUMA_RETURN_IF_ERROR(oi->Reset());
+  DARUMA_RETURN_IF_ERROR(ti->Reset());
+  int64_t position = 0;
+  int64_t last_index_entry = 0;
+  int64_t max_ts = -1;
+  int64_t shallow_of_max = -1;
+  FileBatchReaderOptions ro;
+  ro.end_position = uint64_t(size_);
+  FileBatchReader reader(log_file_.get(), ro);
+  while (auto e = reader.Next()) {
+    // Entries only ever point at valid batches: a corrupt one ends the index
+    // (readers scan on from the last entry), and the .log is left as it is.
+    if (!e->Validate().ok() || !CanConvertToRelativeOffset(e->last_offset())) break;
+    if (e->max_timestamp() > max_ts) {
+      max_ts = e->max_timestamp();
+      shallow_of_max = e->last_offset();
+    }
+    if (position - last_index_entry > config_.index_interval_bytes) {
+      DARUMA_RETURN_IF_ERROR(oi->Append(e->last_offset(), int32_t(position)));
+      DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(max_ts, shallow_of_max));
+      last_index_entry = position;
+    }
+    position += int64_t(e->size());
+  }
+  if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
+  DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
+  DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(max_ts, shallow_of_max, /*skip_full_check=*/true));
+  DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
+  max_timestamp_so_far_ = max_ts;
+  shallow_offset_of_max_timestamp_ = shallow_of_max;
+  return Status::Ok();
 }
 
 bool LogSegment::CanConvertToRelativeOffset(int64_t offset) const {
@@ -179,6 +240,28 @@ Status LogSegment::ScanEntryHeaders(int64_t from, int64_t end, Visit&& visit) co
   return Status::Ok();
 }
 
+Status LogSegment::CheckLastOffsetIndexEntryTarget() {
+  const size_t n = offset_index_->entries();
+  if (n == 0) return Status::Ok();
+  const OffsetPosition last = offset_index_->Entry(n - 1);
+  const int64_t floor = n >= 2 ? offset_index_->Entry(n - 2).offset + 1 : base_offset_;
+  std::optional<LogOffsetPosition> found;
+  DARUMA_RETURN_IF_ERROR(ScanEntryHeaders(last.position, size_, [&](const LogOffsetPosition& e) {
+    found = e;
+    return true;
+  }));
+  if (found && found->position == last.position && found->offset >= floor &&
+      found->offset <= last.offset) {
+    return Status::Ok();
+  }
+  return Status::Corruption(fmt::format(
+      "index file {} slot {}: entry (offset {}, position {}) does not point at a batch "
+      "ending in [{}, {}] in {} ({})",
+      offset_index_->path(), n - 1, last.offset, last.position, floor, last.offset, log_path(),
+      found ? fmt::format("the batch there ends at offset {}", found->offset)
+            : std::string("no whole batch starts there")));
+}
+
 Result<std::optional<LogOffsetPosition>> LogSegment::TranslateOffset(int64_t offset,
                                                                      int32_t starting_position) {
   std::optional<LogOffsetPosition> found;
@@ -259,6 +342,17 @@ Result<std::optional<int32_t>> LogSegment::ReadInto(int64_t start_offset, int32_
 
 Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
                                                   const TruncateHook& before_truncate) {
+  return ApplyRecovery(ScanForRecovery(), on_batch, before_truncate);
+}
+
+SegmentRecoveryScan LogSegment::ScanForRecovery() const {
+  return ScanSegmentForRecovery(log_file_.get(), log_path(), base_offset_, size_,
+                                config_.index_interval_bytes);
+}
+
+Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoveryScan& scan,
+                                                        const BatchVisitor& on_batch,
+                                                        const TruncateHook& before_truncate) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
   DARUMA_RETURN_IF_ERROR(oi->Reset());
@@ -266,60 +360,50 @@ Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
   DARUMA_RETURN_IF_ERROR(txn_index_->Reset());
 
   SegmentRecoveryResult result;
-  result.next_offset = base_offset_;
-  int64_t last_index_entry = 0;
-  int64_t max_ts = -1;
-  int64_t shallow_of_max = -1;
-  FileBatchReaderOptions ro;
-  ro.end_position = uint64_t(size_);
-  ro.block_size = size_t(8) << 20;
-  ro.map = true;  // recovery owns the segment (log dir locked, log not yet live)
-  FileBatchReader reader(log_file_.get(), ro);
-  while (auto e = reader.Next()) {
-    Status valid = e->Validate();
-    if (!valid.ok()) {
-      result.corrupt_batch = true;
-      result.stop_reason = fmt::format("{}: {}", log_path(), valid.message());
-      break;
+  result.valid_bytes = scan.valid_bytes;
+  result.batches = scan.batch_count;
+  result.next_offset = scan.next_offset;
+  result.stop_reason = scan.stop_reason;
+  result.reader_stop = scan.reader_stop;
+  result.corrupt_batch = scan.corrupt_batch;
+  int64_t max_ts = scan.max_timestamp;
+  int64_t shallow_of_max = scan.shallow_offset_of_max;
+  // Replay in file order: a batch's index entry precedes its visit, as in a
+  // single pass.
+  auto point = scan.index_points.begin();
+  bool stopped = false;
+  for (const SegmentRecoveryScan::Batch& b : scan.batches) {
+    for (; point != scan.index_points.end() && point->position <= b.position; ++point) {
+      DARUMA_RETURN_IF_ERROR(oi->Append(point->offset, point->position));
+      DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(point->max_timestamp, point->shallow_offset_of_max));
     }
-    const int64_t last = e->last_offset();
-    if (!CanConvertToRelativeOffset(last)) {
-      return Status::OffsetOverflow(fmt::format(
-          "{}: batch at position {} has last offset {}, outside the relative range of base {}",
-          log_path(), e->position, last, base_offset_));
-    }
-    const int64_t batch_max_ts = e->max_timestamp();
-    if (batch_max_ts > max_ts) {
-      max_ts = batch_max_ts;
-      shallow_of_max = last;
-    }
-    if (result.valid_bytes - last_index_entry > config_.index_interval_bytes) {
-      DARUMA_RETURN_IF_ERROR(oi->Append(last, int32_t(result.valid_bytes)));
-      DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(max_ts, shallow_of_max));
-      last_index_entry = result.valid_bytes;
-    }
-    result.valid_bytes += int64_t(e->size());
-    result.batches++;
-    result.next_offset = last + 1;
-    Status visited = on_batch ? on_batch(*e) : Status::Ok();
-    if (!visited.ok()) {
-      // Kafka keeps the batch (validBytes already counts it) and stops on a
-      // corrupt/invalid record; any other error aborts the load.
-      if (visited.code() == StatusCode::kCorruption ||
-          visited.code() == StatusCode::kInvalidRecord) {
-        result.corrupt_batch = true;
-        result.stop_reason = fmt::format("{}: {}", log_path(), visited.message());
-        break;
-      }
+    if (!on_batch) continue;
+    LogEntry entry{b.position, ByteSpan(b.bytes), kMagicV2};
+    Status visited = on_batch(entry);
+    if (visited.ok()) continue;
+    // Kafka keeps the batch (validBytes already counts it) and stops on a
+    // corrupt/invalid record; any other error aborts the load.
+    if (visited.code() != StatusCode::kCorruption && visited.code() != StatusCode::kInvalidRecord) {
       return visited;
     }
+    result.valid_bytes = b.end;
+    result.batches = b.ordinal + 1;
+    result.next_offset = entry.last_offset() + 1;
+    result.stop_reason = fmt::format("{}: {}", log_path(), visited.message());
+    result.reader_stop = StopReason::kNone;
+    result.corrupt_batch = true;
+    max_ts = b.max_timestamp;
+    shallow_of_max = b.shallow_offset_of_max;
+    stopped = true;
+    break;
   }
-  if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
-  if (result.stop_reason.empty() && reader.stop_reason() != StopReason::kEndOfFile) {
-    result.stop_reason = reader.stop_message();
-    result.corrupt_batch = reader.stop_reason() == StopReason::kCorruptSize;
+  if (!stopped) {
+    for (; point != scan.index_points.end(); ++point) {
+      DARUMA_RETURN_IF_ERROR(oi->Append(point->offset, point->position));
+      DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(point->max_timestamp, point->shallow_offset_of_max));
+    }
+    DARUMA_RETURN_IF_ERROR(scan.error);
   }
-  result.reader_stop = reader.stop_reason();
   result.truncated_bytes = size_ - result.valid_bytes;
   if (result.truncated_bytes > 0) {
     if (before_truncate) DARUMA_RETURN_IF_ERROR(before_truncate(result.valid_bytes, size_));

@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "log/log_config.h"
 #include "log/offset_index.h"
+#include "log/segment_recovery_scan.h"
 #include "log/time_index.h"
 #include "log/transaction_index.h"
 #include "record/file_batch_reader.h"
@@ -82,7 +83,8 @@ class LogSegment {
   std::string txn_index_path() const;
   File* log_file() const { return log_file_.get(); }
 
-  // Indexes are opened on first use (Kafka opens them lazily too).
+  // Indexes are opened on first use (Kafka opens them lazily too). After
+  // VerifyIndexesOnFirstLoad, the first use also checks them (below).
   Result<OffsetIndex*> offset_index();
   Result<TimeIndex*> time_index();
   TransactionIndex* txn_index() { return txn_index_.get(); }
@@ -125,10 +127,23 @@ class LogSegment {
   // before_truncate(valid_bytes, size), if set, runs just before bytes
   // [valid_bytes, size) are cut off (so a caller can set them aside first); an
   // error from it aborts recovery with the file untouched.
+  //
+  // on_batch sees only the batches recovery state depends on (v2 batches with
+  // a producer id or a leader epoch above every earlier one of the segment;
+  // see segment_recovery_scan.h), and for a data batch only its 61-byte
+  // header. Recover() = ApplyRecovery(ScanForRecovery()).
   using BatchVisitor = std::function<Status(const LogEntry&)>;
   using TruncateHook = std::function<Status(int64_t valid_bytes, int64_t size)>;
   Result<SegmentRecoveryResult> Recover(const BatchVisitor& on_batch,
                                         const TruncateHook& before_truncate = nullptr);
+  // The read-only half: may run on another thread while the segment is not
+  // modified.
+  SegmentRecoveryScan ScanForRecovery() const;
+  // The writing half, replaying `scan` (which must be of this segment at its
+  // current size) in batch order.
+  Result<SegmentRecoveryResult> ApplyRecovery(const SegmentRecoveryScan& scan,
+                                              const BatchVisitor& on_batch,
+                                              const TruncateHook& before_truncate = nullptr);
 
   // Truncates to the first batch with last offset >= offset (if any); returns
   // the number of bytes removed. Indexes follow.
@@ -170,6 +185,22 @@ class LogSegment {
   // OffsetIndex::CheckEntries against this segment's size, then
   // TimeIndex::CheckEntries (loads the indexes).
   Status CheckIndexEntries();
+  // Lazy verification, Daruma's guarantee beyond Kafka (which trusts the
+  // indexes of a clean start without reading them, spec §7.5) at no start-up
+  // cost: from now on, the first offset_index()/time_index() call that finds
+  // an index not yet checked runs CheckIndexEntries' check on it; a corrupt
+  // index makes RebuildIndexes() rebuild both, and on_rebuild(warning) is
+  // called with a message naming the .log and the corruption. An error other
+  // than corruption is returned by that call.
+  using IndexWarningSink = std::function<void(const std::string& warning)>;
+  void VerifyIndexesOnFirstLoad(IndexWarningSink on_rebuild);
+  // Rebuilds .index and .timeindex from the .log by a read-only scan of its
+  // batches (the .log is neither truncated nor written): an entry every
+  // index.interval.bytes as in recovery (§7.6), up to the first invalid batch,
+  // and the final time-index entry; both files end trimmed (§7.1).
+  Status RebuildIndexes();
+  // The warning of the last lazy rebuild, empty if none happened.
+  const std::string& index_rebuild_warning() const { return index_rebuild_warning_; }
   bool offset_index_exists() const;
   int64_t created_ms() const { return created_ms_; }
   // This segment's share of segment.jitter.ms, drawn when it was opened.
@@ -185,6 +216,13 @@ class LogSegment {
         config_(config),
         suffix_(std::move(suffix)) {}
   Status LoadMaxTimestampFromTimeIndex();
+  // The lazy check of VerifyIndexesOnFirstLoad, once per index.
+  Status VerifyIndexIfPending(bool offset_index);
+  // Corruption unless the offset index's last entry points at the start of a
+  // whole batch whose offsets lie after the previous entry's and at or below
+  // its own: ReadNextOffset scans from there, so a plausible but wrong last
+  // entry would silently lower the log end offset.
+  Status CheckLastOffsetIndexEntryTarget();
   // Calls visit(entry) for each whole entry in [from, end) (headers only are
   // read; stops early at a corrupt or torn entry, or when visit returns true).
   template <typename Visit>
@@ -215,6 +253,11 @@ class LogSegment {
   std::optional<int64_t> rolling_based_timestamp_;
   int64_t created_ms_ = 0;
   int64_t roll_jitter_ms_ = 0;
+  // Indexes VerifyIndexesOnFirstLoad asked to check and not yet checked.
+  bool verify_offset_index_ = false;
+  bool verify_time_index_ = false;
+  IndexWarningSink on_index_rebuild_;
+  std::string index_rebuild_warning_;
 };
 
 }  // namespace daruma

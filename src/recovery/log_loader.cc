@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <set>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "record/file_batch_reader.h"
 #include "recovery/producer_state_loader.h"
 #include "recovery/quarantine.h"
+#include "recovery/segment_scan_pipeline.h"
+#include "recovery/segment_splitter.h"
 
 namespace daruma {
 
@@ -30,6 +33,12 @@ bool IsIndexFileName(std::string_view name) {
 
 std::string StripSuffix(const std::string& name, std::string_view suffix) {
   return name.substr(0, name.size() - suffix.size());
+}
+
+// A lazily checked index was rebuilt, possibly long after the load's report
+// was written: it goes to stderr, as Kafka's log.warn would.
+void WarnIndexRebuilt(const std::string& warning) {
+  std::fprintf(stderr, "WARN %s\n", warning.c_str());
 }
 
 // One partition's load. Members hold what Kafka's LogLoader holds.
@@ -54,13 +63,21 @@ class Loader {
   Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
   Status LoadSegmentFiles();                                               // pass 4
-  Result<int64_t> RecoverSegment(LogSegment* segment);
+  // Recovers one segment (§10.4) from `scan` (scanned here if null). On an
+  // offset overflow the segment is split and swapped (split_ holds the new
+  // segments) and kOffsetOverflow returned: the caller retries its pass.
+  Result<int64_t> RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan = nullptr);
+  Status SplitAndSwap(LogSegment* segment);  // §10.5
+  // Pass 4 with Kafka's retry after an offset-overflow split.
+  Status LoadSegmentFilesRetryingSplits();
   Result<int64_t> TruncateWholeSegment(LogSegment* segment);
   struct RecoveryOffsets {
     int64_t recovery_point = 0;
     int64_t next_offset = 0;
   };
   Result<RecoveryOffsets> RecoverLog();  // pass 5
+  int64_t FirstUnflushedBase() const;
+  Result<std::optional<int64_t>> RecoverSegmentsFrom(int64_t from);
   Status RemoveAndDeleteSegments(const std::vector<int64_t>& bases, const std::string& reason);
   void AddScanned(int64_t bytes);
   void SetRemaining(int64_t n) {
@@ -78,6 +95,12 @@ class Loader {
   std::set<int64_t> deferred_;
   std::unique_ptr<LeaderEpochFileCache> epochs_;
   std::unique_ptr<ProducerStateManager> psm_;
+  // The segments an offset-overflow split just swapped in for old_base.
+  struct SplitResult {
+    int64_t old_base = 0;
+    std::vector<std::unique_ptr<LogSegment>> segments;
+  };
+  std::optional<SplitResult> split_;
 };
 
 void Loader::AddScanned(int64_t bytes) {
@@ -222,10 +245,16 @@ Status Loader::LoadSegmentFiles() {
     }
     return RecoverSegment(segment).status();
   };
+  // Which files exist is read from this one listing, not asked per file: a
+  // start of 10,000 partitions saves ~200,000 system calls. Pass 4 creates
+  // and deletes no .log file and, for segment B, changes only B's own files.
+  auto listed = [&names](const std::string& name) {
+    return std::binary_search(names.begin(), names.end(), name);
+  };
   for (const std::string& name : names) {
     if (IsIndexFileName(name)) {
       DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
-      if (!fs_->Exists(LogFileName(dir_, offset))) {
+      if (!listed(LogFileName("", offset))) {
         Warn(fmt::format("Found an orphaned index file {}, with no corresponding log file.",
                          PathOf(name)));
         DARUMA_RETURN_IF_ERROR(
@@ -235,9 +264,9 @@ Status Loader::LoadSegmentFiles() {
     }
     if (!HasSuffix(name, kLogFileSuffix)) continue;
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
-    const bool time_index_existed = fs_->Exists(TimeIndexFileName(dir_, base));
+    const bool time_index_existed = listed(TimeIndexFileName("", base));
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true));
-    if (!segment->offset_index_exists()) {
+    if (!listed(OffsetIndexFileName("", base))) {
       if (p_.had_clean_shutdown || base < p_.recovery_point_checkpoint) {
         Warn(
             fmt::format("Could not find offset index file corresponding to log file {}, "
@@ -251,13 +280,17 @@ Status Loader::LoadSegmentFiles() {
         DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
         DARUMA_RETURN_IF_ERROR(ti->Resize(0));
       }
-      Status sane = segment->SanityCheckTxnIndex();
+      // A missing .txnindex has no entries to check.
+      Status sane =
+          listed(TxnIndexFileName("", base)) ? segment->SanityCheckTxnIndex() : Status::Ok();
       // Beyond Kafka: an index that pass 5 will not rebuild (clean shutdown,
-      // or below the recovery point) is checked entry by entry, in memory. A
+      // or below the recovery point) is checked entry by entry -- when it is
+      // first loaded, not here, so a clean start reads no index it does not
+      // use -- and a corrupt one is then rebuilt read-only from the .log. A
       // bad entry would otherwise lower the log end offset or send a fetch
       // into the middle of a batch.
       const bool rebuilt_later = first_in_pass5 && base >= *first_in_pass5;
-      if (sane.ok() && !rebuilt_later) sane = segment->CheckIndexEntries();
+      if (sane.ok() && !rebuilt_later) segment->VerifyIndexesOnFirstLoad(WarnIndexRebuilt);
       if (!sane.ok()) {
         if (!sane.IsCorruption()) return sane;
         Warn(
@@ -287,7 +320,7 @@ std::string DescribeTail(const File* file, int64_t valid, int64_t size,
   return "corrupt batch (size or CRC check failed)";
 }
 
-Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
+Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan) {
   const int64_t base = segment->base_offset();
   DARUMA_ASSIGN_OR_RETURN(
       auto psm,
@@ -297,25 +330,36 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
       psm.get(), segments_, {p_.log_start_offset_checkpoint, base, false, p_.clock->NowMs()},
       &scanned));
   AddScanned(scanned);
+  SegmentRecoveryScan inline_scan;
+  if (scan == nullptr) {
+    inline_scan = segment->ScanForRecovery();
+    scan = &inline_scan;
+  }
 
-  int64_t next_offset = base;
+  // The next offset of the last batch recovery keeps (for the manifest).
+  int64_t next_offset = scan->v2_next_offset;
   std::string visitor_error;
   // The cache's latest epoch, kept here: looking it up per batch costs more
   // than the rest of this visitor.
   std::optional<int32_t> latest_epoch = epochs_->LatestEpoch();
+  // The manager's end offset follows every v2 batch (§10.4), also those the
+  // scan did not retain: each visit first catches up to the batch before it.
+  size_t visited = 0;
+  bool visitor_stopped = false;
   auto on_batch = [&](const LogEntry& entry) -> Status {
-    if (!entry.is_v2()) return Status::Ok();
+    psm->UpdateMapEndOffset(scan->batches[visited++].prev_v2_next_offset);
     RecordBatchView batch = entry.batch();
     const int32_t epoch = batch.partition_leader_epoch();
     if (epoch >= 0 && (!latest_epoch || epoch > *latest_epoch)) {
       DARUMA_RETURN_IF_ERROR(epochs_->Assign(epoch, batch.base_offset()));
       latest_epoch = epochs_->LatestEpoch();
     }
-    next_offset = batch.last_offset() + 1;
     if (batch.has_producer_id()) {
       auto completed = psm->ApplyBatch(batch);
       if (!completed.ok()) {
         visitor_error = completed.status().message();
+        next_offset = batch.last_offset() + 1;
+        visitor_stopped = true;
         return completed.status();
       }
       if (*completed) {
@@ -337,22 +381,85 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment) {
         {next_offset, std::nullopt, DescribeTail(segment->log_file(), valid, size, visitor_error)});
   };
   const int64_t size_before = segment->size();
-  auto recovered = segment->Recover(on_batch, before_truncate);
+  auto recovered = segment->ApplyRecovery(*scan, on_batch, before_truncate);
   if (!recovered.ok()) {
     if (recovered.status().code() == StatusCode::kOffsetOverflow) {
-      return Status::Unsupported(fmt::format(
-          "segment {} needs an offset-overflow split (KAFKA-6264, spec §10.5), which Daruma "
-          "does not implement: {}",
-          segment->log_path(), recovered.status().message()));
+      Warn(fmt::format("Caught segment overflow error: {}. Split segment and retry.",
+                       recovered.status().message()));
+      DARUMA_RETURN_IF_ERROR(SplitAndSwap(segment));
     }
     return recovered.status();
   }
+  if (!visitor_stopped) psm->UpdateMapEndOffset(scan->v2_next_offset);
   AddScanned(size_before);
   report_->recovered_segments++;
   report_->rebuilt_indexes.push_back(segment->offset_index_path());
   report_->rebuilt_indexes.push_back(segment->time_index_path());
   DARUMA_RETURN_IF_ERROR(psm->TakeSnapshot().status());
   return recovered->truncated_bytes;
+}
+
+// Spec §10.5 step 4 (Kafka's LocalLog.replaceSegments for one old segment):
+// `.cleaned` -> `.swap` highest base first, the old segment -> `.deleted`,
+// `.swap` -> final names lowest first, directory fsync. A crash before the
+// last `.swap` rename leaves a `.cleaned` file at or below every `.swap`, so
+// pass 1 restores the old segment; after it, passes 2-3 finish the swap.
+// The old files become `.deleted` (Kafka deletes them after
+// file.delete.delay.ms; the next load's pass 1 does) or, with quarantine,
+// move to the quarantine like every file Kafka removes (a batch whose base
+// offset, which no CRC covers, was damaged looks like an overflow too). The
+// new segments wait in split_.
+Status Loader::SplitAndSwap(LogSegment* segment) {
+  const int64_t old_base = segment->base_offset();
+  DARUMA_ASSIGN_OR_RETURN(auto fresh, SplitOverflowedSegment(fs_, segment, p_.config, p_.clock));
+  for (auto it = fresh.rbegin(); it != fresh.rend(); ++it) {
+    DARUMA_RETURN_IF_ERROR(
+        (*it)->ChangeFileSuffixes(std::string(kCleanedFileSuffix), std::string(kSwapFileSuffix)));
+  }
+  DARUMA_RETURN_IF_ERROR(segment->Close());
+  const std::vector<std::string> old_files = {segment->log_path(), segment->offset_index_path(),
+                                              segment->time_index_path(),
+                                              segment->txn_index_path()};
+  if (quarantine_.enabled()) {
+    for (const std::string& path : old_files) {
+      DARUMA_RETURN_IF_ERROR(DeleteFile(
+          path, {old_base, std::nullopt, "segment replaced by its offset-overflow split (§10.5)"}));
+    }
+  } else {
+    for (const std::string& path : old_files) {
+      if (fs_->Exists(path)) report_->deleted_files.push_back(path);
+    }
+    DARUMA_RETURN_IF_ERROR(segment->ChangeFileSuffixes("", std::string(kDeletedFileSuffix)));
+  }
+  bool replaced_at_same_base = false;
+  for (auto& s : fresh) {
+    DARUMA_RETURN_IF_ERROR(s->ChangeFileSuffixes(std::string(kSwapFileSuffix), ""));
+    replaced_at_same_base = replaced_at_same_base || s->base_offset() == old_base;
+  }
+  DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  if (!replaced_at_same_base && fs_->Exists(psm_->SnapshotPath(old_base))) {
+    DARUMA_ASSIGN_OR_RETURN(auto marked, psm_->RemoveAndMarkSnapshotForDeletion(old_base));
+    if (marked) report_->deleted_files.push_back(*marked);
+  }
+  std::string bases;
+  for (auto& s : fresh) bases += (bases.empty() ? "" : ", ") + std::to_string(s->base_offset());
+  Warn(fmt::format("Replaced overflowed segment {} with split segments [{}]", old_base, bases));
+  split_ = SplitResult{old_base, std::move(fresh)};
+  return Status::Ok();
+}
+
+Status Loader::LoadSegmentFilesRetryingSplits() {
+  for (;;) {
+    Status st = LoadSegmentFiles();
+    if (st.ok() || !split_) return st;
+    // Kafka: close and forget every segment, then load the files again (the
+    // split segments now have indexes of their own).
+    for (auto& s : split_->segments) DARUMA_RETURN_IF_ERROR(s->Close());
+    split_.reset();
+    for (auto& [base, segment] : segments_) DARUMA_RETURN_IF_ERROR(segment->Close());
+    segments_.clear();
+    deferred_.clear();
+  }
 }
 
 // Kafka's fallback after an invalid-offset or I/O error in recovery:
@@ -408,52 +515,91 @@ Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases,
   return fs_->SyncDir(dir_);
 }
 
+// The base of the segment holding the recovery point (the first segment if
+// none), where pass 5 starts.
+int64_t Loader::FirstUnflushedBase() const {
+  auto it = segments_.upper_bound(p_.recovery_point_checkpoint);
+  if (it != segments_.begin()) --it;
+  return it->first;
+}
+
+// Pass 5 step 1 over the segments from `from` on. Returns where to start
+// again after an offset-overflow split (Kafka retries the whole pass; the
+// segments before the split are unchanged, so recovering them again would
+// give the same files), or nullopt when done.
+Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
+  std::vector<int64_t> unflushed;
+  std::vector<const LogSegment*> to_scan;
+  for (auto it = segments_.lower_bound(from); it != segments_.end(); ++it) {
+    unflushed.push_back(it->first);
+    to_scan.push_back(it->second.get());
+  }
+  SetRemaining(int64_t(unflushed.size()));
+  // Scans run ahead on the pool; this thread applies them in order and is
+  // the only one that modifies segments.
+  SegmentScanPipeline pipeline(std::move(to_scan), p_.recovery_threads);
+  for (size_t i = 0; i < unflushed.size(); ++i) {
+    LogSegment* segment = segments_.at(unflushed[i]).get();
+    const bool deferred = deferred_.count(segment->base_offset()) > 0;
+    const SegmentRecoveryScan scan = pipeline.Take(i);
+    auto truncated = RecoverSegment(segment, &scan);
+    if (!truncated.ok() && split_) {
+      pipeline.Stop();
+      auto old = segments_.find(split_->old_base);
+      if (old != segments_.end()) segments_.erase(old);
+      deferred_.erase(split_->old_base);
+      const int64_t first_new = split_->segments.front()->base_offset();
+      for (auto& s : split_->segments) segments_[s->base_offset()] = std::move(s);
+      split_.reset();
+      return std::optional<int64_t>(std::max(FirstUnflushedBase(), first_new));
+    }
+    if (deferred) {
+      // Kafka recovered this segment in pass 4, where any error aborts the
+      // load and a truncation is not "corruption" to pass 5 (its second scan
+      // finds the segment already cut): later segments stay.
+      if (!truncated.ok()) return truncated.status();
+      report_->truncated_bytes += *truncated;
+      SetRemaining(int64_t(unflushed.size() - i - 1));
+      continue;
+    }
+    if (!truncated.ok()) {
+      const StatusCode code = truncated.status().code();
+      if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
+        return truncated.status();
+      }
+      Warn(
+          fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
+                      "creating an empty one with starting offset {} ({})",
+                      segment->base_offset(), truncated.status().message()));
+      truncated = TruncateWholeSegment(segment);
+      if (!truncated.ok()) return truncated.status();
+    }
+    if (*truncated > 0) {
+      // Later segments are discarded unread: their scans (and indexes) are
+      // dropped before their files move.
+      pipeline.Stop();
+      DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
+      Warn(fmt::format("Corruption found in segment {}, truncating to offset {}",
+                       segment->base_offset(), next));
+      report_->truncated_bytes += *truncated;
+      std::vector<int64_t> rest(unflushed.begin() + int64_t(i) + 1, unflushed.end());
+      DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(
+          rest, fmt::format("segment after the corruption in segment {} (pass 5)",
+                            segment->base_offset())));
+      SetRemaining(0);
+      break;
+    }
+    SetRemaining(int64_t(unflushed.size() - i - 1));
+  }
+  return std::optional<int64_t>();
+}
+
 // Pass 5 (§10.3).
 Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
-  if (!p_.had_clean_shutdown) {
-    auto it = segments_.upper_bound(p_.recovery_point_checkpoint);
-    if (it != segments_.begin()) --it;
-    std::vector<int64_t> unflushed;
-    for (; it != segments_.end(); ++it) unflushed.push_back(it->first);
-    SetRemaining(int64_t(unflushed.size()));
-    for (size_t i = 0; i < unflushed.size(); ++i) {
-      LogSegment* segment = segments_.at(unflushed[i]).get();
-      const bool deferred = deferred_.count(segment->base_offset()) > 0;
-      auto truncated = RecoverSegment(segment);
-      if (deferred) {
-        // Kafka recovered this segment in pass 4, where any error aborts the
-        // load and a truncation is not "corruption" to pass 5 (its second scan
-        // finds the segment already cut): later segments stay.
-        if (!truncated.ok()) return truncated.status();
-        report_->truncated_bytes += *truncated;
-        SetRemaining(int64_t(unflushed.size() - i - 1));
-        continue;
-      }
-      if (!truncated.ok()) {
-        const StatusCode code = truncated.status().code();
-        if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
-          return truncated.status();
-        }
-        Warn(
-            fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
-                        "creating an empty one with starting offset {} ({})",
-                        segment->base_offset(), truncated.status().message()));
-        truncated = TruncateWholeSegment(segment);
-        if (!truncated.ok()) return truncated.status();
-      }
-      if (*truncated > 0) {
-        DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
-        Warn(fmt::format("Corruption found in segment {}, truncating to offset {}",
-                         segment->base_offset(), next));
-        report_->truncated_bytes += *truncated;
-        std::vector<int64_t> rest(unflushed.begin() + int64_t(i) + 1, unflushed.end());
-        DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(
-            rest, fmt::format("segment after the corruption in segment {} (pass 5)",
-                              segment->base_offset())));
-        SetRemaining(0);
-        break;
-      }
-      SetRemaining(int64_t(unflushed.size() - i - 1));
+  if (!p_.had_clean_shutdown && !segments_.empty()) {
+    std::optional<int64_t> from = FirstUnflushedBase();
+    while (from) {
+      DARUMA_ASSIGN_OR_RETURN(from, RecoverSegmentsFrom(*from));
     }
   }
 
@@ -504,7 +650,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
 
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> swaps, RemoveTempFilesAndCollectSwaps());
   DARUMA_RETURN_IF_ERROR(CompleteInterruptedSwaps(swaps));
-  DARUMA_RETURN_IF_ERROR(LoadSegmentFiles());
+  DARUMA_RETURN_IF_ERROR(LoadSegmentFilesRetryingSplits());
 
   RecoveryOffsets offsets;
   if (!HasSuffix(dir_, kDeleteDirSuffix)) {

@@ -28,9 +28,17 @@
 // case they (and every other file Kafka removes, and every truncated tail)
 // are moved/copied to the quarantine directory first.
 //
-// Not supported: splitting a segment with offset overflow (§10.5, KAFKA-6264,
-// data written by brokers older than 2.0). Such a segment fails the load with
-// kUnsupported naming the segment; nothing is modified past that point.
+// Offset overflow (§10.5, KAFKA-6264, data written by brokers before 2.0): a
+// segment whose offsets exceed base + 2^31-1 is split into segments that each
+// satisfy the relative-offset rule (segment_splitter.h), swapped in with the
+// crash-safe `.cleaned`/`.swap` protocol, and the interrupted pass is retried
+// (pass 4 from scratch; pass 5 from the first new segment or the segment
+// holding the recovery point, whichever is later).
+//
+// Parallel recovery: with recovery_threads > 1, pass 5 scans (reads and
+// CRC-checks) the unflushed segments on that many threads ahead of a
+// sequential fold that applies each scan in segment order
+// (segment_scan_pipeline.h); the files written are those of one thread.
 #pragma once
 
 #include <atomic>
@@ -63,6 +71,9 @@ struct LoadLogParams {
   std::atomic<int64_t>* remaining_segments = nullptr;
   // Bytes scanned so far (recovery and producer-state rebuild; may be null).
   std::atomic<int64_t>* scanned_bytes_progress = nullptr;
+  // Threads scanning this partition's segments ahead of recovery (pass 5;
+  // 1 = scan on the loading thread). Only speed depends on it.
+  int recovery_threads = 1;
 };
 
 // Loads the partition and fills every field of *report (may be null).

@@ -38,7 +38,12 @@ int64_t ElapsedMs(Clock* clock, int64_t start_nanos) {
 
 }  // namespace
 
-LogManager::LogManager(LogManagerOptions options) : options_(options) {}
+LogManager::LogManager(LogManagerOptions options) : options_(options) {
+  if (options_.max_open_files > 0) {
+    caching_fs_ = std::make_unique<CachingFileSystem>(options_.fs, options_.max_open_files);
+    options_.fs = caching_fs_.get();
+  }
+}
 
 // Like a crash, but the cleaner threads must not outlive the logs and the
 // scheduler they use.
@@ -63,6 +68,7 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
   for (auto& d : dirs_) {
     if (!failure_channel_.IsOffline(d->path)) ReadDirState(*d);
   }
+  LoadTopicConfigs();  // before any log opens: each opens with its overrides
   LoadDirs();
   for (auto& d : dirs_) FinishDir(*d);
   FillDirReports();
@@ -276,18 +282,22 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
     auto it = m.find(tp);
     return it == m.end() ? int64_t{0} : it->second;
   };
-  LoadLogParams params{.fs = options_.fs,
-                       .log_dir = d.path,
-                       .partition_dir = p.path,
-                       .tp = tp,
-                       .config = ConfigFor(tp.topic),
-                       .clock = options_.clock,
-                       .had_clean_shutdown = d.had_clean_shutdown,
-                       .recovery_point_checkpoint = find(d.recovery_points),
-                       .log_start_offset_checkpoint = find(d.log_start_offsets),
-                       .quarantine = options_.quarantine,
-                       .remaining_segments = &d.counters->remaining_segments[size_t(thread_index)],
-                       .scanned_bytes_progress = &scanned_bytes_};
+  LoadLogParams params{
+      .fs = options_.fs,
+      .log_dir = d.path,
+      .partition_dir = p.path,
+      .tp = tp,
+      .config = ConfigFor(tp.topic),
+      .clock = options_.clock,
+      .had_clean_shutdown = d.had_clean_shutdown,
+      .recovery_point_checkpoint = find(d.recovery_points),
+      .log_start_offset_checkpoint = find(d.log_start_offsets),
+      .quarantine = options_.quarantine,
+      .remaining_segments = &d.counters->remaining_segments[size_t(thread_index)],
+      .scanned_bytes_progress = &scanned_bytes_,
+      // Threads a dir has more of than partitions scan
+      // segments of one partition ahead of its recovery.
+      .recovery_threads = std::max(1, threads_per_dir_ / std::max(1, int(d.partitions.size())))};
   Result<std::unique_ptr<Log>> loaded = LoadLog(params, &pr);
   Status st = loaded.status();
   std::unique_ptr<Log> log;

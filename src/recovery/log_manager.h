@@ -47,6 +47,13 @@
 //     from the live set and the dir's checkpoints, and removes its files after
 //     file.delete.delay.ms. The Log object stays valid (but must no longer be
 //     used) until then or until Shutdown.
+//   * Topic overrides (SetTopicConfig) are persisted in every serving dir's
+//     daruma-topic-configs.json (recovery/topic_config_file.h) on every change
+//     and when a topic's last partition is deleted (AsyncDelete), and read at
+//     Startup before any log is loaded, so each log opens with its overrides.
+//     An unreadable file or entry is a dir warning (dir_warnings()) and that
+//     part falls back to the broker defaults. A failed write takes the dir
+//     offline (I/O error) or is a JobErrors() entry.
 //   * TruncateTo / TruncateFullyAndStartAt (replication) rewrite the dir's
 //     recovery-point checkpoint before returning; CheckpointRecoveryPoints
 //     writes the dirty ones at once (the broker, after an fsync'd produce).
@@ -100,6 +107,7 @@
 #include <string>
 #include <vector>
 
+#include "common/caching_file_system.h"
 #include "common/clock.h"
 #include "common/file_system.h"
 #include "common/scheduler.h"
@@ -109,6 +117,7 @@
 #include "log/log_cleaner.h"
 #include "log/log_config.h"
 #include "log/offset_checkpoint_file.h"
+#include "log/topic_config_overrides.h"
 #include "log/topic_partition.h"
 #include "log/uuid.h"
 #include "recovery/dir_lock.h"
@@ -151,6 +160,12 @@ struct LogManagerOptions {
   bool quarantine = true;     // false: Kafka's plain truncate/delete (--no-quarantine)
   int64_t broker_epoch = -1;  // written into `.kafka_cleanshutdown`
   LogManagerJobsConfig jobs{};
+  // daruma.max.open.files: the manager runs over a CachingFileSystem on top
+  // of `fs` holding at most this many descriptors for segments and indexes
+  // (common/caching_file_system.h); 0 = no cache, every File keeps its own.
+  // Layered over `fs`, so a fault-injecting `fs` still sees every real open,
+  // write, sync and rename.
+  size_t max_open_files = DefaultMaxOpenFiles();
 };
 
 // What the log cleaner (compaction) plugs into the log manager. Every hook is
@@ -236,8 +251,16 @@ class LogManager {
   Status TruncateFullyAndStartAt(const TopicPartition& tp, int64_t offset);
   // Topic overrides resolved into a full LogConfig (the broker defaults are
   // Startup's config). Applied at once to the topic's live logs.
+  // Persists DiffTopicConfig(defaults, config) as the topic's overrides.
   void SetTopicConfig(const std::string& topic, const LogConfig& config);
+  // Same, persisting `overrides` (the client's names and values, which
+  // resolved into `config`) as given.
+  void SetTopicConfig(const std::string& topic, const LogConfig& config,
+                      const TopicConfigOverrides& overrides);
   LogConfig ConfigFor(const std::string& topic) const;
+  // The persisted overrides of `topic` (empty when it has none), e.g. for
+  // DescribeConfigs after a restart.
+  TopicConfigOverrides TopicOverridesOf(const std::string& topic) const;
 
   // Rewrites recovery-point-offset-checkpoint of every online dir a flush
   // marked dirty (all online dirs if `all`). For the broker after an fsync'd
@@ -286,6 +309,11 @@ class LogManager {
   void MarkOffline(LogDirState& d, const Status& error);
   void FillDirReports();
   void SortPartitionReports();
+  // Topic overrides (log_manager_topic_configs.cc).
+  void LoadTopicConfigs();
+  void PersistTopicConfigs();
+  // Drops the overrides of `topic` when none of its logs is left.
+  void ForgetTopicConfigIfUnused(const std::string& topic);
   // Runtime helpers.
   void StartJobs();
   // Deletes `dir` (a renamed `-delete` dir) and destroys `log` after delay_ms.
@@ -325,6 +353,9 @@ class LogManager {
                         const std::function<Result<bool>(Log&)>& truncate);
   bool IsServing(const LogDirState& d) const;
 
+  // Declared first so it outlives every Log and job using it; options_.fs
+  // points to it when options.max_open_files > 0.
+  std::unique_ptr<CachingFileSystem> caching_fs_;
   LogManagerOptions options_;
   LogConfig config_;
   int threads_per_dir_ = 1;
@@ -341,10 +372,12 @@ class LogManager {
   std::map<std::string, std::vector<std::string>> dir_warnings_;
   // Runtime state. Lock order: jobs_mu_ -> create_mu_ -> checkpoint_mu_ ->
   // mu_ -> a Log's own mutex.
-  std::map<std::string, LogConfig> topic_configs_;  // guarded by mu_
-  std::mutex create_mu_;                            // GetOrCreateLog / AsyncDelete, one at a time
-  std::mutex jobs_mu_;                              // jobs touching logs, and AsyncDelete
-  std::mutex checkpoint_mu_;                        // writers of the offset checkpoints
+  std::map<std::string, LogConfig> topic_configs_;               // guarded by mu_
+  std::map<std::string, TopicConfigOverrides> topic_overrides_;  // guarded by mu_
+  int64_t topic_configs_generation_ = 0;                         // guarded by checkpoint_mu_
+  std::mutex create_mu_;      // GetOrCreateLog / AsyncDelete, one at a time
+  std::mutex jobs_mu_;        // jobs touching logs, and AsyncDelete
+  std::mutex checkpoint_mu_;  // writers of the offset checkpoints
   CleanerHooks cleaner_;
   std::vector<std::string> job_errors_;  // guarded by mu_
   // Before scheduler_: its dispose hook schedules on scheduler_, so it is

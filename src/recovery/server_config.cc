@@ -243,6 +243,8 @@ Status ResolveManagerSettings(Resolver& r, ServerConfig* c) {
   DARUMA_RETURN_IF_ERROR(r.Set("background.threads", &c->background_threads, 1));
   DARUMA_RETURN_IF_ERROR(
       r.Set("daruma.recovery.point.checkpoint.tick.ms", &c->recovery_point_checkpoint_tick_ms, 1));
+  DARUMA_RETURN_IF_ERROR(
+      r.Set("daruma.max.open.files", &c->max_open_files, 0, std::numeric_limits<int32_t>::max()));
   return r.Set("log.retention.check.interval.ms", &c->log_retention_check_interval_ms, 1);
 }
 

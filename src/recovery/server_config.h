@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/caching_file_system.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "log/cleaner_config.h"
@@ -43,6 +44,10 @@ struct ServerConfig {
   // Beyond Kafka: how often recovery points moved by flushes are checkpointed
   // (daruma.recovery.point.checkpoint.tick.ms).
   int64_t recovery_point_checkpoint_tick_ms = 1000;
+  // Beyond Kafka: at most this many segment and index files open at once
+  // (daruma.max.open.files; LogManagerOptions::max_open_files). Default: half
+  // of the RLIMIT_NOFILE soft limit, at least 64; 0 keeps every file open.
+  int64_t max_open_files = int64_t(DefaultMaxOpenFiles());
   bool log_cleaner_enable = true;  // log.cleaner.enable
   // log.cleaner.{threads, dedupe.buffer.size, io.buffer.size, io.buffer.load.factor,
   // io.max.bytes.per.second, backoff.ms}, message.max.bytes. The per-topic

@@ -163,6 +163,7 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
   }
   LogManagerOptions manager_options;
   manager_options.quarantine = !o.no_quarantine;
+  manager_options.max_open_files = size_t(config->max_open_files);
   LogManager manager(manager_options);
   Status startup;
   {

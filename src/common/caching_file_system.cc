@@ -1,0 +1,135 @@
+#include "common/caching_file_system.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+
+namespace daruma {
+namespace {
+
+// A File that owns a Slot of the shared cache and borrows a real handle for
+// each operation.
+class CachedFile final : public File {
+ public:
+  CachedFile(std::shared_ptr<FileHandleCache> cache, FileHandleCache::Slot* slot)
+      : cache_(std::move(cache)), slot_(slot) {}
+  ~CachedFile() override { cache_->Unregister(slot_); }
+
+  Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, false));
+    return file->ReadAt(pos, out);
+  }
+
+  Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, true));
+    return file->WriteAt(pos, data);
+  }
+
+  Status Sync() override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, false));
+    DARUMA_RETURN_IF_ERROR(file->Sync());
+    cache_->MarkSynced(slot_);
+    return Status::Ok();
+  }
+
+  // No pin: a size change leaves no dirty pages behind (see the cache).
+  Status Truncate(uint64_t size) override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, false));
+    return file->Truncate(size);
+  }
+
+  Result<uint64_t> Size() const override {
+    if (std::shared_ptr<File> file = cache_->AcquireIfOpen(slot_)) return file->Size();
+    // Evicted: nothing unsynced is pending on it, and a stat needs no descriptor.
+    return cache_->inner()->FileSize(path());
+  }
+
+  Result<uint64_t> DataEnd() const override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, false));
+    return file->DataEnd();
+  }
+
+  // Advisory: an evicted file is not reopened just to drop its cache.
+  void DropCache(uint64_t pos, uint64_t len) override {
+    if (std::shared_ptr<File> file = cache_->AcquireIfOpen(slot_)) file->DropCache(pos, len);
+  }
+
+  std::unique_ptr<MappedRegion> MapForRead(uint64_t pos, size_t len) const override {
+    auto file = cache_->Acquire(slot_, false);
+    if (!file.ok()) return nullptr;  // the caller falls back to ReadAt, which reports it
+    return (*file)->MapForRead(pos, len);
+  }
+
+  const std::string& path() const override { return cache_->PathOf(slot_); }
+
+ private:
+  std::shared_ptr<FileHandleCache> cache_;
+  FileHandleCache::Slot* slot_;
+};
+
+}  // namespace
+
+CachingFileSystem::CachingFileSystem(FileSystem* inner, size_t max_open_files)
+    : inner_(inner), cache_(std::make_shared<FileHandleCache>(inner, max_open_files)) {}
+
+CachingFileSystem::~CachingFileSystem() = default;
+
+Result<std::unique_ptr<File>> CachingFileSystem::Open(const std::string& path, OpenMode mode) {
+  cache_->MakeRoomForOne();
+  DARUMA_ASSIGN_OR_RETURN(std::unique_ptr<File> opened, inner_->Open(path, mode));
+  FileHandleCache::Slot* slot = cache_->Register(std::move(opened), path, mode);
+  return std::unique_ptr<File>(new CachedFile(cache_, slot));
+}
+
+Status CachingFileSystem::Rename(const std::string& from, const std::string& to) {
+  DARUMA_RETURN_IF_ERROR(inner_->Rename(from, to));
+  cache_->AfterRename(from, to);
+  return Status::Ok();
+}
+
+Status CachingFileSystem::Remove(const std::string& path) {
+  cache_->BeforeRemove(path, /*tree=*/false);
+  Status st = inner_->Remove(path);
+  cache_->AfterRemove(path, false, st.ok());
+  return st;
+}
+
+Status CachingFileSystem::RemoveAll(const std::string& path) {
+  cache_->BeforeRemove(path, /*tree=*/true);
+  Status st = inner_->RemoveAll(path);
+  cache_->AfterRemove(path, true, st.ok());
+  return st;
+}
+
+Status CachingFileSystem::CreateDir(const std::string& path) {
+  return inner_->CreateDir(path);
+}
+Status CachingFileSystem::SyncDir(const std::string& path) {
+  return inner_->SyncDir(path);
+}
+Result<std::vector<DirEntry>> CachingFileSystem::ListDir(const std::string& path) {
+  return inner_->ListDir(path);
+}
+bool CachingFileSystem::Exists(const std::string& path) {
+  return inner_->Exists(path);
+}
+Result<uint64_t> CachingFileSystem::FileSize(const std::string& path) {
+  return inner_->FileSize(path);
+}
+Result<int64_t> CachingFileSystem::ModifiedTimeMs(const std::string& path) {
+  return inner_->ModifiedTimeMs(path);
+}
+Status CachingFileSystem::SetModifiedTimeMs(const std::string& path, int64_t ms) {
+  return inner_->SetModifiedTimeMs(path, ms);
+}
+
+size_t DefaultMaxOpenFiles() {
+  constexpr size_t kMinimum = 64;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return std::max<size_t>(kMinimum, 4096);
+  }
+  return std::max<size_t>(kMinimum, size_t(limit.rlim_cur / 2));
+}
+
+}  // namespace daruma

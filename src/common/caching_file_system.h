@@ -1,0 +1,68 @@
+// CachingFileSystem: a FileSystem decorator that bounds the open file
+// descriptors of everything opened through it (`daruma.max.open.files`).
+//
+// Every File it hands out keeps only its path and open mode; each operation
+// borrows a real File of the inner FileSystem from a FileHandleCache of at
+// most `max_open_files` handles (see file_handle_cache.h for the pinning,
+// eviction and rename rules). Consequences callers may rely on:
+//  * Open() opens the inner file at once, so errors (kNotFound, kCreate,
+//    kTruncate, kCreateExclusive side effects) happen exactly as without the
+//    decorator. Reopens after an eviction use kRead/kReadWrite only.
+//  * Data written and not yet synced keeps its handle open until Sync()
+//    succeeds; Sync() on an evicted file reopens it and fsyncs (it may hold
+//    bytes written by an earlier process).
+//  * Size() of an evicted file is a stat of its path (no reopen).
+//  * ReadAt stays safe concurrently; an eviction never closes a descriptor
+//    under an in-flight operation.
+//  * MapForRead regions outlive the handle's eviction (an mmap survives close).
+//  * Rename/Remove/RemoveAll through this decorator keep live Files working
+//    (renamed paths are followed; removed files stay readable through a
+//    handle that was open). Changes made behind its back are not seen.
+//  * Everything else forwards to the inner FileSystem unchanged.
+// Files may outlive the CachingFileSystem (they share the cache), but not the
+// inner FileSystem.
+//
+// Installed by LogManager over its configured FileSystem, so a
+// fault-injecting FileSystem underneath still sees every real operation.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/file_handle_cache.h"
+#include "common/file_system.h"
+
+namespace daruma {
+
+class CachingFileSystem final : public FileSystem {
+ public:
+  CachingFileSystem(FileSystem* inner, size_t max_open_files);
+  ~CachingFileSystem() override;
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override;
+  Status Rename(const std::string& from, const std::string& to) override;
+  Status Remove(const std::string& path) override;
+  Status RemoveAll(const std::string& path) override;
+  Status CreateDir(const std::string& path) override;
+  Status SyncDir(const std::string& path) override;
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override;
+  bool Exists(const std::string& path) override;
+  Result<uint64_t> FileSize(const std::string& path) override;
+  Result<int64_t> ModifiedTimeMs(const std::string& path) override;
+  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override;
+
+  FileSystem* inner() const { return inner_; }
+  const FileHandleCache& cache() const { return *cache_; }
+
+ private:
+  FileSystem* inner_;
+  std::shared_ptr<FileHandleCache> cache_;
+};
+
+// The default for daruma.max.open.files: half of the RLIMIT_NOFILE soft limit
+// (the rest is left to sockets, checkpoints and snapshots), at least 64.
+size_t DefaultMaxOpenFiles();
+
+}  // namespace daruma

@@ -1,0 +1,87 @@
+// SegmentRecoveryScan: the read-only half of segment recovery (spec §10.4).
+//
+// Segment recovery is split in two so that the expensive part (reading and
+// CRC-checking every byte) can run for several segments of one partition at
+// once, while everything with a visible effect stays sequential:
+//
+//  1. ScanSegmentForRecovery (this file) reads the `.log` from position 0 to
+//     `size` and, without writing anything, computes what §10.4 step 2 would
+//     do: where the valid bytes end and why, the index entries Kafka's rule
+//     (index.interval.bytes, counted from the last entry) produces, the final
+//     (max timestamp, shallow offset) pair, and the batches whose effect is
+//     not local to the segment (v2 batches with a producer id, and v2 batches
+//     whose leader epoch exceeds every earlier epoch of the segment).
+//  2. LogSegment::ApplyRecovery replays that scan in batch order: index
+//     entries, then the caller's visitor for each retained batch (which may
+//     still stop recovery at a batch, as a corrupt control record does), and
+//     finally truncates the file and trims the indexes.
+//
+// A batch that raises the cache's latest epoch must raise the segment's
+// running maximum too, so retaining only in-segment epoch maxima loses no
+// leader-epoch assignment.
+//
+// Thread safety: a scan only reads `file` (through its own reader) and may run
+// on any thread while other segments are being modified; `file` must not be
+// written or truncated during the scan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/file_system.h"
+#include "common/status.h"
+#include "record/file_batch_reader.h"
+
+namespace daruma {
+
+struct SegmentRecoveryScan {
+  // An offset-index entry (offset, position) and the time-index candidate
+  // (max timestamp so far, its shallow offset) appended with it.
+  struct IndexPoint {
+    int64_t offset = 0;
+    int32_t position = 0;
+    int64_t max_timestamp = -1;
+    int64_t shallow_offset_of_max = -1;
+  };
+  // A retained batch. `bytes` is the whole batch for a control batch and the
+  // 61-byte header otherwise (all producer state reads from a data batch).
+  struct Batch {
+    int64_t position = 0;
+    int64_t end = 0;             // position + size
+    int64_t ordinal = 0;         // number of batches before it
+    int64_t max_timestamp = -1;  // running values after this batch
+    int64_t shallow_offset_of_max = -1;
+    // v2_next_offset (below) before this batch: what the state reflects
+    // after the batches not retained since the previous retained one.
+    int64_t prev_v2_next_offset = 0;
+    Bytes bytes;
+  };
+
+  std::vector<IndexPoint> index_points;
+  std::vector<Batch> batches;  // in file order
+
+  int64_t valid_bytes = 0;
+  int64_t batch_count = 0;
+  int64_t next_offset = 0;  // last valid batch's last offset + 1, or the base
+  // The last valid v2 batch's last offset + 1, or the base if none.
+  int64_t v2_next_offset = 0;
+  int64_t max_timestamp = -1;
+  int64_t shallow_offset_of_max = -1;
+  std::string stop_reason;  // empty if the scan reached the end
+  StopReason reader_stop = StopReason::kEndOfFile;
+  bool corrupt_batch = false;
+  // kOffsetOverflow or kIoError met at valid_bytes; recovery fails with it
+  // after applying the retained batches before that point.
+  Status error;
+};
+
+// Scans [0, size) of `file`, the `.log` of the segment based at base_offset
+// (`path` names it in messages). Never fails: I/O errors are recorded in
+// scan.error.
+SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& path,
+                                           int64_t base_offset, int64_t size,
+                                           int32_t index_interval_bytes);
+
+}  // namespace daruma

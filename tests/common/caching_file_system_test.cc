@@ -1,0 +1,397 @@
+// CachingFileSystem / FileHandleCache: a bounded number of real handles behind
+// any number of Files, with eviction, transparent reopen, pinning of unsynced
+// handles, renames followed, removed files kept readable, concurrent reads.
+#include "common/caching_file_system.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_support.h"
+
+namespace daruma {
+namespace {
+
+using testing::ReadFileToString;
+using testing::TempDir;
+using testing::WriteStringToFile;
+
+std::span<const uint8_t> AsSpan(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+// Forwards to the POSIX file system and counts the real handles alive, by path.
+class CountingFileSystem final : public FileSystem {
+ public:
+  class CountedFile final : public File {
+   public:
+    CountedFile(CountingFileSystem* owner, std::unique_ptr<File> f, OpenMode mode)
+        : owner_(owner), f_(std::move(f)) {
+      owner_->Opened(f_->path(), mode);
+    }
+    ~CountedFile() override { owner_->Closed(f_->path()); }
+    Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
+      return f_->ReadAt(pos, out);
+    }
+    Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
+      return f_->WriteAt(pos, data);
+    }
+    Status Sync() override { return f_->Sync(); }
+    Status Truncate(uint64_t size) override { return f_->Truncate(size); }
+    Result<uint64_t> Size() const override { return f_->Size(); }
+    std::unique_ptr<MappedRegion> MapForRead(uint64_t pos, size_t len) const override {
+      return f_->MapForRead(pos, len);
+    }
+    const std::string& path() const override { return f_->path(); }
+
+   private:
+    CountingFileSystem* owner_;
+    std::unique_ptr<File> f_;
+  };
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    DARUMA_ASSIGN_OR_RETURN(auto f, base_->Open(path, mode));
+    return std::unique_ptr<File>(new CountedFile(this, std::move(f), mode));
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return base_->Rename(from, to);
+  }
+  Status Remove(const std::string& path) override { return base_->Remove(path); }
+  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
+  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
+  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    return base_->ListDir(path);
+  }
+  bool Exists(const std::string& path) override { return base_->Exists(path); }
+  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
+  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
+    return base_->ModifiedTimeMs(path);
+  }
+  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
+    return base_->SetModifiedTimeMs(path, ms);
+  }
+
+  int open_now() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_now_;
+  }
+  int max_open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return max_open_;
+  }
+  // Real handles alive for `path` (opened under that name).
+  int open_for(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return by_path_[path];
+  }
+  std::vector<OpenMode> modes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return modes_;
+  }
+
+ private:
+  void Opened(const std::string& path, OpenMode mode) {
+    std::lock_guard<std::mutex> lock(mu_);
+    max_open_ = std::max(max_open_, ++open_now_);
+    ++by_path_[path];
+    modes_.push_back(mode);
+  }
+  void Closed(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --open_now_;
+    --by_path_[path];
+  }
+
+  FileSystem* base_ = FileSystem::Default();
+  std::mutex mu_;
+  int open_now_ = 0;
+  int max_open_ = 0;
+  std::map<std::string, int> by_path_;
+  std::vector<OpenMode> modes_;
+};
+
+std::string ReadAll(const File& f) {
+  auto size = f.Size();
+  EXPECT_TRUE(size.ok()) << size.status().ToString();
+  if (!size.ok()) return "";
+  std::string out(*size, '\0');
+  auto n = f.ReadAt(0, {reinterpret_cast<uint8_t*>(out.data()), out.size()});
+  EXPECT_TRUE(n.ok()) << n.status().ToString();
+  if (!n.ok()) return "";
+  out.resize(*n);
+  return out;
+}
+
+class CachingFileSystemTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<File> OpenOrDie(const std::string& name, OpenMode mode) {
+    auto f = fs_.Open(tmp_.Join(name), mode);
+    EXPECT_TRUE(f.ok()) << f.status().ToString();
+    return f.ok() ? std::move(*f) : nullptr;
+  }
+
+  TempDir tmp_;
+  CountingFileSystem inner_;
+  CachingFileSystem fs_{&inner_, 2};
+};
+
+TEST_F(CachingFileSystemTest, EvictionBoundsOpenHandles) {
+  std::vector<std::unique_ptr<File>> files;
+  for (int i = 0; i < 5; ++i) {
+    WriteStringToFile(tmp_.Join("f" + std::to_string(i)), "file " + std::to_string(i));
+    files.push_back(OpenOrDie("f" + std::to_string(i), OpenMode::kRead));
+    EXPECT_LE(inner_.open_now(), 2) << "after opening file " << i;
+  }
+  EXPECT_EQ(inner_.max_open(), 2);
+  EXPECT_EQ(fs_.cache().open_handles(), 2u);
+  // Reading all five in turn reopens the evicted ones, still within 2 handles.
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(ReadAll(*files[size_t(i)]), "file " + std::to_string(i));
+      EXPECT_LE(inner_.open_now(), 2);
+    }
+  }
+  EXPECT_EQ(inner_.max_open(), 2);
+  EXPECT_GE(fs_.cache().evictions(), 13u);  // 3 at open, then every read misses (LRU of 2, 5 files)
+  files.clear();
+  EXPECT_EQ(inner_.open_now(), 0);
+  EXPECT_EQ(fs_.cache().open_handles(), 0u);
+}
+
+TEST_F(CachingFileSystemTest, MostRecentlyUsedHandleSurvives) {
+  WriteStringToFile(tmp_.Join("a"), "a");
+  WriteStringToFile(tmp_.Join("b"), "b");
+  WriteStringToFile(tmp_.Join("c"), "c");
+  auto a = OpenOrDie("a", OpenMode::kRead);
+  auto b = OpenOrDie("b", OpenMode::kRead);
+  EXPECT_EQ(ReadAll(*a), "a");  // a is now more recent than b
+  auto c = OpenOrDie("c", OpenMode::kRead);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("a")), 1);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("b")), 0);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("c")), 1);
+}
+
+TEST_F(CachingFileSystemTest, WrittenThenEvictedDataReadsBackAndReopensWithoutTruncating) {
+  auto w = OpenOrDie("data", OpenMode::kTruncate);
+  ASSERT_TRUE(w->WriteAt(0, AsSpan("hello, world")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  WriteStringToFile(tmp_.Join("x"), "x");
+  WriteStringToFile(tmp_.Join("y"), "y");
+  auto x = OpenOrDie("x", OpenMode::kRead);
+  auto y = OpenOrDie("y", OpenMode::kRead);
+  ASSERT_EQ(inner_.open_for(tmp_.Join("data")), 0) << "the synced handle was evicted";
+  // Size of an evicted file needs no handle; the read reopens it.
+  EXPECT_EQ(*w->Size(), 12u);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("data")), 0);
+  EXPECT_EQ(ReadAll(*w), "hello, world");
+  EXPECT_EQ(inner_.open_for(tmp_.Join("data")), 1);
+  // The reopen was kReadWrite, not kTruncate: the data is still there, and
+  // the reopened handle is writable.
+  EXPECT_EQ(inner_.modes().back(), OpenMode::kReadWrite);
+  ASSERT_TRUE(w->WriteAt(7, AsSpan("there")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  EXPECT_EQ(ReadFileToString(tmp_.Join("data")), "hello, there");
+}
+
+TEST_F(CachingFileSystemTest, ReadOnlyFilesReopenReadOnly) {
+  WriteStringToFile(tmp_.Join("r"), "ro");
+  auto r = OpenOrDie("r", OpenMode::kRead);
+  WriteStringToFile(tmp_.Join("x"), "x");
+  WriteStringToFile(tmp_.Join("y"), "y");
+  auto x = OpenOrDie("x", OpenMode::kRead);
+  auto y = OpenOrDie("y", OpenMode::kRead);
+  EXPECT_EQ(ReadAll(*r), "ro");
+  EXPECT_EQ(inner_.modes().back(), OpenMode::kRead);
+}
+
+TEST_F(CachingFileSystemTest, UnsyncedHandleIsPinnedUntilSync) {
+  auto dirty = OpenOrDie("dirty", OpenMode::kCreate);
+  ASSERT_TRUE(dirty->WriteAt(0, AsSpan("unsynced")).ok());
+  std::vector<std::unique_ptr<File>> others;
+  for (int i = 0; i < 4; ++i) {
+    WriteStringToFile(tmp_.Join("o" + std::to_string(i)), "o");
+    others.push_back(OpenOrDie("o" + std::to_string(i), OpenMode::kRead));
+  }
+  // Capacity 2: the dirty handle plus one more; the dirty one never left.
+  EXPECT_EQ(inner_.open_for(tmp_.Join("dirty")), 1);
+  EXPECT_EQ(inner_.open_now(), 2);
+  EXPECT_EQ(fs_.cache().pinned_handles(), 1u);
+  ASSERT_TRUE(dirty->Sync().ok());
+  EXPECT_EQ(fs_.cache().pinned_handles(), 0u);
+  // Now it is an ordinary LRU entry and goes at the next two opens.
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(ReadAll(*others[size_t(i)]), "o");
+  EXPECT_EQ(inner_.open_for(tmp_.Join("dirty")), 0);
+  EXPECT_EQ(ReadAll(*dirty), "unsynced");
+}
+
+TEST_F(CachingFileSystemTest, CreationAndTruncationDoNotPin) {
+  // A size change leaves no dirty pages (and no writeback error to lose).
+  auto created = OpenOrDie("new", OpenMode::kTruncate);
+  WriteStringToFile(tmp_.Join("t"), "truncate me");
+  auto t = OpenOrDie("t", OpenMode::kReadWrite);
+  ASSERT_TRUE(t->Truncate(8).ok());
+  ASSERT_TRUE(created->Truncate(4096).ok());  // extended: a sparse hole
+  EXPECT_EQ(fs_.cache().pinned_handles(), 0u);
+  std::vector<std::unique_ptr<File>> others;
+  for (int i = 0; i < 2; ++i) {
+    WriteStringToFile(tmp_.Join("o" + std::to_string(i)), "o");
+    others.push_back(OpenOrDie("o" + std::to_string(i), OpenMode::kRead));
+  }
+  EXPECT_EQ(inner_.open_for(tmp_.Join("new")), 0);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("t")), 0);
+  EXPECT_EQ(*t->Size(), 8u);
+  EXPECT_EQ(*created->Size(), 4096u);
+  EXPECT_EQ(ReadAll(*t), "truncate");
+}
+
+TEST_F(CachingFileSystemTest, RenameWhileEvictedFollowsTheFile) {
+  auto seg = OpenOrDie("00000000000000000000.log", OpenMode::kCreate);
+  ASSERT_TRUE(seg->WriteAt(0, AsSpan("segment bytes")).ok());
+  ASSERT_TRUE(seg->Sync().ok());
+  WriteStringToFile(tmp_.Join("x"), "x");
+  WriteStringToFile(tmp_.Join("y"), "y");
+  auto x = OpenOrDie("x", OpenMode::kRead);
+  auto y = OpenOrDie("y", OpenMode::kRead);
+  ASSERT_EQ(inner_.open_for(tmp_.Join("00000000000000000000.log")), 0);
+  ASSERT_TRUE(fs_.Rename(tmp_.Join("00000000000000000000.log"),
+                         tmp_.Join("00000000000000000000.log.deleted"))
+                  .ok());
+  EXPECT_EQ(seg->path(), tmp_.Join("00000000000000000000.log.deleted"));
+  EXPECT_EQ(ReadAll(*seg), "segment bytes");
+  EXPECT_EQ(inner_.open_for(tmp_.Join("00000000000000000000.log.deleted")), 1);
+  ASSERT_TRUE(seg->WriteAt(13, AsSpan("!")).ok());
+  ASSERT_TRUE(seg->Sync().ok());
+  EXPECT_EQ(ReadFileToString(tmp_.Join("00000000000000000000.log.deleted")), "segment bytes!");
+}
+
+TEST_F(CachingFileSystemTest, DirectoryRenameMovesEveryFileBelowIt) {
+  ASSERT_TRUE(fs_.CreateDir(tmp_.Join("topic-0")).ok());
+  WriteStringToFile(tmp_.Join("topic-0/a.log"), "in the partition");
+  WriteStringToFile(tmp_.Join("topic-00"), "a sibling with the same prefix");
+  auto a = OpenOrDie("topic-0/a.log", OpenMode::kReadWrite);
+  auto sibling = OpenOrDie("topic-00", OpenMode::kRead);
+  ASSERT_TRUE(fs_.Rename(tmp_.Join("topic-0"), tmp_.Join("topic-0.abc-delete")).ok());
+  EXPECT_EQ(a->path(), tmp_.Join("topic-0.abc-delete/a.log"));
+  EXPECT_EQ(sibling->path(), tmp_.Join("topic-00"));
+  WriteStringToFile(tmp_.Join("x"), "x");
+  auto x = OpenOrDie("x", OpenMode::kRead);
+  ASSERT_EQ(inner_.open_for(tmp_.Join("topic-0/a.log")), 0) << "evicted";
+  EXPECT_EQ(ReadAll(*a), "in the partition");
+}
+
+TEST_F(CachingFileSystemTest, RemovedFileStaysReadableThroughItsOpenHandle) {
+  WriteStringToFile(tmp_.Join("gone"), "still here");
+  auto gone = OpenOrDie("gone", OpenMode::kRead);
+  ASSERT_TRUE(fs_.Remove(tmp_.Join("gone")).ok());
+  std::vector<std::unique_ptr<File>> others;
+  for (int i = 0; i < 3; ++i) {
+    WriteStringToFile(tmp_.Join("o" + std::to_string(i)), "o");
+    others.push_back(OpenOrDie("o" + std::to_string(i), OpenMode::kRead));
+  }
+  EXPECT_EQ(ReadAll(*gone), "still here");  // as a POSIX descriptor would
+  gone.reset();
+  EXPECT_EQ(inner_.open_for(tmp_.Join("gone")), 0);
+}
+
+TEST_F(CachingFileSystemTest, RemovedWhileEvictedIsNotFoundNotAnotherFile) {
+  WriteStringToFile(tmp_.Join("gone"), "old");
+  auto gone = OpenOrDie("gone", OpenMode::kRead);
+  WriteStringToFile(tmp_.Join("x"), "x");
+  WriteStringToFile(tmp_.Join("y"), "y");
+  auto x = OpenOrDie("x", OpenMode::kRead);
+  auto y = OpenOrDie("y", OpenMode::kRead);
+  ASSERT_TRUE(fs_.Remove(tmp_.Join("gone")).ok());
+  WriteStringToFile(tmp_.Join("gone"), "a new file under the old name");
+  uint8_t byte = 0;
+  auto n = gone->ReadAt(0, {&byte, 1});
+  ASSERT_FALSE(n.ok());
+  EXPECT_TRUE(n.status().IsNotFound()) << n.status().ToString();
+  EXPECT_NE(n.status().message().find(tmp_.Join("gone")), std::string::npos);
+}
+
+TEST_F(CachingFileSystemTest, MappedRegionOutlivesEviction) {
+  WriteStringToFile(tmp_.Join("m"), "mapped contents");
+  auto m = OpenOrDie("m", OpenMode::kRead);
+  auto region = m->MapForRead(0, 15);
+  ASSERT_NE(region, nullptr);
+  WriteStringToFile(tmp_.Join("x"), "x");
+  WriteStringToFile(tmp_.Join("y"), "y");
+  auto x = OpenOrDie("x", OpenMode::kRead);
+  auto y = OpenOrDie("y", OpenMode::kRead);
+  ASSERT_EQ(inner_.open_for(tmp_.Join("m")), 0);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(region->data), region->size),
+            "mapped contents");
+}
+
+TEST_F(CachingFileSystemTest, OpenErrorsAreTheInnerOnes) {
+  auto missing = fs_.Open(tmp_.Join("missing"), OpenMode::kRead);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(missing.status().IsNotFound());
+  WriteStringToFile(tmp_.Join("exists"), "x");
+  EXPECT_FALSE(fs_.Open(tmp_.Join("exists"), OpenMode::kCreateExclusive).ok());
+  EXPECT_EQ(inner_.open_now(), 0);
+}
+
+TEST_F(CachingFileSystemTest, ConcurrentReadsFromTwoThreadsWhileEvicting) {
+  // Two files, each read by its own thread, plus a third file read in
+  // between so the handles keep getting evicted under the readers.
+  std::vector<std::unique_ptr<File>> files;
+  for (int i = 0; i < 3; ++i) {
+    WriteStringToFile(tmp_.Join("c" + std::to_string(i)), std::string(4096, char('a' + i)));
+    files.push_back(OpenOrDie("c" + std::to_string(i), OpenMode::kRead));
+  }
+  std::atomic<int> bad{0};
+  auto reader = [&](int which) {
+    std::vector<uint8_t> buffer(4096);
+    for (int round = 0; round < 2000; ++round) {
+      for (int f : {which, 2}) {
+        auto n = files[size_t(f)]->ReadAt(0, buffer);
+        if (!n.ok() || *n != 4096 || buffer[0] != uint8_t('a' + f) ||
+            buffer[4095] != uint8_t('a' + f)) {
+          ++bad;
+        }
+      }
+    }
+  };
+  std::thread t0(reader, 0);
+  std::thread t1(reader, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(bad.load(), 0);
+  // Two cached handles plus at most one borrowed per reader after eviction.
+  EXPECT_LE(inner_.max_open(), 4);
+  EXPECT_EQ(fs_.cache().open_handles(), 2u);
+  EXPECT_GT(fs_.cache().evictions(), 0u);
+}
+
+TEST_F(CachingFileSystemTest, FilesOutliveTheFileSystem) {
+  WriteStringToFile(tmp_.Join("late"), "late read");
+  std::unique_ptr<File> f;
+  {
+    CachingFileSystem short_lived(&inner_, 1);
+    auto opened = short_lived.Open(tmp_.Join("late"), OpenMode::kRead);
+    ASSERT_TRUE(opened.ok());
+    f = std::move(*opened);
+  }
+  EXPECT_EQ(ReadAll(*f), "late read");
+}
+
+TEST(DefaultMaxOpenFilesTest, IsHalfTheSoftLimitAndAtLeast64) {
+  const size_t n = DefaultMaxOpenFiles();
+  EXPECT_GE(n, 64u);
+  struct rlimit limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur >= 128) {
+    EXPECT_EQ(n, size_t(limit.rlim_cur / 2));
+  }
+}
+
+}  // namespace
+}  // namespace daruma

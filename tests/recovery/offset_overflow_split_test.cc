@@ -1,0 +1,182 @@
+// Offset-overflow split during load (spec §10.5, KAFKA-6264): a segment
+// whose offsets exceed base + 2^31-1 is split into segments that each satisfy
+// the relative-offset rule, swapped in, and loading continues.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/clock.h"
+#include "log/log_file_names.h"
+#include "recovery/log_loader.h"
+#include "recovery/overflow_segment.h"
+#include "support/test_support.h"
+
+namespace daruma::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Big-endian entry bytes as the index files store them.
+std::string OffsetEntry(int32_t relative, int32_t position) {
+  std::string s(8, '\0');
+  StoreBe32(reinterpret_cast<uint8_t*>(s.data()), uint32_t(relative));
+  StoreBe32(reinterpret_cast<uint8_t*>(s.data()) + 4, uint32_t(position));
+  return s;
+}
+std::string TimeEntry(int64_t timestamp, int32_t relative) {
+  std::string s(12, '\0');
+  StoreBe64(reinterpret_cast<uint8_t*>(s.data()), uint64_t(timestamp));
+  StoreBe32(reinterpret_cast<uint8_t*>(s.data()) + 8, uint32_t(relative));
+  return s;
+}
+
+class OffsetOverflowSplitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    part_ = tmp_.Join("t-0");
+    fs::create_directories(part_);
+    // Every batch after a segment's first gets an index entry on recovery.
+    config_.index_interval_bytes = 0;
+    WriteStringToFile(File(0, ".log"), OverflowSegmentBytes());
+  }
+
+  std::string File(int64_t base, const std::string& ext) const {
+    return part_ + "/" + FilenamePrefixFromOffset(base) + ext;
+  }
+
+  Result<std::unique_ptr<Log>> Load(bool clean, int64_t recovery_point, int threads = 1,
+                                    bool quarantine = true) {
+    LoadLogParams p;
+    p.log_dir = tmp_.path();
+    p.partition_dir = part_;
+    p.tp = TopicPartition{"t", 0};
+    p.config = config_;
+    p.clock = &clock_;
+    p.had_clean_shutdown = clean;
+    p.recovery_point_checkpoint = recovery_point;
+    p.recovery_threads = threads;
+    p.quarantine = quarantine;
+    report_ = PartitionRecoveryReport{};
+    return LoadLog(p, &report_);
+  }
+
+  std::vector<std::string> FileNames() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(part_)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  void ExpectSplitLogFiles(Log& log, bool quarantine = true) {
+    std::vector<int64_t> bases;
+    for (LogSegment* s : log.segments_for_inspection()) bases.push_back(s->base_offset());
+    EXPECT_EQ(bases, (std::vector<int64_t>{0, kSplitBase1, kSplitBase2}));
+    for (const ExpectedSplit& e : ExpectedSplitSegments()) {
+      EXPECT_EQ(ReadFileToString(File(e.base, ".log")), e.bytes) << "segment " << e.base;
+    }
+    EXPECT_EQ(log.log_end_offset(), kOverflowNextOffset);
+    for (const std::string& name : FileNames()) {
+      EXPECT_FALSE(HasSuffix(name, ".cleaned")) << name;
+      EXPECT_FALSE(HasSuffix(name, ".swap")) << name;
+    }
+    // The overflowed segment's files were renamed, as Kafka's async delete
+    // does, or moved to the quarantine.
+    const std::string old_log =
+        quarantine ? part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@0"
+                   : File(0, ".log.deleted");
+    EXPECT_EQ(ReadFileToString(old_log), OverflowSegmentBytes());
+  }
+
+  // Byte position of batch i within its split segment.
+  static int32_t PositionInSplit(size_t first, size_t i) {
+    return int32_t(OverflowBytes(first, i).size());
+  }
+
+  TempDir tmp_;
+  std::string part_;
+  LogConfig config_;
+  ManualClock clock_{kOverflowT0 + 1000};
+  PartitionRecoveryReport report_;
+};
+
+TEST_F(OffsetOverflowSplitTest, CleanLoadSplitsInPass4AndKeepsAppendBuiltIndexes) {
+  auto log = Load(/*clean=*/true, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ExpectSplitLogFiles(**log);
+  // Pass 4 is retried from scratch: the split segments have indexes now, so
+  // after a clean shutdown none is recovered. Each was one <1 MiB chunk: no
+  // offset-index entry; the time index holds the final entry written when
+  // the segment was finalised (max timestamp of batch 1 at its last offset).
+  EXPECT_EQ(ReadFileToString(File(0, ".index")), "");
+  EXPECT_EQ(ReadFileToString(File(0, ".timeindex")), TimeEntry(kOverflowT0 + 11, 6));
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".index")), "");
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".timeindex")), TimeEntry(kOverflowT0 + 30, 2));
+  // Only the batches before the overflowing one were recovered (epoch 0).
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}}));
+}
+
+TEST_F(OffsetOverflowSplitTest, UncleanLoadSplitsInPass5AndRecoversEveryNewSegment) {
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ExpectSplitLogFiles(**log);
+  EXPECT_EQ(ReadFileToString(File(0, ".index")), OffsetEntry(6, PositionInSplit(0, 1)));
+  EXPECT_EQ(ReadFileToString(File(0, ".timeindex")), TimeEntry(kOverflowT0 + 11, 6));
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".index")), OffsetEntry(2, PositionInSplit(2, 3)));
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".timeindex")), TimeEntry(kOverflowT0 + 30, 2));
+  EXPECT_EQ((*log)->leader_epochs(),
+            (std::vector<EpochEntry>{{0, 0}, {1, kSplitBase1}, {2, kSplitBase2}}));
+  EXPECT_EQ((*log)->recovery_point(), 0);
+  bool warned = false;
+  for (const std::string& w : report_.warnings) {
+    warned = warned || w.find(
+                           "Replaced overflowed segment 0 with split segments [0, 2147483648, "
+                           "6442450944]") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST_F(OffsetOverflowSplitTest, RecoveryRestartsAtTheSegmentHoldingTheRecoveryPoint) {
+  // Kafka retries pass 5 after the split; the recovery point now lies in the
+  // second new segment, so the first keeps the split's (append-built) indexes.
+  auto log = Load(/*clean=*/false, kSplitBase1 + 1);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ExpectSplitLogFiles(**log);
+  EXPECT_EQ(ReadFileToString(File(0, ".index")), "");
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".index")), OffsetEntry(2, PositionInSplit(2, 3)));
+  EXPECT_EQ((*log)->leader_epochs(),
+            (std::vector<EpochEntry>{{0, 0}, {1, kSplitBase1}, {2, kSplitBase2}}));
+}
+
+TEST_F(OffsetOverflowSplitTest, TwoThreadsGiveTheSameFiles) {
+  auto log = Load(/*clean=*/false, 0, /*threads=*/2);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ExpectSplitLogFiles(**log);
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".index")), OffsetEntry(2, PositionInSplit(2, 3)));
+}
+
+TEST_F(OffsetOverflowSplitTest, WithoutQuarantineTheOldSegmentIsRenamedDeleted) {
+  auto log = Load(/*clean=*/false, 0, /*threads=*/1, /*quarantine=*/false);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ExpectSplitLogFiles(**log, /*quarantine=*/false);
+  EXPECT_FALSE(fs::exists(part_ + "/daruma-quarantine"));
+}
+
+TEST_F(OffsetOverflowSplitTest, OffsetBelowTheBaseIsNotSplit) {
+  // A batch below the segment base also fails the relative-offset rule, but
+  // splitting cannot fix it: loading fails (Kafka's require(hasOverflow)).
+  fs::remove(File(0, ".log"));
+  WriteStringToFile(File(100, ".log"), OverflowBytes(0, 1));
+  auto log = Load(/*clean=*/true, 0);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(log.status().message().find(File(100, ".log") + ": split refused"), std::string::npos)
+      << log.status().message();
+  EXPECT_EQ(ReadFileToString(File(100, ".log")), OverflowBytes(0, 1));
+  for (const std::string& name : FileNames()) EXPECT_FALSE(HasSuffix(name, ".cleaned")) << name;
+}
+
+}  // namespace
+}  // namespace daruma::testing
