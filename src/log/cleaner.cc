@@ -7,6 +7,7 @@
 
 #include "log/log_file_names.h"
 #include "record/file_batch_reader.h"
+#include "record/legacy_message.h"
 #include "record/record_batch_builder.h"
 
 namespace daruma {
@@ -21,6 +22,9 @@ struct Cleaner::Round {
   CleanedTransactionMetadata txns;
   CleanStats* stats = nullptr;
   const DisposeSegment* dispose = nullptr;
+  // Kafka's legacyDeleteHorizonMs: mtime of the last segment below the first
+  // dirty offset minus delete.retention.ms (0 without such a segment).
+  int64_t legacy_delete_horizon_ms = 0;
 };
 
 namespace {
@@ -89,6 +93,46 @@ Result<Bytes> RebuildBatch(const RecordBatchView& batch, const std::vector<Recor
   return out;
 }
 
+// The records of a legacy (v0/v1) entry with absolute offsets: itself when
+// uncompressed, else the wrapper's inner messages (spec §3.2).
+Result<std::vector<Record>> LegacyRecords(const LogEntry& entry, size_t max_decompressed) {
+  DARUMA_ASSIGN_OR_RETURN(LegacyMessageView view, LegacyMessageView::Parse(entry.bytes));
+  return view.DecodeRecords(max_decompressed);
+}
+
+// Kafka's shouldRetainRecord for a legacy record: tombstones follow the
+// segment-mtime rule (`retain_deletes`), there is no delete horizon.
+bool RetainLegacyRecord(const SkimpyOffsetMap& map, const Record& r, bool retain_deletes) {
+  if (r.offset > map.latest_offset()) return true;
+  if (!r.key) return false;
+  return r.offset >= map.Get(AsBytes(*r.key)) && (r.value.has_value() || retain_deletes);
+}
+
+struct LegacyVerdict {
+  bool keep = true;
+  int64_t records = 0;
+};
+
+// A legacy entry is kept whole (byte for byte) or dropped whole:
+//  * every record retained: copied as it is;
+//  * no record retained: dropped (an uncompressed entry is one record, so
+//    this is all an uncompressed entry can lose), except the entry ending at
+//    the round's upper bound, which Kafka keeps (RETAIN_EMPTY; a legacy entry
+//    cannot be emptied) and is copied;
+//  * a compressed wrapper keeping some of its inner records: copied whole.
+//    Kafka re-compresses the retained records into a new wrapper; Daruma does
+//    not re-encode legacy wrappers, so superseded inner records stay until
+//    the wrapper is superseded entirely. Nothing retained is ever lost.
+Result<LegacyVerdict> JudgeLegacyEntry(const SkimpyOffsetMap& map, const LogEntry& entry,
+                                       bool retain_deletes, int64_t upper_bound,
+                                       size_t max_decompressed) {
+  DARUMA_ASSIGN_OR_RETURN(auto records, LegacyRecords(entry, max_decompressed));
+  size_t kept = 0;
+  for (const Record& r : records) kept += RetainLegacyRecord(map, r, retain_deletes);
+  const bool at_upper_bound = entry.last_offset() + 1 == upper_bound;
+  return LegacyVerdict{kept > 0 || records.empty() || at_upper_bound, int64_t(records.size())};
+}
+
 Status AppendBatch(LogSegment* dest, ByteSpan bytes) {
   const RecordBatchView view(bytes);
   return dest->Append(view.last_offset(), view.max_timestamp(), view.last_offset(), bytes);
@@ -139,6 +183,10 @@ Result<CleanStats> Cleaner::Clean(Log* log, const Log::CleanerView& view,
   round.last_records = log->LastRecordsOfActiveProducers();
   round.stats = &stats;
   round.dispose = &dispose;
+  for (const auto& seg : view.segments) {
+    if (seg.base_offset >= to_clean.first_dirty_offset) break;
+    round.legacy_delete_horizon_ms = seg.last_modified_ms - config.delete_retention_ms;
+  }
 
   // Kafka's logSegments(0, endOffset): the inactive segments with base < end
   // offset, a prefix of view.segments (so group indexes are view indexes).
@@ -195,7 +243,16 @@ Result<bool> Cleaner::BuildOffsetMapForSegment(const Log::CleanerSegmentView& se
     stats->map_bytes_read += int64_t(entry->size());
     Throttle(int64_t(entry->size()));
     if (!entry->is_v2()) {
-      // Legacy entries are copied verbatim by the rewrite; only the offset advances.
+      // Legacy entries are mapped like a v2 batch's records (no transactions).
+      DARUMA_ASSIGN_OR_RETURN(auto records,
+                              LegacyRecords(*entry, size_t(config_.max_message_bytes) * 64));
+      for (const Record& r : records) {
+        if (r.key && r.offset >= start) {
+          if (map_.size() >= max_desired) return true;
+          map_.Put(AsBytes(*r.key), r.offset);
+        }
+        stats->map_messages_read++;
+      }
       if (entry->last_offset() >= start) map_.UpdateLatestOffset(entry->last_offset());
       continue;
     }
@@ -276,10 +333,19 @@ Status Cleaner::CleanInto(Round* round, const Log::CleanerSegmentView& source, L
     round->stats->batches_read++;
     Throttle(int64_t(entry->size()));
     if (!entry->is_v2()) {
+      // Kafka: tombstones of legacy records stay while their segment is newer
+      // than the legacy delete horizon.
+      const bool retain_deletes = source.last_modified_ms > round->legacy_delete_horizon_ms;
+      DARUMA_ASSIGN_OR_RETURN(LegacyVerdict verdict,
+                              JudgeLegacyEntry(map_, *entry, retain_deletes, round->upper_bound,
+                                               size_t(config_.max_message_bytes) * 64));
+      round->stats->messages_read += verdict.records;
+      if (!verdict.keep) continue;
       DARUMA_RETURN_IF_ERROR(dest->Append(entry->last_offset(), entry->max_timestamp(),
                                           entry->last_offset(), entry->bytes));
       round->stats->bytes_written += int64_t(entry->size());
       round->stats->batches_written++;
+      round->stats->messages_written += verdict.records;
       continue;
     }
     DARUMA_RETURN_IF_ERROR(FilterBatch(round, entry->batch(), dest));

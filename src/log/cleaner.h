@@ -18,7 +18,8 @@
 //      are copied byte for byte; others are re-encoded with the same codec,
 //      base offset and last offset delta, gaining a delete horizon
 //      (now + delete.retention.ms) the first time they keep a tombstone or a
-//      discardable marker. Legacy (v0/v1) entries are copied as they are.
+//      discardable marker. Legacy (v0/v1) entries are kept or dropped
+//      whole (see JudgeLegacyEntry in cleaner.cc for the exact rule).
 //   3. Flush the cleaned segment (indexes trimmed, final time-index entry),
 //      give its files the last source segment's mtime, and swap it in with
 //      Log::ReplaceSegments (`.cleaned` -> `.swap` -> final; old -> `.deleted`).

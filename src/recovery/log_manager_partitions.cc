@@ -1,6 +1,6 @@
-// LogManager at runtime: creating and deleting partition logs, topic
-// configuration (Kafka's LogManager.getOrCreateLog / asyncDelete /
-// updateTopicConfig). Contract in log_manager.h.
+// LogManager at runtime: creating, deleting and truncating partition logs
+// (Kafka's LogManager.getOrCreateLog / asyncDelete / truncateTo). Topic
+// configs are in log_manager_topic_configs.cc. Contract in log_manager.h.
 #include <fmt/format.h>
 
 #include "log/partition_metadata_file.h"
@@ -143,6 +143,7 @@ Status LogManager::AsyncDelete(const TopicPartition& tp) {
     return st.WithContext("deleting " + tp.ToString());
   }
   ScheduleDirDeletion(std::move(log), deleted, config_.file_delete_delay_ms);
+  ForgetTopicConfigIfUnused(tp.topic);
   // Kafka rewrites both checkpoints of the dir at once, without the partition.
   st = CheckpointRecoveryPointsOf(*dir);
   if (st.ok()) st = CheckpointLogStartOffsetsOf(*dir);
@@ -191,31 +192,6 @@ Result<bool> LogManager::Truncate(const TopicPartition& tp, int64_t new_end,
     }
   }
   return truncated;
-}
-
-void LogManager::SetTopicConfig(const std::string& topic, const LogConfig& config) {
-  std::vector<std::pair<Log*, bool>> logs;  // and whether it is the live replica
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    topic_configs_[topic] = config;
-    for (const auto& d : dirs_) {
-      for (const auto& [path, log] : d->logs) {
-        if (log->topic_partition().topic != topic) continue;
-        auto kind = d->kinds.find(path);
-        logs.emplace_back(log.get(), kind == d->kinds.end() || kind->second == DirKind::kLive);
-      }
-    }
-  }
-  for (auto [log, live] : logs) {
-    log->UpdateConfig(config);
-    if (live) UpdateCleanerRegistration(log, config);
-  }
-}
-
-LogConfig LogManager::ConfigFor(const std::string& topic) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = topic_configs_.find(topic);
-  return it == topic_configs_.end() ? config_ : it->second;
 }
 
 void LogManager::SetCleanerHooks(CleanerHooks hooks) {

@@ -13,9 +13,16 @@
 //
 // Environment (for scripts/crash-matrix.sh):
 //   DARUMA_CRASH_POINTS=all|<count>  all points 1..ops+1, or an evenly spread
-//                                    sample (default 40, the CI sample)
+//                                    sample (default 24, the CI sample; the
+//                                    first, middle and last op of every
+//                                    background step are always added)
 //   DARUMA_CRASH_SEED=<n>            workload and tear seed (default 1)
-// Prints one line "CRASH-MATRIX seed=.. ops=.. points=.. ..." with the counts.
+// Prints one line "CRASH-MATRIX seed=.. ops=.. points=.. ..." with the counts,
+// including how many crash points fell inside the workload's background steps
+// (retention_points, compaction_points, delayed_delete_points; see
+// crash_workload.h) and what the fault-free run's steps did
+// (retained_from: orders-0's log start after recovery; compacted_away:
+// profiles-2 records the cleaner removed).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -61,13 +68,28 @@ std::vector<uint64_t> CrashPoints(uint64_t total) {
     for (uint64_t i = 0; i < total; ++i) all[i] = i + 1;
     return all;
   }
-  const uint64_t count = std::min<uint64_t>(EnvU64("DARUMA_CRASH_POINTS", 40), total);
+  const uint64_t count = std::min<uint64_t>(EnvU64("DARUMA_CRASH_POINTS", 24), total);
   std::vector<uint64_t> out;
   for (uint64_t i = 0; i < count; ++i) {
     out.push_back(1 + (count == 1 ? 0 : i * (total - 1) / (count - 1)));
   }
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+// The sample plus the first, middle and last op of every background step, so
+// the CTest sample always crashes inside retention, compaction and the delayed
+// delete. Sorted, without duplicates.
+std::vector<uint64_t> WithStepPoints(std::vector<uint64_t> points, const WorkloadSteps& steps) {
+  for (const auto* ranges : {&steps.retention, &steps.compaction, &steps.delayed_delete}) {
+    for (const auto& [first, end] : *ranges) {
+      if (end <= first) continue;
+      points.insert(points.end(), {first, first + (end - first) / 2, end - 1});
+    }
+  }
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  return points;
 }
 
 class CrashMatrixTest : public ::testing::Test {
@@ -100,7 +122,7 @@ class CrashMatrixTest : public ::testing::Test {
       } else {
         fs.CrashAt(point);
       }
-      CrashWorkload workload(&fs, log_dir_, seed, &clock);
+      CrashWorkload workload(&fs, log_dir_, seed, &clock, /*background_steps=*/true);
       Status st = workload.Run();  // fails at the fault (or completes)
       model = workload.model();
       *ops_seen = fs.op_count();
@@ -128,23 +150,49 @@ TEST_F(CrashMatrixTest, EveryCrashPointRecoversWithEveryInvariant) {
   const uint64_t seed = EnvU64("DARUMA_CRASH_SEED", 1);
   // A dry run counts the operations of the whole workload.
   uint64_t total = 0;
+  WorkloadSteps steps;
+  int64_t retained_from = 0;
+  int64_t compacted_away = 0;
   {
     auto base = FreshBase(log_dir_);
     ManualClock clock(kWorkloadNowMs);
     FaultInjectionFileSystem fs(base.get(), seed);
-    CrashWorkload workload(&fs, log_dir_, seed, &clock);
+    CrashWorkload workload(&fs, log_dir_, seed, &clock, /*background_steps=*/true,
+                           [&fs] { return fs.op_count(); });
     Status st = workload.Run();
     ASSERT_TRUE(st.ok()) << st.ToString();
     total = fs.op_count();
+    steps = workload.steps();
     ASSERT_GT(total, 100u);
-    // Sanity: the fault-free run acknowledged everything it wrote.
+    // Sanity: the fault-free run acknowledged everything it wrote, and its
+    // background steps did something.
     for (const auto& [tp, part] : workload.model()) {
       EXPECT_EQ(part.acked_end, int64_t(part.written.size())) << tp.ToString();
     }
+    ASSERT_EQ(steps.retention.size(), 1u);
+    ASSERT_EQ(steps.compaction.size(), 1u);
+    ASSERT_EQ(steps.delayed_delete.size(), 1u);
+    LogManagerOptions options;
+    options.fs = base.get();
+    options.clock = &clock;
+    LogManager recovered(options);
+    ASSERT_TRUE(recovered.Startup({log_dir_}, CrashMatrixConfig(seed), 1).ok());
+    retained_from = recovered.GetLog(kPlainTp)->log_start_offset();
+    EXPECT_GE(retained_from, workload.model().at(kPlainTp).deletable_below);
+    EXPECT_GT(retained_from, 0);
+    Log* compacted = recovered.GetLog(kCompactTp);
+    ASSERT_NE(compacted, nullptr);
+    EXPECT_TRUE(compacted->config_snapshot().compact);  // from daruma-topic-configs.json
+    compacted_away =
+        workload.model().at(kCompactTp).acked_end - int64_t(ScanLog(compacted).records.size());
+    EXPECT_GT(compacted_away, 0);
   }
   CrashTally tally;
+  int64_t retention_points = 0;
+  int64_t compaction_points = 0;
+  int64_t delayed_delete_points = 0;
   const LogConfig config = CrashMatrixConfig(seed);
-  for (uint64_t point : CrashPoints(total + 1)) {
+  for (uint64_t point : WithStepPoints(CrashPoints(total + 1), steps)) {
     for (Mode mode :
          {Mode::kKill, Mode::kPower, Mode::kTorn, point % 2 ? Mode::kEio : Mode::kEnospc}) {
       std::unique_ptr<MemFileSystem> image;
@@ -152,12 +200,19 @@ TEST_F(CrashMatrixTest, EveryCrashPointRecoversWithEveryInvariant) {
       std::string last_op;
       WorkloadModel model = RunWithFault(seed, point, mode, &image, &ops, &last_op);
       ++tally.points;
+      retention_points += WorkloadSteps::In(steps.retention, point);
+      compaction_points += WorkloadSteps::In(steps.compaction, point);
+      delayed_delete_points += WorkloadSteps::In(steps.delayed_delete, point);
       const std::string label =
           std::string(ModeName(mode)) + "@" + std::to_string(point) + " [" + last_op + "]";
       RecoverAndCheck(image.get(), log_dir_, model, config, label, &tally);
     }
   }
   std::cout << "CRASH-MATRIX seed=" << seed << " ops=" << total << " " << tally.Summary()
+            << " retention_points=" << retention_points
+            << " compaction_points=" << compaction_points
+            << " delayed_delete_points=" << delayed_delete_points
+            << " retained_from=" << retained_from << " compacted_away=" << compacted_away
             << std::endl;
   for (const auto& e : tally.examples) std::cout << "  " << e << "\n";
   EXPECT_TRUE(tally.Clean()) << tally.Summary();

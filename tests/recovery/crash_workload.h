@@ -12,16 +12,44 @@
 //  B. LogManager::Startup (unclean recovery), more rounds, Shutdown (clean).
 //  C. LogManager::Startup (clean), more rounds, FlushAll; then the manager
 //     is dropped without Shutdown.
+// With `background_steps` (the crash matrix; off for the corruption matrix,
+// which expects every record served), a third, compacted partition and
+// phase C runs with kManual jobs and the log cleaner: more rounds, then the
+// background steps, each between more rounds:
+//       retention: DeleteRecords on `orders-0` (MaybeIncrementLogStartOffset
+//         to a third of its high watermark), LogManager::RunRetention
+//         (segments and snapshots renamed to `.deleted`), the
+//         log-start-offset checkpoint;
+//       compaction: the clock passes the cleaner backoff and every due job
+//         runs (the cleaner compacts `profiles-2`: `.cleaned` -> `.swap` ->
+//         swapped in, old files `.deleted`, cleaner-offset-checkpoint; the
+//         retention and checkpoint jobs);
+//       delayed delete: the clock passes file.delete.delay.ms and the
+//         "delete-file" jobs remove the `.deleted` files;
+//     then FlushAll; then the manager is dropped without Shutdown.
+// `profiles-2` (created in A) is compacted: cleanup.policy=compact set with
+// LogManager::SetTopicConfig in B (so it is also persisted in
+// daruma-topic-configs.json and read back by every later start). Each of its
+// batches carries a record with a key used once (so compaction never empties
+// a batch and the log stays contiguous for ScanLog) and 1-2 records with one
+// of 4 shared keys.
 // Acknowledgement: a record is acknowledged once a later Flush/FlushAll or a
 // clean Shutdown returned OK (the model keeps `acked_end` per partition).
+// The high watermark follows the acknowledged end (one node: every flushed
+// record is committed), so retention and the cleaner only act on acked data.
+// What may legitimately disappear: records of `orders-0` below the log start
+// offset DeleteRecords asked for (`deletable_below`), and in `profiles-2` a
+// record whose key has a later acknowledged record (compaction).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,10 +67,39 @@ namespace daruma::testing {
 inline constexpr int64_t kWorkloadNowMs = 1700000000000;
 inline const TopicPartition kPlainTp{"orders", 0};
 inline const TopicPartition kTxnTp{"payments", 1};
+inline const TopicPartition kCompactTp{"profiles", 2};
 
 struct PartitionModel {
   std::map<int64_t, std::optional<std::string>> written;  // value; nullopt for markers
   int64_t acked_end = 0;                                  // every offset below was acknowledged
+  int64_t deletable_below = 0;          // DeleteRecords asked for this log start offset
+  std::map<int64_t, std::string> keys;  // compacted partitions: the key at each offset
+};
+
+// Whether the acknowledged record at `offset` may be missing after recovery
+// (see the top of this file).
+inline bool MayBeGone(const PartitionModel& part, int64_t offset) {
+  if (offset < part.deletable_below) return true;
+  auto key = part.keys.find(offset);
+  if (key == part.keys.end()) return false;
+  for (auto it = part.keys.upper_bound(offset); it != part.keys.end(); ++it) {
+    if (it->first >= part.acked_end) break;
+    if (it->second == key->second) return true;
+  }
+  return false;
+}
+
+// Crash points inside the background steps of phase C: op ranges [first, end)
+// as counted by the FaultInjectionFileSystem (filled when the workload is
+// given an op counter).
+struct WorkloadSteps {
+  std::vector<std::pair<uint64_t, uint64_t>> retention, compaction, delayed_delete;
+  static bool In(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t op) {
+    for (const auto& [first, end] : ranges) {
+      if (op >= first && op < end) return true;
+    }
+    return false;
+  }
 };
 
 using WorkloadModel = std::map<TopicPartition, PartitionModel>;
@@ -55,10 +112,28 @@ inline LogConfig CrashMatrixConfig(uint64_t seed) {
   return c;
 }
 
+inline LogConfig CompactedConfig(uint64_t seed) {
+  LogConfig c = CrashMatrixConfig(seed);
+  c.compact = true;
+  c.delete_policy = false;
+  return c;
+}
+
+constexpr int64_t kWorkloadCleanerBackoffMs = 1000;
+
 class CrashWorkload {
  public:
-  CrashWorkload(FileSystem* fs, std::string log_dir, uint64_t seed, Clock* clock)
-      : fs_(fs), log_dir_(std::move(log_dir)), seed_(seed), rng_(seed), clock_(clock) {}
+  // `op_counter` (optional) reads the FaultInjectionFileSystem's op count, to
+  // record where the background steps are (steps()).
+  CrashWorkload(FileSystem* fs, std::string log_dir, uint64_t seed, ManualClock* clock,
+                bool background_steps = false, std::function<uint64_t()> op_counter = {})
+      : fs_(fs),
+        log_dir_(std::move(log_dir)),
+        seed_(seed),
+        rng_(seed),
+        clock_(clock),
+        background_(background_steps),
+        op_counter_(std::move(op_counter)) {}
 
   Status Run() {
     const LogConfig config = CrashMatrixConfig(seed_);
@@ -67,6 +142,11 @@ class CrashWorkload {
                               Log::CreateEmpty(fs_, PartDir(kPlainTp), kPlainTp, config, clock_));
       DARUMA_ASSIGN_OR_RETURN(auto txn,
                               Log::CreateEmpty(fs_, PartDir(kTxnTp), kTxnTp, config, clock_));
+      std::unique_ptr<Log> compacted;
+      if (background_) {
+        DARUMA_ASSIGN_OR_RETURN(compacted, Log::CreateEmpty(fs_, PartDir(kCompactTp), kCompactTp,
+                                                            CompactedConfig(seed_), clock_));
+      }
       // Log::CreateEmpty does not fsync the log dir after creating the
       // partition dir, so without this a power loss can drop the whole
       // partition (finding pinned by tests/log/log_create_crash_test.cc). A
@@ -74,53 +154,149 @@ class CrashWorkload {
       // look for other problems.
       DARUMA_RETURN_IF_ERROR(fs_->SyncDir(log_dir_));
       for (int round = 0; round < 10; ++round) {
-        DARUMA_RETURN_IF_ERROR(Round(plain.get(), txn.get()));
+        DARUMA_RETURN_IF_ERROR(Round(plain.get(), txn.get(), compacted.get()));
       }
       DARUMA_RETURN_IF_ERROR(plain->Close());
       DARUMA_RETURN_IF_ERROR(txn->Close());
+      if (compacted) DARUMA_RETURN_IF_ERROR(compacted->Close());
     }
     for (int phase = 0; phase < 2; ++phase) {
-      LogManagerOptions options;
-      options.fs = fs_;
-      options.clock = clock_;
-      options.broker_epoch = 5 + phase;
-      LogManager manager(options);
+      LogManager manager(ManagerOptions(phase));
       DARUMA_RETURN_IF_ERROR(manager.Startup({log_dir_}, config, 1));
       Log* plain = manager.GetLog(kPlainTp);
       Log* txn = manager.GetLog(kTxnTp);
-      if (manager.HasFailures() || plain == nullptr || txn == nullptr) {
+      Log* compacted = background_ ? manager.GetLog(kCompactTp) : nullptr;
+      if (manager.HasFailures() || plain == nullptr || txn == nullptr ||
+          (background_ && compacted == nullptr)) {
         return Status::IoError("workload: start-up left the dir offline or a log unloaded");
       }
       // Start-up fsyncs every recovered log before writing its checkpoints.
-      Ack(plain, kPlainTp);
-      Ack(txn, kTxnTp);
-      for (int round = 0; round < 8; ++round) DARUMA_RETURN_IF_ERROR(Round(plain, txn));
+      AckAll(plain, txn, compacted);
+      if (phase == 0 && background_) {
+        manager.SetTopicConfig(kCompactTp.topic, CompactedConfig(seed_));
+        DARUMA_RETURN_IF_ERROR(manager.failure_channel().ErrorFor(log_dir_));
+      }
+      for (int round = 0; round < 8; ++round) {
+        DARUMA_RETURN_IF_ERROR(Round(plain, txn, compacted));
+      }
       if (phase == 0) {
+        // Shutdown destroys the logs: their ends are read first.
+        std::map<TopicPartition, int64_t> ends = {{kPlainTp, plain->log_end_offset()},
+                                                  {kTxnTp, txn->log_end_offset()}};
+        if (compacted) ends[kCompactTp] = compacted->log_end_offset();
         DARUMA_RETURN_IF_ERROR(manager.Shutdown());
-        Ack(plain, kPlainTp);
-        Ack(txn, kTxnTp);
+        for (const auto& [tp, end] : ends) model_[tp].acked_end = end;
       } else {
-        DARUMA_RETURN_IF_ERROR(FlushBoth(plain, txn));
+        if (background_) DARUMA_RETURN_IF_ERROR(BackgroundSteps(manager, plain, txn, compacted));
+        DARUMA_RETURN_IF_ERROR(FlushAll(plain, txn, compacted));
       }
     }
     return Status::Ok();
   }
 
   const WorkloadModel& model() const { return model_; }
+  const WorkloadSteps& steps() const { return steps_; }
 
  private:
   std::string PartDir(const TopicPartition& tp) const { return JoinPath(log_dir_, LogDirName(tp)); }
 
-  void Ack(Log* log, const TopicPartition& tp) { model_[tp].acked_end = log->log_end_offset(); }
+  // Phase B: no jobs. Phase C: kManual jobs (run only in BackgroundSteps)
+  // and the cleaner.
+  LogManagerOptions ManagerOptions(int phase) const {
+    LogManagerOptions options;
+    options.fs = fs_;
+    options.clock = clock_;
+    options.broker_epoch = 5 + phase;
+    options.jobs.mode = Scheduler::Mode::kManual;
+    if (phase == 1 && background_) {
+      options.jobs.enabled = true;
+      options.jobs.initial_delay_ms = kWorkloadCleanerBackoffMs;
+      options.jobs.cleaner_enabled = true;
+      options.jobs.cleaner.backoff_ms = kWorkloadCleanerBackoffMs;
+      options.jobs.cleaner.dedupe_buffer_size = 24 * 4096;
+      options.jobs.cleaner.io_buffer_size = 8192;
+    }
+    return options;
+  }
 
-  Status FlushBoth(Log* plain, Log* txn) {
-    const int64_t plain_end = plain->log_end_offset();
-    const int64_t txn_end = txn->log_end_offset();
-    DARUMA_RETURN_IF_ERROR(plain->Flush(plain_end));
-    model_[kPlainTp].acked_end = plain_end;
-    DARUMA_RETURN_IF_ERROR(txn->Flush(txn_end));
-    model_[kTxnTp].acked_end = txn_end;
+  // The log is durable up to its end: acknowledged, and (with background
+  // steps, which act only below it) committed.
+  void Ack(Log* log, const TopicPartition& tp) {
+    model_[tp].acked_end = log->log_end_offset();
+    if (background_) log->UpdateHighWatermark(log->log_end_offset());
+  }
+
+  void AckAll(Log* plain, Log* txn, Log* compacted) {
+    Ack(plain, kPlainTp);
+    Ack(txn, kTxnTp);
+    if (compacted) Ack(compacted, kCompactTp);
+  }
+
+  // compacted may be null (no background steps).
+  Status FlushAll(Log* plain, Log* txn, Log* compacted) {
+    for (auto [log, tp] : {std::pair{plain, kPlainTp}, {txn, kTxnTp}, {compacted, kCompactTp}}) {
+      if (log == nullptr) continue;
+      const int64_t end = log->log_end_offset();
+      DARUMA_RETURN_IF_ERROR(log->Flush(end));
+      model_[tp].acked_end = end;
+      if (background_) log->UpdateHighWatermark(end);
+    }
     return Status::Ok();
+  }
+
+  uint64_t Ops() const { return op_counter_ ? op_counter_() : 0; }
+
+  // DeleteRecords targets a batch boundary: ScanLog (log_invariants.h) reads
+  // from the log start offset and counts a first batch starting below it as a
+  // gap, although Kafka allows a log start inside a batch.
+  int64_t BatchBaseAtOrBelow(const TopicPartition& tp, int64_t offset) const {
+    const std::set<int64_t>& bases = batch_bases_.at(tp);
+    auto it = bases.upper_bound(offset);
+    return it == bases.begin() ? 0 : *std::prev(it);
+  }
+
+  // Runs `step` and records its op range in *ranges.
+  Status Step(std::vector<std::pair<uint64_t, uint64_t>>* ranges,
+              const std::function<Status()>& step) {
+    const uint64_t first = Ops() + 1;
+    Status st = step();
+    ranges->emplace_back(first, Ops() + 1);
+    return st;
+  }
+
+  // A job's I/O error takes the dir offline instead of returning it.
+  Status JobsOk(LogManager& manager) {
+    DARUMA_RETURN_IF_ERROR(manager.failure_channel().ErrorFor(log_dir_));
+    const auto errors = manager.JobErrors();
+    return errors.empty() ? Status::Ok() : Status::IoError("workload: job error: " + errors[0]);
+  }
+
+  Status BackgroundSteps(LogManager& manager, Log* plain, Log* txn, Log* compacted) {
+    DARUMA_RETURN_IF_ERROR(FlushAll(plain, txn, compacted));
+    DARUMA_RETURN_IF_ERROR(Step(&steps_.retention, [&]() -> Status {
+      const int64_t target = BatchBaseAtOrBelow(kPlainTp, plain->high_watermark() / 3);
+      model_[kPlainTp].deletable_below = std::max(model_[kPlainTp].deletable_below, target);
+      DARUMA_RETURN_IF_ERROR(plain->MaybeIncrementLogStartOffset(target));
+      DARUMA_RETURN_IF_ERROR(manager.RunRetention(plain).status());
+      return manager.CheckpointLogStartOffsets();
+    }));
+    for (int round = 0; round < 2; ++round) {
+      DARUMA_RETURN_IF_ERROR(Round(plain, txn, compacted));
+    }
+    DARUMA_RETURN_IF_ERROR(FlushAll(plain, txn, compacted));
+    DARUMA_RETURN_IF_ERROR(Step(&steps_.compaction, [&]() -> Status {
+      clock_->Advance(kWorkloadCleanerBackoffMs);
+      manager.RunDueJobsForTest();
+      return JobsOk(manager);
+    }));
+    for (int round = 0; round < 2; ++round) {
+      DARUMA_RETURN_IF_ERROR(Round(plain, txn, compacted));
+    }
+    return Step(&steps_.delayed_delete, [&]() -> Status {
+      clock_->Advance(CrashMatrixConfig(seed_).file_delete_delay_ms);
+      manager.RunDueJobsForTest();
+      return JobsOk(manager);
+    });
   }
 
   std::vector<RecordInput> Records(const std::string& tag, int n) {
@@ -149,7 +325,14 @@ class CrashWorkload {
     DARUMA_ASSIGN_OR_RETURN(LogAppendInfo info, log->AppendAsLeader(batch, 3, origin));
     if (info.duplicate) {
       for (size_t i = 0; i < n; ++i) written.erase(leo + int64_t(i));
-    } else if (info.first_offset != leo) {
+    } else {
+      // A recovery may have truncated an unacknowledged tail: bases recorded
+      // at or above this LEO belong to batches that are gone.
+      std::set<int64_t>& bases = batch_bases_[tp];
+      bases.erase(bases.lower_bound(leo), bases.end());
+      bases.insert(leo);
+    }
+    if (!info.duplicate && info.first_offset != leo) {
       return Status::InvalidArgument("workload: append landed at " +
                                      std::to_string(info.first_offset) + ", LEO was " +
                                      std::to_string(leo));
@@ -157,7 +340,22 @@ class CrashWorkload {
     return Status::Ok();
   }
 
-  Status Round(Log* plain, Log* txn) {
+  // profiles-2: one batch of a once-used key plus 1-2 shared keys.
+  Status AppendCompacted(Log* compacted) {
+    std::vector<RecordInput> records = Records("c", 1 + 1 + int(rng_() % 2));
+    records[0].key = "once-" + std::to_string(counter_);
+    for (size_t i = 1; i < records.size(); ++i) records[i].key = "s" + std::to_string(rng_() % 4);
+    DARUMA_ASSIGN_OR_RETURN(Bytes batch, BuildRecordBatch({}, records));
+    const int64_t leo = compacted->log_end_offset();
+    for (size_t i = 0; i < records.size(); ++i) {
+      model_[kCompactTp].keys[leo + int64_t(i)] = *records[i].key;
+    }
+    return Append(compacted, kCompactTp, batch, records, AppendOrigin::kClient);
+  }
+
+  Status Round(Log* plain, Log* txn, Log* compacted) {
+    // profiles-2 every other round (keeps the matrix's cost down).
+    if (compacted && ++rounds_ % 2 == 0) DARUMA_RETURN_IF_ERROR(AppendCompacted(compacted));
     // orders-0: a plain batch, and an idempotent one (sometimes retried).
     auto records = Records("p", 1 + int(rng_() % 3));
     DARUMA_ASSIGN_OR_RETURN(Bytes batch, BuildRecordBatch({}, records));
@@ -197,7 +395,7 @@ class CrashWorkload {
       DARUMA_RETURN_IF_ERROR(Append(txn, kTxnTp, eb, extra, AppendOrigin::kClient));
     }
     if (rng_() % 7 == 0) DARUMA_RETURN_IF_ERROR(plain->Roll());
-    if (rng_() % 3 == 0) DARUMA_RETURN_IF_ERROR(FlushBoth(plain, txn));
+    if (rng_() % 3 == 0) DARUMA_RETURN_IF_ERROR(FlushAll(plain, txn, compacted));
     return Status::Ok();
   }
 
@@ -205,12 +403,17 @@ class CrashWorkload {
   std::string log_dir_;
   uint64_t seed_;
   std::mt19937_64 rng_;
-  Clock* clock_;
+  ManualClock* clock_;
+  bool background_;
+  std::function<uint64_t()> op_counter_;
   WorkloadModel model_;
+  WorkloadSteps steps_;
   uint64_t counter_ = 0;
   int32_t idempotent_seq_ = 0;
   int32_t txn_seq_ = 0;
   int txn_batches_ = 0;
+  int rounds_ = 0;
+  std::map<TopicPartition, std::set<int64_t>> batch_bases_;
 };
 
 // Counts across a matrix run (printed by the tests, parsed by the scripts).
@@ -310,7 +513,8 @@ inline void CheckRecoveredLogs(LogManager& manager, MemFileSystem* image,
       }
       if (r.offset >= 0 && r.offset < part.acked_end) seen[size_t(r.offset)] = true;
     }
-    const int64_t lost = std::count(seen.begin(), seen.end(), false);
+    int64_t lost = 0;
+    for (size_t o = 0; o < seen.size(); ++o) lost += !seen[o] && !MayBeGone(part, int64_t(o));
     if (lost > 0) {
       tally->acked_lost += lost;
       tally->Note("acked_lost", label + ": " + tp.ToString() + " lost " + std::to_string(lost) +

@@ -1,0 +1,95 @@
+#include "recovery/topic_config_file.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace daruma {
+namespace {
+
+constexpr int kVersion = 1;
+
+Status Bad(const std::string& path, const std::string& field, const std::string& what) {
+  return Status::Corruption(fmt::format("{}: field {}: {}", path, field, what));
+}
+
+// The overrides of one topic; entries that are not strings are dropped.
+TopicConfigOverrides ParseTopic(const std::string& path, const std::string& topic,
+                                const nlohmann::json& entry, std::vector<std::string>* warnings) {
+  TopicConfigOverrides out;
+  for (const auto& [name, value] : entry.items()) {
+    if (!value.is_string()) {
+      warnings->push_back(
+          fmt::format("{}: field topics.{}.{}: expected a string, found {}; "
+                      "the broker default is used",
+                      path, topic, name, value.type_name()));
+      continue;
+    }
+    out[name] = value.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<TopicConfigs>> ReadTopicConfigsFile(FileSystem* fs, const std::string& log_dir,
+                                                         std::vector<std::string>* warnings) {
+  const std::string path = JoinPath(log_dir, kTopicConfigsFileName);
+  if (!fs->Exists(path)) return std::optional<TopicConfigs>();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte counts from 1; positions in Daruma's messages count from 0.
+    return Status::Corruption(fmt::format("{}: not valid JSON at byte {}: {}", path,
+                                          e.byte == 0 ? 0 : e.byte - 1, e.what()));
+  }
+  if (!json.is_object()) return Bad(path, "(root)", "expected an object");
+  auto version = json.find("version");
+  if (version == json.end() || !version->is_number_integer()) {
+    return Bad(path, "version", "expected an integer");
+  }
+  if (version->get<int64_t>() != kVersion) {
+    return Bad(path, "version",
+               fmt::format("expected {}, found {}", kVersion, version->get<int64_t>()));
+  }
+  auto generation = json.find("generation");
+  if (generation == json.end() || !generation->is_number_integer() ||
+      generation->get<int64_t>() < 0) {
+    return Bad(path, "generation", "expected an integer >= 0");
+  }
+  auto topics = json.find("topics");
+  if (topics == json.end() || !topics->is_object())
+    return Bad(path, "topics", "expected an object");
+  TopicConfigs out;
+  out.generation = generation->get<int64_t>();
+  for (const auto& [topic, entry] : topics->items()) {
+    if (!entry.is_object()) {
+      warnings->push_back(fmt::format(
+          "{}: field topics.{}: expected an object, found {}; the topic uses the broker defaults",
+          path, topic, entry.type_name()));
+      continue;
+    }
+    out.topics[topic] = ParseTopic(path, topic, entry, warnings);
+  }
+  return std::optional<TopicConfigs>(std::move(out));
+}
+
+std::string EncodeTopicConfigs(const TopicConfigs& configs) {
+  nlohmann::json topics = nlohmann::json::object();
+  for (const auto& [topic, overrides] : configs.topics) topics[topic] = overrides;
+  nlohmann::json json = {
+      {"version", kVersion}, {"generation", configs.generation}, {"topics", topics}};
+  return json.dump() + "\n";
+}
+
+Status WriteTopicConfigsFile(FileSystem* fs, const std::string& log_dir,
+                             const TopicConfigs& configs) {
+  const std::string text = EncodeTopicConfigs(configs);
+  return fs->WriteFileAtomically(
+      JoinPath(log_dir, kTopicConfigsFileName),
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+}  // namespace daruma

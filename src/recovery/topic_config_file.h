@@ -1,0 +1,54 @@
+// daruma-topic-configs.json: the topic config overrides of a broker, kept at
+// the root of every log dir (Kafka keeps them in its metadata log, which
+// Daruma does not have). Kafka's LogManager loads only sub-directories of a
+// log dir, so this file does not stop Kafka from opening the dir.
+//
+// Format (UTF-8 JSON, one object):
+//   {"version": 1, "generation": <int64 >= 0>,
+//    "topics": {"<topic>": {"<config name>": "<value>", ...}, ...}}
+// Values are strings exactly as the client gave them (topic_config_overrides.h
+// parses them). `generation` grows by one on every write; with several log
+// dirs the reader trusts the highest generation it can parse (a dir that was
+// offline during a write keeps an older one).
+//
+// Written with FileSystem::WriteFileAtomically (temp file, fsync, rename, dir
+// fsync): a crash leaves the old or the new file, never a mix.
+//
+// Reading is lenient per entry and strict per file: a file that is not JSON,
+// or whose `version`/`generation`/`topics` is missing or mistyped, is an
+// error naming the file and the field (kCorruption); a topic whose entry is
+// not an object, or a config whose value is not a string, is dropped with a
+// warning naming the file, the topic and the field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+#include "log/topic_config_overrides.h"
+
+namespace daruma {
+
+inline constexpr char kTopicConfigsFileName[] = "daruma-topic-configs.json";
+
+struct TopicConfigs {
+  int64_t generation = 0;
+  std::map<std::string, TopicConfigOverrides> topics;
+};
+
+// nullopt when `log_dir` has no such file. Dropped entries are appended to
+// *warnings.
+Result<std::optional<TopicConfigs>> ReadTopicConfigsFile(FileSystem* fs, const std::string& log_dir,
+                                                         std::vector<std::string>* warnings);
+
+Status WriteTopicConfigsFile(FileSystem* fs, const std::string& log_dir,
+                             const TopicConfigs& configs);
+
+// The file's bytes (also for tests).
+std::string EncodeTopicConfigs(const TopicConfigs& configs);
+
+}  // namespace daruma

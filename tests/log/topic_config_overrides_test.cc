@@ -1,0 +1,80 @@
+// Topic config names <-> LogConfig (log/topic_config_overrides.h).
+#include "log/topic_config_overrides.h"
+
+#include <gtest/gtest.h>
+
+namespace daruma {
+namespace {
+
+TEST(TopicConfigOverridesTest, AppliesKafkaNamesOntoTheDefaults) {
+  LogConfig defaults;
+  auto c = ApplyTopicConfigOverrides(defaults, {{"segment.bytes", "2048"},
+                                                {"cleanup.policy", "delete, compact"},
+                                                {"min.cleanable.dirty.ratio", "0.25"},
+                                                {"retention.bytes", "-1"},
+                                                {"preallocate", "true"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->segment_bytes, 2048);
+  EXPECT_TRUE(c->compact);
+  EXPECT_TRUE(c->delete_policy);
+  EXPECT_DOUBLE_EQ(c->min_cleanable_dirty_ratio, 0.25);
+  EXPECT_EQ(c->retention_bytes, -1);
+  EXPECT_TRUE(c->preallocate);
+  EXPECT_EQ(c->retention_ms, defaults.retention_ms);
+}
+
+TEST(TopicConfigOverridesTest, BadValuesNameTheConfigAndTheValueAndChangeNothing) {
+  LogConfig c;
+  Status st = ApplyTopicConfigOverride("segment.bytes", "13", &c);
+  EXPECT_EQ(st.message(), "invalid value \"13\" for config segment.bytes: expected at least 14");
+  EXPECT_EQ(c.segment_bytes, LogConfig{}.segment_bytes);
+  EXPECT_EQ(ApplyTopicConfigOverride("retention.ms", "12x", &c).message(),
+            "invalid value \"12x\" for config retention.ms: expected an integer");
+  EXPECT_EQ(ApplyTopicConfigOverride("cleanup.policy", "compact,nope", &c).message(),
+            "invalid value \"compact,nope\" for config cleanup.policy: expected a list of "
+            "delete, compact");
+  EXPECT_FALSE(c.compact);
+  EXPECT_EQ(ApplyTopicConfigOverride("min.insync.replicas", "2", &c).message(),
+            "invalid value \"2\" for config min.insync.replicas: a single node has one in-sync "
+            "replica");
+  EXPECT_EQ(ApplyTopicConfigOverride("bogus", "1", &c).message(), "unknown topic config bogus");
+  EXPECT_FALSE(IsKnownTopicConfigName("bogus"));
+  EXPECT_TRUE(IsKnownTopicConfigName("segment.jitter.ms"));
+}
+
+TEST(TopicConfigOverridesTest, DiffRoundTripsEveryCoveredField) {
+  LogConfig defaults;
+  LogConfig c = defaults;
+  c.segment_bytes = 999;
+  c.segment_ms = 5;
+  c.segment_jitter_ms = 6;
+  c.segment_index_bytes = 4096;
+  c.index_interval_bytes = 1;
+  c.preallocate = true;
+  c.max_message_bytes = 77;
+  c.file_delete_delay_ms = 0;
+  c.retention_ms = -1;
+  c.retention_bytes = 123;
+  c.flush_messages = 3;
+  c.flush_ms = 4;
+  c.compact = true;
+  c.delete_policy = true;
+  c.log_append_time = true;
+  c.delete_retention_ms = 8;
+  c.min_cleanable_dirty_ratio = 0.1;
+  c.min_compaction_lag_ms = 9;
+  c.max_compaction_lag_ms = 10;
+  const TopicConfigOverrides diff = DiffTopicConfig(defaults, c);
+  EXPECT_EQ(diff.size(), 18u);  // all but compression.type and min.insync.replicas
+  EXPECT_EQ(diff.at("cleanup.policy"), "compact,delete");
+  EXPECT_EQ(diff.at("min.cleanable.dirty.ratio"), "0.1");
+  auto back = ApplyTopicConfigOverrides(defaults, diff);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(DiffTopicConfig(c, *back), TopicConfigOverrides{});
+  EXPECT_DOUBLE_EQ(back->min_cleanable_dirty_ratio, 0.1);
+  EXPECT_EQ(back->segment_jitter_ms, 6);
+  EXPECT_TRUE(DiffTopicConfig(defaults, defaults).empty());
+}
+
+}  // namespace
+}  // namespace daruma
