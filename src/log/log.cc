@@ -309,6 +309,7 @@ Status Log::FlushLocked(int64_t offset) {
     if (segment_end <= recovery_point_) continue;
     DARUMA_RETURN_IF_ERROR(segment->Flush());
   }
+  DARUMA_RETURN_IF_ERROR(producer_state_->SyncPendingSnapshots());
   DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
   recovery_point_ = offset;
   if (offset >= log_end_offset_) unflushed_messages_ = 0;
@@ -401,6 +402,7 @@ Status Log::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   producer_state_->UpdateMapEndOffset(log_end_offset_);
   DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/true).status());
+  DARUMA_RETURN_IF_ERROR(producer_state_->SyncPendingSnapshots());
   for (auto& [base, segment] : segments_) DARUMA_RETURN_IF_ERROR(segment->Close());
   if (leader_epoch_cache_->dirty()) DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->Flush());
   recovery_point_ = log_end_offset_;

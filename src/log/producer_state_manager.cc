@@ -152,9 +152,26 @@ Result<std::optional<std::string>> ProducerStateManager::TakeSnapshot(bool sync)
   if (map_end_offset_ <= last_snap_offset_) return std::optional<std::string>();
   const std::string path = SnapshotPath(map_end_offset_);
   DARUMA_RETURN_IF_ERROR(WriteProducerSnapshot(fs_, path, SnapshotEntries(), sync));
+  if (!sync) unsynced_snapshots_.push_back(path);
   snapshots_[map_end_offset_] = path;
   last_snap_offset_ = map_end_offset_;
   return std::optional<std::string>(path);
+}
+
+Status ProducerStateManager::SyncPendingSnapshots() {
+  if (unsynced_snapshots_.empty()) return Status::Ok();
+  for (const std::string& path : unsynced_snapshots_) {
+    // A snapshot deleted since (truncation, retention) needs nothing.
+    auto file = fs_->Open(path, OpenMode::kRead);
+    if (!file.ok()) {
+      if (file.status().IsNotFound()) continue;
+      return file.status();
+    }
+    DARUMA_RETURN_IF_ERROR((*file)->Sync());
+  }
+  DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  unsynced_snapshots_.clear();
+  return Status::Ok();
 }
 
 std::vector<ProducerSnapshotEntry> ProducerStateManager::SnapshotEntries() const {

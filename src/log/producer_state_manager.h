@@ -99,6 +99,11 @@ class ProducerStateManager {
   // snapshot offset. Returns the path written, or nullopt if nothing was due.
   // `sync` = false defers the fsync (snapshots taken at roll, spec §11.4).
   Result<std::optional<std::string>> TakeSnapshot(bool sync = true);
+  // Fsyncs every snapshot written with sync = false that still exists, then
+  // the directory (Kafka's flushProducerStateSnapshot, run by the flush after
+  // a roll). A log calls it before moving its recovery point and at close, so
+  // a clean-shutdown marker never outlives the snapshots it vouches for.
+  Status SyncPendingSnapshots();
 
   // Spec §10.6 "snapshot selection": deletes snapshots above `log_end_offset`
   // or at/below `log_start_offset`; then, if the map end offset differs from
@@ -173,6 +178,8 @@ class ProducerStateManager {
   SnapshotMap snapshots_;
   int64_t map_end_offset_ = 0;
   int64_t last_snap_offset_ = 0;
+  // Snapshots written without fsync, oldest first (see SyncPendingSnapshots).
+  std::vector<std::string> unsynced_snapshots_;
 };
 
 }  // namespace daruma
