@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs the corruption matrix (tests/recovery/corruption_matrix_crash_test.cc)
-# for many seeds and prints its counts (per outcome and per file kind).
+# for many seeds and prints its counts (per outcome and per file kind). The
+# summary line also counts the operator tools on each damaged copy:
+# check_reported / check_silent_harmless / check_missed (`daruma check`), and
+# repair_fixed / repair_refused / repair_failed (`daruma repair`, no limit,
+# then check and a start-up recovery on the result).
 #
 # usage: scripts/corruption-matrix.sh [build-dir] [seeds] [first-seed]
 #   build-dir   default build/crash-matrix (configured Release here if missing)

@@ -10,11 +10,13 @@
 #include "common/bytes.h"
 #include "log/clean_shutdown_file.h"
 #include "log/leader_epoch_file_cache.h"
+#include "log/log_cleaner.h"
 #include "log/log_file_names.h"
 #include "log/transaction_index.h"
 #include "record/file_batch_reader.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
+#include "recovery/producer_snapshot_check.h"
 #include "recovery/quarantine.h"
 
 namespace daruma {
@@ -64,11 +66,42 @@ class PartitionChecker {
   void Plan();
   void ProblemsFromPlan();
   Status CheckSegments();
-  Result<SegmentScan> ScanSegment(const std::string& log_path);
+  // Feeds each valid batch to `snapshots` (null: not fed).
+  Result<SegmentScan> ScanSegment(const std::string& log_path, ProducerSnapshotCheck* snapshots);
   Status CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last);
   Status CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last);
   Status CheckTxnIndexes(const std::vector<int64_t>& bases);
   Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
+  // Start-up rebuilds a missing index (a full scan of its segment); the
+  // operator should know, and repair rebuilds it ahead of time.
+  Status MissingIndex(const std::string& path) {
+    Problem(path, -1, std::nullopt, "missing (start-up would rebuild it by scanning the segment)",
+            kRebuildAction);
+    return Status::Ok();
+  }
+  // Kafka's sanity check fails on such a file and start-up rebuilds it.
+  Status BadIndexSize(const std::string& path, size_t size, size_t entry_size) {
+    Problem(
+        path, int64_t(size - size % entry_size), std::nullopt,
+        fmt::format("expected a size that is a multiple of {}, found {} bytes", entry_size, size),
+        kRebuildAction);
+    return Status::Ok();
+  }
+  // The preallocated slots of the active segment's index are zeros from the
+  // first zero slot (`from`) to the end; anything else there is damage.
+  Status CheckZeroTail(const std::string& path, const std::vector<uint8_t>& bytes, size_t from) {
+    auto it =
+        std::find_if(bytes.begin() + int64_t(from), bytes.end(), [](uint8_t b) { return b != 0; });
+    if (it == bytes.end()) return Status::Ok();
+    Problem(path, int64_t(it - bytes.begin()), std::nullopt,
+            fmt::format("expected zeros after the last entry (preallocated slots from byte {}), "
+                        "found byte 0x{:02x}",
+                        from, *it),
+            kRebuildAction);
+    return Status::Ok();
+  }
+  void AddSnapshotProblems(std::vector<SnapshotProblem> found);
+  bool HasProblemAbout(const std::string& file) const;
   Result<std::vector<uint8_t>> ReadWhole(const std::string& path);
   std::string PathOf(const std::string& name) const { return JoinPath(p_.partition_dir, name); }
 
@@ -88,7 +121,9 @@ void PartitionChecker::Run() {
 
 // Half 1: LoadLog on an overlay, as after an unclean shutdown from offset 0.
 void PartitionChecker::Plan() {
-  OverlayFileSystem overlay(o_.fs, OverlayOptions{o_.drop_cache});
+  // Pages stay cached until the second pass (ScanSegment) drops them, so the
+  // disk is read once; see the header for the cost.
+  OverlayFileSystem overlay(o_.fs, OverlayOptions{false});
   LoadLogParams params{.fs = &overlay,
                        .log_dir = p_.log_dir,
                        .partition_dir = p_.partition_dir,
@@ -142,16 +177,37 @@ Result<std::vector<uint8_t>> PartitionChecker::ReadWhole(const std::string& path
   return out;
 }
 
-Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path) {
+// Where the plan found the valid data of `log_path` to end: the start of
+// its first quarantined range, nullopt when it keeps the whole file.
+std::optional<int64_t> PlannedEnd(const PartitionRecoveryReport& plan,
+                                  const std::string& log_path) {
+  std::optional<int64_t> end;
+  for (const QuarantinedRange& q : plan.quarantined) {
+    if (q.file == log_path && (!end || q.from_position < *end)) end = q.from_position;
+  }
+  return end;
+}
+
+// When the plan loaded the log, it has CRC-checked every batch of it and
+// says where each segment's valid data ends: this second pass then reads
+// headers only, from mapped pages. Otherwise it validates every batch itself.
+Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path,
+                                                  ProducerSnapshotCheck* snapshots) {
   DARUMA_ASSIGN_OR_RETURN(auto file, o_.fs->Open(log_path, OpenMode::kRead));
+  const bool trust_plan = !out_->load_failed;
+  const std::optional<int64_t> planned_end =
+      trust_plan ? PlannedEnd(out_->plan, log_path) : std::nullopt;
   FileBatchReaderOptions ro;
   ro.drop_cache = o_.drop_cache;
+  ro.map = true;
+  if (planned_end) ro.end_position = uint64_t(*planned_end);
   FileBatchReader reader(file.get(), ro);
   SegmentScan scan;
+  scan.bad_tail = planned_end.has_value();
   std::vector<BatchInfo>& batches = scan.batches;
   int64_t max_ts = -1;
   while (auto entry = reader.Next()) {
-    if (!entry->has_batch_header() || !entry->Validate().ok()) {
+    if (!entry->has_batch_header() || (!trust_plan && !entry->Validate().ok())) {
       scan.bad_tail = true;  // the plan reports it
       break;
     }
@@ -163,11 +219,28 @@ Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path) {
     b.max_timestamp_so_far = max_ts;
     b.leader_epoch = entry->partition_leader_epoch();
     batches.push_back(b);
+    if (snapshots != nullptr) snapshots->OnBatch(*entry);
     scan.valid_end = entry->position + int64_t(entry->size());
   }
   if (!reader.io_status().ok()) return reader.io_status();
   if (reader.stop_reason() != StopReason::kEndOfFile) scan.bad_tail = true;
+  if (o_.drop_cache) {  // the plan's pages too, including a tail it quarantines
+    auto size = file->Size();
+    if (size.ok()) file->DropCache(0, *size);
+  }
   return scan;
+}
+
+// `<offset>.snapshot` files of a partition dir, by offset.
+std::map<int64_t, std::string> SnapshotFiles(const std::string& dir,
+                                             const std::vector<DirEntry>& entries) {
+  std::map<int64_t, std::string> out;
+  for (const DirEntry& e : entries) {
+    if (!e.is_regular || !HasSuffix(e.name, kProducerSnapshotFileSuffix)) continue;
+    auto offset = OffsetFromFileName(e.name);
+    if (offset.ok()) out[*offset] = JoinPath(dir, e.name);
+  }
+  return out;
 }
 
 const BatchInfo* BatchAt(const std::vector<BatchInfo>& batches, int64_t position) {
@@ -187,8 +260,9 @@ const BatchInfo* BatchHolding(const std::vector<BatchInfo>& batches, int64_t off
 Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last) {
   const std::vector<BatchInfo>& batches = scan.batches;
   const std::string path = OffsetIndexFileName(p_.partition_dir, base);
-  if (!o_.fs->Exists(path)) return Status::Ok();  // the plan rebuilds a missing index
+  if (!o_.fs->Exists(path)) return MissingIndex(path);
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
+  if (bytes.size() % 8 != 0) return BadIndexSize(path, bytes.size(), 8);
   const size_t entries = bytes.size() / 8;
   int64_t prev = -1;
   for (size_t i = 0; i < entries; ++i) {
@@ -197,7 +271,7 @@ Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan,
     const int64_t position = int32_t(LoadBe32(bytes.data() + i * 8 + 4));
     const int64_t offset = base + rel;
     if (i > 0 && rel == 0 && position == 0) {
-      if (last) return Status::Ok();  // preallocated tail of the active segment
+      if (last) return CheckZeroTail(path, bytes, i * 8);  // the active segment's preallocation
       Problem(
           path, pos_in_file, std::nullopt,
           fmt::format("{} zero-filled slots after the last entry (index not trimmed)", entries - i),
@@ -229,8 +303,9 @@ Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan,
 Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last) {
   const std::vector<BatchInfo>& batches = scan.batches;
   const std::string path = TimeIndexFileName(p_.partition_dir, base);
-  if (!o_.fs->Exists(path)) return Status::Ok();
+  if (!o_.fs->Exists(path)) return MissingIndex(path);
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
+  if (bytes.size() % 12 != 0) return BadIndexSize(path, bytes.size(), 12);
   const size_t entries = bytes.size() / 12;
   int64_t prev_ts = -1, prev_offset = -1;
   for (size_t i = 0; i < entries; ++i) {
@@ -239,7 +314,7 @@ Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, b
     const int64_t rel = int32_t(LoadBe32(bytes.data() + i * 12 + 8));
     const int64_t offset = base + rel;
     if (i > 0 && ts == 0 && rel == 0) {
-      if (last) return Status::Ok();
+      if (last) return CheckZeroTail(path, bytes, i * 12);
       Problem(
           path, pos_in_file, std::nullopt,
           fmt::format("{} zero-filled slots after the last entry (index not trimmed)", entries - i),
@@ -256,10 +331,16 @@ Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, b
     } else if (b == nullptr) {
       wrong = fmt::format("offset {} is in no valid batch of {}", offset,
                           LogFileName(p_.partition_dir, base));
-    } else if (ts > b->max_timestamp_so_far) {
+    } else if (b != batches.data() && (b - 1)->max_timestamp_so_far >= ts) {
       wrong = fmt::format(
-          "expected a timestamp <= {} (largest batch timestamp up to offset {}), "
-          "found {}",
+          "expected the offset of the batch that first reached timestamp {}, found {} (a later "
+          "batch)",
+          ts, offset);
+    } else if (ts != b->max_timestamp_so_far) {
+      // Kafka appends (maxTimestampSoFar, offsetOfMaxTimestampSoFar): at the
+      // batch holding the offset, the running maximum is exactly the entry's.
+      wrong = fmt::format(
+          "expected timestamp {} (the largest batch timestamp up to offset {}), found {}",
           b->max_timestamp_so_far, offset, ts);
     }
     if (!wrong.empty()) {
@@ -347,6 +428,21 @@ Status PartitionChecker::CheckLeaderEpochs(
   return Status::Ok();
 }
 
+bool PartitionChecker::HasProblemAbout(const std::string& file) const {
+  return std::any_of(out_->problems.begin(), out_->problems.end(),
+                     [&](const CheckProblem& p) { return p.file == file; });
+}
+
+// A snapshot the plan already reports (quarantined, unreadable) is not
+// reported twice.
+void PartitionChecker::AddSnapshotProblems(std::vector<SnapshotProblem> found) {
+  for (SnapshotProblem& s : found) {
+    if (HasProblemAbout(s.file)) continue;
+    Problem(std::move(s.file), s.position, s.offset, std::move(s.what),
+            "run `daruma repair` (it rebuilds producer snapshots from the log)");
+  }
+}
+
 // Half 2: what the loader rebuilds instead of verifying.
 Status PartitionChecker::CheckSegments() {
   DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, o_.fs->ListDir(p_.partition_dir));
@@ -362,13 +458,29 @@ Status PartitionChecker::CheckSegments() {
     if (base.ok()) bases.push_back(*base);
   }
   std::sort(bases.begin(), bases.end());
+  ProducerSnapshotCheck snapshots(o_.fs, p_.partition_dir, p_.tp.ToString(),
+                                  SnapshotFiles(p_.partition_dir, entries),
+                                  o_.config.producer_id_expiration_ms, o_.drop_cache);
+  // The replay follows the data recovery keeps: it stops at the first bad tail.
+  bool replaying = true;
+  int64_t replayed_end = 0;
   std::map<int64_t, std::vector<BatchInfo>> all;
   for (size_t i = 0; i < bases.size(); ++i) {
-    DARUMA_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(LogFileName(p_.partition_dir, bases[i])));
+    DARUMA_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(LogFileName(p_.partition_dir, bases[i]),
+                                                          replaying ? &snapshots : nullptr));
+    if (replaying && !scan.batches.empty()) replayed_end = scan.batches.back().last_offset + 1;
+    replaying = replaying && !scan.bad_tail;
     const bool last = i + 1 == bases.size();
     DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(bases[i], scan, last));
     DARUMA_RETURN_IF_ERROR(CheckTimeIndex(bases[i], scan, last));
     all[bases[i]] = std::move(scan.batches);
+  }
+  AddSnapshotProblems(snapshots.Finish(replayed_end));
+  if (snapshots.saw_producer_batches() && SnapshotFiles(p_.partition_dir, entries).empty()) {
+    Problem(ProducerSnapshotFileName(p_.partition_dir, replayed_end), -1, replayed_end,
+            "missing: no producer snapshot at all, so a clean start would begin with empty "
+            "producer state (open transactions and sequence numbers forgotten)",
+            "run `daruma repair` (it rebuilds producer snapshots from the log)");
   }
   DARUMA_RETURN_IF_ERROR(CheckTxnIndexes(bases));
   return CheckLeaderEpochs(all);
@@ -399,6 +511,7 @@ void CheckCheckpoints(const CheckOptions& o, LogDirCheck* d) {
       {kRecoveryPointCheckpointFile, &d->recovery_points, "recovery point"},
       {kLogStartOffsetCheckpointFile, &d->log_start_offsets, "log start offset"},
       {kReplicationOffsetCheckpointFile, &d->high_watermarks, "high watermark"},
+      {kCleanerOffsetCheckpointFileName, &d->cleaner_offsets, "cleaner offset"},
   };
   for (const PartitionCheck& p : d->partitions) {
     if (p.load_failed) continue;
@@ -468,6 +581,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   d.recovery_points = ReadCheckpoint(o, &d, kRecoveryPointCheckpointFile);
   d.log_start_offsets = ReadCheckpoint(o, &d, kLogStartOffsetCheckpointFile);
   d.high_watermarks = ReadCheckpoint(o, &d, kReplicationOffsetCheckpointFile);
+  d.cleaner_offsets = ReadCheckpoint(o, &d, kCleanerOffsetCheckpointFileName);
 
   std::vector<CheckPartitionParams> todo;
   for (const DirEntry& e : entries) {
@@ -517,23 +631,25 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   return d;
 }
 
-int64_t EstimateCheckBytes(FileSystem* fs, const std::vector<std::string>& log_dirs) {
-  int64_t total = 0;
+CheckWork EstimateCheckWork(FileSystem* fs, const std::vector<std::string>& log_dirs) {
+  CheckWork work;
   for (const std::string& dir : log_dirs) {
     auto entries = fs->ListDir(dir);
     if (!entries.ok()) continue;
     for (const DirEntry& e : *entries) {
       if (!e.is_directory) continue;
-      auto files = fs->ListDir(JoinPath(dir, e.name));
+      const std::string part = JoinPath(dir, e.name);
+      auto files = fs->ListDir(part);
       if (!files.ok()) continue;
+      ++work.partitions;
       for (const DirEntry& f : *files) {
         if (!f.is_regular || !HasSuffix(f.name, kLogFileSuffix)) continue;
-        auto size = fs->FileSize(JoinPath(JoinPath(dir, e.name), f.name));
-        if (size.ok()) total += int64_t(*size);
+        auto size = fs->FileSize(JoinPath(part, f.name));
+        if (size.ok()) work.bytes += int64_t(*size);
       }
     }
   }
-  return total;
+  return work;
 }
 
 nlohmann::json ToJson(const CheckProblem& p) {

@@ -10,26 +10,37 @@
 //     reference for the checks below. Nothing reaches the disk.
 //  2. Checks LoadLog does not make (it rebuilds rather than verifies), on the
 //     real files opened read-only:
+//     * every segment has its `.index` and `.timeindex`;
 //     * every `.index` entry (offset o, position p): a batch starts at p and
 //       holds o; offsets strictly increase;
+//     * index sizes are multiples of the entry size (8, 12);
 //     * every `.timeindex` entry (t, o): timestamps strictly increase, offsets
-//       never decrease, o lies in a batch and t <= the largest batch timestamp
-//       up to that batch;
+//       never decrease, o lies in the batch where the segment's running
+//       maximum timestamp first reached t (Kafka appends maxTimestampSoFar
+//       with the offset of that maximum);
 //     * `.txnindex` entries equal the aborted transactions rebuilt from the
 //       control batches;
 //     * `leader-epoch-checkpoint` maps every batch's base offset to the
 //       batch's partition leader epoch;
+//     * every producer snapshot equals a replay of the log's batches up to
+//       its offset (recovery/producer_snapshot_check.h);
 //     * left-over temporary files (`*.tmp`).
 //     Zero-filled index slots after the last entry of the LAST segment are the
-//     preallocation of an unclean shutdown and are not reported.
-// Per log dir: recovery-point, log-start-offset and replication-offset
-// checkpoint entries <= the partition's LEO; `-delete`/`-stray` directories
+//     preallocation of an unclean shutdown and are not reported (non-zero
+//     bytes among them are). Fewer index entries than Kafka would write are
+//     not a problem: lookups start earlier and scan, and a broker restart
+//     legitimately resets Kafka's bytes-since-last-entry count.
+// Per log dir: recovery-point, log-start-offset, replication-offset and
+// cleaner-offset checkpoints parse, and their entries are <= the partition's
+// LEO; `-delete`/`-stray` directories
 // and names Kafka cannot parse.
 //
 // Every problem names the file, the byte position (-1 when the whole file is
 // meant), the offset where known, what is wrong and what to do. Pages read
 // from the real files are dropped from the page cache (File::DropCache) when
-// `drop_cache` is set. Never writes, renames, removes or locks anything.
+// `drop_cache` is set: a segment's pages after the second half's pass over
+// it, so the disk is read once; until then the partition being checked (per
+// thread) stays cached. Never writes, renames, removes or locks anything.
 #pragma once
 
 #include <atomic>
@@ -76,7 +87,7 @@ struct LogDirCheck {
   bool clean_shutdown = false;
   std::vector<CheckProblem> problems;  // dir-level: checkpoints, stray dirs
   std::vector<PartitionCheck> partitions;
-  OffsetMap recovery_points, log_start_offsets, high_watermarks;
+  OffsetMap recovery_points, log_start_offsets, high_watermarks, cleaner_offsets;
 
   bool HasProblems() const;
 };
@@ -105,8 +116,14 @@ PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions&
 // the directory itself cannot be listed.
 Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& options);
 
-// Bytes of `.log` data under the dirs (stat only), for a progress estimate.
-int64_t EstimateCheckBytes(FileSystem* fs, const std::vector<std::string>& log_dirs);
+// What a check of the dirs will read (stat only), for the progress bar:
+// bytes of `.log` data and directories (an upper bound of the partitions,
+// so a count of partitions left never goes below zero).
+struct CheckWork {
+  int64_t bytes = 0;
+  int64_t partitions = 0;
+};
+CheckWork EstimateCheckWork(FileSystem* fs, const std::vector<std::string>& log_dirs);
 
 nlohmann::json ToJson(const CheckProblem& p);
 nlohmann::json ToJson(const PartitionCheck& p);

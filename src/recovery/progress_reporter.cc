@@ -46,7 +46,8 @@ std::string HumanDuration(double seconds) {
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
-std::string FormatProgressLine(const ProgressSnapshot& s, double elapsed_seconds, bool bar) {
+std::string FormatProgressLine(const ProgressSnapshot& s, double elapsed_seconds, bool bar,
+                               ProgressLabel label) {
   const double fraction = Fraction(s);
   const double rate = elapsed_seconds > 0 ? double(s.scanned_bytes) / elapsed_seconds : 0;
   std::string eta = "--";
@@ -57,14 +58,15 @@ std::string FormatProgressLine(const ProgressSnapshot& s, double elapsed_seconds
       fmt::format("{:3.0f}%  {} / {}  {:.1f} MB/s  ETA {}  logs left {}/{}", fraction * 100,
                   HumanBytes(s.scanned_bytes), HumanBytes(s.total_bytes), rate / 1e6, eta,
                   s.remaining_logs, s.total_logs);
-  if (!bar) return "recovery: " + numbers;
+  if (!bar) return fmt::format("{}: {}", label.plain, numbers);
   const int filled = int(fraction * kBarWidth);
-  return "Recovering [" + std::string(size_t(filled), '#') +
+  return std::string(label.bar) + " [" + std::string(size_t(filled), '#') +
          std::string(size_t(kBarWidth - filled), '.') + "] " + numbers;
 }
 
-ProgressReporter::ProgressReporter(Source source, ProgressMode mode, std::ostream& out)
-    : source_(std::move(source)), mode_(mode), out_(out) {}
+ProgressReporter::ProgressReporter(Source source, ProgressMode mode, std::ostream& out,
+                                   ProgressLabel label)
+    : source_(std::move(source)), mode_(mode), label_(label), out_(out) {}
 
 ProgressReporter::~ProgressReporter() {
   Stop();
@@ -103,10 +105,11 @@ void ProgressReporter::Run() {
 void ProgressReporter::Emit(double elapsed_seconds) {
   const ProgressSnapshot s = source_();
   if (mode_ == ProgressMode::kTty) {
-    out_ << '\r' << FormatProgressLine(s, elapsed_seconds, /*bar=*/true) << "\x1b[K" << std::flush;
+    out_ << '\r' << FormatProgressLine(s, elapsed_seconds, /*bar=*/true, label_) << "\x1b[K"
+         << std::flush;
     drawn_ = true;
   } else {
-    out_ << FormatProgressLine(s, elapsed_seconds, /*bar=*/false) << '\n' << std::flush;
+    out_ << FormatProgressLine(s, elapsed_seconds, /*bar=*/false, label_) << '\n' << std::flush;
   }
 }
 

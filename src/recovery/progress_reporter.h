@@ -31,18 +31,28 @@ struct ProgressSnapshot {
 
 enum class ProgressMode { kQuiet, kTty, kPlain };
 
+// What the line says is going on: "Recovering [###...]" on a terminal,
+// "recovery: ..." in plain mode.
+struct ProgressLabel {
+  const char* bar = "Recovering";
+  const char* plain = "recovery";
+};
+inline constexpr ProgressLabel kCheckProgressLabel{"Checking", "check"};
+inline constexpr ProgressLabel kRepairProgressLabel{"Repairing", "repair"};
+
 // "1.5 GiB", "812 KiB", "235 B".
 std::string HumanBytes(int64_t bytes);
 // "3s", "2m05s", "1h02m".
 std::string HumanDuration(double seconds);
 // The text of one progress line (without \r or newline).
-std::string FormatProgressLine(const ProgressSnapshot& s, double elapsed_seconds, bool bar);
+std::string FormatProgressLine(const ProgressSnapshot& s, double elapsed_seconds, bool bar,
+                               ProgressLabel label = {});
 
 class ProgressReporter {
  public:
   using Source = std::function<ProgressSnapshot()>;
 
-  ProgressReporter(Source source, ProgressMode mode, std::ostream& out);
+  ProgressReporter(Source source, ProgressMode mode, std::ostream& out, ProgressLabel label = {});
   ~ProgressReporter();  // Stop()
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
@@ -57,6 +67,7 @@ class ProgressReporter {
 
   Source source_;
   ProgressMode mode_;
+  ProgressLabel label_;
   std::ostream& out_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -9,6 +9,7 @@
 #include "common/bytes.h"
 #include "common/file_system.h"
 #include "recovery/log_checker.h"
+#include "tools/tool_config.h"
 
 namespace daruma::tools {
 namespace {
@@ -45,33 +46,35 @@ Totals Sum(const std::vector<LogDirCheck>& dirs) {
 }  // namespace
 
 int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.log_dirs.empty()) {
-    err << "daruma check: pass --log-dirs DIR[,DIR...]\n";
-    return kExitError;
-  }
   if (o.threads < 1) {
     err << "daruma check: --threads must be at least 1\n";
     return kExitError;
   }
+  Result<ToolConfig> config = ResolveToolConfig(o.log_dirs, o.config_file, o.overrides);
+  if (!config.ok()) {
+    err << "daruma check: " << config.status().message() << "\n";
+    return kExitError;
+  }
   FileSystem* fs = FileSystem::Default();
-  std::atomic<int64_t> scanned{0}, remaining{0};
+  std::atomic<int64_t> scanned{0};
+  const CheckWork work = EstimateCheckWork(fs, config->log_dirs);
+  std::atomic<int64_t> remaining{work.partitions};
   daruma::CheckOptions co;
   co.fs = fs;
+  co.config = config->log;
   co.threads = o.threads;
   co.scanned_bytes = &scanned;
   co.remaining_partitions = &remaining;
-  const int64_t total = EstimateCheckBytes(fs, o.log_dirs);
   std::vector<LogDirCheck> dirs;
   int rc = kExitClean;
   {
     ProgressReporter progress(
         [&] {
-          return ProgressSnapshot{scanned.load(), total, remaining.load(), 0};
+          return ProgressSnapshot{scanned.load(), work.bytes, remaining.load(), work.partitions};
         },
-        o.quiet ? ProgressMode::kQuiet : o.progress, err);
+        o.quiet ? ProgressMode::kQuiet : o.progress, err, kCheckProgressLabel);
     progress.Start();
-    for (const std::string& dir : o.log_dirs) {
-      remaining.store(1);
+    for (const std::string& dir : config->log_dirs) {
       Result<LogDirCheck> d = CheckLogDir(dir, co);
       if (!d.ok()) {
         err << "daruma check: " << dir << ": " << d.status().ToString() << "\n";

@@ -7,6 +7,11 @@
 // Contract: never writes, renames, removes or locks anything under the log
 // dirs (safe on a live broker's dirs); pages it reads are dropped from the
 // page cache. Only --json FILE is written, and only where the operator says.
+// Configuration: --config/--set/--log-dirs as in tools/tool_config.h; the
+// log settings (index.interval.bytes, producer.id.expiration.ms, ...) are
+// the ones the checked broker uses.
+// Progress (stderr, not with --quiet): bytes scanned of the dirs' `.log`
+// bytes, bytes/s and ETA (recovery/progress_reporter.h).
 // Output: one line per problem ("<file> at byte <p>, offset <o>: <what> --
 // <action>") and a summary on `out`; --quiet prints the problem lines only
 // (on `err`).
@@ -22,10 +27,12 @@
 namespace daruma::tools {
 
 struct CheckCommandOptions {
-  std::vector<std::string> log_dirs;  // --log-dirs, comma-separated
-  int threads = 1;                    // --threads: partitions checked in parallel
-  std::string json_file;              // --json FILE; "" = none
-  bool quiet = false;                 // --quiet: problems only
+  std::vector<std::string> log_dirs;   // --log-dirs, comma-separated (over log.dirs)
+  std::string config_file;             // --config: a server.properties (tools/tool_config.h)
+  std::vector<std::string> overrides;  // --set key=value, in order
+  int threads = 1;                     // --threads: partitions checked in parallel
+  std::string json_file;               // --json FILE; "" = none
+  bool quiet = false;                  // --quiet: problems only
   ProgressMode progress = ProgressMode::kPlain;
 };
 

@@ -68,9 +68,11 @@ void AddCheck(CLI::App& app, CheckCommandOptions& o, int& rc) {
       "check",
       "Verify every segment, index, checkpoint and snapshot of log dirs; changes and locks "
       "nothing (exit 0 clean, 1 problems, 2 usage/I/O)");
-  check->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs")
-      ->required()
+  check->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs (overrides log.dirs)")
       ->delimiter(',');
+  check->add_option("--config", o.config_file, "A Kafka server.properties file")
+      ->check(CLI::ExistingFile);
+  check->add_option("--set", o.overrides, "Override one property, key=value (repeatable)");
   check->add_option("--threads", o.threads, "Partitions checked in parallel")
       ->check(CLI::PositiveNumber);
   check->add_option("--json", o.json_file, "Write the JSON report to this file");
@@ -87,9 +89,11 @@ void AddRepair(CLI::App& app, RepairCommandOptions& o, int& rc) {
       "Fix what `check` finds, keeping dropped bytes in quarantine; refuses beyond "
       "--max-corrupt-bytes (exit 0 repaired or nothing to do, 1 refused/dry run with changes, "
       "2 usage/I/O)");
-  repair->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs")
-      ->required()
+  repair->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs (overrides log.dirs)")
       ->delimiter(',');
+  repair->add_option("--config", o.config_file, "A Kafka server.properties file")
+      ->check(CLI::ExistingFile);
+  repair->add_option("--set", o.overrides, "Override one property, key=value (repeatable)");
   repair->add_option("--max-corrupt-bytes", o.max_corrupt_bytes,
                      "Most segment-data bytes one partition may lose (0 = none, -1 = no limit)");
   repair->add_flag("--dry-run", o.dry_run, "Print the plan and change nothing");

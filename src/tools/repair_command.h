@@ -9,7 +9,7 @@
 //    data would be dropped and names the flag; -1 means no limit. Also refuse
 //    when a partition cannot be loaded at all.
 // 3. --dry-run stops here (exit 0 nothing to do, 1 repairs needed).
-// 4. Apply, per log dir: take the dir lock (refuse if a broker holds it);
+// 4. Apply (recovery/log_repairer.h), per log dir: take the dir lock (refuse if a broker holds it);
 //    remove `.kafka_cleanshutdown` (a crash during repair must count as
 //    unclean); run LoadLog for real with recovery point 0 and quarantine on,
 //    so every segment is re-scanned and its indexes, .txnindex and producer
@@ -21,6 +21,8 @@
 // A second run finds nothing to do. `-delete`/`-stray` directories and
 // unparsable names are reported and left alone (Kafka deals with the former;
 // the others need an operator's decision).
+// Configuration: --config/--set/--log-dirs as in tools/tool_config.h; the
+// rebuilt indexes use the broker's index.interval.bytes and friends.
 // --report FILE gets a JSON report: the plan (checker JSON) and, when
 // applied, the recovery report of the real load (recovery report names).
 // Exit codes: 0 repaired or nothing to do, 1 refused / repairs needed in a
@@ -37,11 +39,13 @@
 namespace daruma::tools {
 
 struct RepairCommandOptions {
-  std::vector<std::string> log_dirs;  // --log-dirs
-  int64_t max_corrupt_bytes = 0;      // --max-corrupt-bytes; -1 = no limit
-  bool dry_run = false;               // --dry-run
-  std::string report_file;            // --report FILE
-  int threads = 1;                    // --threads
+  std::vector<std::string> log_dirs;   // --log-dirs (over log.dirs)
+  std::string config_file;             // --config: a server.properties (tools/tool_config.h)
+  std::vector<std::string> overrides;  // --set key=value, in order
+  int64_t max_corrupt_bytes = 0;       // --max-corrupt-bytes; -1 = no limit
+  bool dry_run = false;                // --dry-run
+  std::string report_file;             // --report FILE
+  int threads = 1;                     // --threads
   ProgressMode progress = ProgressMode::kPlain;
 };
 

@@ -10,6 +10,15 @@
 //  * every byte removed from a .log or .snapshot file is in the quarantine:
 //    the MANIFEST.jsonl ranges for those files sum to the bytes removed, and
 //    the report lists exactly the manifest's ranges.
+// And, on untouched copies of the same damaged image, the operator tools
+// (issue 5), judged the way recovery is:
+//  * `check` (LogChecker) reports a problem whenever the damage is not
+//    provably harmless (recovery lost, changed or had to repair something,
+//    or it did not scan a damaged segment of a clean dir);
+//  * `repair` with no limit (LogChecker's plan, then ApplyRepair) either
+//    refuses because a partition cannot be loaded at all, or leaves a dir
+//    that check finds clean and that a start-up recovery leaves alone
+//    (nothing truncated, quarantined, deleted or warned about).
 // Damage kinds: bit flips, torn (cut at a random byte), a zeroed 4 KiB page,
 // garbage appended, truncation to a random shorter size; applied to every
 // file kind of the dir (segments, indexes, snapshots, checkpoints, markers).
@@ -29,6 +38,8 @@
 #include "log/log_file_names.h"
 #include "log/offset_checkpoint_file.h"
 #include "recovery/crash_workload.h"
+#include "recovery/log_checker.h"
+#include "recovery/log_repairer.h"
 #include "recovery/quarantine.h"
 #include "support/mem_file_system.h"
 #include "support/test_support.h"
@@ -116,7 +127,15 @@ struct Outcome {
   int64_t quarantine_mismatches = 0;
   int64_t report_mismatches = 0;
   int64_t unscanned_clean = 0;  // .log damage below the recovery point of a clean dir
-  std::map<std::string, std::array<int64_t, 3>> by_kind;  // harmless/detected/undetected
+  // `check` on the damaged copy: reported / silent on a harmless damage /
+  // silent on a harmful one.
+  int64_t check_reported = 0, check_silent_harmless = 0, check_missed = 0;
+  // `repair` with no limit: fixed (check clean and recovery changes nothing
+  // after it, including "nothing to do") / refused (a partition cannot be
+  // loaded) / failed (apply error, or check or recovery still finds work).
+  int64_t repair_fixed = 0, repair_refused = 0, repair_failed = 0;
+  // harmless/detected/undetected, then check_missed/repair_failed
+  std::map<std::string, std::array<int64_t, 5>> by_kind;
   std::vector<std::string> examples;
   std::map<std::string, int> noted;
   void Note(const std::string& category, const std::string& what) {
@@ -152,6 +171,29 @@ std::map<std::string, int64_t> ManifestBytes(MemFileSystem& fs, const std::strin
     out[BaseName(j.value("file", std::string()))] += j.value("bytes", int64_t{0});
   }
   return out;
+}
+
+CheckOptions MatrixCheckOptions(FileSystem* fs, Clock* clock) {
+  CheckOptions o;
+  o.fs = fs;
+  o.clock = clock;
+  o.config = CrashMatrixConfig(3);
+  o.drop_cache = false;
+  return o;
+}
+
+// Whether a start-up recovery of `fs` had anything to repair.
+Result<bool> RecoveryChangesSomething(FileSystem* fs, const std::string& log_dir, Clock* clock) {
+  LogManagerOptions o;
+  o.fs = fs;
+  o.clock = clock;
+  o.quarantine = true;
+  LogManager manager(o);
+  DARUMA_RETURN_IF_ERROR(manager.Startup({log_dir}, CrashMatrixConfig(3), 1));
+  bool changed = manager.HasFailures();
+  for (const auto& dw : manager.dir_warnings()) changed |= !dw.second.empty();
+  for (const auto& p : manager.report().partitions) changed |= Reported(p);
+  return changed;
 }
 
 class CorruptionMatrixTest : public ::testing::Test {
@@ -214,7 +256,10 @@ class CorruptionMatrixTest : public ::testing::Test {
       }
     }
     const auto damaged = image->Files(log_dir_);
+    ManualClock tool_clock(kWorkloadNowMs);
+    const bool check_reported = CheckReports(*image, &tool_clock);
     const std::string kind = std::string(clean_ ? "clean " : "unclean ") + FileKind(victim);
+    Repair(*image, victim + " " + what, kind, &tool_clock, out);
     const std::string label = std::string(clean_ ? "clean" : "unclean") + " seed " +
                               std::to_string(seed) + " " + victim + " " + what;
     ++out->seeds;
@@ -229,6 +274,7 @@ class CorruptionMatrixTest : public ::testing::Test {
     if (!st.ok()) {
       ++out->startup_failures;
       out->Note("startup_failure", label + ": " + st.ToString());
+      JudgeCheck(check_reported, /*harmless=*/false, label, kind, out);
       return;
     }
     bool lost_anything = false, reported = false, bad = false;
@@ -321,8 +367,10 @@ class CorruptionMatrixTest : public ::testing::Test {
       // Not scanned by design after a clean shutdown: only a full check sees it.
       ++out->unscanned_clean;
       out->Note("unscanned_clean", label + ":" + loss);
+      JudgeCheck(check_reported, /*harmless=*/false, label, kind, out);
       return;
     }
+    JudgeCheck(check_reported, !lost_anything && !bad, label, kind, out);
     if (invalid) {
       ++out->invalid_served;
       out->Note("invalid_served", label + ":" + loss);
@@ -338,6 +386,76 @@ class CorruptionMatrixTest : public ::testing::Test {
       ++k[2];
       out->Note("undetected_loss", label + ":" + loss);
     }
+  }
+
+  // `check` on a copy of the damaged image: did it report anything?
+  bool CheckReports(MemFileSystem& damaged, Clock* clock) {
+    MemFileSystem copy;
+    EXPECT_TRUE(CopyTreeBetween(&damaged, &copy, log_dir_).ok());
+    auto result = CheckLogDir(log_dir_, MatrixCheckOptions(&copy, clock));
+    return !result.ok() || result->HasProblems();
+  }
+
+  void JudgeCheck(bool reported, bool harmless, const std::string& label, const std::string& kind,
+                  Outcome* out) {
+    if (reported) {
+      ++out->check_reported;
+    } else if (harmless) {
+      ++out->check_silent_harmless;
+    } else {
+      ++out->check_missed;
+      ++out->by_kind[kind][3];
+      out->Note("check_missed", label);
+    }
+  }
+
+  // `repair` with no limit on a copy of the damaged image, then check and
+  // start-up recovery on the result.
+  void Repair(MemFileSystem& damaged, const std::string& label, const std::string& kind,
+              Clock* clock, Outcome* out) {
+    MemFileSystem copy;
+    ASSERT_TRUE(CopyTreeBetween(&damaged, &copy, log_dir_).ok());
+    auto plan = CheckLogDir(log_dir_, MatrixCheckOptions(&copy, clock));
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    if (plan->HasProblems()) {
+      const std::string refusal = RepairRefusal({*plan}, -1);
+      if (!refusal.empty()) {
+        ++out->repair_refused;
+        out->Note("repair_refused", label + ": " + refusal);
+        return;
+      }
+      RepairApplyOptions ro;
+      ro.fs = &copy;
+      ro.clock = clock;
+      ro.config = CrashMatrixConfig(3);
+      AppliedRepair applied;
+      if (Status st = ApplyRepair(*plan, ro, &applied); !st.ok()) {
+        ++out->repair_failed;
+        ++out->by_kind[kind][4];
+        ++out->by_kind[kind][4];
+        out->Note("repair_failed", label + ": " + st.ToString());
+        return;
+      }
+    }
+    auto after = CheckLogDir(log_dir_, MatrixCheckOptions(&copy, clock));
+    if (!after.ok() || after->HasProblems()) {
+      ++out->repair_failed;
+      ++out->by_kind[kind][4];
+      out->Note("repair_failed",
+                label + ": check after repair: " +
+                    (after.ok() ? ToJson(*after).dump() : after.status().ToString()));
+      return;
+    }
+    auto changed = RecoveryChangesSomething(&copy, log_dir_, clock);
+    if (!changed.ok() || *changed) {
+      ++out->repair_failed;
+      ++out->by_kind[kind][4];
+      out->Note("repair_failed",
+                label + ": recovery after repair " +
+                    (changed.ok() ? std::string("repaired again") : changed.status().ToString()));
+      return;
+    }
+    ++out->repair_fixed;
   }
 
   TempDir tmp_;
@@ -363,10 +481,16 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
             << " invalid_served=" << out.invalid_served << " divergent=" << out.divergent
             << " quarantine_mismatches=" << out.quarantine_mismatches
             << " report_mismatches=" << out.report_mismatches
-            << " unscanned_clean=" << out.unscanned_clean << std::endl;
+            << " unscanned_clean=" << out.unscanned_clean
+            << " check_reported=" << out.check_reported
+            << " check_silent_harmless=" << out.check_silent_harmless
+            << " check_missed=" << out.check_missed << " repair_fixed=" << out.repair_fixed
+            << " repair_refused=" << out.repair_refused << " repair_failed=" << out.repair_failed
+            << std::endl;
   for (const auto& [kind, c] : out.by_kind) {
     std::cout << "  kind " << kind << ": harmless=" << c[0] << " detected=" << c[1]
-              << " undetected=" << c[2] << "\n";
+              << " undetected=" << c[2] << " check_missed=" << c[3] << " repair_failed=" << c[4]
+              << "\n";
   }
   for (const auto& e : out.examples) std::cout << "  " << e << "\n";
   EXPECT_EQ(out.startup_failures, 0);
@@ -375,6 +499,8 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
   EXPECT_EQ(out.undetected_loss, 0);
   EXPECT_EQ(out.quarantine_mismatches, 0);
   EXPECT_EQ(out.report_mismatches, 0);
+  EXPECT_EQ(out.check_missed, 0);
+  EXPECT_EQ(out.repair_failed, 0);
 }
 
 }  // namespace

@@ -29,6 +29,15 @@ TEST(ProgressReporterTest, LineShowsBytesRateEtaAndLogsLeft) {
             "ETA 2s  logs left 3/10");
 }
 
+TEST(ProgressReporterTest, CheckAndRepairSayWhatTheyDo) {
+  ProgressSnapshot s{
+      .scanned_bytes = 500000000, .total_bytes = 1000000000, .remaining_logs = 3, .total_logs = 10};
+  EXPECT_EQ(FormatProgressLine(s, 2.0, /*bar=*/false, kCheckProgressLabel).substr(0, 10),
+            "check:  50");
+  EXPECT_EQ(FormatProgressLine(s, 2.0, /*bar=*/true, kRepairProgressLabel).substr(0, 11),
+            "Repairing [");
+}
+
 TEST(ProgressReporterTest, EstimateNeverShowsDoneBeforeTheLastLog) {
   ProgressSnapshot over{
       .scanned_bytes = 2000, .total_bytes = 1000, .remaining_logs = 1, .total_logs = 2};

@@ -170,6 +170,24 @@ TEST_F(RepairTest, CheckpointAboveTheLogEndRewritten) {
   CheckRc();
 }
 
+TEST_F(RepairTest, CleanerCheckpointAboveTheLogEndFoundAndClamped) {
+  const std::string cleaner = JoinPath(dir_, "cleaner-offset-checkpoint");
+  testing::WriteStringToFile(cleaner, "0\n1\nt 0 500\n");
+  CheckCommandOptions co;
+  co.log_dirs = {dir_};
+  co.progress = ProgressMode::kQuiet;
+  std::ostringstream cout_, cerr_;
+  EXPECT_EQ(RunCheck(co, cout_, cerr_), 1);
+  EXPECT_NE(cout_.str().find(cleaner + " at byte 4, offset 500: cleaner offset of t-0 is 500, "
+                                       "above the log end offset 90"),
+            std::string::npos)
+      << cout_.str();
+  const RepairRun run = Repair(0);
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  EXPECT_EQ(ReadFileToString(cleaner), "0\n1\nt 0 90\n");
+  CheckRc();
+}
+
 TEST_F(RepairTest, BitFlipDropsTheRestOfTheLogIntoQuarantine) {
   const std::string log = SegmentFile(dir_, SegmentBase(1), ".log");
   const BatchPos b = Batches(log)[4];
@@ -191,6 +209,22 @@ TEST_F(RepairTest, BitFlipDropsTheRestOfTheLogIntoQuarantine) {
   EXPECT_EQ(quarantined, dropped);
   CheckRc();
   EXPECT_EQ(RepairUnchanged(0, false).out, "Nothing to repair.\n");
+}
+
+TEST_F(RepairTest, MissingIndexRebuiltWithTheConfiguredInterval) {
+  const std::string index = SegmentFile(dir_, SegmentBase(1), ".index");
+  const std::string original = ReadFileToString(index);
+  std::filesystem::remove(index);
+  RepairCommandOptions o;
+  o.config_file = tmp_.Join("server.properties");
+  testing::WriteStringToFile(o.config_file, "log.dirs=" + dir_ + "\n");
+  o.overrides = {"log.index.interval.bytes=256"};  // what TestConfig() wrote with
+  o.progress = ProgressMode::kQuiet;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunRepair(o, out, err), 0) << out.str() << err.str();
+  EXPECT_NE(out.str().find(index), std::string::npos) << out.str();
+  EXPECT_EQ(ReadFileToString(index), original);
+  CheckRc();
 }
 
 TEST_F(RepairTest, RefusesADirLockedByABroker) {

@@ -1,0 +1,181 @@
+#include "recovery/log_repairer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "log/clean_shutdown_file.h"
+#include "log/leader_epoch_file_cache.h"
+#include "log/log_cleaner.h"
+#include "log/offset_checkpoint_file.h"
+#include "recovery/dir_lock.h"
+#include "recovery/log_loader.h"
+#include "recovery/log_manager.h"
+#include "recovery/quarantine.h"
+
+namespace daruma {
+namespace {
+
+int64_t Find(const OffsetMap& m, const TopicPartition& tp) {
+  auto it = m.find(tp);
+  return it == m.end() ? 0 : it->second;
+}
+
+struct NewCheckpoints {
+  OffsetMap recovery_points, log_start_offsets, high_watermarks;
+};
+
+// A leader-epoch-checkpoint the plan found disagreeing with the batches is
+// moved into the quarantine; the full scan of the load below then assigns
+// every epoch from the batches again.
+Status SetAsideBadEpochCheckpoint(const PartitionCheck& p, const RepairApplyOptions& o,
+                                  PartitionRecoveryReport* report) {
+  const std::string path = JoinPath(p.dir, kLeaderEpochCheckpointFileName);
+  const bool reported = std::any_of(p.problems.begin(), p.problems.end(),
+                                    [&](const CheckProblem& q) { return q.file == path; });
+  if (!reported) return Status::Ok();
+  Quarantine quarantine(o.fs, p.dir, p.tp.ToString(), true, report);
+  return quarantine.MoveFile(
+      path, {std::nullopt, std::nullopt,
+             "leader-epoch-checkpoint disagrees with the batches; repair rebuilds it from them"});
+}
+
+// Step 3 for one partition: load for real, flush, note the new checkpoint
+// values, close.
+Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
+                       const RepairApplyOptions& o, PartitionRecoveryReport* report, std::mutex* mu,
+                       NewCheckpoints* out) {
+  LoadLogParams params{.fs = o.fs,
+                       .log_dir = plan.path,
+                       .partition_dir = p.dir,
+                       .tp = p.tp,
+                       .config = o.config,
+                       .clock = o.clock,
+                       .had_clean_shutdown = false,
+                       .recovery_point_checkpoint = 0,
+                       .log_start_offset_checkpoint = Find(plan.log_start_offsets, p.tp),
+                       .quarantine = true,
+                       .remaining_segments = nullptr,
+                       .scanned_bytes_progress = nullptr};
+  DARUMA_RETURN_IF_ERROR(SetAsideBadEpochCheckpoint(p, o, report));
+  DARUMA_ASSIGN_OR_RETURN(auto log, LoadLog(params, report));
+  log->UpdateHighWatermark(Find(plan.high_watermarks, p.tp));
+  DARUMA_RETURN_IF_ERROR(log->FlushAll());
+  {
+    std::lock_guard<std::mutex> lock(*mu);
+    out->recovery_points[p.tp] = log->log_end_offset();
+    out->log_start_offsets[p.tp] = log->log_start_offset();
+    out->high_watermarks[p.tp] = log->high_watermark();
+  }
+  report->high_watermark = log->high_watermark();
+  return log->Close();
+}
+
+// Step 3 on `threads` threads; the first error, naming its partition dir.
+Status RepairPartitions(const LogDirCheck& plan, const RepairApplyOptions& o,
+                        AppliedRepair* applied, NewCheckpoints* out) {
+  applied->partitions.resize(plan.partitions.size());
+  std::mutex mu;
+  Status first_error;
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i = next.fetch_add(1); i < plan.partitions.size(); i = next.fetch_add(1)) {
+      const PartitionCheck& p = plan.partitions[i];
+      PartitionRecoveryReport& report = applied->partitions[i];
+      Status st = RepairPartition(plan, p, o, &report, &mu, out);
+      if (st.ok()) continue;
+      report.errors.push_back(st.ToString());
+      std::lock_guard<std::mutex> lock(mu);
+      if (first_error.ok()) first_error = st.WithContext(p.dir);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(o.threads, int(plan.partitions.size())); ++t) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  return first_error;
+}
+
+Status WriteCheckpoint(FileSystem* fs, const std::string& dir, const char* name,
+                       const OffsetMap& map) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, OffsetCheckpointFile::Open(JoinPath(dir, name), fs));
+  return file.Write(map);
+}
+
+// A cleaner-offset-checkpoint the plan reported (unreadable, or an entry
+// above the LEO) is rewritten with what parsed, each entry clamped to the
+// new LEO (Kafka's cleaner resets an invalid offset to the log start anyway).
+Status RewriteCleanerCheckpoint(const LogDirCheck& plan, FileSystem* fs, const OffsetMap& leos) {
+  const std::string path = JoinPath(plan.path, kCleanerOffsetCheckpointFileName);
+  const bool reported = std::any_of(plan.problems.begin(), plan.problems.end(),
+                                    [&](const CheckProblem& q) { return q.file == path; });
+  if (!reported) return Status::Ok();
+  OffsetMap entries = plan.cleaner_offsets;
+  for (auto& [tp, offset] : entries) {
+    auto leo = leos.find(tp);
+    if (leo != leos.end()) offset = std::min(offset, leo->second);
+  }
+  return WriteCheckpoint(fs, plan.path, kCleanerOffsetCheckpointFileName, entries);
+}
+
+}  // namespace
+
+std::string RepairRefusal(const std::vector<LogDirCheck>& dirs, int64_t limit) {
+  for (const LogDirCheck& d : dirs) {
+    for (const PartitionCheck& p : d.partitions) {
+      if (p.load_failed) {
+        return fmt::format("partition {} cannot be loaded ({}); fix it by hand first",
+                           p.tp.ToString(), p.plan.errors.empty() ? "" : p.plan.errors[0]);
+      }
+      if (limit >= 0 && p.data_bytes_dropped > limit) {
+        return fmt::format(
+            "partition {} would drop {} bytes of segment data, more than --max-corrupt-bytes {}; "
+            "pass --max-corrupt-bytes {} (or -1 for no limit) to accept that",
+            p.tp.ToString(), p.data_bytes_dropped, limit, p.data_bytes_dropped);
+      }
+    }
+  }
+  return "";
+}
+
+Status ApplyRepair(const LogDirCheck& plan, const RepairApplyOptions& o, AppliedRepair* applied) {
+  FileSystem* fs = o.fs;
+  applied->path = plan.path;
+  auto lock = DirLock::Acquire(plan.path);
+  if (!lock.ok()) {
+    if (DirLock::IsHeldElsewhere(lock.status())) {
+      return Status::InvalidArgument(
+          "log dir " + plan.path +
+          " is locked by a running broker (stop it first): " + lock.status().message());
+    }
+    return lock.status();
+  }
+  CleanShutdownFile marker(plan.path, fs);
+  applied->had_marker = marker.Exists();
+  std::vector<uint8_t> marker_bytes;
+  if (applied->had_marker) {
+    DARUMA_ASSIGN_OR_RETURN(marker_bytes, fs->ReadFile(marker.path()));
+    DARUMA_RETURN_IF_ERROR(marker.Remove());
+    DARUMA_RETURN_IF_ERROR(fs->SyncDir(plan.path));
+  }
+  NewCheckpoints cp{plan.recovery_points, plan.log_start_offsets, plan.high_watermarks};
+  DARUMA_RETURN_IF_ERROR(RepairPartitions(plan, o, applied, &cp));
+  DARUMA_RETURN_IF_ERROR(
+      WriteCheckpoint(fs, plan.path, kRecoveryPointCheckpointFile, cp.recovery_points));
+  DARUMA_RETURN_IF_ERROR(
+      WriteCheckpoint(fs, plan.path, kLogStartOffsetCheckpointFile, cp.log_start_offsets));
+  DARUMA_RETURN_IF_ERROR(
+      WriteCheckpoint(fs, plan.path, kReplicationOffsetCheckpointFile, cp.high_watermarks));
+  DARUMA_RETURN_IF_ERROR(RewriteCleanerCheckpoint(plan, fs, cp.recovery_points));
+  if (applied->had_marker) {
+    DARUMA_RETURN_IF_ERROR(fs->WriteFileAtomically(marker.path(), marker_bytes));
+  }
+  return Status::Ok();
+}
+
+}  // namespace daruma

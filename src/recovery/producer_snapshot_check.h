@@ -1,0 +1,89 @@
+// ProducerSnapshotCheck: `daruma check`'s proof that every producer snapshot
+// file (`<offset>.snapshot`, spec §9.7) agrees with the log it summarises.
+//
+// The log's valid batches are fed in offset order to a fresh
+// ProducerStateManager (replication semantics, as recovery applies them);
+// when the replay reaches a snapshot's offset S (every batch below S
+// applied), the file's entries are compared, producer by producer, with the
+// replayed state. Kafka writes its HashMap's order, so order is ignored.
+//
+// Invariants and tolerances (each a way a healthy dir differs from a replay):
+//  * No snapshot file at all while the log has producer batches is a problem
+//    of its own (reported by the caller, see saw_producer_batches()).
+//  * Snapshots below the first batch or above the last offset replayed are
+//    not compared (recovery deletes them as stray; the plan covers that).
+//  * Kafka expires producers idle longer than producer.id.expiration.ms
+//    (never one with an open transaction) before it snapshots. A replayed
+//    producer missing from a file is accepted only when it could have
+//    expired by the time the file was written (its last timestamp +
+//    expiration < the file's mtime).
+//  * When the log does not start at offset 0 (retention, deletes), earlier
+//    producers are unknown to the replay: producers only in the file are
+//    accepted, and a coordinator epoch the replay never saw is not compared.
+// One problem per file: the first producer that disagrees, with the byte
+// position of its 46-byte entry (-1 when the entry is missing), the producer
+// id and both values ("expected X (replay), found Y (file)").
+// Read-only: the replay's manager runs on an overlay, so it can never write.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/overlay_file_system.h"
+#include "common/status.h"
+#include "log/producer_snapshot_file.h"
+#include "log/producer_state_manager.h"
+#include "record/log_entry.h"
+
+namespace daruma {
+
+struct SnapshotProblem {
+  std::string file;
+  int64_t position = -1;  // of the producer's entry in the file; -1 when missing
+  int64_t offset = 0;     // the snapshot's offset
+  std::string what;
+};
+
+class ProducerSnapshotCheck {
+ public:
+  // `snapshot_offsets` maps each snapshot offset to its file. `drop_cache`
+  // drops the pages of the files read.
+  ProducerSnapshotCheck(FileSystem* fs, std::string partition_dir, std::string partition_name,
+                        std::map<int64_t, std::string> snapshot_files,
+                        int64_t producer_id_expiration_ms, bool drop_cache);
+
+  // Feeds one valid batch; batches come in offset order across segments.
+  void OnBatch(const LogEntry& entry);
+  // The replay reached `end_offset` (the end of the valid data): compares the
+  // snapshots at or below it that were not compared yet. Returns the problems.
+  std::vector<SnapshotProblem> Finish(int64_t end_offset);
+  // Whether any batch fed carried a producer id. Without any snapshot file,
+  // Kafka's clean start takes its upgrade path (empty snapshots, no scan) and
+  // forgets those producers: open transactions, sequence numbers.
+  bool saw_producer_batches() const { return saw_producer_batches_; }
+
+ private:
+  void CompareUpTo(int64_t offset);
+  Result<std::vector<ProducerSnapshotEntry>> Read(const std::string& path);
+  void Compare(int64_t offset, const std::string& path);
+  std::optional<std::string> Difference(const ProducerSnapshotEntry& replayed,
+                                        const ProducerSnapshotEntry& stored) const;
+
+  FileSystem* fs_;
+  OverlayFileSystem overlay_;
+  std::map<int64_t, std::string> pending_;
+  int64_t expiration_ms_;
+  bool drop_cache_;
+  std::unique_ptr<ProducerStateManager> replay_;
+  std::optional<int64_t> first_offset_;  // of the first batch fed
+  bool stopped_ = false;                 // the replay failed: nothing more is compared
+  bool saw_producer_batches_ = false;
+  std::vector<SnapshotProblem> problems_;
+};
+
+}  // namespace daruma
