@@ -6,9 +6,11 @@
 // the body (a decode error: respond(nullopt, close = true), as Kafka closes
 // on an unparseable request), does the work and calls `respond` exactly once,
 // now or later (Fetch), with the full response frame. Handlers run on the
-// RequestHandler's strand, and so do purgatory callbacks.
+// request threads, several at once (one per connection at most): everything
+// they share goes through HandlerEnv, whose members are thread-safe.
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -25,9 +27,12 @@
 namespace daruma::broker {
 
 struct HandlerEnv {
-  BrokerContext& ctx;
+  const BrokerContext& ctx;  // read-only
   TopicRegistry& topics;
   DelayedFetchPurgatory& purgatory;
+  // Held only while reading a log end and raising the high watermark to it
+  // (RequestHandler::hw_mu_), so the high watermark never moves back.
+  std::mutex& hw_mu;
 };
 
 // The response frame: header for (key, version) of `header`, then the body.

@@ -33,7 +33,10 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
   ctx.host = args.advertised_host;
   ctx.port = args.advertised_port;
   DARUMA_RETURN_IF_ERROR(ResolveBrokerSettings(&ctx));
-  auto handler = std::make_unique<RequestHandler>(std::move(ctx), args.executor);
+  ctx.node_id = args.identity.node_id;
+  ctx.cluster_id = args.identity.cluster_id;
+  auto handler =
+      std::make_unique<RequestHandler>(std::move(ctx), args.executor, args.request_executor);
   DARUMA_RETURN_IF_ERROR(handler->init_status());
   return std::unique_ptr<FrameHandler>(std::move(handler));
 }
@@ -51,6 +54,8 @@ Status Broker::Run() {
   if (options_.config.log_dirs.empty()) {
     return Status::InvalidArgument("no log directory: set log.dirs");
   }
+  DARUMA_ASSIGN_OR_RETURN(identity_,
+                          ResolveBrokerIdentity(options_.config, options_.log_manager.fs));
   http_ = std::make_unique<HttpServer>(
       io_, [this](std::string_view method, std::string_view path) { return Route(method, path); });
   DARUMA_RETURN_IF_ERROR(http_->Listen(options_.settings.http_listener));
@@ -85,13 +90,18 @@ Status Broker::Run() {
       st = log_manager_.Startup(options_.config.log_dirs, options_.config.log,
                                 options_.config.num_recovery_threads_per_data_dir);
     }
+    if (st.ok()) st = WriteMetaProperties();
     asio::post(io_, [this, st] { OnRecovered(st); });
   });
   io_.run();
   recovery.join();
 
-  // Handlers hold Log pointers and timers: gone before the logs shut down.
+  // Requests still on the pool (only after a drain timeout) finish here, so
+  // nothing touches a log once it shuts down. Handlers hold Log pointers and
+  // timers: gone before the logs shut down.
+  if (request_pool_ != nullptr) request_pool_->join();
   handler_.reset();
+  request_pool_.reset();
   kafka_.reset();
   signals_.reset();
   if (!recovery_ok_) return fatal_;
@@ -150,6 +160,7 @@ void Broker::OnRecovered(const Status& status) {
 Status Broker::StartServing() {
   KafkaServerOptions server_options;
   server_options.max_request_bytes = options_.settings.socket_request_max_bytes;
+  server_options.max_idle = std::chrono::milliseconds(options_.settings.connections_max_idle_ms);
   server_options.drain_timeout = options_.drain_timeout;
   kafka_ = std::make_unique<KafkaServer>(io_, server_options, &metrics_, &counters_);
   DARUMA_RETURN_IF_ERROR(kafka_->Bind(options_.settings.kafka_listener));
@@ -157,8 +168,15 @@ Status Broker::StartServing() {
   bound.port = kafka_->port();
   const ListenerAddress advertised = options_.settings.advertised_listener.value_or(
       ListenerAddress{AdvertisedHost(bound), bound.port});
-  HandlerArgs args{&log_manager_, &options_.config, advertised.host, advertised.port,
-                   io_.get_executor()};
+  request_pool_ = std::make_unique<asio::thread_pool>(size_t(options_.settings.num_io_threads));
+  HandlerArgs args;
+  args.log_manager = &log_manager_;
+  args.config = &options_.config;
+  args.advertised_host = advertised.host;
+  args.advertised_port = advertised.port;
+  args.executor = io_.get_executor();
+  args.identity = identity_;
+  args.request_executor = request_pool_->get_executor();
   DARUMA_ASSIGN_OR_RETURN(handler_, options_.make_handler(args));
   kafka_->Start(handler_.get());
   kafka_listener_ = bound.ToString();
@@ -166,6 +184,22 @@ Status Broker::StartServing() {
   state_ = BrokerState::kServing;
   Log(fmt::format("serving Kafka clients on {} (advertised as {})", bound.ToString(),
                   advertised.ToString()));
+  return Status::Ok();
+}
+
+// After recovery (the dirs exist and are locked); offline dirs are skipped.
+Status Broker::WriteMetaProperties() {
+  std::vector<std::string> online;
+  for (std::string dir : options_.config.log_dirs) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (!log_manager_.failure_channel().IsOffline(dir)) online.push_back(dir);
+  }
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> written,
+                          WriteMissingMetaProperties(online, identity_, options_.log_manager.fs));
+  for (const std::string& path : written) {
+    Log(fmt::format("wrote {} (node.id={}, cluster.id={})", path, identity_.node_id,
+                    identity_.cluster_id));
+  }
   return Status::Ok();
 }
 

@@ -1,25 +1,36 @@
 // Broker: the `daruma serve` process — start-up order, signals, shutdown.
 //
 // Run(), in order:
+//   0. The broker identity (node id, cluster id) is resolved against the
+//      meta.properties already in the log dirs (broker_identity.h); a node id
+//      mismatch fails here, before anything is touched.
 //   1. HTTP (/health, /metrics) binds first and answers "recovering" with the
 //      KIP-831 counters while the logs load.
 //   2. The crash-loop guard counts this start (or refuses it).
 //   3. LogManager::Startup runs on its own thread (progress lines on `log`);
-//      the io_context keeps serving HTTP meanwhile.
+//      the io_context keeps serving HTTP meanwhile. Then every online log dir
+//      without meta.properties gets one (written atomically).
 //   4. Only after recovery succeeds the Kafka port binds, the request handler
-//      is built (it may need the bound port) and the state becomes "serving".
+//      pool (num.io.threads threads) starts, the request handler is built (it
+//      may need the bound port) and the state becomes "serving".
 //   5. A stop (SIGTERM/SIGINT with handle_signals, or RequestStop()) sets
 //      "stopping": the acceptor closes, the handler completes parked fetches,
 //      in-flight requests are answered, connections close, the io_context
 //      stops. A stop during recovery waits for recovery to finish.
-//   6. LogManager::Shutdown (flush, checkpoints, clean-shutdown marker last);
+//   6. The request pool drains (requests still running after the drain
+//      timeout finish, their answers dropped) and joins; the handler goes.
+//   7. LogManager::Shutdown (flush, checkpoints, clean-shutdown marker last);
 //      when it succeeds the crash-loop guard is reset.
 // Run() returns the first fatal error (HTTP or Kafka bind, fatal recovery
 // error, handler construction, shutdown failure), else OK.
 //
-// Threading: Run() owns the calling thread (the io_context runs there).
-// RequestStop(), state(), http_port() and kafka_port() may be called from any
-// thread at any time, including before Run().
+// Threading (Kafka's network threads vs num.io.threads request handler
+// threads): Run() owns the calling thread; the io_context runs there and does
+// all network I/O (accepts, Kafka connections, HTTP, signals, purgatory
+// timers) and every Broker member marked "io thread only". Requests are
+// handled on the request pool, so a slow disk never stalls the network
+// thread. RequestStop(), state(), http_port() and kafka_port() may be called
+// from any thread at any time, including before Run().
 #pragma once
 
 #include <asio.hpp>
@@ -30,6 +41,7 @@
 #include <ostream>
 #include <string>
 
+#include "broker/broker_identity.h"
 #include "broker/broker_state.h"
 #include "broker/frame_handler.h"
 #include "broker/http_server.h"
@@ -47,7 +59,11 @@ struct HandlerArgs {
   const ServerConfig* config = nullptr;
   std::string advertised_host;
   int32_t advertised_port = 0;
-  asio::any_io_executor executor;
+  asio::any_io_executor executor;  // the network io_context (timers, sockets)
+  BrokerIdentity identity;         // node id and cluster id, as in meta.properties
+  // The request handler pool (num.io.threads threads): where requests run.
+  // It drains before the handler is destroyed.
+  asio::any_io_executor request_executor;
 };
 
 using HandlerFactory = std::function<Result<std::unique_ptr<FrameHandler>>(const HandlerArgs&)>;
@@ -84,6 +100,7 @@ class Broker {
   HttpResponse Route(std::string_view method, std::string_view path) const;
   void OnRecovered(const Status& status);
   Status StartServing();
+  Status WriteMetaProperties();
   void BeginStop(std::string_view why);
   void Finish();
   void Log(std::string_view line) const;
@@ -97,6 +114,10 @@ class Broker {
   std::unique_ptr<asio::signal_set> signals_;
   std::unique_ptr<KafkaServer> kafka_;
   std::unique_ptr<FrameHandler> handler_;
+  // Run() joins it before destroying handler_ (queued requests hold the
+  // handler); declared after handler_ so that, failing that, it still goes
+  // first.
+  std::unique_ptr<asio::thread_pool> request_pool_;
   std::atomic<BrokerState> state_{BrokerState::kRecovering};
   std::atomic<uint16_t> http_port_{0};
   std::atomic<uint16_t> kafka_port_{0};
@@ -106,6 +127,7 @@ class Broker {
   bool stop_requested_ = false;
   bool finished_ = false;
   Status fatal_;
+  BrokerIdentity identity_;
 };
 
 }  // namespace daruma::broker

@@ -11,7 +11,10 @@ int32_t ReadBigEndian32(const uint8_t* p) {
 }  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, ConnectionContext context, OnClosed on_closed)
-    : socket_(std::move(socket)), context_(context), on_closed_(std::move(on_closed)) {}
+    : socket_(std::move(socket)),
+      idle_timer_(socket_.get_executor()),
+      context_(context),
+      on_closed_(std::move(on_closed)) {}
 
 void Connection::Start() {
   asio::error_code ignored;
@@ -27,6 +30,7 @@ void Connection::Drain() {
 }
 
 void Connection::ReadSize() {
+  ArmIdleTimer();
   asio::async_read(
       socket_, asio::buffer(size_bytes_),
       [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnSize(ec, n); });
@@ -59,6 +63,7 @@ void Connection::OnSize(const asio::error_code& ec, size_t n) {
 
 void Connection::OnBody(const asio::error_code& ec, size_t /*n*/) {
   if (closed_) return;
+  idle_timer_.cancel();
   if (ec) {
     ++context_.counters->frames_truncated;
     Close();
@@ -113,9 +118,25 @@ void Connection::OnWritten(const asio::error_code& ec, bool close) {
   ReadSize();
 }
 
+// The timer only runs while waiting for a frame; OnBody cancels it, and the
+// handler holds the connection alive until it fires or is cancelled.
+void Connection::ArmIdleTimer() {
+  if (context_.max_idle.count() < 0) return;  // never
+  idle_timer_.expires_after(context_.max_idle);
+  idle_timer_.async_wait(
+      [self = shared_from_this()](const asio::error_code& ec) { self->OnIdleTimer(ec); });
+}
+
+void Connection::OnIdleTimer(const asio::error_code& ec) {
+  if (ec || closed_ || in_flight_) return;
+  ++context_.counters->closed_idle;
+  Close();
+}
+
 void Connection::Close() {
   if (closed_) return;
   closed_ = true;
+  idle_timer_.cancel();
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

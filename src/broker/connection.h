@@ -16,6 +16,12 @@
 // Draining (shutdown): Drain() stops reading; an idle connection closes now,
 // one with a request in flight closes after writing its response.
 //
+// Idle timeout (`connections.max.idle.ms`, Kafka's default 10 minutes): from
+// the moment a connection starts waiting for a frame (after accepting, or
+// after writing a response) the whole next frame must arrive within the
+// timeout, else the connection is closed and counted in closed_idle. A
+// request being handled (e.g. a parked long-poll fetch) is never idle.
+//
 // Threading: everything runs on the socket's executor (one io_context thread);
 // the handler's respond callback is re-posted there whatever thread calls it.
 #pragma once
@@ -38,7 +44,8 @@ struct ConnectionContext {
   FrameHandler* handler = nullptr;
   RequestMetrics* metrics = nullptr;
   NetworkCounters* counters = nullptr;
-  int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+  int32_t max_request_bytes = 104857600;       // socket.request.max.bytes
+  std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms; < 0 = never
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -57,6 +64,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void ReadSize();
+  void ArmIdleTimer();
+  void OnIdleTimer(const asio::error_code& ec);
   void OnSize(const asio::error_code& ec, size_t n);
   void OnBody(const asio::error_code& ec, size_t n);
   void Dispatch();
@@ -65,6 +74,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close();
 
   asio::ip::tcp::socket socket_;
+  asio::steady_timer idle_timer_;
   ConnectionContext context_;
   OnClosed on_closed_;
   std::array<uint8_t, 4> size_bytes_{};

@@ -1,68 +1,124 @@
 #include "broker/delayed_fetch.h"
 
+#include <utility>
+
 namespace daruma::broker {
 
-DelayedFetchPurgatory::DelayedFetchPurgatory(asio::any_io_executor executor)
-    : executor_(std::move(executor)) {}
+// One parked fetch. `mu` serialises its attempts and guards the transition to
+// `done`, which never goes back; `done` is atomic so the timer can skip a
+// finished op without taking `mu`. `timer` is created, armed and cancelled on
+// the timer executor only; destroying it (with the last reference to the op,
+// on whatever thread) cancels a pending wait.
+struct DelayedFetchPurgatory::Op {
+  uint64_t id = 0;  // 0: never watched
+  std::vector<TopicPartition> partitions;
+  Attempt attempt;
+  std::mutex mu;
+  std::atomic<bool> done{false};
+  std::unique_ptr<asio::steady_timer> timer;
+};
 
-DelayedFetchPurgatory::~DelayedFetchPurgatory() {
-  for (auto& [id, op] : ops_) op->timer->cancel();
-}
+DelayedFetchPurgatory::DelayedFetchPurgatory(asio::any_io_executor timer_executor,
+                                             asio::any_io_executor work_executor)
+    : timer_executor_(std::move(timer_executor)), work_executor_(std::move(work_executor)) {}
+
+DelayedFetchPurgatory::~DelayedFetchPurgatory() = default;
 
 void DelayedFetchPurgatory::Park(const std::vector<TopicPartition>& partitions,
                                  std::chrono::milliseconds max_wait, Attempt attempt) {
-  const uint64_t id = next_id_++;
   auto op = std::make_shared<Op>();
   op->partitions = partitions;
   op->attempt = std::move(attempt);
-  op->timer = std::make_unique<asio::steady_timer>(executor_, max_wait);
-  ops_.emplace(id, op);
-  for (const TopicPartition& tp : partitions) by_partition_[tp].insert(id);
-  op->timer->async_wait([this, id](const asio::error_code& ec) {
-    if (ec != asio::error::operation_aborted) Expire(id);
-  });
-}
-
-std::shared_ptr<DelayedFetchPurgatory::Op> DelayedFetchPurgatory::Remove(uint64_t id) {
-  auto it = ops_.find(id);
-  if (it == ops_.end()) return nullptr;
-  std::shared_ptr<Op> op = it->second;
-  ops_.erase(it);
-  for (const TopicPartition& tp : op->partitions) {
-    auto p = by_partition_.find(tp);
-    if (p == by_partition_.end()) continue;
-    p->second.erase(id);
-    if (p->second.empty()) by_partition_.erase(p);
+  bool watched = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!closed_) {
+      op->id = ++next_id_;
+      ops_.emplace(op->id, op);
+      for (const TopicPartition& tp : partitions) by_partition_[tp].insert(op->id);
+      watched = true;
+    }
   }
-  return op;
-}
-
-void DelayedFetchPurgatory::Expire(uint64_t id) {
-  std::shared_ptr<Op> op = Remove(id);
-  if (op) op->attempt(true);
+  if (!watched) return ForceComplete(op);
+  if (TryComplete(op)) return;
+  ArmTimer(op, max_wait);
 }
 
 void DelayedFetchPurgatory::Wake(const TopicPartition& tp) {
-  auto p = by_partition_.find(tp);
-  if (p == by_partition_.end()) return;
-  // Attempts may park or complete other fetches: iterate over a copy.
-  const std::set<uint64_t> ids = p->second;
-  for (uint64_t id : ids) {
-    auto it = ops_.find(id);
-    if (it == ops_.end()) continue;
-    std::shared_ptr<Op> op = it->second;
-    if (!op->attempt(false)) continue;
-    Remove(id);
-    op->timer->cancel();
+  std::vector<std::shared_ptr<Op>> watching;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto p = by_partition_.find(tp);
+    if (p == by_partition_.end()) return;
+    for (uint64_t id : p->second) watching.push_back(ops_.at(id));
   }
+  for (const std::shared_ptr<Op>& op : watching) TryComplete(op);
 }
 
 void DelayedFetchPurgatory::CompleteAll() {
-  while (!ops_.empty()) {
-    std::shared_ptr<Op> op = Remove(ops_.begin()->first);
-    op->timer->cancel();
-    op->attempt(true);
+  std::vector<std::shared_ptr<Op>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    for (auto& [id, op] : ops_) all.push_back(std::move(op));
+    ops_.clear();
+    by_partition_.clear();
   }
+  for (const std::shared_ptr<Op>& op : all) ForceComplete(op);
+}
+
+size_t DelayedFetchPurgatory::parked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ops_.size();
+}
+
+bool DelayedFetchPurgatory::TryComplete(const std::shared_ptr<Op>& op) {
+  std::lock_guard<std::mutex> lock(op->mu);
+  if (op->done) return true;
+  if (!op->attempt(false)) return false;
+  op->done = true;
+  Unwatch(*op);
+  return true;
+}
+
+void DelayedFetchPurgatory::ForceComplete(const std::shared_ptr<Op>& op) {
+  std::lock_guard<std::mutex> lock(op->mu);
+  if (op->done) return;
+  op->done = true;
+  Unwatch(*op);
+  op->attempt(true);
+}
+
+void DelayedFetchPurgatory::Unwatch(const Op& op) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ops_.find(op.id);
+  if (it == ops_.end() || it->second.get() != &op) return;
+  ops_.erase(it);
+  for (const TopicPartition& tp : op.partitions) {
+    auto p = by_partition_.find(tp);
+    if (p == by_partition_.end()) continue;
+    p->second.erase(op.id);
+    if (p->second.empty()) by_partition_.erase(p);
+  }
+}
+
+// The timer holds only a weak reference: a completed op is dropped from the
+// indexes, and its destruction cancels the wait. An expiry runs the forced
+// attempt on the work executor (a read), never on the timer's thread.
+void DelayedFetchPurgatory::ArmTimer(const std::shared_ptr<Op>& op,
+                                     std::chrono::milliseconds max_wait) {
+  std::weak_ptr<Op> weak = op;
+  asio::post(timer_executor_, [this, weak, max_wait] {
+    std::shared_ptr<Op> op = weak.lock();
+    if (op == nullptr || op->done) return;
+    op->timer = std::make_unique<asio::steady_timer>(timer_executor_, max_wait);
+    op->timer->async_wait([this, weak](const asio::error_code& ec) {
+      if (ec) return;
+      std::shared_ptr<Op> op = weak.lock();
+      if (op == nullptr || op->done) return;
+      asio::post(work_executor_, [this, op] { ForceComplete(op); });
+    });
+  });
 }
 
 }  // namespace daruma::broker

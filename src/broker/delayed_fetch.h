@@ -8,17 +8,32 @@
 // completes everything (CompleteAll, at shutdown); a forced attempt must
 // respond with whatever is available (possibly nothing) and return true.
 //
-// Threading: every method, and every Attempt, runs on `executor`, which must
-// be serial (a strand or a one-thread io_context): the purgatory has no lock.
-// Timers are asio::steady_timer on that executor.
+// Guarantees (whatever threads call in):
+// - An Attempt never runs twice at once, and after one returned true (or was
+//   forced) it never runs again: each fetch responds exactly once.
+// - No lost wake-up: Park watches the partitions first and then tries once
+//   more (Kafka's tryCompleteElseWatch), so data appended between the
+//   handler's first try and Park is seen.
+// - After CompleteAll, Park forces the attempt at once (nothing waits out its
+//   max wait during shutdown).
+//
+// Threading: Park, Wake and CompleteAll may be called from any thread; the
+// attempts run on the caller's thread (Wake: the producing request thread),
+// except an expiry, which the timer (on `timer_executor`, the network
+// io_context) hands to `work_executor` (the request pool) so no disk read runs
+// on the network thread. Timers are only touched on `timer_executor`.
+// Destroy the purgatory only after `work_executor` has drained (it may hold
+// expiry work pointing here) and before `timer_executor`'s io_context.
 #pragma once
 
 #include <asio.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -30,33 +45,38 @@ class DelayedFetchPurgatory {
  public:
   using Attempt = std::function<bool(bool force)>;
 
-  explicit DelayedFetchPurgatory(asio::any_io_executor executor);
+  DelayedFetchPurgatory(asio::any_io_executor timer_executor, asio::any_io_executor work_executor);
   ~DelayedFetchPurgatory();
   DelayedFetchPurgatory(const DelayedFetchPurgatory&) = delete;
   DelayedFetchPurgatory& operator=(const DelayedFetchPurgatory&) = delete;
 
-  // Parks `attempt` until a Wake of one of `partitions` completes it or
-  // `max_wait` passes (then it is forced).
+  // Watches `partitions` for `attempt`, then tries it once more; it stays
+  // parked until a Wake of one of them completes it or `max_wait` passes
+  // (then it is forced).
   void Park(const std::vector<TopicPartition>& partitions, std::chrono::milliseconds max_wait,
             Attempt attempt);
   // Re-evaluates every fetch parked on `tp` (called after an append to it).
   void Wake(const TopicPartition& tp);
-  // Forces every parked fetch now (shutdown).
+  // Forces every parked fetch now, and every later Park at once (shutdown).
   void CompleteAll();
-  size_t parked() const { return ops_.size(); }
+  size_t parked() const;
 
  private:
-  struct Op {
-    std::vector<TopicPartition> partitions;
-    Attempt attempt;
-    std::unique_ptr<asio::steady_timer> timer;
-  };
-  // Removes a parked op from every index; returns it (nullptr if already gone).
-  std::shared_ptr<Op> Remove(uint64_t id);
-  void Expire(uint64_t id);
+  struct Op;
+  // Runs the attempt unless the op is done; true when the op is done now.
+  bool TryComplete(const std::shared_ptr<Op>& op);
+  void ForceComplete(const std::shared_ptr<Op>& op);
+  // Removes a parked op from both indexes (no-op if already gone).
+  void Unwatch(const Op& op);
+  void ArmTimer(const std::shared_ptr<Op>& op, std::chrono::milliseconds max_wait);
 
-  asio::any_io_executor executor_;
+  asio::any_io_executor timer_executor_;
+  asio::any_io_executor work_executor_;
+  // Guards the indexes and closed_. Never held while an attempt runs; lock
+  // order: an Op's mu -> mu_.
+  mutable std::mutex mu_;
   uint64_t next_id_ = 0;
+  bool closed_ = false;  // CompleteAll ran
   std::map<uint64_t, std::shared_ptr<Op>> ops_;
   std::map<TopicPartition, std::set<uint64_t>> by_partition_;
 };

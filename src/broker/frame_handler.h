@@ -1,8 +1,10 @@
 // FrameHandler: what the network layer needs from request handling.
 //
 // Contract: Handle() receives one request frame WITHOUT its 4-byte size prefix
-// and calls `respond` exactly once, on the server's executor, possibly later
-// (a Fetch parked in the purgatory). `response` is the full response frame
+// and calls `respond` exactly once, from any thread (the server re-posts it to
+// the connection), possibly later (a Fetch parked in the purgatory). Handle()
+// is called on the network thread and must not block it: real work goes to
+// the request handler threads. `response` is the full response frame
 // without the size prefix, or std::nullopt when nothing is sent (a Produce with
 // acks=0, or a frame whose header cannot be parsed). `close == true` asks the
 // server to close the connection after sending the response, if any (unknown

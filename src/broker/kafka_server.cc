@@ -28,7 +28,8 @@ void KafkaServer::Accept() {
   acceptor_.async_accept(io_, [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
     if (stopping_ || ec == asio::error::operation_aborted) return;
     if (!ec) {
-      ConnectionContext context{handler_, metrics_, counters_, options_.max_request_bytes};
+      ConnectionContext context{handler_, metrics_, counters_, options_.max_request_bytes,
+                                options_.max_idle};
       auto c = std::make_shared<Connection>(std::move(socket), context,
                                             [this](Connection* closed) { OnClosed(closed); });
       connections_.emplace(c.get(), c);

@@ -31,6 +31,7 @@ namespace daruma::broker {
 struct KafkaServerOptions {
   int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
   std::chrono::milliseconds drain_timeout{30000};
+  std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms
 };
 
 class KafkaServer {

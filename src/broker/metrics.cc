@@ -135,6 +135,9 @@ void RenderNetwork(const MetricsSources& s, std::string& out) {
   out += fmt::format("daruma_connections_active {}\n", n.connections_active.load());
   Family(out, "connections_accepted_total", "counter", "Kafka client connections accepted");
   out += fmt::format("daruma_connections_accepted_total {}\n", n.connections_accepted.load());
+  Family(out, "connections_closed_idle_total", "counter",
+         "Kafka client connections closed after connections.max.idle.ms without a request");
+  out += fmt::format("daruma_connections_closed_idle_total {}\n", n.closed_idle.load());
   Family(out, "frames_rejected_total", "counter",
          "Connections closed because of a request frame, by reason");
   const std::pair<std::string_view, int64_t> reasons[] = {

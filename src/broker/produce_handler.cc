@@ -24,6 +24,15 @@ bool HasTransactionalBatch(const ProduceRequest& request) {
   return false;
 }
 
+// Kafka's maybeIncrementLeaderHW for a one-node ISR: raises the high
+// watermark to the log end, never lowers it. Two produces to one partition
+// may finish their appends in either order; without hw_mu the one that read
+// the older end could set it after the newer one.
+void AdvanceHighWatermark(HandlerEnv& env, Log* log, int64_t end) {
+  std::lock_guard<std::mutex> lock(env.hw_mu);
+  if (end > log->high_watermark()) log->UpdateHighWatermark(end);
+}
+
 ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
                                   const ProduceRequest::Partition& p, int16_t acks,
                                   int16_t version) {
@@ -39,7 +48,9 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
     out.error_code = ErrorCode::kInvalidTopicException;
     return out;
   }
-  ProduceCheck check = ValidateProduceRecords(p.records, version, log->config());
+  // A copy: LogManager::SetTopicConfig may replace the log's config meanwhile.
+  const LogConfig config = log->config_snapshot();
+  ProduceCheck check = ValidateProduceRecords(p.records, version, config);
   if (!check.ok()) {
     out.error_code = check.error;
     return out;
@@ -49,18 +60,20 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
     out.error_code = ErrorCodeForStorageStatus(info.status());
     return out;
   }
+  // At or above this append's last offset; other producers' appends below it
+  // are covered by the flush too.
   const int64_t end = log->log_end_offset();
   // fsync mode: an acks=-1 produce is acknowledged only once durable. The Log
   // already flushes every `flush.messages` messages; this covers a flush that
   // could not complete inside the append.
-  if (acks == -1 && log->config().flush_messages <= 1 && log->recovery_point() < end) {
+  if (acks == -1 && config.flush_messages <= 1 && log->recovery_point() < end) {
     Status flushed = log->Flush(end);
     if (!flushed.ok()) {
       out.error_code = ErrorCodeForStorageStatus(flushed);
       return out;
     }
   }
-  log->UpdateHighWatermark(end);
+  AdvanceHighWatermark(env, log, end);
   env.purgatory.Wake(tp);
   out.base_offset = info->first_offset;
   out.log_append_time_ms = info->log_append_time;

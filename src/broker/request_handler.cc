@@ -8,31 +8,34 @@
 
 namespace daruma::broker {
 
-RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor executor)
+RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor network_executor,
+                               asio::any_io_executor request_executor)
     : ctx_(std::move(ctx)),
-      strand_(asio::make_strand(executor)),
+      request_executor_(request_executor),
       topics_(ctx_.log_manager, ctx_.config.log),
-      purgatory_(strand_) {
+      purgatory_(std::move(network_executor), std::move(request_executor)) {
   init_status_ = topics_.Load();
 }
 
 RequestHandler::~RequestHandler() = default;
 
+// A frame handed over before Shutdown() is handled (draining answers it);
+// one handed over after is refused by closing.
 void RequestHandler::Handle(std::vector<uint8_t> frame, Respond respond) {
-  asio::dispatch(strand_, [this, frame = std::move(frame), respond = std::move(respond)]() {
-    HandleOnStrand(frame, respond);
-  });
-}
-
-void RequestHandler::Shutdown() {
-  asio::dispatch(strand_, [this] {
-    shut_down_ = true;
-    purgatory_.CompleteAll();
-  });
-}
-
-void RequestHandler::HandleOnStrand(const std::vector<uint8_t>& frame, Respond respond) {
   if (shut_down_) return respond(std::nullopt, true);
+  asio::post(request_executor_, [this, frame = std::move(frame), respond = std::move(respond)]() {
+    HandleRequest(frame, respond);
+  });
+}
+
+// Parked fetches are forced on the pool (their reads are disk I/O); a fetch
+// that parks later is forced at once (the purgatory is closed).
+void RequestHandler::Shutdown() {
+  shut_down_ = true;
+  asio::post(request_executor_, [this] { purgatory_.CompleteAll(); });
+}
+
+void RequestHandler::HandleRequest(const std::vector<uint8_t>& frame, const Respond& respond) {
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
   if (!parsed.ok()) return respond(std::nullopt, true);
@@ -46,7 +49,7 @@ void RequestHandler::HandleOnStrand(const std::vector<uint8_t>& frame, Respond r
     }
     return respond(std::nullopt, true);
   }
-  HandlerEnv env{ctx_, topics_, purgatory_};
+  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_};
   switch (header.api_key) {
     case ApiKey::kApiVersions:
       return HandleApiVersions(env, header, reader, respond);

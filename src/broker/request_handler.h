@@ -3,7 +3,7 @@
 //
 // Contract (FrameHandler, the interface to the network layer):
 // - Handle() takes one frame WITHOUT its 4-byte size prefix and calls
-//   `respond` exactly once, on the handler's strand, possibly later (a Fetch
+//   `respond` exactly once, on some request thread, possibly later (a Fetch
 //   parked in the purgatory): with the whole response frame (header + body,
 //   no size prefix), or std::nullopt when nothing is sent (Produce acks=0).
 // - `close == true` asks the server to close the connection after sending
@@ -12,19 +12,31 @@
 //   advertised range (except ApiVersions, answered UNSUPPORTED_VERSION in v0
 //   form) and an undecodable body close without a response; an acks=0 Produce
 //   with a failed partition closes after "sending" nothing.
-// - Shutdown() completes every parked Fetch now (with what is available) and
-//   answers later requests by closing.
+// - Shutdown() completes every parked Fetch now (with what is available);
+//   frames handed over before it are still handled, later ones are answered
+//   by closing.
 //
-// Threading: all request work runs serialised on a strand of `executor`;
-// handlers call blocking Log methods there (appends, reads, fsync). Handle()
-// and Shutdown() may be called from any thread. Destroy the handler only
-// after the executor's io_context has stopped running (queued work holds
-// `this`), and before the LogManager (the topic registry points into it).
+// Threading (Kafka's KafkaApis on KafkaRequestHandlerPool threads): Handle()
+// only posts the frame to `request_executor` (the broker's num.io.threads
+// pool), so network I/O never waits for a disk. Requests of different
+// connections run in parallel; one connection has one request in flight at a
+// time (connection.h), which keeps its order. `respond` is called on a pool
+// thread (or, for a parked Fetch, on the thread of the produce that woke it);
+// the server re-posts it to the socket. Shared state and its locks: the
+// TopicRegistry (its own mutexes), the purgatory (delayed_fetch.h), each Log
+// (its own mutex), LogManager (thread-safe at runtime) and `hw_mu_` below;
+// BrokerContext is read-only once built. Purgatory timers run on
+// `network_executor`. Handle() and Shutdown() may be called from any thread.
+// Destroy the handler only after `request_executor` has drained (queued work
+// holds `this`) and before the LogManager (the registry points into it) and
+// the network io_context (purgatory timers).
 #pragma once
 
 #include <asio.hpp>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "broker/broker_context.h"
@@ -40,8 +52,10 @@ class RequestHandler final : public FrameHandler {
   using Respond = broker::Respond;
 
   // Builds the topic registry from ctx.log_manager (already started); check
-  // init_status() before serving.
-  RequestHandler(BrokerContext ctx, asio::any_io_executor executor);
+  // init_status() before serving. Tests may pass one single-threaded executor
+  // for both, to run requests deterministically.
+  RequestHandler(BrokerContext ctx, asio::any_io_executor network_executor,
+                 asio::any_io_executor request_executor);
   ~RequestHandler() override;
   RequestHandler(const RequestHandler&) = delete;
   RequestHandler& operator=(const RequestHandler&) = delete;
@@ -53,14 +67,18 @@ class RequestHandler final : public FrameHandler {
   TopicRegistry& topics() { return topics_; }
 
  private:
-  void HandleOnStrand(const std::vector<uint8_t>& frame, Respond respond);
+  void HandleRequest(const std::vector<uint8_t>& frame, const Respond& respond);
 
-  BrokerContext ctx_;
-  asio::strand<asio::any_io_executor> strand_;
+  BrokerContext ctx_;  // read-only after construction
+  asio::any_io_executor request_executor_;
   TopicRegistry topics_;
   DelayedFetchPurgatory purgatory_;
+  // Serialises "read the log end, raise the high watermark" of concurrent
+  // produces, so a partition's high watermark never moves back (Kafka's
+  // maybeIncrementLeaderHW). Held only around those two in-memory calls.
+  std::mutex hw_mu_;
   Status init_status_;
-  bool shut_down_ = false;
+  std::atomic<bool> shut_down_{false};
 };
 
 }  // namespace daruma::broker

@@ -57,6 +57,7 @@ struct NetworkCounters {
   std::atomic<int64_t> frames_negative{0};    // size < 0
   std::atomic<int64_t> frames_truncated{0};   // peer closed inside a frame
   std::atomic<int64_t> closed_by_handler{0};  // unknown API / bad header
+  std::atomic<int64_t> closed_idle{0};        // connections.max.idle.ms passed
 };
 
 }  // namespace daruma::broker

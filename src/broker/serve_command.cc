@@ -49,6 +49,7 @@ int RunServe(const ServeOptions& o, std::ostream& err) {
   options.config = *config;
   options.settings = *settings;
   options.log_manager.jobs = LogManagerJobsConfig::From(*config);
+  options.log_manager.max_open_files = size_t(config->max_open_files);
   options.log = &err;
   Broker broker(std::move(options));
   Status st = broker.Run();

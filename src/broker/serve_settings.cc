@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdint>
 #include <string>
 
 namespace daruma::broker {
@@ -13,13 +14,14 @@ const std::string* Find(const ServerConfig& config, const std::string& key) {
   return it == config.other.end() ? nullptr : &it->second;
 }
 
-Status ReadInt(const ServerConfig& config, const std::string& key, int32_t min, int32_t* out) {
+template <typename Int>
+Status ReadInt(const ServerConfig& config, const std::string& key, Int min, Int* out) {
   const std::string* value = Find(config, key);
   if (value == nullptr) return Status::Ok();
   std::string_view v = *value;
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  int32_t parsed = 0;
+  Int parsed = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
   if (ec != std::errc() || end != v.data() + v.size() || parsed < min) {
     return Status::InvalidArgument(fmt::format(
@@ -44,10 +46,16 @@ Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
       s.http_listener,
       ParseListener("daruma.http.listener", http != nullptr ? *http : kDefaultHttpListener));
   DARUMA_RETURN_IF_ERROR(
-      ReadInt(config, "socket.request.max.bytes", 1, &s.socket_request_max_bytes));
+      ReadInt<int32_t>(config, "socket.request.max.bytes", 1, &s.socket_request_max_bytes));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt<int64_t>(config, "connections.max.idle.ms", INT64_MIN, &s.connections_max_idle_ms));
   int32_t max_starts = s.max_unclean_starts;
-  DARUMA_RETURN_IF_ERROR(ReadInt(config, "daruma.crash.loop.max.unclean.starts", 0, &max_starts));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt<int32_t>(config, "daruma.crash.loop.max.unclean.starts", 0, &max_starts));
   s.max_unclean_starts = max_starts;
+  int32_t io_threads = s.num_io_threads;
+  DARUMA_RETURN_IF_ERROR(ReadInt<int32_t>(config, "num.io.threads", 1, &io_threads));
+  s.num_io_threads = io_threads;
   return s;
 }
 

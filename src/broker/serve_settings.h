@@ -8,6 +8,13 @@
 //                                        or this machine's name when it binds
 //                                        every interface)
 //   socket.request.max.bytes             largest request frame, default 104857600
+//   connections.max.idle.ms              close a connection that sends no request
+//                                        for this long, default 600000 (10 min);
+//                                        negative = never (as Kafka)
+//   num.io.threads                       request handler threads (Kafka's
+//                                        KafkaRequestHandlerPool): requests run
+//                                        there, off the network thread; default 8,
+//                                        at least 1
 //   daruma.http.listener                 /health and /metrics, default 127.0.0.1:9644
 //   daruma.crash.loop.max.unclean.starts refuse to start after this many starts
 //                                        without a clean shutdown, default 5
@@ -26,13 +33,16 @@ namespace daruma::broker {
 
 inline constexpr char kDefaultHttpListener[] = "127.0.0.1:9644";
 inline constexpr int kDefaultMaxUncleanStarts = 5;
+inline constexpr int kDefaultNumIoThreads = 8;
 
 struct ServeSettings {
   ListenerAddress kafka_listener{"", 9092};
   std::optional<ListenerAddress> advertised_listener;
   ListenerAddress http_listener{"127.0.0.1", 9644};
   int32_t socket_request_max_bytes = 104857600;
+  int64_t connections_max_idle_ms = 600000;  // < 0: never close idle connections
   int max_unclean_starts = kDefaultMaxUncleanStarts;
+  int num_io_threads = kDefaultNumIoThreads;
 
   static Result<ServeSettings> FromConfig(const ServerConfig& config);
 };

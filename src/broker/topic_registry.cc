@@ -25,7 +25,9 @@ Status TopicRegistry::Load() {
     log->UpdateHighWatermark(log->log_end_offset());
     Topic& t = topics_[tp.topic];
     t.partitions = std::max(t.partitions, tp.partition + 1);
-    t.config = defaults_;
+    // Overrides persisted by LogManager (daruma-topic-configs.json).
+    t.overrides = log_manager_->TopicOverridesOf(tp.topic);
+    t.config = log_manager_->ConfigFor(tp.topic);
     PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
     if (!file.Exists()) {
       without_id[tp.topic].push_back(log);
@@ -95,6 +97,7 @@ Result<LogConfig> TopicRegistry::ValidateCreate(const std::string& name, int32_t
 
 Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partitions,
                                         const TopicOverrides& overrides) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
   DARUMA_ASSIGN_OR_RETURN(LogConfig config, ValidateCreate(name, partitions, overrides));
   Topic t{Uuid::Random(), partitions, overrides, config};
   for (int32_t p = 0; p < partitions; ++p) {
@@ -103,7 +106,7 @@ Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partiti
     DARUMA_ASSIGN_OR_RETURN(Log * log, log_manager_->GetOrCreateLog(tp, t.id, config));
     log->UpdateHighWatermark(log->log_end_offset());
   }
-  if (!overrides.empty()) log_manager_->SetTopicConfig(name, config);
+  if (!overrides.empty()) log_manager_->SetTopicConfig(name, config, overrides);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = topics_.emplace(name, t);
   if (!inserted) return Status::AlreadyExists("topic '" + name + "' already exists");
@@ -111,6 +114,7 @@ Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partiti
 }
 
 Status TopicRegistry::Delete(const std::string& name) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
   int32_t partitions = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);

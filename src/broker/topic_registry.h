@@ -7,12 +7,20 @@
 // fresh random id when no partition of the topic has one. The partition count
 // is the highest loaded partition index + 1.
 //
-// Topic config overrides given to CreateTopics live in memory only: Kafka
-// keeps them in its metadata log, which Daruma does not have, so after a
-// restart a topic runs on the broker defaults (see the final report).
+// Topic config overrides given to CreateTopics are persisted by LogManager
+// (daruma-topic-configs.json at each log dir's root, with the client's names
+// and values; Kafka keeps them in its metadata log, which Daruma does not
+// have) and read back here at start-up, so DescribeConfigs and the logs agree
+// after a restart.
 //
-// Thread safety: every method takes the registry's mutex; Log pointers stay
-// valid until the topic is deleted (LogManager owns the logs).
+// Thread safety: every method may be called from any thread (request
+// handlers run on several). Lookups take `mu_` only. Create and Delete also
+// hold `admin_mu_` for their whole run, so two of them never interleave (two
+// auto-creating Metadata requests for one name create it once; a Delete and a
+// Create of one name see each other's result). Log pointers stay valid until
+// the topic is deleted, and after that until LogManager removes the renamed
+// directory (file.delete.delay.ms): a request that looked a log up just
+// before a delete may still append to or read the doomed log, as in Kafka.
 #pragma once
 
 #include <cstdint>
@@ -88,7 +96,10 @@ class TopicRegistry {
   LogManager* log_manager_;
   LogConfig defaults_;
   FileSystem* fs_;
-  mutable std::mutex mu_;
+  // Lock order: admin_mu_ -> mu_ -> LogManager's locks. Once Load has run,
+  // mu_ is never held across a LogManager call or disk I/O.
+  std::mutex admin_mu_;    // one Create or Delete at a time
+  mutable std::mutex mu_;  // guards topics_
   std::map<std::string, Topic> topics_;
 };
 

@@ -116,6 +116,16 @@ class DarumaProcess {
     return -1;
   }
 
+  // SIGKILL (no shutdown code runs: a crash), then reaps it. False when it was
+  // not running.
+  bool Kill() {
+    if (pid_ <= 0) return false;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return true;
+  }
+
   std::string Log() const { return daruma::testing::ReadFileToString(dir_ + "/daruma.log"); }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(kafka_port_); }
   uint16_t http_port() const { return http_port_; }

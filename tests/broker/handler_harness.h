@@ -1,7 +1,8 @@
 // HandlerHarness: a RequestHandler on a fresh LogManager in a TempDir, driven
 // with frames built by the protocol codecs' Encode*Request, and an
-// asio::io_context the test runs itself (so parked fetches and their timers
-// complete exactly when the test lets them).
+// asio::io_context the test runs itself, as both the network and the request
+// executor (so requests run on the test's thread, and parked fetches and their
+// timers complete exactly when the test lets them).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -46,7 +47,7 @@ class HandlerHarness {
     ctx.host = "broker.test";
     ctx.port = 19092;
     if (tweak) tweak(ctx);
-    handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor());
+    handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor(), io_.get_executor());
     EXPECT_TRUE(handler_->init_status().ok()) << handler_->init_status().ToString();
   }
   ~HandlerHarness() {

@@ -3,6 +3,9 @@
 // produce durability/timestamp settings seen through the handler.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "broker/broker_context.h"
 #include "broker/handler_harness.h"
 #include "broker/topic_config.h"
@@ -52,6 +55,37 @@ TEST(HandlerTopicRegistry, ReloadKeepsIdsAndPartitionCountsAndWritesMissingIds) 
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].name, "legacy");
   EXPECT_EQ(all[1].name, "orders");
+  EXPECT_TRUE(manager.Shutdown().ok());
+}
+
+TEST(HandlerTopicRegistry, OverridesGivenAtCreateSurviveARestart) {
+  daruma::testing::TempDir dir;
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    TopicRegistry registry(&manager, LogConfig{});
+    ASSERT_TRUE(registry.Load().ok());
+    Result<TopicInfo> created = registry.Create(
+        "profiles", 1, {{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    ASSERT_TRUE(registry.Create("plain", 1, {}).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  std::optional<TopicInfo> profiles = registry.Find("profiles");
+  ASSERT_TRUE(profiles.has_value());
+  const TopicOverrides want = {{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}};
+  EXPECT_EQ(profiles->overrides, want);
+  EXPECT_TRUE(profiles->config.compact);
+  EXPECT_EQ(profiles->config.segment_bytes, 1048576);
+  EXPECT_EQ(registry.GetLog({"profiles", 0})->config_snapshot().segment_bytes, 1048576);
+  std::optional<TopicInfo> plain = registry.Find("plain");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_TRUE(plain->overrides.empty());
+  EXPECT_EQ(plain->config.segment_bytes, LogConfig{}.segment_bytes);
   EXPECT_TRUE(manager.Shutdown().ok());
 }
 
@@ -137,6 +171,47 @@ TEST(HandlerProduceSettings, LogAppendTimeTopicsReportTheAppendTime) {
   EXPECT_EQ(view.timestamp_type(), TimestampType::kLogAppendTime);
   EXPECT_EQ(view.max_timestamp(), p.log_append_time_ms);
   EXPECT_TRUE(view.crc_valid());
+}
+
+// Request threads auto-creating one topic at once (Metadata from several
+// clients): exactly one creates it, the others see it exists, and every
+// partition carries the one id.
+TEST(HandlerTopicRegistry, ConcurrentCreatesOfOneNameCreateItOnce) {
+  daruma::testing::TempDir dir;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  std::atomic<int> created{0}, exists{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      Result<TopicInfo> r = registry.Create("events", 3, {});
+      if (r.ok()) {
+        ++created;
+      } else if (r.status().code() == StatusCode::kAlreadyExists) {
+        ++exists;
+      } else {
+        ++other;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(exists.load(), 5);
+  EXPECT_EQ(other.load(), 0);
+  std::optional<TopicInfo> info = registry.Find("events");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->partitions, 3);
+  EXPECT_EQ(manager.AllLogs().size(), 3u);
+  for (int p = 0; p < 3; ++p) {
+    auto meta =
+        PartitionMetadataFile(dir.Join("events-" + std::to_string(p) + "/partition.metadata"))
+            .Read();
+    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+    EXPECT_EQ(meta->topic_id, info->id);
+  }
+  EXPECT_TRUE(manager.Shutdown().ok());
 }
 
 }  // namespace

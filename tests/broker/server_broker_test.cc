@@ -12,6 +12,7 @@
 #include "broker/broker.h"
 #include "broker/crash_loop_guard.h"
 #include "log/clean_shutdown_file.h"
+#include "log/meta_properties.h"
 #include "record/record_batch_builder.h"
 #include "server_test_util.h"
 #include "support/test_support.h"
@@ -299,6 +300,51 @@ TEST(ServerBrokerTest, KafkaPortInUseFailsButStillShutsDownTheLogsCleanly) {
       std::string::npos)
       << st.message();
   EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(log_dir, kCleanShutdownFileName)));
+}
+
+// A fresh log dir gets meta.properties at start-up; its ids reach the handler
+// and survive a restart; a conflicting node.id refuses to start untouched.
+TEST(ServerBrokerTest, FreshLogDirGetsMetaPropertiesAndKeepsItsIdentity) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  const std::string meta_path = JoinPath(log_dir, kMetaPropertiesFileName);
+  std::string cluster_id;
+  {
+    BrokerHarness h(log_dir);
+    h.options().config.other = {{"node.id", "4"}};
+    h.Start();
+    ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+    auto meta = MetaProperties::Read(meta_path);
+    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+    EXPECT_EQ(meta->version, 1);
+    EXPECT_EQ(meta->node_id, 4);
+    ASSERT_TRUE(meta->cluster_id.has_value());
+    EXPECT_TRUE(meta->directory_id.has_value());
+    cluster_id = *meta->cluster_id;
+    EXPECT_EQ(h.handler_args().identity.node_id, 4);
+    EXPECT_EQ(h.handler_args().identity.cluster_id, cluster_id);
+    EXPECT_TRUE(h.StopAndWait().ok());
+  }
+  const std::string written = daruma::testing::ReadFileToString(meta_path);
+  {
+    BrokerHarness h(log_dir);  // no node.id: the stored one is adopted
+    h.Start();
+    ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+    EXPECT_EQ(h.handler_args().identity.node_id, 4);
+    EXPECT_EQ(h.handler_args().identity.cluster_id, cluster_id);
+    EXPECT_TRUE(h.StopAndWait().ok());
+  }
+  EXPECT_EQ(daruma::testing::ReadFileToString(meta_path), written);
+  BrokerHarness h(log_dir);
+  h.options().config.other = {{"node.id", "5"}};
+  h.Start();
+  Status st = h.Wait();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("stored node id 4 does not match the configured node.id/broker.id 5"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(h.broker().http_port(), 0);
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(log_dir, kCrashLoopFileName)));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -18,10 +19,12 @@ using testing::StubHandler;
 // A KafkaServer on 127.0.0.1:<ephemeral> with its io_context on a thread.
 class ServerFixture {
  public:
-  ServerFixture(StubHandler::OnFrame on_frame, int32_t max_request_bytes = 104857600)
+  ServerFixture(StubHandler::OnFrame on_frame, int32_t max_request_bytes = 104857600,
+                std::chrono::milliseconds max_idle = std::chrono::milliseconds(600000))
       : handler_(std::move(on_frame)), work_(asio::make_work_guard(io_)) {
     KafkaServerOptions options;
     options.max_request_bytes = max_request_bytes;
+    options.max_idle = max_idle;
     options.drain_timeout = std::chrono::milliseconds(5000);
     server_ = std::make_unique<KafkaServer>(io_, options, &metrics_, &counters_);
     Status st = server_->Bind({"127.0.0.1", 0});
@@ -51,6 +54,13 @@ class ServerFixture {
   std::unique_ptr<KafkaServer> server_;
   std::thread thread_;
 };
+
+// KafkaServer is used on its io thread only: ask there.
+size_t OpenConnections(ServerFixture& f) {
+  std::promise<size_t> count;
+  asio::post(f.io(), [&] { count.set_value(f.server().open_connections()); });
+  return count.get_future().get();
+}
 
 void Echo(std::vector<uint8_t> frame, Respond respond) {
   respond(std::move(frame), false);
@@ -200,8 +210,8 @@ TEST(ServerFramingTest, HandlerCloseSendsTheResponseThenCloses) {
     respond(std::vector<uint8_t>{9, 9}, /*close=*/true);
   });
   FrameClient c(f.port());
-  c.SendFrame({0, 77, 0, 0});
-  c.SendFrame({0, 77, 0, 1});  // never handled
+  // Both frames in one write: a second write could meet the closed socket.
+  c.SendRaw({0, 0, 0, 4, 0, 77, 0, 0, 0, 0, 0, 4, 0, 77, 0, 1});  // the second is never handled
   auto r = c.ReadFrame();
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(*r, (std::vector<uint8_t>{9, 9}));
@@ -261,6 +271,65 @@ TEST(ServerFramingTest, StopFinishesInFlightRequestsThenCloses) {
   asio::error_code ec;
   s.connect({asio::ip::make_address("127.0.0.1"), f->port()}, ec);
   EXPECT_TRUE(ec) << "the acceptor should be closed";
+}
+
+// connections.max.idle.ms: an idle connection is closed once the timeout
+// passes, and only then.
+TEST(ServerFramingTest, IdleConnectionClosesAfterMaxIdle) {
+  ServerFixture f(Echo, 104857600, std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  FrameClient c(f.port());
+  EXPECT_TRUE(c.ClosedByPeer());
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_TRUE(Eventually([&] { return f.counters().closed_idle.load() == 1; }));
+  EXPECT_TRUE(Eventually([&] { return OpenConnections(f) == 0; }));
+}
+
+TEST(ServerFramingTest, EachRequestRestartsTheIdleTimeout) {
+  ServerFixture f(Echo, 104857600, std::chrono::milliseconds(400));
+  FrameClient c(f.port());
+  // 8 requests 150 ms apart span 1.2 s, three timeouts, yet none is idle that long.
+  for (uint8_t i = 0; i < 8; ++i) {
+    c.SendFrame({0, 18, 0, i});
+    auto r = c.ReadFrame();
+    ASSERT_TRUE(r.has_value()) << "closed before request " << int(i);
+    EXPECT_EQ(*r, (std::vector<uint8_t>{0, 18, 0, i}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+  EXPECT_EQ(f.counters().closed_idle.load(), 0);
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_EQ(f.counters().closed_idle.load(), 1);
+}
+
+TEST(ServerFramingTest, RequestInFlightLongerThanMaxIdleIsAnswered) {
+  std::unique_ptr<ServerFixture> f;
+  f = std::make_unique<ServerFixture>(
+      [&](std::vector<uint8_t> frame, Respond respond) {
+        auto timer = std::make_shared<asio::steady_timer>(f->io(), std::chrono::milliseconds(700));
+        timer->async_wait([timer, frame = std::move(frame), respond](const asio::error_code&) {
+          respond(frame, false);
+        });
+      },
+      104857600, std::chrono::milliseconds(200));
+  FrameClient c(f->port());
+  c.SendFrame({0, 1, 0, 9});
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value()) << "closed while the request was in flight";
+  EXPECT_EQ(*r, (std::vector<uint8_t>{0, 1, 0, 9}));
+  EXPECT_EQ(f->counters().closed_idle.load(), 0);
+}
+
+TEST(ServerFramingTest, NegativeMaxIdleNeverClosesIdleConnections) {
+  ServerFixture f(Echo, 104857600, std::chrono::milliseconds(-1));
+  FrameClient c(f.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  c.SendFrame({0, 18, 0, 1});
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, (std::vector<uint8_t>{0, 18, 0, 1}));
+  EXPECT_EQ(f.counters().closed_idle.load(), 0);
 }
 
 }  // namespace

@@ -51,6 +51,8 @@ TEST(ServerListenerTest, SettingsDefaults) {
   EXPECT_EQ(s->http_listener.ToString(), "127.0.0.1:9644");
   EXPECT_EQ(s->socket_request_max_bytes, 104857600);
   EXPECT_EQ(s->max_unclean_starts, 5);
+  EXPECT_EQ(s->connections_max_idle_ms, 600000);
+  EXPECT_EQ(s->num_io_threads, 8);  // Kafka's num.io.threads default
   EXPECT_FALSE(s->advertised_listener.has_value());
 }
 
@@ -60,7 +62,9 @@ TEST(ServerListenerTest, SettingsFromProperties) {
                   {"advertised.listeners", "PLAINTEXT://broker1:29092"},
                   {"daruma.http.listener", "0.0.0.0:8080"},
                   {"socket.request.max.bytes", "1024"},
-                  {"daruma.crash.loop.max.unclean.starts", "0"}};
+                  {"daruma.crash.loop.max.unclean.starts", "0"},
+                  {"connections.max.idle.ms", " 1500 "},
+                  {"num.io.threads", "3"}};
   auto s = ServeSettings::FromConfig(config);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->kafka_listener.ToString(), "127.0.0.1:19092");
@@ -68,6 +72,10 @@ TEST(ServerListenerTest, SettingsFromProperties) {
   EXPECT_EQ(s->http_listener.ToString(), "0.0.0.0:8080");
   EXPECT_EQ(s->socket_request_max_bytes, 1024);
   EXPECT_EQ(s->max_unclean_starts, 0);
+  EXPECT_EQ(s->connections_max_idle_ms, 1500);
+  EXPECT_EQ(s->num_io_threads, 3);
+  config.other = {{"connections.max.idle.ms", "-1"}};
+  EXPECT_EQ(ServeSettings::FromConfig(config)->connections_max_idle_ms, -1);
 }
 
 TEST(ServerListenerTest, SettingsRejectBadNumbers) {
@@ -79,6 +87,15 @@ TEST(ServerListenerTest, SettingsRejectBadNumbers) {
             "invalid value \"0\" for socket.request.max.bytes: expected an integer of at least 1");
   config.other = {{"daruma.crash.loop.max.unclean.starts", "five"}};
   EXPECT_FALSE(ServeSettings::FromConfig(config).ok());
+  config.other = {{"connections.max.idle.ms", "10m"}};
+  s = ServeSettings::FromConfig(config);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("\"10m\" for connections.max.idle.ms"), std::string::npos);
+  config.other = {{"num.io.threads", "0"}};
+  s = ServeSettings::FromConfig(config);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "invalid value \"0\" for num.io.threads: expected an integer of at least 1");
 }
 
 }  // namespace

@@ -1,0 +1,436 @@
+// Broker throughput end to end: a real `daruma serve` child process (the
+// binary of this build) on a data dir under $TMPDIR, driven by librdkafka's C
+// API in this process over loopback TCP. Measured in the same run:
+//
+//   BM_LoopbackTcp        the network ceiling: one sender thread write()s
+//                         1 MiB chunks into a loopback TCP socket, the
+//                         benchmark thread read()s them
+//   BM_FileWriteBaseline  the page-cache ceiling of a produce: write() of
+//                         1 MiB chunks into a new file (no fsync)
+//   BM_Produce/<acks>     1 KiB messages to one partition, linger.ms=5,
+//                         batch.size=1 MiB, acks=1 and acks=-1, as fast as
+//                         the client goes; counters: messages/s, the broker's
+//                         CPU seconds per GB (from /proc), p50/p99 ms from
+//                         produce() to the delivery report (mostly queueing
+//                         in the client's 64 MiB queue)
+//   BM_ProduceLatency/<acks>  p50/p99 at a light 10 MB/s, acks=1 and acks=-1
+//   BM_Consume            the partition of the last produce, from offset 0,
+//                         with the legacy batch consumer (no group)
+//
+// Issue targets (one broker core): produce >= 1 GB/s, consume >= 2 GB/s.
+// The data size is $DARUMA_BENCH_BROKER_MIB (default 1024). The broker runs
+// with Kafka's defaults (page cache, no fsync per message).
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <librdkafka/rdkafka.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMessageBytes = 1024;
+
+int64_t DataBytes() {
+  const char* mib = std::getenv("DARUMA_BENCH_BROKER_MIB");
+  return int64_t(mib && *mib ? std::atoi(mib) : 1024) << 20;
+}
+
+uint16_t FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool CanConnect(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// `daruma serve` in a scratch dir for the whole process; killed at exit.
+class Broker {
+ public:
+  static Broker& Get() {
+    static Broker broker;
+    return broker;
+  }
+  bool ok() const { return pid_ > 0; }
+  std::string bootstrap() const { return "127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
+  // utime + stime of the broker, in seconds.
+  double CpuSeconds() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string f;
+    long ticks = 0;
+    for (int i = 3; i <= 15 && fields >> f; ++i) {
+      if (i == 14 || i == 15) ticks += std::stol(f);  // utime, stime
+    }
+    return double(ticks) / double(::sysconf(_SC_CLK_TCK));
+  }
+
+  ~Broker() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  Broker() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/daruma-broker-bench-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) return;
+    dir_ = pattern;
+    port_ = FreePort();
+    const std::string config = dir_ + "/server.properties";
+    std::ofstream(config) << "log.dirs=" << dir_
+                          << "/data\nlisteners=PLAINTEXT://127.0.0.1:" << port_
+                          << "\ndaruma.http.listener=127.0.0.1:" << FreePort()
+                          << "\nnum.partitions=1\n";
+    const std::string bin = std::string(DARUMA_BINARY_DIR) + "/daruma";
+    const std::string log = dir_ + "/daruma.log";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT, 0644);
+    std::vector<std::string> args = {bin, "serve", "--config", config};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, bin.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    for (int i = 0; i < 400 && pid_ > 0 && !CanConnect(port_); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    if (pid_ > 0 && !CanConnect(port_)) {
+      std::fprintf(stderr, "broker_bench: %s did not start; see %s\n", bin.c_str(), log.c_str());
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+  std::string dir_;
+  uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+rd_kafka_conf_t* Conf(const std::vector<std::pair<std::string, std::string>>& settings) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& [k, v] : settings) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      std::fprintf(stderr, "broker_bench: %s=%s: %s\n", k.c_str(), v.c_str(), err);
+      std::abort();
+    }
+  }
+  return conf;
+}
+
+// ---- loopback TCP ceiling ---------------------------------------------------
+
+void BM_LoopbackTcp(benchmark::State& state) {
+  const int64_t total = DataBytes();
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::listen(listener, 1);
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::vector<char> buffer(1 << 20);
+  for (auto _ : state) {
+    std::thread sender([&] {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+      std::vector<char> chunk(1 << 20, 'x');
+      for (int64_t sent = 0; sent < total;) {
+        const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+        if (n <= 0) break;
+        sent += n;
+      }
+      ::close(fd);
+    });
+    const int fd = ::accept(listener, nullptr, nullptr);
+    int64_t received = 0;
+    for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;) received += n;
+    ::close(fd);
+    sender.join();
+    if (received < total) state.SkipWithError("loopback transfer cut short");
+  }
+  ::close(listener);
+  state.SetBytesProcessed(state.iterations() * total);
+}
+
+// ---- page-cache write ceiling ---------------------------------------------
+
+// write() of 1 MiB chunks into a new file in $TMPDIR (no fsync): what a
+// produce costs the kernel before any broker code runs (the log's appends are
+// buffered writes of the request's batches).
+void BM_FileWriteBaseline(benchmark::State& state) {
+  const int64_t total = DataBytes();
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/daruma-broker-bench-write-" +
+                           std::to_string(::getpid());
+  std::vector<char> chunk(1 << 20, 'w');
+  for (auto _ : state) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (int64_t written = 0; written < total;) {
+      const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+      if (n <= 0) break;
+      written += n;
+    }
+    ::close(fd);
+    state.PauseTiming();
+    ::unlink(path.c_str());
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(state.iterations() * total);
+}
+
+// ---- produce ----------------------------------------------------------------
+
+struct ProduceStats {
+  std::atomic<int64_t> delivered{0};
+  std::atomic<int64_t> failed{0};
+  std::vector<double> latency_ms;  // written by the poll thread only
+};
+
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* stats = static_cast<ProduceStats*>(opaque);
+  if (m->err) {
+    ++stats->failed;
+    return;
+  }
+  const auto sent = Clock::time_point(Clock::duration(reinterpret_cast<intptr_t>(m->_private)));
+  stats->latency_ms.push_back(
+      std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
+  ++stats->delivered;
+}
+
+std::string g_last_topic;  // what BM_Consume reads
+int64_t g_last_count = 0;
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t i = std::min(v.size() - 1, size_t(p * double(v.size())));
+  std::nth_element(v.begin(), v.begin() + ptrdiff_t(i), v.end());
+  return v[i];
+}
+
+rd_kafka_t* MakeProducer(const std::string& acks, ProduceStats* stats) {
+  char err[512];
+  rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", Broker::Get().bootstrap()},
+                                {"acks", acks},
+                                {"linger.ms", "5"},
+                                {"batch.size", "1048576"},
+                                {"message.max.bytes", "1048588"},
+                                {"queue.buffering.max.kbytes", "65536"},
+                                {"queue.buffering.max.messages", "1000000"},
+                                {"compression.type", "none"}});
+  rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_opaque(conf, stats);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (producer == nullptr) std::fprintf(stderr, "broker_bench: %s\n", err);
+  return producer;
+}
+
+// Metadata first, so topic auto-creation is not timed.
+rd_kafka_topic_t* MakeTopic(rd_kafka_t* producer, const std::string& name) {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(producer, name.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_metadata(producer, 0, rkt, &md, 10000);
+  if (md != nullptr) rd_kafka_metadata_destroy(md);
+  return rkt;
+}
+
+void ProduceOne(rd_kafka_t* producer, rd_kafka_topic_t* rkt, const std::string& payload) {
+  void* sent = reinterpret_cast<void*>(intptr_t(Clock::now().time_since_epoch().count()));
+  while (rd_kafka_produce(rkt, 0, RD_KAFKA_MSG_F_COPY, const_cast<char*>(payload.data()),
+                          payload.size(), nullptr, 0, sent) != 0) {
+    rd_kafka_poll(producer, 1);
+  }
+}
+
+// Saturating: the producer's queue (64 MiB) stays full, so p50/p99 are
+// mostly queueing; BM_ProduceLatency has the unloaded latency.
+void BM_Produce(benchmark::State& state) {
+  Broker& broker = Broker::Get();
+  if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
+  const std::string acks = std::to_string(state.range(0));
+  const int64_t count = DataBytes() / int64_t(kMessageBytes);
+  const std::string payload(kMessageBytes, 'p');
+  static int run = 0;
+  std::vector<double> latencies;
+  double broker_cpu = 0;
+  int64_t failed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::string topic = "bench-acks" + acks + "-" + std::to_string(run++);
+    ProduceStats stats;
+    stats.latency_ms.reserve(size_t(count));
+    rd_kafka_t* producer = MakeProducer(acks, &stats);
+    if (producer == nullptr) return state.SkipWithError("rd_kafka_new failed");
+    rd_kafka_topic_t* rkt = MakeTopic(producer, topic);
+    const double cpu_before = broker.CpuSeconds();
+    state.ResumeTiming();
+    for (int64_t i = 0; i < count; ++i) {
+      ProduceOne(producer, rkt, payload);
+      if ((i & 1023) == 0) rd_kafka_poll(producer, 0);
+    }
+    rd_kafka_flush(producer, 120000);
+    state.PauseTiming();
+    broker_cpu += broker.CpuSeconds() - cpu_before;
+    failed += stats.failed.load();
+    latencies.insert(latencies.end(), stats.latency_ms.begin(), stats.latency_ms.end());
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(producer);
+    g_last_topic = topic;
+    g_last_count = count;
+    state.ResumeTiming();
+  }
+  if (failed > 0) state.SkipWithError("some deliveries failed");
+  const int64_t total = state.iterations() * count;
+  state.SetBytesProcessed(total * int64_t(kMessageBytes));
+  state.counters["msgs_per_s"] = benchmark::Counter(double(total), benchmark::Counter::kIsRate);
+  state.counters["p50_ms"] = Percentile(latencies, 0.50);
+  state.counters["p99_ms"] = Percentile(latencies, 0.99);
+  state.counters["broker_cpu_s_per_GB"] =
+      broker_cpu / (double(total * int64_t(kMessageBytes)) / 1e9);
+  state.SetLabel("acks=" + acks);
+}
+
+// Unloaded latency: 10,000 msgs/s (10 MB/s) for 2 s, produce() to delivery
+// report; linger.ms=5 is part of it.
+void BM_ProduceLatency(benchmark::State& state) {
+  Broker& broker = Broker::Get();
+  if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
+  const std::string acks = std::to_string(state.range(0));
+  const std::string payload(kMessageBytes, 'l');
+  constexpr int kPerTick = 100;  // every 10 ms
+  constexpr int kTicks = 200;
+  std::vector<double> latencies;
+  for (auto _ : state) {
+    ProduceStats stats;
+    rd_kafka_t* producer = MakeProducer(acks, &stats);
+    if (producer == nullptr) return state.SkipWithError("rd_kafka_new failed");
+    rd_kafka_topic_t* rkt = MakeTopic(producer, "bench-latency-acks" + acks);
+    auto next = Clock::now();
+    for (int tick = 0; tick < kTicks; ++tick) {
+      for (int i = 0; i < kPerTick; ++i) ProduceOne(producer, rkt, payload);
+      next += std::chrono::milliseconds(10);
+      while (Clock::now() < next) rd_kafka_poll(producer, 1);
+    }
+    rd_kafka_flush(producer, 60000);
+    if (stats.failed.load() > 0) state.SkipWithError("some deliveries failed");
+    latencies.insert(latencies.end(), stats.latency_ms.begin(), stats.latency_ms.end());
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(producer);
+  }
+  state.SetBytesProcessed(int64_t(latencies.size()) * int64_t(kMessageBytes));
+  state.counters["p50_ms"] = Percentile(latencies, 0.50);
+  state.counters["p99_ms"] = Percentile(latencies, 0.99);
+  state.SetLabel("acks=" + acks + ", 10k msgs/s");
+}
+
+// ---- consume ----------------------------------------------------------------
+
+void BM_Consume(benchmark::State& state) {
+  Broker& broker = Broker::Get();
+  if (!broker.ok() || g_last_topic.empty()) {
+    return state.SkipWithError("no produced topic (BM_Produce must run first)");
+  }
+  double broker_cpu = 0;
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    char err[512];
+    rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", broker.bootstrap()},
+                                  {"fetch.max.bytes", "52428800"},
+                                  {"fetch.message.max.bytes", "10485760"},
+                                  {"queued.max.messages.kbytes", "1048576"},
+                                  {"fetch.wait.max.ms", "100"}});
+    rd_kafka_t* consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+    if (consumer == nullptr) return state.SkipWithError(err);
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(consumer, g_last_topic.c_str(), nullptr);
+    const double cpu_before = broker.CpuSeconds();
+    state.ResumeTiming();
+    rd_kafka_consume_start(rkt, 0, RD_KAFKA_OFFSET_BEGINNING);
+    std::vector<rd_kafka_message_t*> batch(10000);
+    int64_t got = 0;
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (got < g_last_count && Clock::now() < deadline) {
+      const ssize_t n = rd_kafka_consume_batch(rkt, 0, 1000, batch.data(), batch.size());
+      for (ssize_t i = 0; i < n; ++i) {
+        if (batch[size_t(i)]->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          ++got;
+          bytes += int64_t(batch[size_t(i)]->len);
+        }
+        rd_kafka_message_destroy(batch[size_t(i)]);
+      }
+    }
+    state.PauseTiming();
+    broker_cpu += broker.CpuSeconds() - cpu_before;
+    rd_kafka_consume_stop(rkt, 0);
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(consumer);
+    state.ResumeTiming();
+    if (got < g_last_count) state.SkipWithError("consumer timed out");
+  }
+  state.SetBytesProcessed(bytes);
+  state.counters["msgs_per_s"] =
+      benchmark::Counter(double(bytes / int64_t(kMessageBytes)), benchmark::Counter::kIsRate);
+  state.counters["broker_cpu_s_per_GB"] = broker_cpu / (double(bytes) / 1e9);
+}
+
+BENCHMARK(BM_LoopbackTcp)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FileWriteBaseline)->Iterations(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Produce)->Arg(1)->Arg(-1)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProduceLatency)
+    ->Arg(1)
+    ->Arg(-1)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Consume)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

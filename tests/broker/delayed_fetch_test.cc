@@ -1,0 +1,200 @@
+// DelayedFetchPurgatory (delayed_fetch.h) under several threads: each parked
+// fetch responds exactly once and never runs two attempts at once, Park does
+// not lose a wake-up that comes before it, expiries run on the work executor
+// (not the timer thread), and CompleteAll closes the purgatory.
+#include "broker/delayed_fetch.h"
+
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace daruma::broker {
+namespace {
+
+using std::chrono::milliseconds;
+
+// What one parked fetch saw: how often it responded, whether two attempts
+// ever overlapped, and the thread of the response.
+struct Probe {
+  std::atomic<int> responses{0};
+  std::atomic<int> running{0};
+  std::atomic<bool> overlapped{false};
+  std::atomic<bool> forced{false};
+  std::mutex mu;
+  std::thread::id responder;
+};
+
+// An attempt that completes once `*ready` is set (or when forced).
+DelayedFetchPurgatory::Attempt ProbeAttempt(std::shared_ptr<Probe> probe,
+                                            std::shared_ptr<std::atomic<bool>> ready) {
+  return [probe, ready](bool force) {
+    if (probe->running.fetch_add(1) != 0) probe->overlapped = true;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // a read
+    const bool done = force || ready->load();
+    if (done) {
+      ++probe->responses;
+      probe->forced = force;
+      std::lock_guard<std::mutex> lock(probe->mu);
+      probe->responder = std::this_thread::get_id();
+    }
+    probe->running.fetch_sub(1);
+    return done;
+  };
+}
+
+// The network thread (timers) and a request pool, as the broker has them.
+class PurgatoryFixture : public ::testing::Test {
+ protected:
+  PurgatoryFixture()
+      : work_guard_(asio::make_work_guard(io_)),
+        network_([this] { io_.run(); }),
+        purgatory_(
+            std::make_unique<DelayedFetchPurgatory>(io_.get_executor(), pool_.get_executor())) {}
+  ~PurgatoryFixture() override {
+    pool_.join();
+    purgatory_.reset();
+    work_guard_.reset();
+    io_.stop();
+    network_.join();
+  }
+  std::thread::id network_id() const { return network_.get_id(); }
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_guard_;
+  std::thread network_;
+  asio::thread_pool pool_{4};
+  std::unique_ptr<DelayedFetchPurgatory> purgatory_;
+};
+
+template <typename F>
+bool Eventually(F done, int timeout_ms = 10000) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    if (done()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return done();
+}
+
+TEST_F(PurgatoryFixture, ConcurrentWakesCompleteEachFetchExactlyOnce) {
+  const TopicPartition a{"t", 0}, b{"t", 1};
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::shared_ptr<Probe>> probes;
+  for (int i = 0; i < 20; ++i) {
+    probes.push_back(std::make_shared<Probe>());
+    purgatory_->Park({a, b}, milliseconds(60000), ProbeAttempt(probes.back(), ready));
+  }
+  EXPECT_EQ(purgatory_->parked(), 20u);
+  // Wakes before the data is there complete nothing.
+  purgatory_->Wake(a);
+  EXPECT_EQ(purgatory_->parked(), 20u);
+  ready->store(true);
+  std::vector<std::thread> wakers;
+  for (int t = 0; t < 4; ++t) {
+    wakers.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) purgatory_->Wake(t % 2 == 0 ? a : b);
+    });
+  }
+  for (std::thread& t : wakers) t.join();
+  EXPECT_EQ(purgatory_->parked(), 0u);
+  for (const auto& p : probes) {
+    EXPECT_EQ(p->responses.load(), 1);
+    EXPECT_FALSE(p->overlapped.load());
+    EXPECT_FALSE(p->forced.load());
+  }
+}
+
+// The handler's first try failed; the data arrives (and its Wake finds
+// nothing parked) before Park: Park's own re-check completes the fetch.
+TEST_F(PurgatoryFixture, ParkRechecksSoAWakeBeforeItIsNotLost) {
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto probe = std::make_shared<Probe>();
+  DelayedFetchPurgatory::Attempt attempt = ProbeAttempt(probe, ready);
+  ASSERT_FALSE(attempt(false));  // the handler's own first try
+  ready->store(true);
+  purgatory_->Wake({"t", 0});  // nobody parked yet
+  purgatory_->Park({{"t", 0}}, milliseconds(60000), attempt);
+  EXPECT_EQ(probe->responses.load(), 1);
+  EXPECT_FALSE(probe->forced.load());
+  EXPECT_EQ(purgatory_->parked(), 0u);
+}
+
+TEST_F(PurgatoryFixture, ExpiryForcesTheFetchOnTheWorkExecutorNotTheTimerThread) {
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto probe = std::make_shared<Probe>();
+  const auto start = std::chrono::steady_clock::now();
+  purgatory_->Park({{"t", 0}}, milliseconds(50), ProbeAttempt(probe, ready));
+  ASSERT_TRUE(Eventually([&] { return probe->responses.load() == 1; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(50));
+  EXPECT_TRUE(probe->forced.load());
+  EXPECT_EQ(purgatory_->parked(), 0u);
+  std::lock_guard<std::mutex> lock(probe->mu);
+  EXPECT_NE(probe->responder, network_id());
+  EXPECT_NE(probe->responder, std::this_thread::get_id());
+}
+
+// A fetch completed by a Wake leaves no timer behind: the responder thread
+// is the waker's, and it never answers a second time at its max wait.
+TEST_F(PurgatoryFixture, WokenFetchIsNotForcedAgainAtItsMaxWait) {
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto probe = std::make_shared<Probe>();
+  purgatory_->Park({{"t", 0}}, milliseconds(30), ProbeAttempt(probe, ready));
+  ready->store(true);
+  purgatory_->Wake({"t", 0});
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(probe->responses.load(), 1);
+  EXPECT_FALSE(probe->forced.load());
+  std::lock_guard<std::mutex> lock(probe->mu);
+  EXPECT_EQ(probe->responder, std::this_thread::get_id());
+}
+
+TEST_F(PurgatoryFixture, CompleteAllForcesParkedFetchesAndEveryLaterPark) {
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto first = std::make_shared<Probe>();
+  auto later = std::make_shared<Probe>();
+  purgatory_->Park({{"t", 0}}, milliseconds(60000), ProbeAttempt(first, ready));
+  purgatory_->CompleteAll();
+  EXPECT_EQ(first->responses.load(), 1);
+  EXPECT_TRUE(first->forced.load());
+  purgatory_->Park({{"t", 0}}, milliseconds(60000), ProbeAttempt(later, ready));
+  EXPECT_EQ(later->responses.load(), 1);
+  EXPECT_TRUE(later->forced.load());
+  EXPECT_EQ(purgatory_->parked(), 0u);
+}
+
+// Wakes racing the expiry: whichever wins, one response.
+TEST_F(PurgatoryFixture, WakeRacingTheExpiryStillRespondsOnce) {
+  std::vector<std::shared_ptr<Probe>> probes;
+  auto ready = std::make_shared<std::atomic<bool>>(true);
+  auto never = std::make_shared<std::atomic<bool>>(false);
+  for (int i = 0; i < 50; ++i) {
+    probes.push_back(std::make_shared<Probe>());
+    // Parked (the re-check fails), then both woken and expiring around 5 ms.
+    auto probe = probes.back();
+    auto tries = std::make_shared<std::atomic<int>>(0);
+    purgatory_->Park({{"t", i % 3}}, milliseconds(5), [probe, tries, ready, never](bool force) {
+      return ProbeAttempt(probe, ++*tries <= 1 ? never : ready)(force);
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(4));
+  for (int i = 0; i < 3; ++i) purgatory_->Wake({"t", i});
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& p : probes) {
+      if (p->responses.load() == 0) return false;
+    }
+    return true;
+  }));
+  std::this_thread::sleep_for(milliseconds(50));
+  for (const auto& p : probes) {
+    EXPECT_EQ(p->responses.load(), 1);
+    EXPECT_FALSE(p->overlapped.load());
+  }
+}
+
+}  // namespace
+}  // namespace daruma::broker
