@@ -38,7 +38,12 @@ namespace daruma {
 
 class CachingFileSystem final : public FileSystem {
  public:
-  CachingFileSystem(FileSystem* inner, size_t max_open_files);
+  // With `defer_opens`, Open(kRead / kReadWrite) of an existing file only
+  // stats it; the real open happens on first use (a clean start opens every
+  // segment and reads a few). The price: a file removed before its first use
+  // can no longer be read through that File, as it could through an open
+  // descriptor.
+  CachingFileSystem(FileSystem* inner, size_t max_open_files, bool defer_opens = false);
   ~CachingFileSystem() override;
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override;
@@ -59,6 +64,7 @@ class CachingFileSystem final : public FileSystem {
  private:
   FileSystem* inner_;
   std::shared_ptr<FileHandleCache> cache_;
+  bool defer_opens_;
 };
 
 // The default for daruma.max.open.files: half of the RLIMIT_NOFILE soft limit

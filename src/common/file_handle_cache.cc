@@ -50,9 +50,11 @@ FileHandleCache::Slot* FileHandleCache::Register(std::unique_ptr<File> opened,
   {
     std::lock_guard<std::mutex> lock(mu_);
     slot->path_entry = by_path_.emplace(path, slot);
-    ++opens_;
-    InstallLocked(slot, std::shared_ptr<File>(std::move(opened)), /*pin=*/false);
-    EvictExcessLocked(&closed);
+    if (opened) {
+      ++opens_;
+      InstallLocked(slot, std::shared_ptr<File>(std::move(opened)), /*pin=*/false);
+      EvictExcessLocked(&closed);
+    }
   }
   return slot;
 }

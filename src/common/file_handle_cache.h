@@ -63,7 +63,8 @@ class FileHandleCache {
   // Evicts so that one more handle fits within the capacity; called before
   // every real open, so the bound holds during the open too.
   void MakeRoomForOne();
-  // Adopts `opened` (just opened with `mode` under `path`) as a new Slot.
+  // Adopts `opened` (just opened with `mode` under `path`) as a new Slot; a
+  // null `opened` registers the Slot evicted (opened on first use).
   Slot* Register(std::unique_ptr<File> opened, const std::string& path, OpenMode mode);
   // Forgets the Slot and closes its handle (if this was its last borrower).
   void Unregister(Slot* slot);

@@ -219,6 +219,8 @@ Status ProducerStateManager::LoadFromSnapshot(int64_t log_start_offset, int64_t 
     }
     // Only a corrupt snapshot is skipped; an I/O error must reach the caller.
     if (!entries.status().IsCorruption()) return entries.status();
+    if (corrupt_snapshot_hook_)
+      DARUMA_RETURN_IF_ERROR(corrupt_snapshot_hook_(path, entries.status()));
     DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSnapshot(offset));
   }
   last_snap_offset_ = log_start_offset;

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -104,6 +105,13 @@ class ProducerStateManager {
   // a roll). A log calls it before moving its recovery point and at close, so
   // a clean-shutdown marker never outlives the snapshots it vouches for.
   Status SyncPendingSnapshots();
+  // Called with a snapshot's path and the reason just before a corrupt
+  // snapshot found while loading is deleted (spec §10.6); an error from it
+  // keeps the file and is returned. Recovery sets it to quarantine a copy.
+  using CorruptSnapshotHook = std::function<Status(const std::string& path, const Status& why)>;
+  void set_corrupt_snapshot_hook(CorruptSnapshotHook hook) {
+    corrupt_snapshot_hook_ = std::move(hook);
+  }
 
   // Spec §10.6 "snapshot selection": deletes snapshots above `log_end_offset`
   // or at/below `log_start_offset`; then, if the map end offset differs from
@@ -180,6 +188,7 @@ class ProducerStateManager {
   int64_t last_snap_offset_ = 0;
   // Snapshots written without fsync, oldest first (see SyncPendingSnapshots).
   std::vector<std::string> unsynced_snapshots_;
+  CorruptSnapshotHook corrupt_snapshot_hook_;
 };
 
 }  // namespace daruma

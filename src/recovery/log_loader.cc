@@ -58,7 +58,11 @@ class Loader {
   std::string PathOf(const std::string& name) const { return JoinPath(dir_, name); }
   // Deletes (or, with quarantine, moves aside) one file Kafka deletes.
   Status DeleteFile(const std::string& path, const Quarantine::Range& range);
+  // Copies corrupt snapshots into quarantine before anything deletes them:
+  // all up front after a crash, or (clean start) each one `psm` reads.
   Status QuarantineCorruptSnapshots();
+  void QuarantineCorruptSnapshotsOf(ProducerStateManager* psm);
+  Status QuarantineSnapshot(const std::string& path, const Status& why);
 
   Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
@@ -127,22 +131,35 @@ Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& rang
 }
 
 // Kafka deletes a corrupt snapshot when it tries to load it (§10.6); a copy
-// goes aside first. Copying every corrupt one up front keeps the
-// ProducerStateManager unaware of quarantine.
+// goes aside first. After a crash, recovery may also overwrite a snapshot it
+// never reads (pass 5 rewrites <offset>.snapshot), so every corrupt one is
+// copied up front. A clean start only deletes what it reads, so the manager's
+// hook copies just those: a clean start of 10,000 partitions then reads one
+// snapshot each, not every one.
 Status Loader::QuarantineCorruptSnapshots() {
-  if (!quarantine_.enabled()) return Status::Ok();
+  if (!quarantine_.enabled() || p_.had_clean_shutdown) return Status::Ok();
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
   for (const std::string& name : names) {
     if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
     auto read = ReadProducerSnapshot(fs_, PathOf(name));
     if (read.ok()) continue;
     if (!read.status().IsCorruption()) return read.status();
-    DARUMA_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(PathOf(name)));
-    DARUMA_RETURN_IF_ERROR(quarantine_.CopyRange(
-        PathOf(name), 0, int64_t(size),
-        {std::nullopt, std::nullopt, "corrupt producer snapshot: " + read.status().message()}));
+    DARUMA_RETURN_IF_ERROR(QuarantineSnapshot(PathOf(name), read.status()));
   }
   return Status::Ok();
+}
+
+Status Loader::QuarantineSnapshot(const std::string& path, const Status& why) {
+  DARUMA_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
+  return quarantine_.CopyRange(
+      path, 0, int64_t(size),
+      {std::nullopt, std::nullopt, "corrupt producer snapshot: " + why.message()});
+}
+
+void Loader::QuarantineCorruptSnapshotsOf(ProducerStateManager* psm) {
+  if (!quarantine_.enabled() || !p_.had_clean_shutdown) return;
+  psm->set_corrupt_snapshot_hook(
+      [this](const std::string& path, const Status& why) { return QuarantineSnapshot(path, why); });
 }
 
 // Pass 1 (§10.3).
@@ -182,6 +199,9 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
 
 // Passes 2 and 3 (§10.3).
 Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
+  // Pass 1 deleted every .swap it did not return, so with none returned there
+  // is nothing to replace or rename (and no directory to list twice).
+  if (swaps.empty()) return Status::Ok();
   int64_t min_swap = std::numeric_limits<int64_t>::max();
   int64_t max_swap = std::numeric_limits<int64_t>::min();
   for (const std::string& name : swaps) {
@@ -209,8 +229,7 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
     if (!HasSuffix(name, kSwapFileSuffix)) continue;
     DARUMA_RETURN_IF_ERROR(fs_->Rename(PathOf(name), PathOf(StripSuffix(name, kSwapFileSuffix))));
   }
-  if (!swaps.empty()) DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
-  return Status::Ok();
+  return fs_->SyncDir(dir_);
 }
 
 // Pass 4 (§10.3).
@@ -325,6 +344,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   DARUMA_ASSIGN_OR_RETURN(
       auto psm,
       ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_, p_.config.producer_id_expiration_ms));
+  QuarantineCorruptSnapshotsOf(psm.get());
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(RebuildProducerState(
       psm.get(), segments_, {p_.log_start_offset_checkpoint, base, false, p_.clock->NowMs()},
@@ -647,6 +667,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   DARUMA_RETURN_IF_ERROR(QuarantineCorruptSnapshots());
   DARUMA_ASSIGN_OR_RETURN(psm_, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
                                                            p_.config.producer_id_expiration_ms));
+  QuarantineCorruptSnapshotsOf(psm_.get());
 
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> swaps, RemoveTempFilesAndCollectSwaps());
   DARUMA_RETURN_IF_ERROR(CompleteInterruptedSwaps(swaps));
@@ -683,6 +704,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   parts.log_start_offset = log_start;
   parts.recovery_point = offsets.recovery_point;
   parts.log_end_offset = offsets.next_offset;
+  psm_->set_corrupt_snapshot_hook(nullptr);  // the quarantine is this load's
   parts.producer_state = std::move(psm_);
   parts.leader_epoch_cache = std::move(epochs_);
   DARUMA_ASSIGN_OR_RETURN(auto log,

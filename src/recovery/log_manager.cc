@@ -40,7 +40,8 @@ int64_t ElapsedMs(Clock* clock, int64_t start_nanos) {
 
 LogManager::LogManager(LogManagerOptions options) : options_(options) {
   if (options_.max_open_files > 0) {
-    caching_fs_ = std::make_unique<CachingFileSystem>(options_.fs, options_.max_open_files);
+    caching_fs_ = std::make_unique<CachingFileSystem>(options_.fs, options_.max_open_files,
+                                                      /*defer_opens=*/true);
     options_.fs = caching_fs_.get();
   }
 }

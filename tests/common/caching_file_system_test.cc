@@ -165,6 +165,29 @@ TEST_F(CachingFileSystemTest, EvictionBoundsOpenHandles) {
   EXPECT_EQ(fs_.cache().open_handles(), 0u);
 }
 
+TEST_F(CachingFileSystemTest, DeferredOpensStatOnlyUntilFirstUse) {
+  CachingFileSystem deferring(&inner_, 2, /*defer_opens=*/true);
+  WriteStringToFile(tmp_.Join("a"), "alpha");
+  auto a = deferring.Open(tmp_.Join("a"), OpenMode::kReadWrite);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(inner_.open_now(), 0);
+  auto size = (*a)->Size();  // a stat, still no descriptor
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(*size, 5u);
+  EXPECT_EQ(inner_.open_now(), 0);
+  EXPECT_EQ(ReadAll(**a), "alpha");
+  EXPECT_EQ(inner_.open_now(), 1);
+  EXPECT_EQ(inner_.modes().back(), OpenMode::kReadWrite);
+  // A missing file fails at Open with the inner system's NotFound, and a new
+  // file (kCreate) is opened at once.
+  auto missing = deferring.Open(tmp_.Join("missing"), OpenMode::kRead);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(missing.status().IsNotFound()) << missing.status().ToString();
+  auto created = deferring.Open(tmp_.Join("new"), OpenMode::kCreate);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(inner_.open_now(), 2);
+}
+
 TEST_F(CachingFileSystemTest, MostRecentlyUsedHandleSurvives) {
   WriteStringToFile(tmp_.Join("a"), "a");
   WriteStringToFile(tmp_.Join("b"), "b");
