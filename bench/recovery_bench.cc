@@ -41,8 +41,8 @@
 #include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/file_system.h"
+#include "common/no_sync_file_system.h"
 #include "log/log.h"
-#include "no_sync_file_system.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"
 
@@ -200,7 +200,7 @@ void BM_RecoverUncleanMissingIndexes(benchmark::State& state) {
 // 10,000 partitions x 4 segments of one ~1 KiB batch each, with their indexes,
 // producer snapshots, checkpoints and the clean-shutdown marker: 40,000 .log
 // and 80,000 index files, more than `ulimit -n` (20,000 here). Generated once
-// without fsync (no_sync_file_system.h). Measured: LogManager::Startup to
+// without fsync (common/no_sync_file_system.h). Measured: LogManager::Startup to
 // "ready" (every log open) with the default daruma.max.open.files, through
 // the real file system. Counters: seconds, descriptors held after the start
 // (beyond those before), the manager's max_open_files, and the peak RSS of a
@@ -279,7 +279,7 @@ CleanStartResult CleanStart(const std::string& dir, int threads) {
   if (manager.report().partitions.size() != size_t(kCleanStartPartitions)) {
     Die("clean start", Status::Corruption("not every partition was loaded"));
   }
-  fs.set_syncs(false);  // the data is on disk already; see no_sync_file_system.h
+  fs.set_syncs(false);  // the data is on disk already; see common/no_sync_file_system.h
   if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
   return result;
 }

@@ -212,4 +212,10 @@ TopicConfigOverrides DiffTopicConfig(const LogConfig& defaults, const LogConfig&
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> RenderTopicConfigs(const LogConfig& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ConfigDef& d : Defs()) out.emplace_back(d.name, d.render(config));
+  return out;
+}
+
 }  // namespace daruma

@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -42,5 +43,8 @@ Result<LogConfig> ApplyTopicConfigOverrides(const LogConfig& defaults,
 // ApplyTopicConfigOverrides(defaults, DiffTopicConfig(defaults, config))
 // reproduces every LogConfig field the table covers.
 TopicConfigOverrides DiffTopicConfig(const LogConfig& defaults, const LogConfig& config);
+// Every known topic config, sorted by name, with its value in `config`
+// rendered as Kafka does (what DescribeConfigs shows for a default).
+std::vector<std::pair<std::string, std::string>> RenderTopicConfigs(const LogConfig& config);
 
 }  // namespace daruma

@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "common/file_system.h"
+#include "common/forwarding_file_system.h"
 
 namespace daruma::broker::testing {
 
-class SlowDiskFileSystem final : public FileSystem {
+class SlowDiskFileSystem final : public ForwardingFileSystem {
  public:
   explicit SlowDiskFileSystem(std::string marker) : marker_(std::move(marker)) {}
 
@@ -37,50 +37,23 @@ class SlowDiskFileSystem final : public FileSystem {
   }
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
-    DARUMA_ASSIGN_OR_RETURN(std::unique_ptr<File> file, base_->Open(path, mode));
+    DARUMA_ASSIGN_OR_RETURN(std::unique_ptr<File> file, base()->Open(path, mode));
     if (path.find(marker_) == std::string::npos) return file;
     return std::unique_ptr<File>(std::make_unique<GatedFile>(this, std::move(file)));
   }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
-  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
-  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    return base_->ListDir(path);
-  }
-  bool Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
-  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
-    return base_->ModifiedTimeMs(path);
-  }
-  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
-    return base_->SetModifiedTimeMs(path, ms);
-  }
 
  private:
-  class GatedFile final : public File {
+  class GatedFile final : public ForwardingFile {
    public:
     GatedFile(SlowDiskFileSystem* fs, std::unique_ptr<File> base)
-        : fs_(fs), base_(std::move(base)) {}
-    Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
-      return base_->ReadAt(pos, out);
-    }
+        : ForwardingFile(std::move(base)), fs_(fs) {}
     Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
       fs_->WaitAtGate();
-      return base_->WriteAt(pos, data);
+      return ForwardingFile::WriteAt(pos, data);
     }
-    Status Sync() override { return base_->Sync(); }
-    Status Truncate(uint64_t size) override { return base_->Truncate(size); }
-    Result<uint64_t> Size() const override { return base_->Size(); }
-    Result<uint64_t> DataEnd() const override { return base_->DataEnd(); }
-    const std::string& path() const override { return base_->path(); }
 
    private:
     SlowDiskFileSystem* fs_;
-    std::unique_ptr<File> base_;
   };
 
   void WaitAtGate() {
@@ -90,7 +63,6 @@ class SlowDiskFileSystem final : public FileSystem {
     --blocked_;
   }
 
-  FileSystem* base_ = FileSystem::Default();
   std::string marker_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/no_sync_file_system.h"
 #include "log/log_file_names.h"
 #include "record/record_batch.h"
 #include "record/record_batch_builder.h"
@@ -44,59 +45,10 @@ int PartitionFileDescriptors(const std::string& log_dir) {
   return n;
 }
 
-// The POSIX file system without fsync: generating 1,200 segments with real
-// fsyncs takes minutes on a slow disk, and durability is not under test.
-class NoSyncFileSystem final : public FileSystem {
- public:
-  class NoSyncFile final : public File {
-   public:
-    explicit NoSyncFile(std::unique_ptr<File> f) : f_(std::move(f)) {}
-    Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
-      return f_->ReadAt(pos, out);
-    }
-    Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
-      return f_->WriteAt(pos, data);
-    }
-    Status Sync() override { return Status::Ok(); }
-    Status Truncate(uint64_t size) override { return f_->Truncate(size); }
-    Result<uint64_t> Size() const override { return f_->Size(); }
-    Result<uint64_t> DataEnd() const override { return f_->DataEnd(); }
-    const std::string& path() const override { return f_->path(); }
-
-   private:
-    std::unique_ptr<File> f_;
-  };
-
-  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
-    DARUMA_ASSIGN_OR_RETURN(auto f, base_->Open(path, mode));
-    return std::unique_ptr<File>(new NoSyncFile(std::move(f)));
-  }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
-  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
-  Status SyncDir(const std::string&) override { return Status::Ok(); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    return base_->ListDir(path);
-  }
-  bool Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
-  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
-    return base_->ModifiedTimeMs(path);
-  }
-  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
-    return base_->SetModifiedTimeMs(path, ms);
-  }
-
- private:
-  FileSystem* base_ = FileSystem::Default();
-};
-
+// Without fsync: generating 1,200 segments with real fsyncs takes minutes on
+// a slow disk, and durability is not under test.
 NoSyncFileSystem* NoSync() {
-  static NoSyncFileSystem fs;
-  return &fs;
+  return NoSyncFileSystem::Instance();
 }
 
 Bytes OneRecordBatch(int64_t i, size_t value_size = 16) {

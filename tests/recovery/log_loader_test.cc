@@ -15,6 +15,7 @@
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "common/file_system.h"
+#include "common/forwarding_file_system.h"
 #include "log/log_file_names.h"
 #include "record/file_batch_reader.h"
 #include "record/record_batch_builder.h"
@@ -68,58 +69,33 @@ std::vector<nlohmann::json> Manifest(const std::string& part) {
 
 // Forwards to the POSIX file system and counts the bytes read from `.log`
 // files, to prove how many times recovery reads each segment.
-class LogReadCountingFileSystem : public FileSystem {
+class LogReadCountingFileSystem : public ForwardingFileSystem {
  public:
   int64_t log_bytes_read() const { return log_bytes_read_; }
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
-    DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(path, mode));
+    DARUMA_ASSIGN_OR_RETURN(auto file, base()->Open(path, mode));
     if (!path.ends_with(".log")) return file;
     return std::unique_ptr<File>(std::make_unique<CountingFile>(std::move(file), &log_bytes_read_));
   }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
-  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
-  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    return base_->ListDir(path);
-  }
-  bool Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
-  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
-    return base_->ModifiedTimeMs(path);
-  }
-  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
-    return base_->SetModifiedTimeMs(path, ms);
-  }
 
  private:
-  class CountingFile : public File {
+  class CountingFile : public ForwardingFile {
    public:
     CountingFile(std::unique_ptr<File> file, int64_t* counter)
-        : file_(std::move(file)), counter_(counter) {}
+        : ForwardingFile(std::move(file)), counter_(counter) {}
     Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
-      DARUMA_ASSIGN_OR_RETURN(size_t n, file_->ReadAt(pos, out));
+      DARUMA_ASSIGN_OR_RETURN(size_t n, ForwardingFile::ReadAt(pos, out));
       *counter_ += int64_t(n);
       return n;
     }
-    Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
-      return file_->WriteAt(pos, data);
-    }
-    Status Sync() override { return file_->Sync(); }
-    Status Truncate(uint64_t size) override { return file_->Truncate(size); }
-    Result<uint64_t> Size() const override { return file_->Size(); }
-    const std::string& path() const override { return file_->path(); }
+    // No mapping: every byte recovery reads then goes through ReadAt, counted.
+    std::unique_ptr<MappedRegion> MapForRead(uint64_t, size_t) const override { return nullptr; }
 
    private:
-    std::unique_ptr<File> file_;
     int64_t* counter_;
   };
 
-  FileSystem* base_ = FileSystem::Default();
   int64_t log_bytes_read_ = 0;
 };
 
