@@ -11,6 +11,7 @@
 
 #include "broker/broker.h"
 #include "broker/crash_loop_guard.h"
+#include "common/forwarding_file_system.h"
 #include "log/clean_shutdown_file.h"
 #include "log/meta_properties.h"
 #include "record/record_batch_builder.h"
@@ -29,7 +30,7 @@ using testing::StubHandler;
 // Forwards to the POSIX file system, but ListDir(gated_path) blocks until
 // Open() is called: LogManager::Startup lists each log dir while preparing,
 // so the broker stays "recovering" as long as the test wants.
-class GatedFileSystem final : public FileSystem {
+class GatedFileSystem final : public ForwardingFileSystem {
  public:
   explicit GatedFileSystem(std::string gated_path) : gated_(std::move(gated_path)) {}
   void OpenGate() {
@@ -48,29 +49,10 @@ class GatedFileSystem final : public FileSystem {
       reached_ = true;
       cv_.wait(lock, [this] { return open_; });
     }
-    return base_->ListDir(path);
-  }
-  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
-    return base_->Open(path, mode);
-  }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
-  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
-  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
-  bool Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
-  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
-    return base_->ModifiedTimeMs(path);
-  }
-  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
-    return base_->SetModifiedTimeMs(path, ms);
+    return ForwardingFileSystem::ListDir(path);
   }
 
  private:
-  FileSystem* base_ = FileSystem::Default();
   std::string gated_;
   std::mutex mu_;
   std::condition_variable cv_;

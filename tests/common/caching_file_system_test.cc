@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/forwarding_file_system.h"
 #include "support/test_support.h"
 
 namespace daruma {
@@ -27,55 +28,23 @@ std::span<const uint8_t> AsSpan(const std::string& s) {
 }
 
 // Forwards to the POSIX file system and counts the real handles alive, by path.
-class CountingFileSystem final : public FileSystem {
+class CountingFileSystem final : public ForwardingFileSystem {
  public:
-  class CountedFile final : public File {
+  class CountedFile final : public ForwardingFile {
    public:
     CountedFile(CountingFileSystem* owner, std::unique_ptr<File> f, OpenMode mode)
-        : owner_(owner), f_(std::move(f)) {
-      owner_->Opened(f_->path(), mode);
+        : ForwardingFile(std::move(f)), owner_(owner) {
+      owner_->Opened(path(), mode);
     }
-    ~CountedFile() override { owner_->Closed(f_->path()); }
-    Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
-      return f_->ReadAt(pos, out);
-    }
-    Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
-      return f_->WriteAt(pos, data);
-    }
-    Status Sync() override { return f_->Sync(); }
-    Status Truncate(uint64_t size) override { return f_->Truncate(size); }
-    Result<uint64_t> Size() const override { return f_->Size(); }
-    std::unique_ptr<MappedRegion> MapForRead(uint64_t pos, size_t len) const override {
-      return f_->MapForRead(pos, len);
-    }
-    const std::string& path() const override { return f_->path(); }
+    ~CountedFile() override { owner_->Closed(path()); }
 
    private:
     CountingFileSystem* owner_;
-    std::unique_ptr<File> f_;
   };
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
-    DARUMA_ASSIGN_OR_RETURN(auto f, base_->Open(path, mode));
+    DARUMA_ASSIGN_OR_RETURN(auto f, base()->Open(path, mode));
     return std::unique_ptr<File>(new CountedFile(this, std::move(f), mode));
-  }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
-  Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
-  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    return base_->ListDir(path);
-  }
-  bool Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
-  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
-    return base_->ModifiedTimeMs(path);
-  }
-  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
-    return base_->SetModifiedTimeMs(path, ms);
   }
 
   int open_now() {
@@ -109,7 +78,6 @@ class CountingFileSystem final : public FileSystem {
     --by_path_[path];
   }
 
-  FileSystem* base_ = FileSystem::Default();
   std::mutex mu_;
   int open_now_ = 0;
   int max_open_ = 0;
