@@ -49,6 +49,11 @@ class CachedFile final : public File {
     return file->DataEnd();
   }
 
+  Result<uint64_t> DataFrom(uint64_t pos) const override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, false));
+    return file->DataFrom(pos);
+  }
+
   // Advisory: an evicted file is not reopened just to drop its cache.
   void DropCache(uint64_t pos, uint64_t len) override {
     if (std::shared_ptr<File> file = cache_->AcquireIfOpen(slot_)) file->DropCache(pos, len);
@@ -58,6 +63,17 @@ class CachedFile final : public File {
     auto file = cache_->Acquire(slot_, false);
     if (!file.ok()) return nullptr;  // the caller falls back to ReadAt, which reports it
     return (*file)->MapForRead(pos, len);
+  }
+
+  // The region outlives an eviction of the handle (an mmap survives close),
+  // and is not pinned: stores through it after the next Sync are unknown to
+  // the cache, so the handle may be evicted with dirty pages, as 10,000
+  // active segments could not otherwise stay within the capacity. That loses
+  // no error: a later Sync reopens the file, and Linux (>= 4.16) reports a
+  // writeback error that no descriptor has seen yet to a new opener's fsync.
+  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len) override {
+    DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, true));
+    return file->MapForAppend(pos, len);
   }
 
   const std::string& path() const override { return cache_->PathOf(slot_); }

@@ -33,6 +33,14 @@ struct MappedRegion {
   size_t size = 0;
 };
 
+// A writable, shared view of part of a file (an mmap; see
+// File::MapForAppend), released when destroyed.
+struct WritableMappedRegion {
+  virtual ~WritableMappedRegion() = default;
+  uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class File {
  public:
   virtual ~File() = default;
@@ -53,8 +61,20 @@ class File {
   // round up to its block size. Size() for a file without holes or a file
   // system that cannot tell.
   virtual Result<uint64_t> DataEnd() const { return Size(); }
+  // The first byte at or after pos that may hold data (SEEK_DATA): bytes in
+  // [pos, DataFrom(pos)) are a hole and read as zeros. Size() when only a
+  // hole follows; pos for a file system that cannot tell.
+  virtual Result<uint64_t> DataFrom(uint64_t pos) const { return pos; }
   // Advises the OS that the range will not be needed soon (page-cache drop).
   virtual void DropCache(uint64_t /*pos*/, uint64_t /*len*/) {}
+  // Advises the OS that the range will be read soon (page-cache readahead).
+  // May block while the reads are queued, so callers that want the disk to
+  // overlap their CPU work call it from another thread.
+  virtual void WillNeed(uint64_t /*pos*/, uint64_t /*len*/) {}
+  // The OS file descriptor behind this file, for zero-copy sends (sendfile),
+  // or -1 when there is none to use: decorators (fault injection, caches)
+  // keep -1 so every read still goes through them.
+  virtual int fd() const { return -1; }
   // Maps [pos, pos + len) read-only, or returns null when this file cannot be
   // mapped (the caller then uses ReadAt). The range must lie within the file,
   // and the file must not shrink while the region lives (touching a truncated
@@ -62,6 +82,21 @@ class File {
   // recovery under the log dir's lock, may map.
   virtual std::unique_ptr<MappedRegion> MapForRead(uint64_t /*pos*/, size_t /*len*/) const {
     return nullptr;
+  }
+  // Reserves disk blocks for [pos, pos + len) (the file grows to at least
+  // pos + len) and maps that range writable and shared, so an appender
+  // stores bytes with memcpy instead of one write() per append. The bytes are
+  // ordinary page-cache data: ReadAt sees them at once, a process crash keeps
+  // them and Sync() makes them durable, exactly as after WriteAt. The blocks
+  // are reserved first so that a full disk is this call's error, not a SIGBUS
+  // on a later store. The caller must not shrink the file below pos + len
+  // while the region lives. A null region (not an error) means this file
+  // cannot be mapped or its file system cannot reserve blocks: use WriteAt.
+  // Decorators do not forward it by default, so a fault-injecting file system
+  // still sees every write.
+  virtual Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t /*pos*/,
+                                                                     size_t /*len*/) {
+    return std::unique_ptr<WritableMappedRegion>();
   }
   virtual const std::string& path() const = 0;
 };

@@ -26,7 +26,9 @@ class ForwardingFile : public File {
   Status Truncate(uint64_t size) override { return base_->Truncate(size); }
   Result<uint64_t> Size() const override { return base_->Size(); }
   Result<uint64_t> DataEnd() const override { return base_->DataEnd(); }
+  Result<uint64_t> DataFrom(uint64_t pos) const override { return base_->DataFrom(pos); }
   void DropCache(uint64_t pos, uint64_t len) override { base_->DropCache(pos, len); }
+  void WillNeed(uint64_t pos, uint64_t len) override { base_->WillNeed(pos, len); }
   std::unique_ptr<MappedRegion> MapForRead(uint64_t pos, size_t len) const override {
     return base_->MapForRead(pos, len);
   }

@@ -29,6 +29,16 @@ class PosixMappedRegion final : public MappedRegion {
   size_t length_;
 };
 
+class PosixWritableMappedRegion final : public WritableMappedRegion {
+ public:
+  PosixWritableMappedRegion(void* addr, size_t length) : addr_(addr), length_(length) {}
+  ~PosixWritableMappedRegion() override { ::munmap(addr_, length_); }
+
+ private:
+  void* addr_;
+  size_t length_;
+};
+
 class PosixFile final : public File {
  public:
   PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
@@ -60,6 +70,30 @@ class PosixFile final : public File {
     region->data = static_cast<const uint8_t*>(addr) + (pos - aligned);
     region->size = len;
     return region;
+  }
+
+  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len) override {
+    static const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    if (len == 0) return std::unique_ptr<WritableMappedRegion>();
+    const uint64_t aligned = pos / page * page;
+    const size_t span = size_t(pos - aligned) + len;
+    if (::fallocate(fd_, 0, off_t(aligned), off_t(span)) != 0) {
+      if (errno == EOPNOTSUPP || errno == ENOSYS) return std::unique_ptr<WritableMappedRegion>();
+      return ErrnoStatus("reserve space in", path_, errno);
+    }
+    void* addr = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, off_t(aligned));
+    if (addr == MAP_FAILED) return std::unique_ptr<WritableMappedRegion>();
+    auto region = std::make_unique<PosixWritableMappedRegion>(addr, span);
+    region->data = static_cast<uint8_t*>(addr) + (pos - aligned);
+    region->size = len;
+    return std::unique_ptr<WritableMappedRegion>(std::move(region));
+  }
+
+  Result<uint64_t> DataFrom(uint64_t pos) const override {
+    const off_t data = ::lseek(fd_, off_t(pos), SEEK_DATA);
+    if (data >= 0) return uint64_t(data);
+    if (errno == ENXIO) return Size();  // only a hole (or nothing) follows
+    return pos;                         // no SEEK_DATA here: assume data
   }
 
   Result<uint64_t> DataEnd() const override {
@@ -101,7 +135,12 @@ class PosixFile final : public File {
     ::posix_fadvise(fd_, off_t(pos), off_t(len), POSIX_FADV_DONTNEED);
   }
 
+  void WillNeed(uint64_t pos, uint64_t len) override {
+    ::posix_fadvise(fd_, off_t(pos), off_t(len), POSIX_FADV_WILLNEED);
+  }
+
   const std::string& path() const override { return path_; }
+  int fd() const override { return fd_; }
 
  private:
   int fd_;

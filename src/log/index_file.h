@@ -14,9 +14,12 @@
 //    not read or stored, so a crashed start of many partitions costs kilobytes
 //    per index, not megabytes. This is why an index must be trimmed
 //    (TrimToValidSize/Close) before the segment is closed.
-//  * No mmap: the entries are kept in memory (entries() * entry_size bytes).
-//    Appended entries reach the file by WritePending(), one File::WriteAt for
-//    all of them; Flush(), Resize()/TrimToValidSize() and Close() call it too.
+//  * The entries are kept in memory (entries() * entry_size bytes). Appended
+//    entries reach the file by WritePending(): stored into a small writable
+//    mapping of the file (File::MapForAppend, kWriteWindowBytes, never past
+//    length()) when the file allows it, else one File::WriteAt for all of
+//    them; Flush(), Resize()/TrimToValidSize() and Close() call it too. Every
+//    size change drops the mapping first.
 //    A live append (LogSegment::Append) calls it after each entry, so a killed
 //    broker leaves the same index bytes as Kafka's mmap; recovery's rebuild
 //    writes once at the end, saving ~500,000 system calls per GiB rebuilt (an
@@ -123,6 +126,12 @@ class IndexFile {
   static constexpr uint8_t kZeroEntry[16] = {};
   // Stores the hole's zero entries before a change that needs them in bytes_.
   void MaterializeHole();
+  // Stores bytes_[written_, end) through the write window when they fit in
+  // one (mapping a new one as needed); false when they must go by WriteAt.
+  Result<bool> StoreThroughWindow();
+  std::unique_ptr<WritableMappedRegion> window_;
+  uint64_t window_start_ = 0;
+  bool window_unsupported_ = false;
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -167,7 +169,7 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
         fmt::format("{}: offset {} cannot be stored relative to base offset {}", log_path(),
                     largest_offset, base_offset_));
   }
-  DARUMA_RETURN_IF_ERROR(log_file_->WriteAt(uint64_t(position), records));
+  DARUMA_RETURN_IF_ERROR(WriteRecords(position, records));
   log_unsynced_ = true;
   size_ += int64_t(records.size());
   DARUMA_RETURN_IF_ERROR(LoadMaxTimestampFromTimeIndex());
@@ -188,6 +190,33 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
     bytes_since_last_index_entry_ = 0;
   }
   bytes_since_last_index_entry_ += int64_t(records.size());
+  return Status::Ok();
+}
+
+Status LogSegment::WriteRecords(int64_t position, ByteSpan records) {
+  // 8 MiB: one reserve + map per 8,192 appends of 1 KiB, and few enough
+  // mapped bytes per partition that 10,000 active segments stay cheap.
+  constexpr size_t kAppendWindowBytes = size_t(8) << 20;
+  if (!config_.preallocate || append_window_unsupported_) {
+    return log_file_->WriteAt(uint64_t(position), records);
+  }
+  const int64_t end = position + int64_t(records.size());
+  if (!append_window_ || position < append_window_start_ ||
+      end > append_window_start_ + int64_t(append_window_->size)) {
+    ReleaseAppendWindow();
+    // Up to the preallocated size (segment.bytes) only, so the file never
+    // grows past what Kafka would have preallocated.
+    const int64_t room = std::max<int64_t>(0, config_.InitFileSize() - position);
+    const size_t len = std::max(records.size(), std::min(kAppendWindowBytes, size_t(room)));
+    DARUMA_ASSIGN_OR_RETURN(append_window_, log_file_->MapForAppend(uint64_t(position), len));
+    append_window_start_ = position;
+    if (!append_window_) {
+      append_window_unsupported_ = true;
+      return log_file_->WriteAt(uint64_t(position), records);
+    }
+  }
+  std::memcpy(append_window_->data + (position - append_window_start_), records.data(),
+              records.size());
   return Status::Ok();
 }
 
@@ -350,13 +379,38 @@ SegmentRecoveryScan LogSegment::ScanForRecovery() const {
                                 config_.index_interval_bytes);
 }
 
+// Kafka resets both indexes before rebuilding them: truncate to zero, then
+// preallocate. The rebuilt file holds exactly the rebuilt entries either way
+// (ApplyRecovery trims it), so an index whose file already has a free slot for
+// each of the `appends` entries the rebuild may add is only emptied in memory:
+// no size change, each a journal update that can cost milliseconds on a busy
+// disk. The room must also fit a reset index, so an index too full for
+// Kafka's reset fails exactly as it would after one. (A crash in between
+// leaves stale entries instead of zeros behind the new ones; either way the
+// segment lies past the recovery point and is rebuilt again.)
+Status LogSegment::ClearIndexesForRebuild(size_t appends) {
+  const size_t reset_offset_slots = size_t(config_.segment_index_bytes) / OffsetIndex::kEntrySize;
+  const size_t reset_time_slots = size_t(config_.segment_index_bytes) / TimeIndex::kEntrySize;
+  // OffsetIndex::Append needs entries() < max_entries() before each append;
+  // TimeIndex::MaybeAppend needs entries() + 1 < max_entries() before each call.
+  if (appends <= std::min(offset_index_->max_entries(), reset_offset_slots)) {
+    offset_index_->Truncate();
+  } else {
+    DARUMA_RETURN_IF_ERROR(offset_index_->Reset());
+  }
+  if (appends + 1 <= std::min(time_index_->max_entries(), reset_time_slots)) {
+    time_index_->Truncate();
+    return Status::Ok();
+  }
+  return time_index_->Reset();
+}
+
 Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoveryScan& scan,
                                                         const BatchVisitor& on_batch,
                                                         const TruncateHook& before_truncate) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
-  DARUMA_RETURN_IF_ERROR(oi->Reset());
-  DARUMA_RETURN_IF_ERROR(ti->Reset());
+  DARUMA_RETURN_IF_ERROR(ClearIndexesForRebuild(scan.index_points.size()));
   DARUMA_RETURN_IF_ERROR(txn_index_->Reset());
 
   SegmentRecoveryResult result;
@@ -407,6 +461,7 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
   result.truncated_bytes = size_ - result.valid_bytes;
   if (result.truncated_bytes > 0) {
     if (before_truncate) DARUMA_RETURN_IF_ERROR(before_truncate(result.valid_bytes, size_));
+    ReleaseAppendWindow();
     DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(result.valid_bytes)));
     log_unsynced_ = true;
     size_ = result.valid_bytes;
@@ -432,6 +487,7 @@ Result<int64_t> LogSegment::TruncateTo(int64_t offset) {
   int64_t truncated = 0;
   if (mapping) {
     truncated = size_ - mapping->position;
+    ReleaseAppendWindow();
     DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(mapping->position)));
     log_unsynced_ = true;
     size_ = mapping->position;
@@ -487,6 +543,7 @@ Status LogSegment::OnBecomeInactiveSegment() {
       ti->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_, true));
   DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
   DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
+  ReleaseAppendWindow();
   DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
   if (physical != uint64_t(size_)) {
     DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
@@ -496,7 +553,11 @@ Status LogSegment::OnBecomeInactiveSegment() {
 }
 
 Status LogSegment::Flush() {
-  DARUMA_RETURN_IF_ERROR(log_file_->Sync());
+  // A .log this process synced and has not changed since needs no fsync:
+  // every change (append, truncation, trim) sets log_unsynced_, and it starts
+  // set, so a file opened with bytes a crash left unsynced is synced once.
+  // A flush after loading thus skips the many recovered, untouched segments.
+  if (log_unsynced_) DARUMA_RETURN_IF_ERROR(log_file_->Sync());
   log_unsynced_ = false;
   if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Flush());
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Flush());
@@ -513,6 +574,7 @@ Status LogSegment::Close() {
   DARUMA_RETURN_IF_ERROR(txn_index_->Close());
   if (log_file_) {
     // Trim a preallocated file first, so the sync below covers its size too.
+    ReleaseAppendWindow();
     DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
     if (physical != uint64_t(size_)) {
       DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
@@ -555,6 +617,7 @@ Status LogSegment::ChangeFileSuffixes(const std::string& old_suffix,
 }
 
 Status LogSegment::DeleteFiles() {
+  ReleaseAppendWindow();
   offset_index_.reset();
   time_index_.reset();
   for (const std::string& path : {LogFileName(dir_, base_offset_, suffix_), offset_index_path(),

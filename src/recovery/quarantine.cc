@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -43,12 +44,45 @@ std::string Quarantine::UniqueTarget(const std::string& path, int64_t from) {
   }
 }
 
+// True when [from, end) of `in` holds only zero bytes, like the unused tail
+// of a preallocated segment after a crash: no data, so nothing is copied (a
+// 1 GiB segment.bytes would otherwise put 1 GiB of zeros in quarantine).
+// Stops reading at the first non-zero byte, so real data costs one chunk.
+static Result<bool> AllZeros(const File& in, int64_t from, int64_t end) {
+  std::vector<uint8_t> buffer(std::min<size_t>(kCopyChunk, size_t(end - from)));
+  for (int64_t pos = from; pos < end;) {
+    DARUMA_ASSIGN_OR_RETURN(uint64_t data, in.DataFrom(uint64_t(pos)));
+    pos = std::max(pos, int64_t(std::min<uint64_t>(data, uint64_t(end))));  // skip a hole
+    if (pos >= end) break;
+    const size_t want = std::min<size_t>(buffer.size(), size_t(end - pos));
+    DARUMA_ASSIGN_OR_RETURN(size_t n,
+                            in.ReadAt(uint64_t(pos), std::span<uint8_t>(buffer.data(), want)));
+    if (n == 0) return false;  // shorter than claimed: CopyRange reports it
+    // buffer[0] == 0 and buffer[0, n-1) == buffer[1, n): all n bytes are 0.
+    if (buffer[0] != 0 || std::memcmp(buffer.data(), buffer.data() + 1, n - 1) != 0) return false;
+    pos += int64_t(n);
+  }
+  return true;
+}
+
 Status Quarantine::CopyRange(const std::string& path, int64_t from, int64_t end,
                              const Range& range) {
   if (!enabled_ || end <= from) return Status::Ok();
   DARUMA_RETURN_IF_ERROR(EnsureDir());
-  const std::string target = UniqueTarget(path, from);
   DARUMA_ASSIGN_OR_RETURN(auto in, fs_->Open(path, OpenMode::kRead));
+  // Short ranges are copied whatever they hold: a torn header's first bytes
+  // are often zeros, and the copy costs nothing.
+  constexpr int64_t kMinUncopiedZeros = 4096;
+  bool zeros = false;
+  if (end - from >= kMinUncopiedZeros) {
+    DARUMA_ASSIGN_OR_RETURN(zeros, AllZeros(*in, from, end));
+  }
+  if (zeros) {
+    Range noted = range;
+    noted.reason += "; all zero bytes (unused preallocated space), nothing to keep";
+    return Record(path, from, end - from, noted, "");
+  }
+  const std::string target = UniqueTarget(path, from);
   DARUMA_ASSIGN_OR_RETURN(auto out, fs_->Open(target, OpenMode::kCreateExclusive));
   std::vector<uint8_t> buffer(std::min<size_t>(kCopyChunk, size_t(end - from)));
   int64_t copied = 0;
@@ -85,6 +119,7 @@ Status Quarantine::Record(const std::string& path, int64_t from, int64_t bytes, 
   nlohmann::json line = {{"partition", partition_}, {"file", BaseName(path)},
                          {"fromPosition", from},    {"bytes", bytes},
                          {"reason", range.reason},  {"quarantinePath", target}};
+  if (target.empty()) line["quarantinePath"] = nullptr;
   if (range.first_offset) line["firstOffset"] = *range.first_offset;
   if (range.last_offset) line["lastOffset"] = *range.last_offset;
   const std::string text = line.dump() + "\n";

@@ -23,7 +23,7 @@
 // Layout:
 //   daruma-quarantine/MANIFEST.jsonl           one JSON object per line:
 //     {"partition","file","fromPosition","bytes","firstOffset"?,"lastOffset"?,
-//      "reason","quarantinePath"}
+//      "reason","quarantinePath"}  (quarantinePath null: zeros, not copied)
 //   daruma-quarantine/<file name>@<fromPosition>[.<n>]   the bytes themselves
 //
 // Durability: the copy (or moved file) and the directory are fsynced, then the
@@ -63,6 +63,9 @@ class Quarantine {
   };
 
   // Copies bytes [from, end) of `path` aside; the caller truncates afterwards.
+  // A range of 4 KiB or more holding zero bytes only (a preallocated tail)
+  // gets a manifest line and a report entry with an empty quarantine path,
+  // and no copy.
   Status CopyRange(const std::string& path, int64_t from, int64_t end, const Range& range);
   // Moves the whole file `path` aside (it no longer exists afterwards). A
   // missing file is not an error and is not recorded.

@@ -41,7 +41,7 @@ Totals Sum(const RecoveryReport& r) {
     t.segments += int64_t(p.segments.size());
     t.scanned += p.scanned_bytes;
     t.truncated += p.truncated_bytes;
-    for (const auto& q : p.quarantined) t.quarantined += q.bytes;
+    for (const auto& q : p.quarantined) t.quarantined += q.quarantine_path.empty() ? 0 : q.bytes;
     t.rebuilt += int64_t(p.rebuilt_indexes.size());
     t.deleted += int64_t(p.deleted_files.size());
     t.failed += p.errors.empty() ? 0 : 1;
@@ -85,8 +85,10 @@ void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
         fmt::format("truncated {} at offset {}", HumanBytes(p.truncated_bytes), p.log_end_offset));
   }
   int64_t quarantined = 0;
-  for (const auto& q : p.quarantined) quarantined += q.bytes;
+  int64_t zeros = 0;
+  for (const auto& q : p.quarantined) (q.quarantine_path.empty() ? zeros : quarantined) += q.bytes;
   if (quarantined > 0) what.push_back("kept " + HumanBytes(quarantined) + " in quarantine");
+  if (zeros > 0) what.push_back("dropped " + HumanBytes(zeros) + " of preallocated zeros");
   if (!p.rebuilt_indexes.empty())
     what.push_back("rebuilt " + Plural(int64_t(p.rebuilt_indexes.size()), "index"));
   if (!p.deleted_files.empty())
@@ -95,7 +97,9 @@ void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
   if (p.errors.empty()) line += fmt::format("  LEO {}", p.log_end_offset);
   for (const std::string& w : what) line += ", " + w;
   out << line << "\n";
-  for (const auto& q : p.quarantined) out << "      quarantined: " << q.quarantine_path << "\n";
+  for (const auto& q : p.quarantined) {
+    if (!q.quarantine_path.empty()) out << "      quarantined: " << q.quarantine_path << "\n";
+  }
   for (const auto& e : p.errors) out << "      error: " << e << "\n";
   for (const auto& w : p.warnings) out << "      " << w << "\n";
 }

@@ -233,7 +233,11 @@ TEST_F(LogLoaderTest, ZeroFilledPreallocatedTailIsTruncated) {
   EXPECT_EQ((*log)->active_segment_size(), size);
   ASSERT_EQ(report_.quarantined.size(), 1u);
   EXPECT_EQ(report_.quarantined[0].bytes, 4096);
-  EXPECT_EQ(report_.quarantined[0].reason, "zero-filled tail (size field 0)");
+  // 4 KiB of zeros hold no data: recorded, not copied (see quarantine.h).
+  EXPECT_EQ(report_.quarantined[0].reason,
+            "zero-filled tail (size field 0); all zero bytes (unused preallocated space), "
+            "nothing to keep");
+  EXPECT_EQ(report_.quarantined[0].quarantine_path, "");
 }
 
 TEST_F(LogLoaderTest, CorruptionDeletesLaterSegmentsKafkaStyle) {
