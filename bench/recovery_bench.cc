@@ -19,7 +19,10 @@
 // dir; both generated once under $TMPDIR and reused. Everything runs from the page
 // cache (each data set is read once before measuring). Each recovery benchmark
 // also reports the peak RSS of a child process that ran the same recovery once
-// (counter `peak_rss_mib`), since this process's own peak mixes every benchmark.
+// (counter `peak_rss_mib`), since this process's own peak mixes every benchmark,
+// and `cpu_ms`, the CPU time (all threads, user + system) of one Startup: on a
+// busy machine the wall time also counts waiting for other processes, and the
+// 1- and 2-thread runs should cost the same CPU.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -112,10 +115,22 @@ void Prepare(const std::string& log_dir, const Scenario& scenario) {
   }
 }
 
-int64_t Recover(const std::string& log_dir, int threads) {
+// User + system CPU seconds of this process so far (every thread, also
+// finished ones: recovery's threads are joined before Startup returns).
+double ProcessCpuSeconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// One timed Startup; adds its CPU seconds (all threads) to *cpu_seconds.
+int64_t Recover(const std::string& log_dir, int threads, double* cpu_seconds = nullptr) {
   LogManager manager;
+  const double cpu_before = ProcessCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
   if (Status s = manager.Startup({log_dir}, BenchConfig(), threads); !s.ok()) Die("startup", s);
+  if (cpu_seconds != nullptr) *cpu_seconds += ProcessCpuSeconds() - cpu_before;
   const auto ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
@@ -153,15 +168,19 @@ void RunRecoveryBenchmark(benchmark::State& state, const Scenario& scenario,
   const int threads = int(state.range(0));
   int64_t bytes = 0;
   double seconds = 0;
+  double cpu_seconds = 0;
   for (auto _ : state) {
     Prepare(dir, scenario);
-    const int64_t ns = Recover(dir, threads);
+    const int64_t ns = Recover(dir, threads, &cpu_seconds);
     state.SetIterationTime(double(ns) / 1e9);
     seconds += double(ns) / 1e9;
     bytes += RecoveryBytes();
   }
   state.SetBytesProcessed(bytes);
   const double per_iteration = seconds / double(std::max<int64_t>(1, state.iterations()));
+  // CPU time (all threads) per recovery: on a shared machine the wall time
+  // also counts waiting for other processes' CPU use; this does not.
+  state.counters["cpu_ms"] = cpu_seconds * 1e3 / double(std::max<int64_t>(1, state.iterations()));
   if (threads == 1) OneThreadSeconds()[name] = per_iteration;
   auto one = OneThreadSeconds().find(name);
   if (threads > 1 && one != OneThreadSeconds().end() && per_iteration > 0) {

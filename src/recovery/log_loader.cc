@@ -14,6 +14,7 @@
 #include "log/producer_snapshot_file.h"
 #include "log/producer_state_manager.h"
 #include "record/file_batch_reader.h"
+#include "recovery/background_syncs.h"
 #include "recovery/producer_state_loader.h"
 #include "recovery/quarantine.h"
 #include "recovery/segment_scan_pipeline.h"
@@ -25,6 +26,9 @@ namespace {
 
 constexpr std::string_view kCheckpointDeletedSuffix = ".checkpoint.deleted";
 constexpr std::string_view kDeleteDirSuffix = "-delete";
+// Pass-5 segments whose fsyncs may be in flight at once (background_syncs.h):
+// enough to overlap a slow disk's flushes, few enough to bound the threads.
+constexpr size_t kMaxSyncsInFlight = 4;
 
 bool IsIndexFileName(std::string_view name) {
   return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
@@ -70,7 +74,16 @@ class Loader {
   // Recovers one segment (§10.4) from `scan` (scanned here if null). On an
   // offset overflow the segment is split and swapped (split_ holds the new
   // segments) and kOffsetOverflow returned: the caller retries its pass.
-  Result<int64_t> RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan = nullptr);
+  // With `unsynced_snapshot`, the producer snapshot Kafka takes after the
+  // segment is written without fsync and its manager handed out (the caller
+  // syncs it, see SyncRecoveredSegment); else it is fsynced here.
+  Result<int64_t> RecoverSegment(
+      LogSegment* segment, const SegmentRecoveryScan* scan = nullptr,
+      std::unique_ptr<ProducerStateManager>* unsynced_snapshot = nullptr);
+  // Makes what pass 5 wrote for `segment` durable: its rebuilt indexes and the
+  // snapshot of `psm` (may be null), on `syncs`.
+  Status SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<ProducerStateManager> psm,
+                              BackgroundSyncs* syncs);
   Status SplitAndSwap(LogSegment* segment);  // §10.5
   // Pass 4 with Kafka's retry after an offset-overflow split.
   Status LoadSegmentFilesRetryingSplits();
@@ -339,7 +352,8 @@ std::string DescribeTail(const File* file, int64_t valid, int64_t size,
   return "corrupt batch (size or CRC check failed)";
 }
 
-Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan) {
+Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan,
+                                       std::unique_ptr<ProducerStateManager>* unsynced_snapshot) {
   const int64_t base = segment->base_offset();
   DARUMA_ASSIGN_OR_RETURN(
       auto psm,
@@ -415,8 +429,26 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   report_->recovered_segments++;
   report_->rebuilt_indexes.push_back(segment->offset_index_path());
   report_->rebuilt_indexes.push_back(segment->time_index_path());
-  DARUMA_RETURN_IF_ERROR(psm->TakeSnapshot().status());
+  DARUMA_RETURN_IF_ERROR(psm->TakeSnapshot(/*sync=*/unsynced_snapshot == nullptr).status());
+  if (unsynced_snapshot != nullptr) *unsynced_snapshot = std::move(psm);
   return recovered->truncated_bytes;
+}
+
+// Runs after the loading thread is done with `segment` in pass 5: from then
+// on pass 5 only reads it (a later segment's producer-state rebuild may scan
+// it), and a sync job writes nothing but index bytes already in memory. The
+// job's fsyncs make Log::FlushAll's index syncs no-ops; the .log itself is
+// left to FlushAll, which syncs every segment's .log anyway.
+Status Loader::SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<ProducerStateManager> psm,
+                                    BackgroundSyncs* syncs) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, segment->offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
+  std::shared_ptr<ProducerStateManager> owner = std::move(psm);
+  return syncs->Run([oi, ti, owner]() -> Status {
+    DARUMA_RETURN_IF_ERROR(oi->Flush());
+    DARUMA_RETURN_IF_ERROR(ti->Flush());
+    return owner != nullptr ? owner->SyncPendingSnapshots() : Status::Ok();
+  });
 }
 
 // Spec §10.5 step 4 (Kafka's LocalLog.replaceSegments for one old segment):
@@ -555,6 +587,11 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
     to_scan.push_back(it->second.get());
   }
   SetRemaining(int64_t(unflushed.size()));
+  // With spare threads, each recovered segment's fsyncs run in the background
+  // (background_syncs.h) and are all waited for before this returns; with
+  // one thread they run here, in order. Every return below waits for them
+  // (Wait, or the destructor on errors) before segments_ can change again.
+  BackgroundSyncs syncs(p_.recovery_threads > 1 ? kMaxSyncsInFlight : 0);
   // Scans run ahead on the pool; this thread applies them in order and is
   // the only one that modifies segments.
   SegmentScanPipeline pipeline(std::move(to_scan), p_.recovery_threads);
@@ -562,9 +599,11 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
     LogSegment* segment = segments_.at(unflushed[i]).get();
     const bool deferred = deferred_.count(segment->base_offset()) > 0;
     const SegmentRecoveryScan scan = pipeline.Take(i);
-    auto truncated = RecoverSegment(segment, &scan);
+    std::unique_ptr<ProducerStateManager> snapshot_owner;
+    auto truncated = RecoverSegment(segment, &scan, &snapshot_owner);
     if (!truncated.ok() && split_) {
       pipeline.Stop();
+      DARUMA_RETURN_IF_ERROR(syncs.Wait());
       auto old = segments_.find(split_->old_base);
       if (old != segments_.end()) segments_.erase(old);
       deferred_.erase(split_->old_base);
@@ -579,6 +618,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       // finds the segment already cut): later segments stay.
       if (!truncated.ok()) return truncated.status();
       report_->truncated_bytes += *truncated;
+      DARUMA_RETURN_IF_ERROR(SyncRecoveredSegment(segment, std::move(snapshot_owner), &syncs));
       SetRemaining(int64_t(unflushed.size() - i - 1));
       continue;
     }
@@ -606,11 +646,14 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(
           rest, fmt::format("segment after the corruption in segment {} (pass 5)",
                             segment->base_offset())));
+      DARUMA_RETURN_IF_ERROR(SyncRecoveredSegment(segment, std::move(snapshot_owner), &syncs));
       SetRemaining(0);
       break;
     }
+    DARUMA_RETURN_IF_ERROR(SyncRecoveredSegment(segment, std::move(snapshot_owner), &syncs));
     SetRemaining(int64_t(unflushed.size() - i - 1));
   }
+  DARUMA_RETURN_IF_ERROR(syncs.Wait());
   return std::optional<int64_t>();
 }
 

@@ -38,7 +38,13 @@
 // Parallel recovery: with recovery_threads > 1, pass 5 scans (reads and
 // CRC-checks) the unflushed segments on that many threads ahead of a
 // sequential fold that applies each scan in segment order
-// (segment_scan_pipeline.h); the files written are those of one thread.
+// (segment_scan_pipeline.h); the files written are those of one thread. The
+// fold's fsyncs (each recovered segment's rebuilt indexes and the producer
+// snapshot Kafka takes after it) then run in the background
+// (background_syncs.h), overlapping later scans, and pass 5 returns only
+// after all of them: what a load returns is as durable as with one thread,
+// where the same fsyncs run in line. (The caller's Log::FlushAll then syncs
+// the .log files before the recovery point may move to the LEO.)
 #pragma once
 
 #include <atomic>
