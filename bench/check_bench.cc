@@ -1,12 +1,15 @@
 // `daruma check` throughput (issue 5's benchmark targets), through the same
-// CheckLogDir the command runs, on one thread:
+// CheckLogDir the command runs, with --threads 1 (one partition at a time;
+// its plan and segment pass run side by side on two threads, and a third
+// issues the read-ahead, see recovery/log_checker.h):
 //
 //   BM_DiskReadCold    plain read() loop over every file of the partition after
 //                      posix_fadvise(DONTNEED) on each: the disk's sequential
 //                      read rate, the baseline of the cold check
-//   BM_CheckCold       check after the same DONTNEED, dropping pages as it
+//   BM_CheckCold/N     check after the same DONTNEED, dropping pages as it
 //                      reads (as the CLI does); counter `of_disk` = its rate /
-//                      BM_DiskReadCold's (target >= 0.9)
+//                      BM_DiskReadCold's (target >= 0.9); N = MiB of WillNeed
+//                      read-ahead (0, the default, or 256)
 //   BM_CheckWarm       check with every page cached and kept (target >= 2 GB/s)
 //
 // Data: bench_data.h's partition of $DARUMA_BENCH_CHECK_MIB MiB (default
@@ -81,10 +84,11 @@ double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void Check(bool drop_cache) {
+void Check(bool drop_cache, int64_t read_ahead_bytes = 0) {
   CheckOptions o;
   o.threads = 1;
   o.drop_cache = drop_cache;
+  o.read_ahead_bytes = read_ahead_bytes;
   o.config = BenchConfig();
   auto result = CheckLogDir(Dir(), o);
   if (!result.ok()) Die("check", result.status());
@@ -116,7 +120,7 @@ void BM_CheckCold(benchmark::State& state) {
   for (auto _ : state) {
     DropCaches();
     const auto start = std::chrono::steady_clock::now();
-    Check(/*drop_cache=*/true);
+    Check(/*drop_cache=*/true, /*read_ahead_bytes=*/state.range(0) << 20);
     const double s = Seconds(start);
     seconds += s;
     state.SetIterationTime(s);
@@ -142,7 +146,13 @@ void BM_CheckWarm(benchmark::State& state) {
 }
 
 BENCHMARK(BM_DiskReadCold)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(2);
-BENCHMARK(BM_CheckCold)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(2);
+// Arg: CheckOptions::read_ahead_bytes in MiB (0 = the kernel's readahead only).
+BENCHMARK(BM_CheckCold)
+    ->Arg(0)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->Iterations(2);
 BENCHMARK(BM_CheckWarm)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 }  // namespace

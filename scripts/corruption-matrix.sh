@@ -4,7 +4,10 @@
 # summary line also counts the operator tools on each damaged copy:
 # check_reported / check_silent_harmless / check_missed (`daruma check`), and
 # repair_fixed / repair_refused / repair_failed (`daruma repair`, no limit,
-# then check and a start-up recovery on the result).
+# then check and a start-up recovery on the result), and repair_cut (plans
+# that cut a log at a batch whose baseOffset or partitionLeaderEpoch, fields
+# outside the batch CRC, contradicts its neighbours).
+# Seeds 401-1400: scripts/corruption-matrix.sh build/x 1000 401
 #
 # usage: scripts/corruption-matrix.sh [build-dir] [seeds] [first-seed]
 #   build-dir   default build/crash-matrix (configured Release here if missing)

@@ -14,10 +14,13 @@
 #include "log/log_file_names.h"
 #include "log/transaction_index.h"
 #include "record/file_batch_reader.h"
+#include "recovery/batch_order_check.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
 #include "recovery/producer_snapshot_check.h"
 #include "recovery/quarantine.h"
+#include "recovery/read_ahead_file_system.h"
+#include "recovery/topic_config_check.h"
 
 namespace daruma {
 
@@ -27,14 +30,11 @@ constexpr char kRepairAction[] = "run `daruma repair` (the bytes are kept in qua
 constexpr char kRebuildAction[] = "run `daruma repair` to rebuild it from the log";
 constexpr std::string_view kTmpSuffix = ".tmp";
 
-// One batch of a segment as the index checks need it.
-struct BatchInfo {
-  int64_t position = 0;
-  int64_t base_offset = 0;
-  int64_t last_offset = 0;
-  int64_t max_timestamp_so_far = 0;  // over this and every earlier batch of the segment
-  int32_t leader_epoch = -1;
-};
+using BatchInfo = CheckedBatch;
+
+// `<offset>.snapshot` files of a partition dir, by offset.
+std::map<int64_t, std::string> SnapshotFiles(const std::string& dir,
+                                             const std::vector<DirEntry>& entries);
 
 // The valid batches of one segment and where they end. When the bytes after
 // `valid_end` are not a clean end of file the plan reports them, and index
@@ -63,15 +63,45 @@ class PartitionChecker {
     out_->problems.push_back(
         {std::move(file), position, offset, std::move(what), std::move(action)});
   }
-  void Plan();
+  // The per-segment half of the checks, kept until the plan has judged it.
+  struct SegmentsPass {
+    std::vector<DirEntry> entries;
+    std::vector<int64_t> bases;
+    std::map<int64_t, std::vector<BatchInfo>> all;
+    // Per segment path: where its valid data ends when not at its end.
+    std::map<std::string, std::optional<int64_t>> ends;
+    std::unique_ptr<ProducerSnapshotCheck> snapshots;
+    int64_t replayed_end = 0;
+  };
+  void Plan(FileSystem* read_ahead);
+  // What the plan reads, in the order it reads it: the producer snapshots,
+  // then per segment its indexes and its `.log` (none when the dir cannot be
+  // listed). Small files are read ahead too: a small read queued behind the
+  // read-ahead of a large one would stall the plan.
+  std::vector<std::string> ReadAheadPaths();
   void ProblemsFromPlan();
-  Status CheckSegments();
-  // Feeds each valid batch to `snapshots` (null: not fed).
-  Result<SegmentScan> ScanSegment(const std::string& log_path, ProducerSnapshotCheck* snapshots);
+  // Scans every segment and checks its indexes. With `behind_plan` set, it
+  // runs while the plan loads: each segment once the plan has read it, every
+  // batch validated here. Null: after the plan, trusting where it ends data.
+  Status ScanSegments(ReadAheadFileSystem* behind_plan, SegmentsPass* pass);
+  // Whether the plan keeps exactly the data the pass found valid.
+  bool MatchesPlan(const SegmentsPass& pass) const;
+  // The checks that need the whole pass and the plan.
+  Status FinishSegments(SegmentsPass* pass);
+  // Feeds each valid batch to `snapshots` (null: not fed). `trust_plan`: the
+  // plan has CRC-checked the batches and says where the valid data ends.
+  Result<SegmentScan> ScanSegment(const std::string& log_path, ProducerSnapshotCheck* snapshots,
+                                  bool trust_plan);
   Status CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last);
   Status CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last);
   Status CheckTxnIndexes(const std::vector<int64_t>& bases);
   Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
+  // Base offsets and leader epochs in order (recovery/batch_order_check.h);
+  // sets out_->cut.
+  void CheckBatchOrder(const std::map<int64_t, std::vector<BatchInfo>>& batches);
+  // Bytes of `.log` data from the cut to the end of the log.
+  int64_t BytesFrom(const std::map<int64_t, std::vector<BatchInfo>>& batches, int64_t base,
+                    int64_t position);
   // Start-up rebuilds a missing index (a full scan of its segment); the
   // operator should know, and repair rebuilds it ahead of time.
   Status MissingIndex(const std::string& path) {
@@ -113,17 +143,47 @@ class PartitionChecker {
 void PartitionChecker::Run() {
   out_->tp = p_.tp;
   out_->dir = p_.partition_dir;
-  Plan();
+  // The plan and the segment pass run side by side: the pass takes each
+  // segment right after the plan has read it (still cached), while the disk
+  // reads the next ones (the kernel's sequential readahead, plus
+  // ReadAheadFileSystem's WillNeed when options.read_ahead_bytes > 0), so the
+  // disk is read once and overlaps the CPU work of both. The pass cannot trust the plan yet, so it
+  // validates every batch itself; when the plan then disagrees with it about
+  // where any segment's valid data ends (damage), its results are discarded
+  // and the pass runs again behind the finished plan.
+  ReadAheadFileSystem read_ahead(o_.fs, ReadAheadPaths(),
+                                 uint64_t(std::max<int64_t>(0, o_.read_ahead_bytes)));
+  SegmentsPass early;
+  Status early_status;
+  {
+    std::thread plan([&] {
+      Plan(&read_ahead);
+      read_ahead.Finish();
+    });
+    early_status = ScanSegments(&read_ahead, &early);
+    plan.join();
+  }
+  std::vector<CheckProblem> early_problems;
+  early_problems.swap(out_->problems);
   ProblemsFromPlan();
-  Status st = CheckSegments();
+  Status st;
+  if (early_status.ok() && MatchesPlan(early)) {
+    for (CheckProblem& p : early_problems) out_->problems.push_back(std::move(p));
+    st = FinishSegments(&early);
+  } else {
+    SegmentsPass pass;
+    st = ScanSegments(nullptr, &pass);
+    if (st.ok()) st = FinishSegments(&pass);
+  }
   if (!st.ok()) Problem(p_.partition_dir, -1, std::nullopt, st.ToString(), "check the disk");
 }
 
 // Half 1: LoadLog on an overlay, as after an unclean shutdown from offset 0.
-void PartitionChecker::Plan() {
-  // Pages stay cached until the second pass (ScanSegment) drops them, so the
-  // disk is read once; see the header for the cost.
-  OverlayFileSystem overlay(o_.fs, OverlayOptions{false});
+void PartitionChecker::Plan(FileSystem* read_ahead) {
+  // Pages stay cached until the segment pass (ScanSegment) drops them, so the
+  // disk is read once. The read-ahead file system tells the pass how far the
+  // plan has read (and may advise the kernel to read ahead).
+  OverlayFileSystem overlay(read_ahead, OverlayOptions{false});
   LoadLogParams params{.fs = &overlay,
                        .log_dir = p_.log_dir,
                        .partition_dir = p_.partition_dir,
@@ -144,6 +204,28 @@ void PartitionChecker::Plan() {
   out_->changes = overlay.changes();
 }
 
+std::vector<std::string> PartitionChecker::ReadAheadPaths() {
+  auto entries = o_.fs->ListDir(p_.partition_dir);
+  if (!entries.ok()) return {};
+  std::vector<int64_t> bases;
+  for (const DirEntry& e : *entries) {
+    if (!e.is_regular || !HasSuffix(e.name, kLogFileSuffix)) continue;
+    auto base = OffsetFromFileName(e.name);
+    if (base.ok()) bases.push_back(*base);
+  }
+  std::sort(bases.begin(), bases.end());
+  std::vector<std::string> out;
+  for (const auto& [offset, path] : SnapshotFiles(p_.partition_dir, *entries)) out.push_back(path);
+  for (int64_t base : bases) {
+    for (const std::string& index :
+         {OffsetIndexFileName(p_.partition_dir, base), TimeIndexFileName(p_.partition_dir, base)}) {
+      if (o_.fs->Exists(index)) out.push_back(index);
+    }
+    out.push_back(LogFileName(p_.partition_dir, base));
+  }
+  return out;
+}
+
 void PartitionChecker::ProblemsFromPlan() {
   const PartitionRecoveryReport& r = out_->plan;
   for (const std::string& e : r.errors) {
@@ -151,7 +233,14 @@ void PartitionChecker::ProblemsFromPlan() {
             "fix or move the named file by hand; `daruma repair` cannot load it either");
   }
   std::vector<std::string> covered;
+  const std::string active_log =
+      r.segments.empty() ? "" : LogFileName(p_.partition_dir, r.segments.back().base_offset);
   for (const QuarantinedRange& q : r.quarantined) {
+    // Zeros after the active segment's last batch (an empty quarantine path
+    // means 4 KiB or more of zeros only) are the unused part of a segment
+    // preallocated by log.preallocate: every live broker's dir has them, and
+    // recovery cuts them without losing a byte. Not a problem.
+    if (q.quarantine_path.empty() && q.file == active_log) continue;
     covered.push_back(q.file);
     if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
     Problem(q.file, q.from_position, q.first_offset,
@@ -192,21 +281,24 @@ std::optional<int64_t> PlannedEnd(const PartitionRecoveryReport& plan,
 // says where each segment's valid data ends: this second pass then reads
 // headers only, from mapped pages. Otherwise it validates every batch itself.
 Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path,
-                                                  ProducerSnapshotCheck* snapshots) {
+                                                  ProducerSnapshotCheck* snapshots,
+                                                  bool trust_plan) {
   DARUMA_ASSIGN_OR_RETURN(auto file, o_.fs->Open(log_path, OpenMode::kRead));
-  const bool trust_plan = !out_->load_failed;
   const std::optional<int64_t> planned_end =
       trust_plan ? PlannedEnd(out_->plan, log_path) : std::nullopt;
   FileBatchReaderOptions ro;
-  ro.drop_cache = o_.drop_cache;
+  // Not per block: each DONTNEED drains the page LRU on every CPU (about
+  // 0.4 ms); the whole segment is dropped once below.
+  ro.drop_cache = false;
   ro.map = true;
+  ro.block_size = size_t(8) << 20;  // few mmap/munmap calls (each maps and unmaps page tables)
   if (planned_end) ro.end_position = uint64_t(*planned_end);
-  FileBatchReader reader(file.get(), ro);
+  auto reader = std::make_unique<FileBatchReader>(file.get(), ro);
   SegmentScan scan;
   scan.bad_tail = planned_end.has_value();
   std::vector<BatchInfo>& batches = scan.batches;
   int64_t max_ts = -1;
-  while (auto entry = reader.Next()) {
+  while (auto entry = reader->Next()) {
     if (!entry->has_batch_header() || (!trust_plan && !entry->Validate().ok())) {
       scan.bad_tail = true;  // the plan reports it
       break;
@@ -222,8 +314,9 @@ Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path,
     if (snapshots != nullptr) snapshots->OnBatch(*entry);
     scan.valid_end = entry->position + int64_t(entry->size());
   }
-  if (!reader.io_status().ok()) return reader.io_status();
-  if (reader.stop_reason() != StopReason::kEndOfFile) scan.bad_tail = true;
+  if (!reader->io_status().ok()) return reader->io_status();
+  if (reader->stop_reason() != StopReason::kEndOfFile) scan.bad_tail = true;
+  reader.reset();       // unmaps its last block: mapped pages cannot be dropped
   if (o_.drop_cache) {  // the plan's pages too, including a tail it quarantines
     auto size = file->Size();
     if (size.ok()) file->DropCache(0, *size);
@@ -412,6 +505,10 @@ Status PartitionChecker::CheckLeaderEpochs(
   for (const auto& [base, list] : batches) {
     for (const BatchInfo& b : list) {
       if (b.leader_epoch < 0 || b.last_offset < p_.log_start_offset_checkpoint) continue;
+      if (out_->cut && (base > out_->cut->segment_base ||
+                        (base == out_->cut->segment_base && b.position >= out_->cut->position))) {
+        return Status::Ok();  // repair cuts the log here; the batches after it go
+      }
       std::optional<int32_t> mapped;
       for (const EpochEntry& e : *entries) {
         if (e.second <= b.base_offset) mapped = e.first;
@@ -444,10 +541,9 @@ void PartitionChecker::AddSnapshotProblems(std::vector<SnapshotProblem> found) {
 }
 
 // Half 2: what the loader rebuilds instead of verifying.
-Status PartitionChecker::CheckSegments() {
-  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, o_.fs->ListDir(p_.partition_dir));
-  std::vector<int64_t> bases;
-  for (const DirEntry& e : entries) {
+Status PartitionChecker::ScanSegments(ReadAheadFileSystem* behind_plan, SegmentsPass* pass) {
+  DARUMA_ASSIGN_OR_RETURN(pass->entries, o_.fs->ListDir(p_.partition_dir));
+  for (const DirEntry& e : pass->entries) {
     if (!e.is_regular) continue;
     if (HasSuffix(e.name, kTmpSuffix)) {
       Problem(PathOf(e.name), -1, std::nullopt, "left-over temporary file of an interrupted write",
@@ -455,35 +551,101 @@ Status PartitionChecker::CheckSegments() {
     }
     if (!HasSuffix(e.name, kLogFileSuffix)) continue;
     auto base = OffsetFromFileName(e.name);
-    if (base.ok()) bases.push_back(*base);
+    if (base.ok()) pass->bases.push_back(*base);
   }
-  std::sort(bases.begin(), bases.end());
-  ProducerSnapshotCheck snapshots(o_.fs, p_.partition_dir, p_.tp.ToString(),
-                                  SnapshotFiles(p_.partition_dir, entries),
-                                  o_.config.producer_id_expiration_ms, o_.drop_cache);
+  std::sort(pass->bases.begin(), pass->bases.end());
+  pass->snapshots = std::make_unique<ProducerSnapshotCheck>(
+      o_.fs, p_.partition_dir, p_.tp.ToString(), SnapshotFiles(p_.partition_dir, pass->entries),
+      o_.config.producer_id_expiration_ms, o_.drop_cache);
+  const bool trust_plan = behind_plan == nullptr && !out_->load_failed;
   // The replay follows the data recovery keeps: it stops at the first bad tail.
   bool replaying = true;
-  int64_t replayed_end = 0;
-  std::map<int64_t, std::vector<BatchInfo>> all;
-  for (size_t i = 0; i < bases.size(); ++i) {
-    DARUMA_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(LogFileName(p_.partition_dir, bases[i]),
-                                                          replaying ? &snapshots : nullptr));
-    if (replaying && !scan.batches.empty()) replayed_end = scan.batches.back().last_offset + 1;
+  for (size_t i = 0; i < pass->bases.size(); ++i) {
+    const std::string path = LogFileName(p_.partition_dir, pass->bases[i]);
+    if (behind_plan != nullptr) behind_plan->WaitUntilRead(path);
+    DARUMA_ASSIGN_OR_RETURN(
+        SegmentScan scan,
+        ScanSegment(path, replaying ? pass->snapshots.get() : nullptr, trust_plan));
+    if (replaying && !scan.batches.empty()) {
+      pass->replayed_end = scan.batches.back().last_offset + 1;
+    }
     replaying = replaying && !scan.bad_tail;
-    const bool last = i + 1 == bases.size();
-    DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(bases[i], scan, last));
-    DARUMA_RETURN_IF_ERROR(CheckTimeIndex(bases[i], scan, last));
-    all[bases[i]] = std::move(scan.batches);
+    pass->ends[path] = scan.bad_tail ? std::optional<int64_t>(scan.valid_end) : std::nullopt;
+    const bool last = i + 1 == pass->bases.size();
+    DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(pass->bases[i], scan, last));
+    DARUMA_RETURN_IF_ERROR(CheckTimeIndex(pass->bases[i], scan, last));
+    pass->all[pass->bases[i]] = std::move(scan.batches);
   }
-  AddSnapshotProblems(snapshots.Finish(replayed_end));
-  if (snapshots.saw_producer_batches() && SnapshotFiles(p_.partition_dir, entries).empty()) {
+  return Status::Ok();
+}
+
+bool PartitionChecker::MatchesPlan(const SegmentsPass& pass) const {
+  if (out_->load_failed) return false;
+  for (const auto& [path, end] : pass.ends) {
+    if (PlannedEnd(out_->plan, path) != end) return false;
+  }
+  return true;
+}
+
+Status PartitionChecker::FinishSegments(SegmentsPass* pass) {
+  const int64_t replayed_end = pass->replayed_end;
+  AddSnapshotProblems(pass->snapshots->Finish(replayed_end));
+  if (pass->snapshots->saw_producer_batches() &&
+      SnapshotFiles(p_.partition_dir, pass->entries).empty()) {
     Problem(ProducerSnapshotFileName(p_.partition_dir, replayed_end), -1, replayed_end,
             "missing: no producer snapshot at all, so a clean start would begin with empty "
             "producer state (open transactions and sequence numbers forgotten)",
             "run `daruma repair` (it rebuilds producer snapshots from the log)");
   }
-  DARUMA_RETURN_IF_ERROR(CheckTxnIndexes(bases));
-  return CheckLeaderEpochs(all);
+  DARUMA_RETURN_IF_ERROR(CheckTxnIndexes(pass->bases));
+  CheckBatchOrder(pass->all);
+  return CheckLeaderEpochs(pass->all);
+}
+
+void PartitionChecker::CheckBatchOrder(const std::map<int64_t, std::vector<BatchInfo>>& batches) {
+  std::vector<CheckedSegment> segments;
+  for (const auto& [base, list] : batches) segments.push_back({base, list});
+  std::optional<BatchOrderCut> found = FindBatchOrderCut(segments);
+  if (!found) return;
+  const CheckedSegment& segment = segments[found->segment];
+  const CheckedBatch& batch = segment.batches[found->batch];
+  LogCut cut;
+  cut.file = LogFileName(p_.partition_dir, segment.base_offset);
+  cut.segment_base = segment.base_offset;
+  cut.position = batch.position;
+  cut.offset = batch.base_offset;
+  cut.bytes = BytesFrom(batches, segment.base_offset, batch.position);
+  // What the plan drops inside the cut range is not counted twice.
+  int64_t planned_inside = 0;
+  for (const QuarantinedRange& q : out_->plan.quarantined) {
+    if (!HasSuffix(q.file, kLogFileSuffix)) continue;
+    auto base = OffsetFromFileName(BaseName(q.file));
+    if (!base.ok()) continue;
+    if (*base > cut.segment_base || (*base == cut.segment_base && q.from_position >= cut.position))
+      planned_inside += q.bytes;
+  }
+  out_->data_bytes_dropped += cut.bytes - planned_inside;
+  Problem(cut.file, cut.position, cut.offset,
+          fmt::format("{}; recovery keeps such a batch, so repair cuts the log at it ({} bytes "
+                      "from here to the end of the log would be dropped)",
+                      found->what, cut.bytes),
+          fmt::format("run `daruma repair --max-corrupt-bytes {}` to cut the log here (the bytes "
+                      "are kept in quarantine), or delete the partition dir if another replica "
+                      "has the data",
+                      std::max(out_->data_bytes_dropped, cut.bytes)));
+  out_->cut = std::move(cut);
+}
+
+int64_t PartitionChecker::BytesFrom(const std::map<int64_t, std::vector<BatchInfo>>& batches,
+                                    int64_t base, int64_t position) {
+  int64_t bytes = 0;
+  for (const auto& entry : batches) {
+    if (entry.first < base) continue;
+    auto size = o_.fs->FileSize(LogFileName(p_.partition_dir, entry.first));
+    if (!size.ok()) continue;
+    bytes += int64_t(*size) - (entry.first == base ? position : 0);
+  }
+  return bytes;
 }
 
 int64_t Lookup(const OffsetMap& m, const TopicPartition& tp) {
@@ -557,6 +719,14 @@ std::string CheckProblem::ToString() const {
   return s + ": " + what + " -- " + action;
 }
 
+bool LogDirCheck::HasRepairableProblems() const {
+  auto repairable = [](const CheckProblem& p) { return !p.operator_only; };
+  if (std::any_of(problems.begin(), problems.end(), repairable)) return true;
+  return std::any_of(partitions.begin(), partitions.end(), [&](const PartitionCheck& p) {
+    return std::any_of(p.problems.begin(), p.problems.end(), repairable);
+  });
+}
+
 bool LogDirCheck::HasProblems() const {
   if (!problems.empty()) return true;
   for (const PartitionCheck& p : partitions) {
@@ -628,6 +798,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   for (auto& t : pool) t.join();
 
   CheckCheckpoints(o, &d);
+  CheckTopicConfigsFile(o.fs, &d);
   return d;
 }
 
@@ -656,6 +827,7 @@ nlohmann::json ToJson(const CheckProblem& p) {
   nlohmann::json j = {
       {"file", p.file}, {"position", p.position}, {"problem", p.what}, {"action", p.action}};
   if (p.offset) j["offset"] = *p.offset;
+  if (p.operator_only) j["operatorOnly"] = true;
   return j;
 }
 
@@ -668,6 +840,12 @@ nlohmann::json ToJson(const PartitionCheck& p) {
   j["dir"] = p.dir;
   j["problems"] = problems;
   j["dataBytesDropped"] = p.data_bytes_dropped;
+  if (p.cut) {
+    j["cut"] = {{"file", p.cut->file},
+                {"position", p.cut->position},
+                {"offset", p.cut->offset},
+                {"bytes", p.cut->bytes}};
+  }
   return j;
 }
 

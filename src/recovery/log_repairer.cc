@@ -10,11 +10,14 @@
 #include "log/clean_shutdown_file.h"
 #include "log/leader_epoch_file_cache.h"
 #include "log/log_cleaner.h"
+#include "log/log_file_names.h"
 #include "log/offset_checkpoint_file.h"
 #include "recovery/dir_lock.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
 #include "recovery/quarantine.h"
+#include "recovery/topic_config_check.h"
+#include "recovery/topic_config_file.h"
 
 namespace daruma {
 namespace {
@@ -43,6 +46,42 @@ Status SetAsideBadEpochCheckpoint(const PartitionCheck& p, const RepairApplyOpti
              "leader-epoch-checkpoint disagrees with the batches; repair rebuilds it from them"});
 }
 
+// The plan's cut (a batch whose baseOffset or partitionLeaderEpoch, outside
+// the CRC, contradicts the batches around it): the tail of its segment is
+// copied into the quarantine and truncated, every later segment moved there,
+// and their index files removed (derived; the load below rebuilds what stays).
+Status CutLog(const PartitionCheck& p, const RepairApplyOptions& o,
+              PartitionRecoveryReport* report) {
+  if (!p.cut) return Status::Ok();
+  const LogCut& cut = *p.cut;
+  Quarantine quarantine(o.fs, p.dir, p.tp.ToString(), true, report);
+  const std::string reason =
+      "batch header field outside the CRC contradicts the batches around it; repair cuts the "
+      "log here";
+  DARUMA_ASSIGN_OR_RETURN(uint64_t size, o.fs->FileSize(cut.file));
+  if (int64_t(size) > cut.position) {
+    DARUMA_RETURN_IF_ERROR(quarantine.CopyRange(cut.file, cut.position, int64_t(size),
+                                                {cut.offset, std::nullopt, reason}));
+    DARUMA_ASSIGN_OR_RETURN(auto file, o.fs->Open(cut.file, OpenMode::kReadWrite));
+    DARUMA_RETURN_IF_ERROR(file->Truncate(uint64_t(cut.position)));
+    DARUMA_RETURN_IF_ERROR(file->Sync());
+  }
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, o.fs->ListDir(p.dir));
+  for (const DirEntry& e : entries) {
+    if (!e.is_regular || !HasSuffix(e.name, kLogFileSuffix)) continue;
+    auto base = OffsetFromFileName(e.name);
+    if (!base.ok() || *base <= cut.segment_base) continue;
+    DARUMA_RETURN_IF_ERROR(
+        quarantine.MoveFile(JoinPath(p.dir, e.name), {std::nullopt, std::nullopt, reason}));
+    for (const std::string& index :
+         {OffsetIndexFileName(p.dir, *base), TimeIndexFileName(p.dir, *base),
+          TxnIndexFileName(p.dir, *base)}) {
+      if (o.fs->Exists(index)) DARUMA_RETURN_IF_ERROR(o.fs->Remove(index));
+    }
+  }
+  return o.fs->SyncDir(p.dir);
+}
+
 // Step 3 for one partition: load for real, flush, note the new checkpoint
 // values, close.
 Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
@@ -61,6 +100,7 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
                        .remaining_segments = nullptr,
                        .scanned_bytes_progress = nullptr};
   DARUMA_RETURN_IF_ERROR(SetAsideBadEpochCheckpoint(p, o, report));
+  DARUMA_RETURN_IF_ERROR(CutLog(p, o, report));
   DARUMA_ASSIGN_OR_RETURN(auto log, LoadLog(params, report));
   log->UpdateHighWatermark(Find(plan.high_watermarks, p.tp));
   DARUMA_RETURN_IF_ERROR(log->FlushAll());
@@ -123,11 +163,41 @@ Status RewriteCleanerCheckpoint(const LogDirCheck& plan, FileSystem* fs, const O
   return WriteCheckpoint(fs, plan.path, kCleanerOffsetCheckpointFileName, entries);
 }
 
+// An unparsable daruma-topic-configs.json is renamed next to itself (never
+// rewritten): the broker then runs every topic on the defaults, as it did
+// while the file did not parse.
+Status SetAsideTopicConfigs(const LogDirCheck& plan, FileSystem* fs, AppliedRepair* applied) {
+  if (plan.unreadable_topic_configs_bytes == 0) return Status::Ok();
+  const std::string from = JoinPath(plan.path, kTopicConfigsFileName);
+  const std::string to = SetAsideTopicConfigsPath(fs, plan.path);
+  DARUMA_RETURN_IF_ERROR(fs->Rename(from, to));
+  DARUMA_RETURN_IF_ERROR(fs->SyncDir(plan.path));
+  applied->set_aside.push_back(to);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string RepairRefusal(const std::vector<LogDirCheck>& dirs, int64_t limit) {
   for (const LogDirCheck& d : dirs) {
+    if (limit >= 0 && d.unreadable_topic_configs_bytes > limit) {
+      return fmt::format(
+          "{} does not parse; setting it aside drops its {} bytes (the topic overrides of {}), "
+          "more than --max-corrupt-bytes {}; fix the file by hand, or pass --max-corrupt-bytes "
+          "{} (or -1) to set it aside",
+          JoinPath(d.path, kTopicConfigsFileName), d.unreadable_topic_configs_bytes, d.path, limit,
+          d.unreadable_topic_configs_bytes);
+    }
     for (const PartitionCheck& p : d.partitions) {
+      if (p.load_failed && p.cut) {
+        return fmt::format(
+            "partition {} cannot be loaded ({}); a batch header field outside the CRC is "
+            "damaged at {} at byte {}, offset {}: truncating that file there and moving the "
+            "later segments out of the dir (what repair does when the log loads) may make it "
+            "loadable; do that by hand, keeping the bytes",
+            p.tp.ToString(), p.plan.errors.empty() ? "" : p.plan.errors[0], p.cut->file,
+            p.cut->position, p.cut->offset);
+      }
       if (p.load_failed) {
         return fmt::format("partition {} cannot be loaded ({}); fix it by hand first",
                            p.tp.ToString(), p.plan.errors.empty() ? "" : p.plan.errors[0]);
@@ -172,6 +242,7 @@ Status ApplyRepair(const LogDirCheck& plan, const RepairApplyOptions& o, Applied
   DARUMA_RETURN_IF_ERROR(
       WriteCheckpoint(fs, plan.path, kReplicationOffsetCheckpointFile, cp.high_watermarks));
   DARUMA_RETURN_IF_ERROR(RewriteCleanerCheckpoint(plan, fs, cp.recovery_points));
+  DARUMA_RETURN_IF_ERROR(SetAsideTopicConfigs(plan, fs, applied));
   if (applied->had_marker) {
     DARUMA_RETURN_IF_ERROR(fs->WriteFileAtomically(marker.path(), marker_bytes));
   }

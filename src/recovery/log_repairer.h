@@ -4,7 +4,9 @@
 //
 // RepairRefusal: why a plan may not be applied, "" when it may: a partition
 // that cannot be loaded at all, or one that would drop more segment-data
-// bytes than `max_corrupt_bytes` (-1 = no limit).
+// bytes than `max_corrupt_bytes` (-1 = no limit), or an unparsable
+// daruma-topic-configs.json larger than that limit. Problems marked
+// operator_only are never repaired (and never cause a refusal).
 //
 // ApplyRepair, per log dir:
 //  1. take the dir lock (DirLock, on the real path; refuse when a broker
@@ -12,16 +14,22 @@
 //  2. remove `.kafka_cleanshutdown` (a crash during repair counts as
 //     unclean);
 //  3. move a leader-epoch-checkpoint the plan found wrong into the
-//     quarantine, then run LoadLog for real with recovery point 0 and quarantine on, on
-//     `threads` threads: every segment re-scanned, indexes, .txnindex and
-//     producer state rebuilt, every dropped byte kept in quarantine; then
-//     flush and close each log (indexes trimmed, producer snapshot at the LEO);
+//     quarantine; cut the log at the plan's `cut` (a batch whose baseOffset
+//     or partitionLeaderEpoch, outside the CRC, contradicts the batches
+//     around it: its segment's tail and every later segment go into the
+//     quarantine, as recovery does after a CRC failure); then run LoadLog for real with recovery
+//     point 0 and quarantine on, on `threads` threads: every segment re-scanned, indexes, .txnindex
+//     and producer state rebuilt, every dropped byte kept in quarantine; then flush and close each
+//     log (indexes trimmed, producer snapshot at the LEO);
 //  4. rewrite the three checkpoints atomically (recovery point = LEO, log
 //     start and high watermark clamped to [log start, LEO]); entries of
 //     partitions not in the dir are carried over;
 //     a cleaner-offset-checkpoint the plan reported is rewritten with its
 //     readable entries clamped to the LEO;
-//  5. write the marker again, with its old contents, only if the dir had one.
+//  5. rename an unparsable daruma-topic-configs.json to
+//     daruma-topic-configs.json.corrupt (never rewritten; the refusal above
+//     counts its bytes against the limit);
+//  6. write the marker again, with its old contents, only if the dir had one.
 // Invariant: after a successful ApplyRepair, LogChecker finds nothing and a
 // start-up recovery changes nothing (the corruption matrix proves both).
 #pragma once
@@ -51,6 +59,7 @@ struct AppliedRepair {
   std::string path;
   std::vector<PartitionRecoveryReport> partitions;
   bool had_marker = false;
+  std::vector<std::string> set_aside;  // files renamed aside (an unparsable topic-config file)
 };
 
 std::string RepairRefusal(const std::vector<LogDirCheck>& dirs, int64_t max_corrupt_bytes);

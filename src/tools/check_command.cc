@@ -9,6 +9,7 @@
 #include "common/bytes.h"
 #include "common/file_system.h"
 #include "recovery/log_checker.h"
+#include "recovery/topic_config_check.h"
 #include "tools/tool_config.h"
 
 namespace daruma::tools {
@@ -85,6 +86,7 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
     }
     remaining.store(0);
   }
+  CheckTopicConfigTopics(&dirs);
   const Totals t = Sum(dirs);
   for (const LogDirCheck& d : dirs) PrintProblems(d, o.quiet ? err : out);
   if (rc == kExitClean && t.problems > 0) rc = kExitProblems;

@@ -30,7 +30,7 @@ struct CheckCommandOptions {
   std::vector<std::string> log_dirs;   // --log-dirs, comma-separated (over log.dirs)
   std::string config_file;             // --config: a server.properties (tools/tool_config.h)
   std::vector<std::string> overrides;  // --set key=value, in order
-  int threads = 1;                     // --threads: partitions checked in parallel
+  int threads = 1;                     // --threads: partitions in parallel, 2 threads each
   std::string json_file;               // --json FILE; "" = none
   bool quiet = false;                  // --quiet: problems only
   ProgressMode progress = ProgressMode::kPlain;

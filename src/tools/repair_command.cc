@@ -10,6 +10,7 @@
 #include "common/file_system.h"
 #include "recovery/log_checker.h"
 #include "recovery/log_repairer.h"
+#include "recovery/topic_config_check.h"
 #include "tools/tool_config.h"
 
 namespace daruma::tools {
@@ -19,17 +20,34 @@ constexpr int kExitOk = 0;
 constexpr int kExitRefused = 1;
 constexpr int kExitError = 2;
 
+// Problems only an operator can fix are marked; repair leaves them.
+std::string Line(const CheckProblem& p) {
+  return (p.operator_only ? "[left for an operator] " : "") + p.ToString();
+}
+
+int64_t OperatorOnlyCount(const std::vector<LogDirCheck>& dirs) {
+  int64_t n = 0;
+  auto count = [&](const std::vector<CheckProblem>& ps) {
+    for (const CheckProblem& p : ps) n += p.operator_only ? 1 : 0;
+  };
+  for (const LogDirCheck& d : dirs) {
+    count(d.problems);
+    for (const PartitionCheck& p : d.partitions) count(p.problems);
+  }
+  return n;
+}
+
 void PrintPlan(const std::vector<LogDirCheck>& dirs, std::ostream& out) {
   for (const LogDirCheck& d : dirs) {
     if (!d.HasProblems()) continue;
     out << d.path << ":\n";
-    for (const CheckProblem& p : d.problems) out << "  " << p.ToString() << "\n";
+    for (const CheckProblem& p : d.problems) out << "  " << Line(p) << "\n";
     for (const PartitionCheck& p : d.partitions) {
       if (p.problems.empty()) continue;
       out << fmt::format("  {}: drop {} bytes of segment data, LEO {} after repair, {} changes\n",
                          p.tp.ToString(), p.data_bytes_dropped, p.plan.log_end_offset,
                          p.changes.size());
-      for (const CheckProblem& q : p.problems) out << "    " << q.ToString() << "\n";
+      for (const CheckProblem& q : p.problems) out << "    " << Line(q) << "\n";
     }
   }
 }
@@ -74,6 +92,7 @@ Result<std::vector<LogDirCheck>> Plan(const RepairCommandOptions& o, const ToolC
     dirs.push_back(std::move(d));
   }
   remaining.store(0);
+  CheckTopicConfigTopics(&dirs);
   return dirs;
 }
 
@@ -84,13 +103,17 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
   ro.config = config.log;
   ro.threads = o.threads;
   for (const LogDirCheck& d : plan) {
-    if (!d.HasProblems()) continue;
+    if (!d.HasRepairableProblems()) continue;
     applied->emplace_back();
     Status st = ApplyRepair(d, ro, &applied->back());
     if (!st.ok()) {
       err << "daruma repair: " << d.path << ": " << st.ToString() << "\n";
       applied->pop_back();
       return kExitRefused;
+    }
+    for (const std::string& f : applied->back().set_aside) {
+      err << "daruma repair: set aside " << f << " (the dir's topic overrides are gone; "
+          << "restore them by hand)\n";
     }
   }
   return kExitOk;
@@ -114,12 +137,16 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& er
     return kExitError;
   }
   bool needed = false;
-  for (const LogDirCheck& d : *plan) needed = needed || d.HasProblems();
+  for (const LogDirCheck& d : *plan) needed = needed || d.HasRepairableProblems();
+  const int64_t operator_only = OperatorOnlyCount(*plan);
   std::string refusal = needed ? RepairRefusal(*plan, o.max_corrupt_bytes) : "";
   std::vector<AppliedRepair> applied;
   int rc = kExitOk;
-  if (!needed) {
+  if (!needed && operator_only == 0) {
     out << "Nothing to repair.\n";
+  } else if (!needed) {
+    out << "Nothing repair can fix; left for an operator:\n";
+    PrintPlan(*plan, out);
   } else {
     out << (o.dry_run ? "Repair plan (dry run, nothing is changed):\n" : "Repair plan:\n");
     PrintPlan(*plan, out);
@@ -134,6 +161,13 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& er
       if (rc == kExitOk)
         out << "Repaired; the dropped bytes are in each partition's daruma-quarantine/.\n";
     }
+  }
+  if (operator_only > 0) {
+    err << fmt::format(
+        "daruma repair: {} problems are left for an operator (marked above; repair never "
+        "changes them)\n",
+        operator_only);
+    if (rc == kExitOk) rc = kExitRefused;
   }
   if (!o.report_file.empty()) {
     Status st = WriteReport(o.report_file, *plan, applied, o.dry_run, refusal);

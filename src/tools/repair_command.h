@@ -25,8 +25,14 @@
 // rebuilt indexes use the broker's index.interval.bytes and friends.
 // --report FILE gets a JSON report: the plan (checker JSON) and, when
 // applied, the recovery report of the real load (recovery report names).
+// Problems only an operator can fix (CheckProblem::operator_only: unknown
+// keys, bad values or stale topics in daruma-topic-configs.json, which repair
+// never rewrites) are printed marked "[left for an operator]" and left alone;
+// an unparsable daruma-topic-configs.json is renamed to
+// daruma-topic-configs.json.corrupt only within --max-corrupt-bytes.
 // Exit codes: 0 repaired or nothing to do, 1 refused / repairs needed in a
-// dry run / a failure while applying, 2 usage or I/O error.
+// dry run / a failure while applying / problems left for an operator, 2 usage
+// or I/O error.
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,9 @@
 //  * `repair` with no limit (LogChecker's plan, then ApplyRepair) either
 //    refuses because a partition cannot be loaded at all, or leaves a dir
 //    that check finds clean and that a start-up recovery leaves alone
-//    (nothing truncated, quarantined, deleted or warned about).
+//    (nothing truncated, quarantined, deleted or warned about). Damage to
+//    baseOffset or partitionLeaderEpoch, which no CRC covers, is cut like a
+//    CRC failure (counted as repair_cut).
 // Damage kinds: bit flips, torn (cut at a random byte), a zeroed 4 KiB page,
 // garbage appended, truncation to a random shorter size; applied to every
 // file kind of the dir (segments, indexes, snapshots, checkpoints, markers).
@@ -134,6 +136,11 @@ struct Outcome {
   // after it, including "nothing to do") / refused (a partition cannot be
   // loaded) / failed (apply error, or check or recovery still finds work).
   int64_t repair_fixed = 0, repair_refused = 0, repair_failed = 0;
+  // Of those, plans that cut the log at a batch whose baseOffset or
+  // partitionLeaderEpoch (outside the CRC) contradicts its neighbours
+  // (recovery/batch_order_check.h); repair_fixed counts them when they end
+  // clean.
+  int64_t repair_cut = 0;
   // harmless/detected/undetected, then check_missed/repair_failed
   std::map<std::string, std::array<int64_t, 5>> by_kind;
   std::vector<std::string> examples;
@@ -259,9 +266,9 @@ class CorruptionMatrixTest : public ::testing::Test {
     ManualClock tool_clock(kWorkloadNowMs);
     const bool check_reported = CheckReports(*image, &tool_clock);
     const std::string kind = std::string(clean_ ? "clean " : "unclean ") + FileKind(victim);
-    Repair(*image, victim + " " + what, kind, &tool_clock, out);
     const std::string label = std::string(clean_ ? "clean" : "unclean") + " seed " +
                               std::to_string(seed) + " " + victim + " " + what;
+    Repair(*image, label, kind, &tool_clock, out);
     ++out->seeds;
 
     ManualClock clock(kWorkloadNowMs);
@@ -417,6 +424,13 @@ class CorruptionMatrixTest : public ::testing::Test {
     ASSERT_TRUE(CopyTreeBetween(&damaged, &copy, log_dir_).ok());
     auto plan = CheckLogDir(log_dir_, MatrixCheckOptions(&copy, clock));
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    for (const PartitionCheck& p : plan->partitions) {
+      if (!p.cut) continue;
+      ++out->repair_cut;
+      out->Note("repair_cut", label + ": " + p.cut->file + " at byte " +
+                                  std::to_string(p.cut->position) + ", " +
+                                  std::to_string(p.cut->bytes) + " bytes");
+    }
     if (plan->HasProblems()) {
       const std::string refusal = RepairRefusal({*plan}, -1);
       if (!refusal.empty()) {
@@ -431,7 +445,6 @@ class CorruptionMatrixTest : public ::testing::Test {
       AppliedRepair applied;
       if (Status st = ApplyRepair(*plan, ro, &applied); !st.ok()) {
         ++out->repair_failed;
-        ++out->by_kind[kind][4];
         ++out->by_kind[kind][4];
         out->Note("repair_failed", label + ": " + st.ToString());
         return;
@@ -486,7 +499,7 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
             << " check_silent_harmless=" << out.check_silent_harmless
             << " check_missed=" << out.check_missed << " repair_fixed=" << out.repair_fixed
             << " repair_refused=" << out.repair_refused << " repair_failed=" << out.repair_failed
-            << std::endl;
+            << " repair_cut=" << out.repair_cut << std::endl;
   for (const auto& [kind, c] : out.by_kind) {
     std::cout << "  kind " << kind << ": harmless=" << c[0] << " detected=" << c[1]
               << " undetected=" << c[2] << " check_missed=" << c[3] << " repair_failed=" << c[4]

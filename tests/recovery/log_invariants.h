@@ -73,6 +73,7 @@ inline void ApplyToExpectedState(const RecordBatchView& batch, const std::vector
 inline LogScan ScanLog(Log* log) {
   LogScan scan;
   int64_t next = log->log_start_offset();
+  const int64_t first = next;
   const int64_t leo = log->log_end_offset();
   while (next < leo) {
     auto fetched = log->Read(next, 1 << 20, FetchIsolation::kLogEnd, true);
@@ -113,13 +114,17 @@ inline LogScan ScanLog(Log* log) {
         pos += size;
         continue;
       }
-      if (batch->base_offset() != next) {
+      // The log start offset may lie inside the first batch (retention or
+      // DeleteRecords move it to any offset); its records below it are not
+      // part of the log any more. Anywhere else a batch must start at `next`.
+      const bool holds_log_start = batch->base_offset() < next && next == first;
+      if (batch->base_offset() != next && !holds_log_start) {
         scan.invalid.push_back(where + ": gap, batch starts at " +
                                std::to_string(batch->base_offset()));
         return scan;
       }
       for (const Record& r : *records) {
-        scan.records.push_back({r.offset, batch->is_control(), r.value});
+        if (r.offset >= next) scan.records.push_back({r.offset, batch->is_control(), r.value});
       }
       ApplyToExpectedState(*batch, *records, &scan);
       next = batch->next_offset();

@@ -1,0 +1,189 @@
+// `daruma check` and `daruma repair` on bit flips in the batch header fields
+// the batch CRC does not cover (baseOffset, partitionLeaderEpoch): check
+// names the batch (file, byte position, offset) and the order it breaks;
+// repair cuts the log there only within --max-corrupt-bytes, keeps the bytes
+// in quarantine, and leaves a dir check finds clean.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "recovery/quarantine.h"
+#include "support/test_support.h"
+#include "tools/check_command.h"
+#include "tools/generated_log_dir.h"
+#include "tools/repair_command.h"
+
+namespace daruma::tools {
+namespace {
+
+using namespace testlog;  // NOLINT: test helpers
+using daruma::testing::ReadFileToString;
+using daruma::testing::TempDir;
+
+struct ToolRun {
+  int rc = -1;
+  std::string out, err;
+  nlohmann::json json;
+};
+
+class UncoveredFieldsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { WriteLogDir(dir_); }
+
+  ToolRun Check() {
+    CheckCommandOptions o;
+    o.log_dirs = {dir_};
+    o.json_file = tmp_.Join("check.json");
+    o.progress = ProgressMode::kQuiet;
+    std::ostringstream out, err;
+    ToolRun run;
+    run.rc = RunCheck(o, out, err);
+    run.out = out.str();
+    run.err = err.str();
+    run.json = nlohmann::json::parse(ReadFileToString(o.json_file));
+    std::filesystem::remove(o.json_file);
+    return run;
+  }
+
+  ToolRun Repair(int64_t limit) {
+    RepairCommandOptions o;
+    o.log_dirs = {dir_};
+    o.max_corrupt_bytes = limit;
+    o.progress = ProgressMode::kQuiet;
+    std::ostringstream out, err;
+    ToolRun run;
+    run.rc = RunRepair(o, out, err);
+    run.out = out.str();
+    run.err = err.str();
+    return run;
+  }
+
+  const nlohmann::json& Partition(const ToolRun& run) {
+    return run.json["logDirs"][0]["partitions"][0];
+  }
+
+  std::vector<nlohmann::json> Manifest() {
+    std::vector<nlohmann::json> lines;
+    std::ifstream in(
+        JoinPath(dir_, std::string("t-0/") + kQuarantineDirName + "/" + kQuarantineManifestName));
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+  }
+
+  // Check reports the cut at `log`:`position` (offset as found) and what
+  // repair would drop; repair refuses below that and then cuts; check is
+  // clean after, and the log ends at `leo`.
+  void ExpectCutAndRepair(const std::string& log, int64_t position, int64_t offset,
+                          const std::string& field, int64_t leo) {
+    ToolRun run = Check();
+    EXPECT_EQ(run.rc, 1);
+    const auto& part = Partition(run);
+    ASSERT_TRUE(part.contains("cut")) << part.dump(2);
+    EXPECT_EQ(part["cut"]["file"], log);
+    EXPECT_EQ(part["cut"]["position"], position);
+    EXPECT_EQ(part["cut"]["offset"], offset);
+    const int64_t bytes = part["cut"]["bytes"];
+    int64_t expected_bytes = int64_t(std::filesystem::file_size(log)) - position;
+    for (int s = 0; s < kSegments; ++s) {
+      const std::string later = SegmentFile(dir_, SegmentBase(s), ".log");
+      if (later > log) expected_bytes += int64_t(std::filesystem::file_size(later));
+    }
+    EXPECT_EQ(bytes, expected_bytes);
+    EXPECT_EQ(part["dataBytesDropped"], bytes);
+    bool named = false;
+    for (const auto& p : part["problems"]) {
+      if (p["file"] != log || p["position"] != position || p["offset"] != offset) continue;
+      named = true;
+      EXPECT_NE(p["problem"].get<std::string>().find(field), std::string::npos) << p.dump();
+      EXPECT_NE(p["action"].get<std::string>().find("--max-corrupt-bytes " + std::to_string(bytes)),
+                std::string::npos)
+          << p.dump();
+    }
+    EXPECT_TRUE(named) << part.dump(2);
+
+    const std::string before = ReadFileToString(log);
+    ToolRun refused = Repair(bytes - 1);
+    EXPECT_EQ(refused.rc, 1);
+    EXPECT_NE(refused.err.find("would drop " + std::to_string(bytes) + " bytes"), std::string::npos)
+        << refused.err;
+    EXPECT_EQ(ReadFileToString(log), before);
+
+    ToolRun repaired = Repair(bytes);
+    ASSERT_EQ(repaired.rc, 0) << repaired.out << repaired.err;
+    EXPECT_EQ(int64_t(std::filesystem::file_size(log)), position);
+    int64_t kept = 0;
+    for (const auto& m : Manifest()) kept += m["bytes"].get<int64_t>();
+    EXPECT_EQ(kept, bytes);
+    const auto manifest = Manifest();
+    ASSERT_FALSE(manifest.empty());
+    EXPECT_EQ(manifest[0]["file"], BaseName(log));
+    EXPECT_EQ(manifest[0]["fromPosition"], position);
+    EXPECT_EQ(ReadFileToString(manifest[0]["quarantinePath"].get<std::string>()),
+              before.substr(size_t(position)));
+
+    ToolRun after = Check();
+    EXPECT_EQ(after.rc, 0) << after.out;
+    EXPECT_EQ(Partition(after)["logEndOffset"], leo);
+    EXPECT_EQ(Repair(0).out, "Nothing to repair.\n");
+  }
+
+  TempDir tmp_;
+  std::string dir_ = tmp_.Join("data");
+};
+
+TEST_F(UncoveredFieldsTest, BaseOffsetFlippedUp) {
+  const std::string log = SegmentFile(dir_, SegmentBase(1), ".log");
+  const BatchPos b = Batches(log)[4];
+  WriteBe64At(log, b.position, uint64_t(b.base_offset + 65536));
+  ExpectCutAndRepair(log, b.position, b.base_offset + 65536, "baseOffset", b.base_offset);
+}
+
+TEST_F(UncoveredFieldsTest, BaseOffsetFlippedDownCutsFromTheEarliestBatchAboveIt) {
+  const std::string log = SegmentFile(dir_, SegmentBase(2), ".log");
+  const auto batches = Batches(log);
+  WriteBe64At(log, batches[5].position, uint64_t(batches[5].base_offset - 4));  // 75 -> 71
+  // 71 lies in the batch at 69..71, the earliest batch that is above it.
+  ExpectCutAndRepair(log, batches[3].position, batches[3].base_offset, "baseOffset",
+                     batches[3].base_offset);
+}
+
+TEST_F(UncoveredFieldsTest, BaseOffsetBelowTheSegmentBaseCannotBeLoaded) {
+  // Start-up takes a batch below its segment's base offset for an offset
+  // overflow and refuses to split; repair refuses too and says where to cut.
+  const std::string log = SegmentFile(dir_, SegmentBase(2), ".log");
+  const BatchPos b = Batches(log)[0];
+  WriteBe64At(log, b.position, uint64_t(b.base_offset - 4));  // 60 -> 56
+  const std::string earlier = SegmentFile(dir_, SegmentBase(1), ".log");
+  const BatchPos holder = Batches(earlier)[8];  // offsets 54..56
+  const TreeState before = SnapshotTree(dir_);
+  const ToolRun refused = Repair(-1);
+  EXPECT_EQ(refused.rc, 1);
+  EXPECT_EQ(SnapshotTree(dir_), before);
+  EXPECT_NE(refused.err.find("cannot be loaded"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(earlier + " at byte " + std::to_string(holder.position) + ", offset " +
+                             std::to_string(holder.base_offset)),
+            std::string::npos)
+      << refused.err;
+}
+
+TEST_F(UncoveredFieldsTest, LeaderEpochFlippedUp) {
+  const std::string log = SegmentFile(dir_, SegmentBase(0), ".log");
+  const BatchPos b = Batches(log)[3];
+  WriteBe32At(log, b.position + 12, 1u << 23);  // epoch 0 -> 8388608
+  ExpectCutAndRepair(log, b.position, b.base_offset, "partitionLeaderEpoch", b.base_offset);
+}
+
+TEST_F(UncoveredFieldsTest, LeaderEpochFlippedDownCutsFromTheFirstBatchOfAHigherEpoch) {
+  const std::string log = SegmentFile(dir_, SegmentBase(2), ".log");
+  const BatchPos b = Batches(log)[5];
+  WriteBe32At(log, b.position + 12, 0);  // epoch 2 -> 0; epoch 1 starts segment 1
+  const std::string earlier = SegmentFile(dir_, SegmentBase(1), ".log");
+  ExpectCutAndRepair(earlier, 0, SegmentBase(1), "partitionLeaderEpoch", SegmentBase(1));
+}
+
+}  // namespace
+}  // namespace daruma::tools
