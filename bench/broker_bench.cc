@@ -10,12 +10,15 @@
 //   BM_Produce/<acks>     1 KiB messages to one partition, linger.ms=5,
 //                         batch.size=1 MiB, acks=1 and acks=-1, as fast as
 //                         the client goes; counters: messages/s, the broker's
-//                         CPU seconds per GB (from /proc), p50/p99 ms from
+//                         CPU seconds per GB (from /proc), the client's
+//                         (this process, librdkafka's threads included), p50/p99 ms from
 //                         produce() to the delivery report (mostly queueing
 //                         in the client's 64 MiB queue)
 //   BM_ProduceLatency/<acks>  p50/p99 at a light 10 MB/s, acks=1 and acks=-1
 //   BM_Consume            the partition of the last produce, from offset 0,
-//                         with the legacy batch consumer (no group)
+//                         with the legacy batch consumer (no group); broker
+//                         and client CPU seconds per GB (the broker sends
+//                         the log with sendfile: fetch_slice_reader.h)
 //
 // Issue targets (one broker core): produce >= 1 GB/s, consume >= 2 GB/s.
 // The data size is $DARUMA_BENCH_BROKER_MIB (default 1024). The broker runs
@@ -27,6 +30,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -248,6 +252,15 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
 std::string g_last_topic;  // what BM_Consume reads
 int64_t g_last_count = 0;
 
+// CPU seconds (user + system) of this whole process: the benchmark thread
+// and librdkafka's threads, i.e. what the client costs.
+double ClientCpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 double Percentile(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
   const size_t i = std::min(v.size() - 1, size_t(p * double(v.size())));
@@ -300,6 +313,7 @@ void BM_Produce(benchmark::State& state) {
   static int run = 0;
   std::vector<double> latencies;
   double broker_cpu = 0;
+  double client_cpu = 0;
   int64_t failed = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -310,6 +324,7 @@ void BM_Produce(benchmark::State& state) {
     if (producer == nullptr) return state.SkipWithError("rd_kafka_new failed");
     rd_kafka_topic_t* rkt = MakeTopic(producer, topic);
     const double cpu_before = broker.CpuSeconds();
+    const double client_before = ClientCpuSeconds();
     state.ResumeTiming();
     for (int64_t i = 0; i < count; ++i) {
       ProduceOne(producer, rkt, payload);
@@ -318,6 +333,7 @@ void BM_Produce(benchmark::State& state) {
     rd_kafka_flush(producer, 120000);
     state.PauseTiming();
     broker_cpu += broker.CpuSeconds() - cpu_before;
+    client_cpu += ClientCpuSeconds() - client_before;
     failed += stats.failed.load();
     latencies.insert(latencies.end(), stats.latency_ms.begin(), stats.latency_ms.end());
     rd_kafka_topic_destroy(rkt);
@@ -334,6 +350,8 @@ void BM_Produce(benchmark::State& state) {
   state.counters["p99_ms"] = Percentile(latencies, 0.99);
   state.counters["broker_cpu_s_per_GB"] =
       broker_cpu / (double(total * int64_t(kMessageBytes)) / 1e9);
+  state.counters["client_cpu_s_per_GB"] =
+      client_cpu / (double(total * int64_t(kMessageBytes)) / 1e9);
   state.SetLabel("acks=" + acks);
 }
 
@@ -378,6 +396,7 @@ void BM_Consume(benchmark::State& state) {
     return state.SkipWithError("no produced topic (BM_Produce must run first)");
   }
   double broker_cpu = 0;
+  double client_cpu = 0;
   int64_t bytes = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -391,6 +410,7 @@ void BM_Consume(benchmark::State& state) {
     if (consumer == nullptr) return state.SkipWithError(err);
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(consumer, g_last_topic.c_str(), nullptr);
     const double cpu_before = broker.CpuSeconds();
+    const double client_before = ClientCpuSeconds();
     state.ResumeTiming();
     rd_kafka_consume_start(rkt, 0, RD_KAFKA_OFFSET_BEGINNING);
     std::vector<rd_kafka_message_t*> batch(10000);
@@ -408,6 +428,7 @@ void BM_Consume(benchmark::State& state) {
     }
     state.PauseTiming();
     broker_cpu += broker.CpuSeconds() - cpu_before;
+    client_cpu += ClientCpuSeconds() - client_before;
     rd_kafka_consume_stop(rkt, 0);
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(consumer);
@@ -418,6 +439,7 @@ void BM_Consume(benchmark::State& state) {
   state.counters["msgs_per_s"] =
       benchmark::Counter(double(bytes / int64_t(kMessageBytes)), benchmark::Counter::kIsRate);
   state.counters["broker_cpu_s_per_GB"] = broker_cpu / (double(bytes) / 1e9);
+  state.counters["client_cpu_s_per_GB"] = client_cpu / (double(bytes) / 1e9);
 }
 
 BENCHMARK(BM_LoopbackTcp)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);

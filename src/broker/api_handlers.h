@@ -12,10 +12,12 @@
 
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "broker/broker_context.h"
 #include "broker/delayed_fetch.h"
+#include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
 #include "broker/protocol/error_codes.h"
 #include "broker/protocol/protocol_reader.h"
@@ -33,15 +35,22 @@ struct HandlerEnv {
   // Held only while reading a log end and raising the high watermark to it
   // (RequestHandler::hw_mu_), so the high watermark never moves back.
   std::mutex& hw_mu;
+  // Fetch's zero-copy reads (file ranges instead of bytes).
+  FetchSliceReader& slices;
+  // The request frame, writable (Produce appends its batches in place). Valid
+  // only during the handler's call, not in a parked fetch.
+  std::span<uint8_t> frame;
 };
 
-// The response frame: header for (key, version) of `header`, then the body.
+// The response frame: header for (key, version) of `header`, then the body
+// (with the file ranges a Fetch splices in).
 template <typename Response, typename Encode>
-Bytes EncodeResponseFrame(const RequestHeader& header, const Response& response, Encode encode) {
+ResponseFrame EncodeResponseFrame(const RequestHeader& header, const Response& response,
+                                  Encode encode) {
   ProtocolWriter writer;
   EncodeResponseHeader(header.correlation_id, header.api_key, header.api_version, writer);
   encode(response, header.api_version, writer);
-  return writer.Release();
+  return writer.ReleaseFrame();
 }
 
 // Maps a storage Status to the Kafka error a client sees for a partition.

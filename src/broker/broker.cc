@@ -34,6 +34,7 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
   ctx.port = args.advertised_port;
   DARUMA_RETURN_IF_ERROR(ResolveBrokerSettings(&ctx));
   ctx.node_id = args.identity.node_id;
+  ctx.zero_copy_fs = args.fs;
   ctx.cluster_id = args.identity.cluster_id;
   auto handler =
       std::make_unique<RequestHandler>(std::move(ctx), args.executor, args.request_executor);
@@ -177,6 +178,7 @@ Status Broker::StartServing() {
   args.executor = io_.get_executor();
   args.identity = identity_;
   args.request_executor = request_pool_->get_executor();
+  args.fs = options_.log_manager.fs;
   DARUMA_ASSIGN_OR_RETURN(handler_, options_.make_handler(args));
   kafka_->Start(handler_.get());
   kafka_listener_ = bound.ToString();

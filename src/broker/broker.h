@@ -64,6 +64,7 @@ struct HandlerArgs {
   // The request handler pool (num.io.threads threads): where requests run.
   // It drains before the handler is destroyed.
   asio::any_io_executor request_executor;
+  FileSystem* fs = nullptr;  // the log manager's (BrokerContext::zero_copy_fs)
 };
 
 using HandlerFactory = std::function<Result<std::unique_ptr<FrameHandler>>(const HandlerArgs&)>;

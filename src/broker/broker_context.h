@@ -34,6 +34,9 @@ struct BrokerContext {
   int32_t num_partitions = 1;             // num.partitions
   bool delete_topic_enable = true;        // delete.topic.enable
   int32_t fetch_max_bytes = 57671680;     // fetch.max.bytes (caps a Fetch's MaxBytes)
+  // Where Fetch opens segment files to send them with sendfile (the log
+  // manager's FileSystem); null = every Fetch copies through Log::Read.
+  FileSystem* zero_copy_fs = nullptr;
 };
 
 // Reads node.id/broker.id, auto.create.topics.enable, num.partitions,

@@ -1,5 +1,11 @@
 #include "broker/connection.h"
 
+#include <sys/sendfile.h>
+
+#include <cerrno>
+
+#include "broker/frame_pool.h"
+
 namespace daruma::broker {
 namespace {
 
@@ -55,7 +61,7 @@ void Connection::OnSize(const asio::error_code& ec, size_t n) {
     Close();
     return;
   }
-  frame_.resize(size_t(size));
+  frame_ = FramePool::Default().Take(size_t(size));
   asio::async_read(
       socket_, asio::buffer(frame_),
       [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnBody(ec, n); });
@@ -78,8 +84,8 @@ void Connection::Dispatch() {
   started_ = std::chrono::steady_clock::now();
   auto executor = socket_.get_executor();
   context_.handler->Handle(
-      std::move(frame_), [self = shared_from_this(), executor](
-                             std::optional<std::vector<uint8_t>> response, bool close) {
+      std::move(frame_),
+      [self = shared_from_this(), executor](std::optional<ResponseFrame> response, bool close) {
         asio::post(executor, [self, response = std::move(response), close]() mutable {
           self->OnResponse(std::move(response), close);
         });
@@ -87,7 +93,7 @@ void Connection::Dispatch() {
   frame_ = {};
 }
 
-void Connection::OnResponse(std::optional<std::vector<uint8_t>> response, bool close) {
+void Connection::OnResponse(std::optional<ResponseFrame> response, bool close) {
   const std::chrono::duration<double> latency = std::chrono::steady_clock::now() - started_;
   context_.metrics->Record(api_key_, latency.count());
   if (close) ++context_.counters->closed_by_handler;
@@ -99,12 +105,52 @@ void Connection::OnResponse(std::optional<std::vector<uint8_t>> response, bool c
   response_ = std::move(*response);
   const uint32_t size = uint32_t(response_.size());
   size_bytes_ = {uint8_t(size >> 24), uint8_t(size >> 16), uint8_t(size >> 8), uint8_t(size)};
-  const std::array<asio::const_buffer, 2> buffers = {asio::buffer(size_bytes_),
-                                                     asio::buffer(response_)};
-  asio::async_write(socket_, buffers,
-                    [self = shared_from_this(), close](const asio::error_code& ec, size_t) {
-                      self->OnWritten(ec, close);
-                    });
+  WriteBytes(0, 0, close);
+}
+
+void Connection::WriteBytes(size_t from, size_t next, bool close) {
+  const size_t to =
+      next < response_.splices.size() ? response_.splices[next].at : response_.bytes.size();
+  const asio::const_buffer prefix =
+      from == 0 && next == 0 ? asio::buffer(size_bytes_) : asio::const_buffer();
+  const std::array<asio::const_buffer, 2> buffers = {
+      prefix, asio::buffer(response_.bytes.data() + from, to - from)};
+  auto then = [self = shared_from_this(), next, close](const asio::error_code& ec, size_t) {
+    if (ec || self->closed_) return self->OnWritten(ec, close);
+    if (next == self->response_.splices.size()) return self->OnWritten({}, close);
+    self->SendSlice(next, 0, close);
+  };
+  if (asio::buffer_size(buffers) == 0) return then({}, 0);
+  asio::async_write(socket_, buffers, std::move(then));
+}
+
+void Connection::SendSlice(size_t index, uint64_t done, bool close) {
+  const FileSlice& slice = response_.splices[index].slice;
+  asio::error_code ec;
+  socket_.native_non_blocking(true, ec);
+  while (!ec && done < slice.length) {
+    off_t offset = off_t(slice.position + done);
+    const ssize_t n =
+        ::sendfile(socket_.native_handle(), slice.file->fd(), &offset, size_t(slice.length - done));
+    if (n > 0) {
+      done += uint64_t(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      socket_.async_wait(asio::ip::tcp::socket::wait_write, [self = shared_from_this(), index, done,
+                                                             close](const asio::error_code& e) {
+        if (e || self->closed_) return self->OnWritten(e, close);
+        self->SendSlice(index, done, close);
+      });
+      return;
+    } else {
+      // n == 0: the file ended before the slice did (it shrank): the frame
+      // cannot be completed, so the connection is closed.
+      ec = n < 0 ? asio::error_code(errno, asio::system_category()) : asio::error::eof;
+    }
+  }
+  if (ec) return OnWritten(ec, close);
+  WriteBytes(response_.splices[index].at, index + 1, close);
 }
 
 void Connection::OnWritten(const asio::error_code& ec, bool close) {

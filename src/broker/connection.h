@@ -11,7 +11,8 @@
 // the response has been written (or the handler sent none, acks=0). Later
 // frames simply wait in the socket buffer, so pipelined requests are answered
 // in order and applied in order. The only buffer a connection owns is the
-// frame being handled, bounded by max_request_bytes.
+// frame being handled, bounded by max_request_bytes (large ones come from and
+// return to the FramePool, so they are not allocated and zeroed per request).
 //
 // Draining (shutdown): Drain() stops reading; an idle connection closes now,
 // one with a request in flight closes after writing its response.
@@ -21,6 +22,12 @@
 // after writing a response) the whole next frame must arrive within the
 // timeout, else the connection is closed and counted in closed_idle. A
 // request being handled (e.g. a parked long-poll fetch) is never idle.
+//
+// Writing a response: the size prefix and the inline bytes go out with
+// write(); each file range spliced into the frame (a Fetch's log bytes) goes
+// with sendfile(2) from the segment file to the socket, no user-space copy.
+// The socket is non-blocking: sendfile sends what fits and the rest waits
+// for the socket to be writable again.
 //
 // Threading: everything runs on the socket's executor (one io_context thread);
 // the handler's respond callback is re-posted there whatever thread calls it.
@@ -69,7 +76,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnSize(const asio::error_code& ec, size_t n);
   void OnBody(const asio::error_code& ec, size_t n);
   void Dispatch();
-  void OnResponse(std::optional<std::vector<uint8_t>> response, bool close);
+  void OnResponse(std::optional<ResponseFrame> response, bool close);
+  // Writes inline bytes [from, splice `next`.at) (the size prefix too when
+  // from == 0), then sends splice `next`, and so on to the end of the frame.
+  void WriteBytes(size_t from, size_t next, bool close);
+  // Sends splice `index` from `done` bytes into it.
+  void SendSlice(size_t index, uint64_t done, bool close);
   void OnWritten(const asio::error_code& ec, bool close);
   void Close();
 
@@ -79,7 +91,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   OnClosed on_closed_;
   std::array<uint8_t, 4> size_bytes_{};
   std::vector<uint8_t> frame_;
-  std::vector<uint8_t> response_;
+  ResponseFrame response_;
   int16_t api_key_ = -1;
   std::chrono::steady_clock::time_point started_;
   bool in_flight_ = false;

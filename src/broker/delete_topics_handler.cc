@@ -11,6 +11,7 @@ ErrorCode DeleteOne(HandlerEnv& env, const std::string& name) {
   if (IsInternalTopic(name)) return ErrorCode::kInvalidRequest;  // implementation choice, §3.8
   if (!env.topics.Find(name)) return ErrorCode::kUnknownTopicOrPartition;
   Status deleted = env.topics.Delete(name);
+  env.slices.ForgetTopic(name);
   if (deleted.ok()) return ErrorCode::kNone;
   if (deleted.IsNotFound()) return ErrorCode::kUnknownTopicOrPartition;
   return deleted.IsIoError() ? ErrorCode::kKafkaStorageError : ErrorCode::kUnknownServerError;

@@ -1,7 +1,9 @@
 // Fetch (spec §3.4, §5.5): whole batches below the high watermark
 // (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED), byte limits
 // with the progress guarantee, and the long poll in the delayed-fetch
-// purgatory (woken by appends, forced at max wait or shutdown).
+// purgatory (woken by appends, forced at max wait or shutdown). READ_UNCOMMITTED
+// log bytes are file ranges sent with sendfile when the FetchSliceReader can
+// serve them (fetch_slice_reader.h), else bytes copied by Log::Read.
 #include <algorithm>
 #include <memory>
 
@@ -45,10 +47,27 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
   if (log == nullptr) return out;
   const bool committed = request.isolation_level == kReadCommitted;
   if (committed) out.aborted_transactions.emplace();
+  const FetchIsolation isolation =
+      committed ? FetchIsolation::kTxnCommitted : FetchIsolation::kHighWatermark;
+  std::optional<std::vector<FileSlice>> slices;
   if (max_bytes > 0 || min_one) {
+    int64_t upper = 0;
+    slices = env.slices.Read(*log, p.fetch_offset, max_bytes, min_one, isolation, &upper);
+    if (slices && committed) {
+      // As Log::Read does: the aborted transactions below the bound used.
+      Result<std::vector<AbortedTxn>> aborted =
+          log->CollectAbortedTransactions(p.fetch_offset, upper);
+      if (!aborted.ok()) slices.reset();  // Log::Read reports the error
+      for (const AbortedTxn& txn : aborted.ok() ? *aborted : std::vector<AbortedTxn>{}) {
+        out.aborted_transactions->push_back({txn.producer_id, txn.first_offset});
+      }
+    }
+  }
+  if (slices) {
+    out.file_records = std::move(*slices);  // sent with sendfile
+  } else if (max_bytes > 0 || min_one) {
     Result<FetchDataInfo> data = log->Read(
-        p.fetch_offset, int32_t(std::clamp<int64_t>(max_bytes, 0, INT32_MAX)),
-        committed ? FetchIsolation::kTxnCommitted : FetchIsolation::kHighWatermark, min_one);
+        p.fetch_offset, int32_t(std::clamp<int64_t>(max_bytes, 0, INT32_MAX)), isolation, min_one);
     if (!data.ok()) {
       out.error_code = ErrorCodeForStorageStatus(data.status());
       if (out.error_code == ErrorCode::kCorruptMessage) {
@@ -84,7 +103,8 @@ FetchOutcome ReadAll(HandlerEnv& env, const FetchRequest& request) {
       const int64_t limit = std::min<int64_t>(p.partition_max_bytes, remaining);
       FetchResponse::Partition out =
           ReadPartition(env, request, topic.topic, p, limit, outcome.available == 0);
-      const int64_t size = out.records ? int64_t(out.records->size()) : 0;
+      int64_t size = out.records ? int64_t(out.records->size()) : 0;
+      for (const FileSlice& slice : out.file_records) size += int64_t(slice.length);
       outcome.available += size;
       remaining -= size;
       outcome.any_error = outcome.any_error || out.error_code != ErrorCode::kNone;

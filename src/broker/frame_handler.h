@@ -5,7 +5,8 @@
 // the connection), possibly later (a Fetch parked in the purgatory). Handle()
 // is called on the network thread and must not block it: real work goes to
 // the request handler threads. `response` is the full response frame
-// without the size prefix, or std::nullopt when nothing is sent (a Produce with
+// without the size prefix (bytes, possibly with file ranges spliced in:
+// protocol/response_frame.h), or std::nullopt when nothing is sent (a Produce with
 // acks=0, or a frame whose header cannot be parsed). `close == true` asks the
 // server to close the connection after sending the response, if any (unknown
 // API key, unsupported version, unparseable header: Kafka closes too).
@@ -23,9 +24,11 @@
 #include <optional>
 #include <vector>
 
+#include "broker/protocol/response_frame.h"
+
 namespace daruma::broker {
 
-using Respond = std::function<void(std::optional<std::vector<uint8_t>> response, bool close)>;
+using Respond = std::function<void(std::optional<ResponseFrame> response, bool close)>;
 
 class FrameHandler {
  public:

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "broker/api_handlers.h"
+#include "broker/frame_pool.h"
 #include "broker/protocol/api_keys.h"
 #include "broker/protocol/request_header.h"
 
@@ -13,7 +14,8 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor network_
     : ctx_(std::move(ctx)),
       request_executor_(request_executor),
       topics_(ctx_.log_manager, ctx_.config.log),
-      purgatory_(std::move(network_executor), std::move(request_executor)) {
+      purgatory_(std::move(network_executor), std::move(request_executor)),
+      slices_(ctx_.zero_copy_fs) {
   init_status_ = topics_.Load();
 }
 
@@ -23,9 +25,11 @@ RequestHandler::~RequestHandler() = default;
 // one handed over after is refused by closing.
 void RequestHandler::Handle(std::vector<uint8_t> frame, Respond respond) {
   if (shut_down_) return respond(std::nullopt, true);
-  asio::post(request_executor_, [this, frame = std::move(frame), respond = std::move(respond)]() {
-    HandleRequest(frame, respond);
-  });
+  asio::post(request_executor_,
+             [this, frame = std::move(frame), respond = std::move(respond)]() mutable {
+               HandleRequest(frame, respond);
+               FramePool::Default().Give(std::move(frame));
+             });
 }
 
 // Parked fetches are forced on the pool (their reads are disk I/O); a fetch
@@ -35,7 +39,7 @@ void RequestHandler::Shutdown() {
   asio::post(request_executor_, [this] { purgatory_.CompleteAll(); });
 }
 
-void RequestHandler::HandleRequest(const std::vector<uint8_t>& frame, const Respond& respond) {
+void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const Respond& respond) {
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
   if (!parsed.ok()) return respond(std::nullopt, true);
@@ -49,7 +53,7 @@ void RequestHandler::HandleRequest(const std::vector<uint8_t>& frame, const Resp
     }
     return respond(std::nullopt, true);
   }
-  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_};
+  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame};
   switch (header.api_key) {
     case ApiKey::kApiVersions:
       return HandleApiVersions(env, header, reader, respond);

@@ -41,6 +41,7 @@
 
 #include "broker/broker_context.h"
 #include "broker/delayed_fetch.h"
+#include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
@@ -67,12 +68,13 @@ class RequestHandler final : public FrameHandler {
   TopicRegistry& topics() { return topics_; }
 
  private:
-  void HandleRequest(const std::vector<uint8_t>& frame, const Respond& respond);
+  void HandleRequest(std::vector<uint8_t>& frame, const Respond& respond);
 
   BrokerContext ctx_;  // read-only after construction
   asio::any_io_executor request_executor_;
   TopicRegistry topics_;
   DelayedFetchPurgatory purgatory_;
+  FetchSliceReader slices_;  // ctx.zero_copy_fs; off when null
   // Serialises "read the log end, raise the high watermark" of concurrent
   // produces, so a partition's high watermark never moves back (Kafka's
   // maybeIncrementLeaderHW). Held only around those two in-memory calls.

@@ -30,10 +30,13 @@ namespace daruma::broker::testing {
 inline constexpr int32_t kNodeId = 1;
 
 // What a Handle() call answered (done stays false while a fetch is parked).
+// The frame is flattened (spliced file ranges read in); `splices` counts
+// the ranges a Fetch sent zero-copy.
 struct Reply {
   bool done = false;
   std::optional<Bytes> frame;
   bool close = false;
+  size_t splices = 0;
 };
 
 class HandlerHarness {
@@ -62,10 +65,15 @@ class HandlerHarness {
   // Hands `frame` to the handler and runs whatever is ready now.
   std::shared_ptr<Reply> SubmitFrame(Bytes frame) {
     auto reply = std::make_shared<Reply>();
-    handler_->Handle(std::move(frame), [reply](std::optional<Bytes> response, bool close) {
+    handler_->Handle(std::move(frame), [reply](std::optional<ResponseFrame> response, bool close) {
       EXPECT_FALSE(reply->done) << "respond called twice";
       reply->done = true;
-      reply->frame = std::move(response);
+      if (response) {
+        reply->splices = response->splices.size();
+        Result<Bytes> flat = response->Flatten();
+        EXPECT_TRUE(flat.ok()) << flat.status().ToString();
+        if (flat.ok()) reply->frame = std::move(*flat);
+      }
       reply->close = close;
     });
     Poll();

@@ -1,10 +1,12 @@
 // Real clients against a spawned `daruma serve` (label compat): kcat
-// (librdkafka 2.0.2) per codec on a 3-partition topic, and the two Python
-// clients with manual partition assignment (no consumer groups). Every
-// partition must come back byte-identical and in order. The broker must then
-// stop on SIGTERM with exit code 0 and leave the clean-shutdown marker.
+// (librdkafka 2.0.2) with 100,000 messages per codec on a 3-partition topic
+// (one broker for all codecs), and the two Python clients with manual
+// partition assignment (no consumer groups). Every partition must come back
+// byte-identical and in order. The broker must then stop on SIGTERM with exit
+// code 0 and leave the clean-shutdown marker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -24,7 +26,7 @@ using daruma::testing::WriteStringToFile;
 using testing::DarumaProcess;
 using testing::FindOnPath;
 
-constexpr int kMessages = 10000;
+constexpr int kMessages = 100000;  // per codec, over kPartitions (the proof)
 constexpr int kPartitions = 3;
 
 // Runs a shell command; its exit status.
@@ -41,70 +43,177 @@ int Shell(const std::string& command) {
     }                                                                    \
   } while (0)
 
-class KcatCompatTest : public ::testing::TestWithParam<const char*> {};
-
-// Lines of partition p: distinct, of varying length, mentioning the codec.
-std::string PartitionPayload(const std::string& codec, int p) {
-  std::string out;
+// Lines of partition p: distinct, 60–140 bytes (about 100 on average),
+// mentioning the codec, with a compressible tail.
+std::vector<std::string> PartitionMessages(const std::string& codec, int p) {
+  std::vector<std::string> out;
   for (int i = p; i < kMessages; i += kPartitions) {
-    out += "m" + std::to_string(i) + "-" + codec + "-p" + std::to_string(p) + "-" +
-           std::string(size_t(i % 97), char('a' + i % 26)) + "\n";
+    std::string m = "m" + std::to_string(i) + "-" + codec + "-p" + std::to_string(p) + "-";
+    m.append(size_t(60 + i % 81) - std::min<size_t>(m.size(), 60), char('a' + i % 26));
+    out.push_back(std::move(m));
   }
   return out;
 }
 
-TEST_P(KcatCompatTest, ProduceThenConsumeEveryPartitionByteIdentical) {
-  DARUMA_REQUIRE_BROKER_BINARY();
-  const std::string kcat = FindOnPath("kcat");
-  if (kcat.empty()) GTEST_SKIP() << "SKIPPED: kcat not installed (apt-get install kcat)";
-  const std::string codec = GetParam();
-  TempDir dir;
-  DarumaProcess daruma(dir.path(), "num.partitions=3\n");
-  ASSERT_TRUE(daruma.Start());
-  ASSERT_TRUE(daruma.WaitServing()) << daruma.Log();
-  const std::string topic = "kcat-" + codec;
-  for (int p = 0; p < kPartitions; ++p) {
-    const std::string in = dir.Join("in-" + std::to_string(p));
-    WriteStringToFile(in, PartitionPayload(codec, p));
-    const std::string cmd = "timeout 60 " + kcat + " -P -b " + daruma.bootstrap() + " -t " + topic +
-                            " -p " + std::to_string(p) + " -z " + codec + " -X linger.ms=5 -l " +
-                            in + " 2>" + dir.Join("produce.err");
-    ASSERT_EQ(Shell(cmd), 0) << cmd << "\n"
-                             << ReadFileToString(dir.Join("produce.err")) << daruma.Log();
+// Runs `commands` concurrently from a bash script at `script`: 0 when every
+// one exited 0.
+int RunConcurrently(const std::vector<std::string>& commands, const std::string& script) {
+  std::string text = "rc=0\n";
+  for (const auto& c : commands) text += c + " &\n";
+  text += "for j in $(jobs -p); do wait $j || rc=1; done\nexit $rc\n";
+  WriteStringToFile(script, text);
+  return Shell("bash " + script);
+}
+
+std::string Join(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// One consumed message: kcat -f '%o %T %s\n'.
+struct Consumed {
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+  std::string value;
+};
+
+std::vector<Consumed> ParseConsumed(const std::string& text) {
+  std::vector<Consumed> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    const size_t a = line.find(' ');
+    const size_t b = a == std::string::npos ? a : line.find(' ', a + 1);
+    if (b == std::string::npos) {
+      out.push_back({-1, -1, line});
+      continue;
+    }
+    out.push_back({std::stoll(line.substr(0, a)), std::stoll(line.substr(a + 1, b - a - 1)),
+                   line.substr(b + 1)});
   }
-  for (int p = 0; p < kPartitions; ++p) {
-    const std::string out = dir.Join("out-" + std::to_string(p));
-    const std::string cmd = "timeout 60 " + kcat + " -C -b " + daruma.bootstrap() + " -t " + topic +
-                            " -p " + std::to_string(p) + " -o beginning -e -f '%s\\n' > " + out +
-                            " 2>" + dir.Join("consume.err");
-    ASSERT_EQ(Shell(cmd), 0) << cmd << "\n"
-                             << ReadFileToString(dir.Join("consume.err")) << daruma.Log();
-    const std::string got = ReadFileToString(out);
-    const std::string want = PartitionPayload(codec, p);
-    EXPECT_EQ(got.size(), want.size()) << "partition " << p;
-    EXPECT_TRUE(got == want) << "partition " << p << " differs";
+  return out;
+}
+
+// One broker for every codec (start-up is most of a small test's time).
+class KcatCompatTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    daruma_ = new DarumaProcess(dir_->path(), "num.partitions=3\n");
+    serving_ = daruma_->Start() && daruma_->WaitServing();
   }
-  EXPECT_EQ(daruma.Stop(), 0) << daruma.Log();
-  EXPECT_TRUE(FileSystem::Default()->Exists(daruma.data_dir() + "/.kafka_cleanshutdown"));
-  // Batches were stored with the codec kcat used (librdkafka silently sends
-  // uncompressed batches when the broker's ApiVersions discourages it, and
-  // also any batch that the codec would not make smaller, so which batches
-  // are compressed depends on timing): attributes are the int16 at byte 21
-  // of a v2 batch, codec in bits 0-2, and the size field is at byte 8.
-  const std::string segment =
-      ReadFileToString(daruma.data_dir() + "/" + topic + "-0/00000000000000000000.log");
+  // The broker must stop on SIGTERM with exit code 0 and leave the
+  // clean-shutdown marker after serving every codec.
+  static void TearDownTestSuite() {
+    if (serving_) {
+      EXPECT_EQ(daruma_->Stop(), 0) << daruma_->Log();
+      EXPECT_TRUE(FileSystem::Default()->Exists(daruma_->data_dir() + "/.kafka_cleanshutdown"));
+    }
+    delete daruma_;
+    delete dir_;
+  }
+
+  // kcat -Q (ListOffsets) for one partition and timestamp (-2 earliest,
+  // -1 latest); -2 when the answer does not parse.
+  static int64_t QueryOffset(const std::string& kcat, const std::string& topic, int p,
+                             int64_t timestamp) {
+    const std::string out = dir_->Join("query.out");
+    const std::string cmd = "timeout 30 " + kcat + " -Q -b " + daruma_->bootstrap() + " -t " +
+                            topic + ":" + std::to_string(p) + ":" + std::to_string(timestamp) +
+                            " > " + out + " 2>&1";
+    if (Shell(cmd) != 0) return -2;
+    const std::string text = ReadFileToString(out);
+    const size_t at = text.find("offset ");
+    return at == std::string::npos ? -2 : std::stoll(text.substr(at + 7));
+  }
+
+  static TempDir* dir_;
+  static DarumaProcess* daruma_;
+  static bool serving_;
+};
+
+TempDir* KcatCompatTest::dir_ = nullptr;
+DarumaProcess* KcatCompatTest::daruma_ = nullptr;
+bool KcatCompatTest::serving_ = false;
+
+// Codec ids of the v2 batches of one partition's first segment: attributes
+// are the int16 at byte 21 (codec in bits 0-2), the size field at byte 8.
+std::set<std::string> CodecsInSegment(const std::string& segment) {
   const std::vector<std::string> names = {"none", "gzip", "snappy", "lz4", "zstd"};
-  std::set<std::string> codecs_seen;
+  std::set<std::string> seen;
   for (size_t pos = 0; pos + 23 <= segment.size();) {
     const auto* b = reinterpret_cast<const uint8_t*>(segment.data() + pos);
     const size_t size = size_t(b[8]) << 24 | size_t(b[9]) << 16 | size_t(b[10]) << 8 | b[11];
     const size_t codec_id = b[22] & 0x7;
-    ASSERT_LT(codec_id, names.size()) << "batch at position " << pos;
-    codecs_seen.insert(names[codec_id]);
+    seen.insert(codec_id < names.size() ? names[codec_id] : "codec " + std::to_string(codec_id));
     pos += 12 + size;
   }
-  EXPECT_TRUE(codecs_seen.count(codec) == 1) << "no batch of partition 0 uses " << codec;
-  EXPECT_LE(codecs_seen.size(), codec == "none" ? 1u : 2u);
+  return seen;
+}
+
+// The proof: 100,000 messages per codec to a 3-partition topic, the
+// three partitions produced and consumed concurrently; every partition comes
+// back byte-identical, in order, at offsets 0..n-1, and ListOffsets
+// earliest/latest/by-timestamp agree with what was consumed.
+TEST_P(KcatCompatTest, ProduceThenConsumeEveryPartitionByteIdentical) {
+  DARUMA_REQUIRE_BROKER_BINARY();
+  const std::string kcat = FindOnPath("kcat");
+  if (kcat.empty()) GTEST_SKIP() << "SKIPPED: kcat not installed (apt-get install kcat)";
+  ASSERT_TRUE(serving_) << daruma_->Log();
+  const std::string codec = GetParam();
+  const std::string topic = "kcat-" + codec;
+  const std::string bootstrap = daruma_->bootstrap();
+  std::vector<std::string> produce;
+  std::vector<std::string> consume;
+  for (int p = 0; p < kPartitions; ++p) {
+    const std::string n = codec + "-" + std::to_string(p);
+    WriteStringToFile(dir_->Join("in-" + n), Join(PartitionMessages(codec, p)));
+    produce.push_back("timeout 60 " + kcat + " -P -b " + bootstrap + " -t " + topic + " -p " +
+                      std::to_string(p) + " -z " + codec + " -X linger.ms=5 -l " +
+                      dir_->Join("in-" + n) + " 2>" + dir_->Join("produce.err-" + n));
+    consume.push_back("timeout 60 " + kcat + " -C -b " + bootstrap + " -t " + topic + " -p " +
+                      std::to_string(p) + " -o beginning -e -f '%o %T %s\\n' > " +
+                      dir_->Join("out-" + n) + " 2>" + dir_->Join("consume.err-" + n));
+  }
+  ASSERT_EQ(RunConcurrently(produce, dir_->Join("produce-" + codec + ".sh")), 0)
+      << ReadFileToString(dir_->Join("produce.err-" + codec + "-0")) << daruma_->Log();
+  ASSERT_EQ(RunConcurrently(consume, dir_->Join("consume-" + codec + ".sh")), 0)
+      << ReadFileToString(dir_->Join("consume.err-" + codec + "-0")) << daruma_->Log();
+  for (int p = 0; p < kPartitions; ++p) {
+    const std::vector<std::string> want = PartitionMessages(codec, p);
+    const std::vector<Consumed> got =
+        ParseConsumed(ReadFileToString(dir_->Join("out-" + codec + "-" + std::to_string(p))));
+    ASSERT_EQ(got.size(), want.size()) << "partition " << p;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].offset, int64_t(i)) << "partition " << p << " message " << i;
+      ASSERT_EQ(got[i].value, want[i]) << "partition " << p << " offset " << i;
+    }
+    EXPECT_EQ(QueryOffset(kcat, topic, p, -2), 0) << "earliest, partition " << p;
+    EXPECT_EQ(QueryOffset(kcat, topic, p, -1), int64_t(want.size())) << "latest, partition " << p;
+    // By timestamp: the first offset whose timestamp is >= that of the
+    // middle message, and -1 past the newest timestamp.
+    const int64_t ts = got[got.size() / 2].timestamp;
+    int64_t first = -1;
+    int64_t newest = -1;
+    for (const Consumed& c : got) {
+      if (first < 0 && c.timestamp >= ts) first = c.offset;
+      newest = std::max(newest, c.timestamp);
+    }
+    EXPECT_EQ(QueryOffset(kcat, topic, p, ts), first) << "timestamp " << ts << ", partition " << p;
+    EXPECT_EQ(QueryOffset(kcat, topic, p, newest + 1), -1) << "partition " << p;
+  }
+  // Batches were stored with the codec kcat used (librdkafka silently sends
+  // uncompressed batches when the broker's ApiVersions discourages it, and
+  // also any batch that the codec would not make smaller, so which batches
+  // are compressed depends on timing).
+  const std::set<std::string> codecs = CodecsInSegment(
+      ReadFileToString(daruma_->data_dir() + "/" + topic + "-0/00000000000000000000.log"));
+  EXPECT_EQ(codecs.count(codec), 1u) << "no batch of partition 0 uses " << codec;
+  EXPECT_LE(codecs.size(), codec == "none" ? 1u : 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, KcatCompatTest,

@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "broker/kafka_server.h"
+#include "common/file_system.h"
 #include "server_test_util.h"
+#include "support/test_support.h"
 
 namespace daruma::broker {
 namespace {
@@ -84,6 +86,63 @@ TEST(ServerFramingTest, EchoesOneFrameWithSizePrefix) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(*r, (std::vector<uint8_t>{0, 18, 0, 3, 0, 0, 0, 7}));
   EXPECT_EQ(f.handler().calls.load(), 1);
+}
+
+// A file of `size` bytes, byte i = i * 7 + 3 (mod 256).
+std::shared_ptr<const File> PatternFile(const daruma::testing::TempDir& dir, size_t size) {
+  std::string data(size, '\0');
+  for (size_t i = 0; i < size; ++i) data[i] = char(uint8_t(i * 7 + 3));
+  daruma::testing::WriteStringToFile(dir.Join("pattern"), data);
+  Result<std::unique_ptr<File>> file =
+      FileSystem::Default()->Open(dir.Join("pattern"), OpenMode::kRead);
+  EXPECT_TRUE(file.ok());
+  return file.ok() ? std::shared_ptr<const File>(std::move(*file)) : nullptr;
+}
+
+// File ranges spliced into a response go out with sendfile, in place: bytes,
+// range, bytes, range, bytes; 6 MiB, more than the socket buffers hold, so
+// the send waits for the client to read.
+TEST(ServerFramingTest, SplicedFileRangesAreSentInPlace) {
+  daruma::testing::TempDir dir;
+  std::shared_ptr<const File> file = PatternFile(dir, 8 << 20);
+  ASSERT_TRUE(file != nullptr);
+  ASSERT_GE(file->fd(), 0);
+  ServerFixture f([&](std::vector<uint8_t>, Respond respond) {
+    ResponseFrame frame(Bytes{'h', 'e', 'a', 'd', 'm', 'i', 'd', 't', 'a', 'i', 'l'});
+    frame.splices.push_back({4, {file, 5, 6 << 20}});
+    frame.splices.push_back({7, {file, 1, 3}});
+    respond(std::move(frame), false);
+  });
+  FrameClient c(f.port());
+  c.SendFrame({0, 1, 0, 11, 0, 0, 0, 1});
+  auto r = c.ReadFrame();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->size(), 11u + (6u << 20) + 3u);
+  Bytes want = {'h', 'e', 'a', 'd'};
+  for (size_t i = 5; i < 5 + (6u << 20); ++i) want.push_back(uint8_t(i * 7 + 3));
+  want.insert(want.end(), {'m', 'i', 'd'});
+  for (size_t i = 1; i < 4; ++i) want.push_back(uint8_t(i * 7 + 3));
+  want.insert(want.end(), {'t', 'a', 'i', 'l'});
+  EXPECT_TRUE(*r == want);
+  // The connection goes on: the next request is answered too.
+  c.SendFrame({0, 1, 0, 11, 0, 0, 0, 2});
+  EXPECT_TRUE(c.ReadFrame().has_value());
+}
+
+// A range reaching past the end of its file cannot be sent whole: the
+// connection is closed rather than sending a short frame.
+TEST(ServerFramingTest, RangeBeyondTheFileClosesTheConnection) {
+  daruma::testing::TempDir dir;
+  std::shared_ptr<const File> file = PatternFile(dir, 100);
+  ServerFixture f([&](std::vector<uint8_t>, Respond respond) {
+    ResponseFrame frame(Bytes{'x'});
+    frame.splices.push_back({1, {file, 50, 100}});
+    respond(std::move(frame), false);
+  });
+  FrameClient c(f.port());
+  c.SendFrame({0, 1, 0, 11, 0, 0, 0, 1});
+  EXPECT_FALSE(c.ReadFrame().has_value());
+  EXPECT_TRUE(Eventually([&] { return OpenConnections(f) == 0; }));
 }
 
 TEST(ServerFramingTest, OversizedFrameClosesWithoutReadingTheBody) {

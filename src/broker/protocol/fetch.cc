@@ -65,7 +65,14 @@ void WriteResponsePartition(const FetchResponse::Partition& p, int16_t version, 
                          w.WriteInt64(a.first_offset);
                        });
   if (version >= 11) w.WriteInt32(p.preferred_read_replica);
-  if (p.records) {
+  if (!p.file_records.empty()) {
+    // The record set is `records` then the file ranges, spliced in unread.
+    uint64_t total = p.records ? p.records->size() : 0;
+    for (const FileSlice& s : p.file_records) total += s.length;
+    w.WriteInt32(int32_t(total));
+    if (p.records) w.WriteRaw(*p.records);
+    for (const FileSlice& s : p.file_records) w.SpliceFile(s);
+  } else if (p.records) {
     w.WriteBytes(*p.records, kClassic);
   } else {
     w.WriteNullableBytes(std::nullopt, kClassic);

@@ -15,7 +15,10 @@
 //             int32 (v11), Records nullable records (int32 length)]]
 //
 // Response records are OWNED bytes (whole batches, copied once into the
-// response frame by the encoder). They default to an EMPTY record set:
+// response frame by the encoder) followed by `file_records`: ranges of
+// segment files the encoder splices into the frame unread (zero copy, see
+// response_frame.h; a frame with splices must be taken with ReleaseFrame).
+// Decoding always yields bytes. Records default to an EMPTY record set:
 // a Fetch response must never carry null (kafka-python cannot parse it);
 // nullopt exists only so decoding a peer's null is lossless.
 #pragma once
@@ -28,6 +31,7 @@
 #include "broker/protocol/error_codes.h"
 #include "broker/protocol/protocol_reader.h"
 #include "broker/protocol/protocol_writer.h"
+#include "broker/protocol/response_frame.h"
 #include "common/bytes.h"
 #include "common/status.h"
 
@@ -82,6 +86,7 @@ struct FetchResponse {
     std::optional<std::vector<AbortedTransaction>> aborted_transactions;
     int32_t preferred_read_replica = -1;  // v11
     std::optional<Bytes> records = Bytes{};
+    std::vector<FileSlice> file_records;  // sent after `records`; encode only
     bool operator==(const Partition&) const = default;
   };
   struct Topic {

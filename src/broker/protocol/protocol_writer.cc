@@ -7,6 +7,23 @@
 
 namespace daruma::broker {
 
+void ProtocolWriter::SpliceFile(FileSlice slice) {
+  if (slice.length == 0) return;
+  splices_.push_back({out_.size(), std::move(slice)});
+}
+
+Bytes ProtocolWriter::Release() {
+  assert(splices_.empty());
+  return std::move(out_);
+}
+
+ResponseFrame ProtocolWriter::ReleaseFrame() {
+  ResponseFrame frame(std::move(out_));
+  frame.splices = std::move(splices_);
+  splices_.clear();
+  return frame;
+}
+
 void ProtocolWriter::WriteInt16(int16_t v) {
   uint8_t b[2];
   StoreBe16(b, uint16_t(v));

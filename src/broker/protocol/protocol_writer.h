@@ -5,6 +5,9 @@
 // strings <= 32767 bytes, arrays and bytes <= INT32_MAX); violating them is a
 // programming error caught by assert. The finished buffer is taken with
 // Release() and is exactly the bytes written (no frame size prefix).
+// SpliceFile() inserts a file range at the current position instead of its
+// bytes (response_frame.h); a writer with splices is taken with
+// ReleaseFrame(), never Release().
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "broker/protocol/protocol_reader.h"
+#include "broker/protocol/response_frame.h"
 #include "common/bytes.h"
 
 namespace daruma::broker {
@@ -63,13 +67,18 @@ class ProtocolWriter {
   void WriteTaggedFields(std::span<const TaggedField> fields);
 
   void WriteRaw(ByteSpan b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  // The slice's bytes go here on the wire; only its length is counted now.
+  void SpliceFile(FileSlice slice);
   void Reserve(size_t n) { out_.reserve(n); }
+  // Bytes written inline (spliced file ranges excluded).
   size_t size() const { return out_.size(); }
   const Bytes& bytes() const { return out_; }
-  Bytes Release() { return std::move(out_); }
+  Bytes Release();
+  ResponseFrame ReleaseFrame();
 
  private:
   Bytes out_;
+  std::vector<ResponseFrame::Splice> splices_;
 };
 
 }  // namespace daruma::broker

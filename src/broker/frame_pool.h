@@ -1,0 +1,39 @@
+// FramePool: request frame buffers recycled between the network threads
+// (which read frames into them) and the request threads (which give them back
+// once a request is handled), so a steady stream of large produce requests
+// neither allocates nor zero-fills a buffer per request: std::vector::resize
+// to a size the buffer already had (or less) writes nothing.
+//
+// Contract: Take(n) returns a buffer of exactly n bytes with unspecified
+// contents. Only frames of at least kMinBytes are pooled (small requests
+// allocate as before, and never shrink a large pooled buffer); at most
+// kMaxBytes are kept in total, beyond that Give() frees. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace daruma::broker {
+
+class FramePool {
+ public:
+  static constexpr size_t kMinBytes = 64 << 10;
+  static constexpr size_t kMaxBytes = 64 << 20;
+
+  // The process-wide pool (connections and the request handler share it).
+  static FramePool& Default();
+
+  std::vector<uint8_t> Take(size_t size);
+  void Give(std::vector<uint8_t> buffer);
+
+  size_t pooled_bytes() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::vector<uint8_t>> buffers_;
+  size_t bytes_ = 0;  // sum of the pooled buffers' capacities
+};
+
+}  // namespace daruma::broker

@@ -1,0 +1,90 @@
+// ValidateProduceRecords' record checks (step 9) on uncompressed batches,
+// which take a walk without decoding when everything is valid: valid batches
+// with null keys/values and headers pass, and each broken record still gets
+// the error (and message) of the full decode.
+#include "broker/produce_validator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "record/record_batch.h"
+#include "record/record_batch_builder.h"
+
+namespace daruma::broker {
+namespace {
+
+Bytes Batch(const std::vector<RecordInput>& records,
+            CompressionType compression = CompressionType::kNone) {
+  BatchBuilderOptions options;
+  options.compression = compression;
+  Result<Bytes> batch = BuildRecordBatch(options, records);
+  EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+  return batch.ok() ? *batch : Bytes{};
+}
+
+RecordInput Rec(std::optional<std::string> key, std::optional<std::string> value,
+                std::vector<RecordHeader> headers = {}) {
+  RecordInput r;
+  r.timestamp = 1000;
+  r.key = std::move(key);
+  r.value = std::move(value);
+  r.headers = std::move(headers);
+  return r;
+}
+
+// The CRC recomputed after editing a batch, so the record checks are reached.
+void FixCrc(Bytes& batch) {
+  const uint32_t crc = RecordBatchView(batch).ComputeCrc();
+  StoreBe32(batch.data() + batch_layout::kCrc, crc);
+}
+
+TEST(ProduceValidator, ValidUncompressedBatchesPass) {
+  LogConfig config;
+  const Bytes batch = Batch({Rec("k", "v", {{"h", "x"}, {"n", std::nullopt}}),
+                             Rec(std::nullopt, std::nullopt), Rec("", std::string(3000, 'z'))});
+  EXPECT_TRUE(ValidateProduceRecords(ByteSpan(batch), 7, config).ok());
+}
+
+TEST(ProduceValidator, NullKeyOnCompactedTopicIsInvalidRecord) {
+  LogConfig config;
+  config.compact = true;
+  const Bytes keyed = Batch({Rec("k", "v")});
+  EXPECT_TRUE(ValidateProduceRecords(ByteSpan(keyed), 7, config).ok());
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kGzip}) {
+    const Bytes unkeyed = Batch({Rec("k", "v"), Rec(std::nullopt, "v")}, c);
+    ProduceCheck check = ValidateProduceRecords(ByteSpan(unkeyed), 7, config);
+    EXPECT_EQ(check.error, ErrorCode::kInvalidRecord);
+    EXPECT_EQ(check.message, "record 1: a compacted topic needs a non-null key");
+  }
+}
+
+TEST(ProduceValidator, OffsetDeltaOutOfOrderIsInvalidRecord) {
+  RecordInput a = Rec("a", "1");
+  RecordInput b = Rec("b", "2");
+  b.offset_delta = 5;
+  Bytes batch = Batch({a, b});
+  // lastOffsetDelta + 1 must still equal the count to reach the records.
+  StoreBe32(batch.data() + batch_layout::kLastOffsetDelta, 1);
+  FixCrc(batch);
+  ProduceCheck check = ValidateProduceRecords(ByteSpan(batch), 7, LogConfig{});
+  EXPECT_EQ(check.error, ErrorCode::kInvalidRecord);
+  EXPECT_EQ(check.message, "record 1: field offsetDelta: expected 1, found 5");
+}
+
+TEST(ProduceValidator, MalformedRecordIsCorruptMessageAsTheFullDecodeSays) {
+  Bytes batch = Batch({Rec("k", "value")});
+  // The record's length varint (first byte of the records region): 1 byte
+  // too long for the region.
+  batch[batch_layout::kRecords] = uint8_t(batch[batch_layout::kRecords] + 2);
+  FixCrc(batch);
+  ProduceCheck check = ValidateProduceRecords(ByteSpan(batch), 7, LogConfig{});
+  EXPECT_EQ(check.error, ErrorCode::kCorruptMessage);
+  Result<std::vector<Record>> decoded = RecordBatchView(batch).DecodeRecords();
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(check.message, decoded.status().message());
+}
+
+}  // namespace
+}  // namespace daruma::broker
