@@ -13,6 +13,7 @@
 #include "support/test_support.h"
 #include "tools/check_command.h"
 #include "tools/generated_log_dir.h"
+#include "tools/tool_run.h"
 
 namespace daruma::tools {
 namespace {
@@ -22,11 +23,7 @@ using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
 
-struct CheckRun {
-  int rc = -1;
-  std::string out, err;
-  nlohmann::json json;
-};
+using CheckRun = ToolRun;
 
 class CheckTest : public ::testing::Test {
  protected:
@@ -39,16 +36,7 @@ class CheckTest : public ::testing::Test {
     o.log_dirs = {dir_};
     o.threads = threads;
     o.json_file = tmp_.Join("check.json");
-    o.progress = ProgressMode::kQuiet;
-    std::ostringstream out, err;
-    CheckRun run;
-    run.rc = RunCheck(o, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    if (std::filesystem::exists(o.json_file)) {
-      run.json = nlohmann::json::parse(ReadFileToString(o.json_file));
-      std::filesystem::remove(o.json_file);
-    }
+    CheckRun run = RunCheckQuietly(o);
     EXPECT_EQ(SnapshotTree(dir_), before) << "check changed the log dir";
     return run;
   }

@@ -15,6 +15,7 @@
 #include "tools/check_command.h"
 #include "tools/generated_log_dir.h"
 #include "tools/repair_command.h"
+#include "tools/tool_run.h"
 
 namespace daruma::tools {
 namespace {
@@ -23,11 +24,7 @@ using namespace testlog;  // NOLINT: test helpers
 using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
 
-struct RepairRun {
-  int rc = -1;
-  std::string out, err;
-  nlohmann::json report;
-};
+using RepairRun = ToolRun;
 
 class RepairTest : public ::testing::Test {
  protected:
@@ -40,17 +37,7 @@ class RepairTest : public ::testing::Test {
     o.dry_run = dry_run;
     o.threads = 2;
     o.report_file = tmp_.Join("repair.json");
-    o.progress = ProgressMode::kQuiet;
-    std::ostringstream out, err;
-    RepairRun run;
-    run.rc = RunRepair(o, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    if (std::filesystem::exists(o.report_file)) {
-      run.report = nlohmann::json::parse(ReadFileToString(o.report_file));
-      std::filesystem::remove(o.report_file);
-    }
-    return run;
+    return RunRepairQuietly(o);
   }
 
   // Repair that must not change anything under the log dir.
@@ -93,7 +80,7 @@ TEST_F(RepairTest, CleanDirHasNothingToDo) {
   const RepairRun run = RepairUnchanged(0, false);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Nothing to repair.\n");
-  EXPECT_FALSE(run.report.contains("applied"));
+  EXPECT_FALSE(run.json.contains("applied"));
 }
 
 TEST_F(RepairTest, TornTailLimitDryRunRepairAndIdempotence) {
@@ -111,7 +98,7 @@ TEST_F(RepairTest, TornTailLimitDryRunRepairAndIdempotence) {
                          " bytes of segment data, more than --max-corrupt-bytes 0"),
             std::string::npos)
       << run.err;
-  EXPECT_EQ(run.report["refused"].get<std::string>().empty(), false);
+  EXPECT_EQ(run.json["refused"].get<std::string>().empty(), false);
   // A smaller limit refuses too.
   EXPECT_EQ(RepairUnchanged(cut - last.position - 1, false).rc, 1);
 
@@ -134,7 +121,7 @@ TEST_F(RepairTest, TornTailLimitDryRunRepairAndIdempotence) {
   EXPECT_EQ(manifest[0]["file"], BaseName(log));
   EXPECT_EQ(manifest[0]["fromPosition"], last.position);
   EXPECT_EQ(ReadFileToString(manifest[0]["quarantinePath"].get<std::string>()), torn_bytes);
-  const auto& applied = run.report["applied"]["partitions"][0];
+  const auto& applied = run.json["applied"]["partitions"][0];
   EXPECT_EQ(applied["logEndOffset"], last.base_offset);
   EXPECT_EQ(ReadFileToString(JoinPath(dir_, kRecoveryPointCheckpointFile)),
             "0\n1\nt 0 " + std::to_string(last.base_offset) + "\n");

@@ -13,6 +13,7 @@
 #include "tools/check_command.h"
 #include "tools/generated_log_dir.h"
 #include "tools/repair_command.h"
+#include "tools/tool_run.h"
 
 namespace daruma::tools {
 namespace {
@@ -22,47 +23,32 @@ using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
 
-struct ToolRun {
-  int rc = -1;
-  std::string out, err;
+// A check's or repair's run with the dir's problems taken from the check's JSON.
+struct ConfigRun : ToolRun {
   std::vector<nlohmann::json> problems;  // of the dir
 };
-
 class TopicConfigCheckTest : public ::testing::Test {
  protected:
   void SetUp() override { WriteLogDir(dir_); }
 
   void WriteConfigs(const std::string& text) { WriteStringToFile(file_, text); }
 
-  ToolRun Check() {
+  ConfigRun Check() {
     const TreeState before = SnapshotTree(dir_);
     CheckCommandOptions o;
     o.log_dirs = {dir_};
     o.json_file = tmp_.Join("check.json");
-    o.progress = ProgressMode::kQuiet;
-    std::ostringstream out, err;
-    ToolRun run;
-    run.rc = RunCheck(o, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    const auto json = nlohmann::json::parse(ReadFileToString(o.json_file));
-    for (const auto& p : json["logDirs"][0]["problems"]) run.problems.push_back(p);
-    std::filesystem::remove(o.json_file);
+    ConfigRun run{RunCheckQuietly(o), {}};
+    for (const auto& p : run.json["logDirs"][0]["problems"]) run.problems.push_back(p);
     EXPECT_EQ(SnapshotTree(dir_), before) << "check changed the log dir";
     return run;
   }
 
-  ToolRun Repair(int64_t limit) {
+  ConfigRun Repair(int64_t limit) {
     RepairCommandOptions o;
     o.log_dirs = {dir_};
     o.max_corrupt_bytes = limit;
-    o.progress = ProgressMode::kQuiet;
-    std::ostringstream out, err;
-    ToolRun run;
-    run.rc = RunRepair(o, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
+    return ConfigRun{RunRepairQuietly(o), {}};
   }
 
   int64_t PositionOf(const std::string& text, const std::string& needle) {
@@ -78,7 +64,7 @@ class TopicConfigCheckTest : public ::testing::Test {
 
 TEST_F(TopicConfigCheckTest, ValidFileIsClean) {
   WriteConfigs(R"({"version": 1, "generation": 3, "topics": {"t": {"retention.ms": "1000"}}})");
-  const ToolRun run = Check();
+  const ConfigRun run = Check();
   EXPECT_EQ(run.rc, 0) << run.out;
   EXPECT_TRUE(run.problems.empty());
 }
@@ -93,7 +79,7 @@ TEST_F(TopicConfigCheckTest, UnknownKeyBadValueAndStaleTopicNamedAtTheirKeys) {
       "  \"gone\": {\"retention.ms\": \"1000\"}\n"
       "}}\n";
   WriteConfigs(text);
-  const ToolRun run = Check();
+  const ConfigRun run = Check();
   EXPECT_EQ(run.rc, 1);
   ASSERT_EQ(run.problems.size(), 3u) << run.out;
   for (const auto& p : run.problems) {
@@ -126,7 +112,7 @@ TEST_F(TopicConfigCheckTest, UnknownKeyBadValueAndStaleTopicNamedAtTheirKeys) {
   // Repair never rewrites the file, changes nothing else either (nothing
   // else is wrong), and says an operator must fix it.
   const TreeState before = SnapshotTree(dir_);
-  const ToolRun repair = Repair(-1);
+  const ConfigRun repair = Repair(-1);
   EXPECT_EQ(repair.rc, 1);
   EXPECT_EQ(SnapshotTree(dir_), before);
   EXPECT_NE(repair.out.find("[left for an operator] " + file_), std::string::npos) << repair.out;
@@ -136,7 +122,7 @@ TEST_F(TopicConfigCheckTest, UnknownKeyBadValueAndStaleTopicNamedAtTheirKeys) {
 
 TEST_F(TopicConfigCheckTest, ValueThatIsNotAStringIsNamed) {
   WriteConfigs(R"({"version": 1, "generation": 1, "topics": {"t": {"retention.ms": 1000}}})");
-  const ToolRun run = Check();
+  const ConfigRun run = Check();
   EXPECT_EQ(run.rc, 1);
   ASSERT_EQ(run.problems.size(), 1u) << run.out;
   EXPECT_NE(run.problems[0]["problem"].get<std::string>().find(
@@ -148,7 +134,7 @@ TEST_F(TopicConfigCheckTest, ValueThatIsNotAStringIsNamed) {
 TEST_F(TopicConfigCheckTest, UnparsableFileIsSetAsideOnlyWithinTheLimit) {
   const std::string text = "{\"version\": 1,\n \"generation\": 1,\n \"topics\": {\"t\": [}\n";
   WriteConfigs(text);
-  ToolRun run = Check();
+  ConfigRun run = Check();
   EXPECT_EQ(run.rc, 1);
   ASSERT_EQ(run.problems.size(), 1u) << run.out;
   const auto& p = run.problems[0];
@@ -161,7 +147,7 @@ TEST_F(TopicConfigCheckTest, UnparsableFileIsSetAsideOnlyWithinTheLimit) {
   // Default limit 0 and any limit below the file's size: refused, unchanged.
   for (int64_t limit : {int64_t{0}, int64_t(text.size()) - 1}) {
     const TreeState before = SnapshotTree(dir_);
-    const ToolRun refused = Repair(limit);
+    const ConfigRun refused = Repair(limit);
     EXPECT_EQ(refused.rc, 1);
     EXPECT_NE(refused.err.find(file_ + " does not parse"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("--max-corrupt-bytes " + std::to_string(text.size())),
@@ -170,7 +156,7 @@ TEST_F(TopicConfigCheckTest, UnparsableFileIsSetAsideOnlyWithinTheLimit) {
     EXPECT_EQ(SnapshotTree(dir_), before);
   }
 
-  const ToolRun repaired = Repair(int64_t(text.size()));
+  const ConfigRun repaired = Repair(int64_t(text.size()));
   ASSERT_EQ(repaired.rc, 0) << repaired.out << repaired.err;
   EXPECT_FALSE(std::filesystem::exists(file_));
   EXPECT_EQ(ReadFileToString(file_ + ".corrupt"), text);  // kept byte for byte

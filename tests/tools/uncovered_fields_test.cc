@@ -15,6 +15,7 @@
 #include "tools/check_command.h"
 #include "tools/generated_log_dir.h"
 #include "tools/repair_command.h"
+#include "tools/tool_run.h"
 
 namespace daruma::tools {
 namespace {
@@ -22,12 +23,6 @@ namespace {
 using namespace testlog;  // NOLINT: test helpers
 using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
-
-struct ToolRun {
-  int rc = -1;
-  std::string out, err;
-  nlohmann::json json;
-};
 
 class UncoveredFieldsTest : public ::testing::Test {
  protected:
@@ -37,28 +32,14 @@ class UncoveredFieldsTest : public ::testing::Test {
     CheckCommandOptions o;
     o.log_dirs = {dir_};
     o.json_file = tmp_.Join("check.json");
-    o.progress = ProgressMode::kQuiet;
-    std::ostringstream out, err;
-    ToolRun run;
-    run.rc = RunCheck(o, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    run.json = nlohmann::json::parse(ReadFileToString(o.json_file));
-    std::filesystem::remove(o.json_file);
-    return run;
+    return RunCheckQuietly(o);
   }
 
   ToolRun Repair(int64_t limit) {
     RepairCommandOptions o;
     o.log_dirs = {dir_};
     o.max_corrupt_bytes = limit;
-    o.progress = ProgressMode::kQuiet;
-    std::ostringstream out, err;
-    ToolRun run;
-    run.rc = RunRepair(o, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
+    return RunRepairQuietly(o);
   }
 
   const nlohmann::json& Partition(const ToolRun& run) {

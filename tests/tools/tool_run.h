@@ -1,0 +1,52 @@
+// Runs `daruma check` / `daruma repair` in-process the way the tests need
+// them: quiet, output captured, the JSON report (when one is asked for) parsed
+// and its file removed. One place for every tools test.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "support/test_support.h"
+#include "tools/check_command.h"
+#include "tools/repair_command.h"
+
+namespace daruma::tools::testlog {
+
+struct ToolRun {
+  int rc = -1;
+  std::string out, err;
+  nlohmann::json json;  // the check's --json or the repair's --report; null if none
+};
+
+inline nlohmann::json TakeJsonFile(const std::string& path) {
+  if (path.empty() || !std::filesystem::exists(path)) return nullptr;
+  nlohmann::json json = nlohmann::json::parse(daruma::testing::ReadFileToString(path));
+  std::filesystem::remove(path);
+  return json;
+}
+
+inline ToolRun RunCheckQuietly(CheckCommandOptions o) {
+  o.progress = ProgressMode::kQuiet;
+  std::ostringstream out, err;
+  ToolRun run;
+  run.rc = RunCheck(o, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  run.json = TakeJsonFile(o.json_file);
+  return run;
+}
+
+inline ToolRun RunRepairQuietly(RepairCommandOptions o) {
+  o.progress = ProgressMode::kQuiet;
+  std::ostringstream out, err;
+  ToolRun run;
+  run.rc = RunRepair(o, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  run.json = TakeJsonFile(o.report_file);
+  return run;
+}
+
+}  // namespace daruma::tools::testlog
