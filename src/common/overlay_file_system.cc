@@ -48,16 +48,19 @@ struct OverlayFileSystem::Node {
   Result<size_t> Read(uint64_t pos, std::span<uint8_t> out) {
     if (pos >= size) return size_t{0};
     const size_t n = size_t(std::min<uint64_t>(out.size(), size - pos));
-    std::memset(out.data(), 0, n);
+    size_t got = 0;
     if (pos < base_limit) {
       const size_t from_base = size_t(std::min<uint64_t>(n, base_limit - pos));
       if (base_file == nullptr) {
         DARUMA_ASSIGN_OR_RETURN(base_file, base_fs->Open(base_path, OpenMode::kRead));
       }
-      DARUMA_ASSIGN_OR_RETURN(size_t got,
+      DARUMA_ASSIGN_OR_RETURN(got,
                               base_file->ReadAt(pos, std::span<uint8_t>(out.data(), from_base)));
       if (drop_cache && got > 0) base_file->DropCache(pos, got);
     }
+    // Bytes the base did not supply (past base_limit, or a short base read)
+    // read as zeros; only they are cleared, not the whole buffer first.
+    std::memset(out.data() + got, 0, n - got);
     const uint64_t end = pos + n;
     auto it = extents.upper_bound(pos);
     if (it != extents.begin()) --it;
