@@ -63,14 +63,7 @@ class RepairTest : public ::testing::Test {
     WriteCheckpoints(dir_, SegmentBase(2), SegmentBase(2));
   }
 
-  std::vector<nlohmann::json> Manifest() {
-    std::vector<nlohmann::json> lines;
-    std::ifstream in(
-        JoinPath(dir_, std::string("t-0/") + kQuarantineDirName + "/" + kQuarantineManifestName));
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
-    return lines;
-  }
+  std::vector<nlohmann::json> Manifest() { return ReadQuarantineManifest(JoinPath(dir_, "t-0")); }
 
   TempDir tmp_;
   std::string dir_ = tmp_.Join("data");

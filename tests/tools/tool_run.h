@@ -4,10 +4,13 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "recovery/quarantine.h"
 #include "support/test_support.h"
 #include "tools/check_command.h"
 #include "tools/repair_command.h"
@@ -47,6 +50,15 @@ inline ToolRun RunRepairQuietly(RepairCommandOptions o) {
   run.err = err.str();
   run.json = TakeJsonFile(o.report_file);
   return run;
+}
+
+// The lines of the quarantine manifest of `partition_dir` (none if absent).
+inline std::vector<nlohmann::json> ReadQuarantineManifest(const std::string& partition_dir) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(partition_dir + "/" + kQuarantineDirName + "/" + kQuarantineManifestName);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+  return lines;
 }
 
 }  // namespace daruma::tools::testlog

@@ -46,14 +46,7 @@ class UncoveredFieldsTest : public ::testing::Test {
     return run.json["logDirs"][0]["partitions"][0];
   }
 
-  std::vector<nlohmann::json> Manifest() {
-    std::vector<nlohmann::json> lines;
-    std::ifstream in(
-        JoinPath(dir_, std::string("t-0/") + kQuarantineDirName + "/" + kQuarantineManifestName));
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
-    return lines;
-  }
+  std::vector<nlohmann::json> Manifest() { return ReadQuarantineManifest(JoinPath(dir_, "t-0")); }
 
   // Check reports the cut at `log`:`position` (offset as found) and what
   // repair would drop; repair refuses below that and then cuts; check is
