@@ -43,6 +43,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -162,6 +163,22 @@ rd_kafka_conf_t* Conf(const std::vector<std::pair<std::string, std::string>>& se
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
       std::fprintf(stderr, "broker_bench: %s=%s: %s\n", k.c_str(), v.c_str(), err);
       std::abort();
+    }
+  }
+  // DARUMA_BENCH_RDKAFKA="key=value;key=value" adds client settings to every
+  // producer and consumer, for experiments (for example "debug=fetch").
+  if (const char* extra = std::getenv("DARUMA_BENCH_RDKAFKA")) {
+    std::istringstream items(extra);
+    std::string item;
+    while (std::getline(items, item, ';')) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = item.substr(0, eq);
+      if (rd_kafka_conf_set(conf, key.c_str(), item.c_str() + eq + 1, err, sizeof(err)) !=
+          RD_KAFKA_CONF_OK) {
+        std::fprintf(stderr, "broker_bench: DARUMA_BENCH_RDKAFKA: %s: %s\n", item.c_str(), err);
+        std::abort();
+      }
     }
   }
   return conf;
@@ -390,34 +407,56 @@ void BM_ProduceLatency(benchmark::State& state) {
 
 // ---- consume ----------------------------------------------------------------
 
-void BM_Consume(benchmark::State& state) {
-  Broker& broker = Broker::Get();
-  if (!broker.ok() || g_last_topic.empty()) {
-    return state.SkipWithError("no produced topic (BM_Produce must run first)");
-  }
-  double broker_cpu = 0;
-  double client_cpu = 0;
-  int64_t bytes = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
+// One legacy (group-less) consumer that reads the whole partition `topic`
+// from offset 0: created and told the partition's leader, then `ready`, then
+// it waits for `go` and consumes `count` messages.
+class PartitionReader {
+ public:
+  PartitionReader(const std::string& bootstrap, const std::string& topic) {
     char err[512];
-    rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", broker.bootstrap()},
+    // 2 MiB per partition and fetch: of 1, 2, 4 and 10 MiB, 1–2 MiB gave the
+    // highest and steadiest rate (librdkafka parses one response while no
+    // other is in flight; smaller responses stay in cache while parsed).
+    rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", bootstrap},
                                   {"fetch.max.bytes", "52428800"},
-                                  {"fetch.message.max.bytes", "10485760"},
+                                  {"fetch.message.max.bytes", "2097152"},
                                   {"queued.max.messages.kbytes", "1048576"},
                                   {"fetch.wait.max.ms", "100"}});
-    rd_kafka_t* consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-    if (consumer == nullptr) return state.SkipWithError(err);
-    rd_kafka_topic_t* rkt = rd_kafka_topic_new(consumer, g_last_topic.c_str(), nullptr);
-    const double cpu_before = broker.CpuSeconds();
-    const double client_before = ClientCpuSeconds();
-    state.ResumeTiming();
-    rd_kafka_consume_start(rkt, 0, RD_KAFKA_OFFSET_BEGINNING);
+    consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+    if (consumer_ == nullptr) {
+      error_ = err;
+      return;
+    }
+    rkt_ = rd_kafka_topic_new(consumer_, topic.c_str(), nullptr);
+    // Learn the leader before the clock starts: a consumer started without it
+    // waits for librdkafka's 500 ms offset-query retry timer, a client
+    // start-up cost that says nothing about the broker.
+    const struct rd_kafka_metadata* metadata = nullptr;
+    if (rd_kafka_metadata(consumer_, 0, rkt_, &metadata, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      error_ = "metadata request failed";
+      return;
+    }
+    rd_kafka_metadata_destroy(metadata);
+  }
+  ~PartitionReader() {
+    if (rkt_ != nullptr) rd_kafka_topic_destroy(rkt_);
+    if (consumer_ != nullptr) rd_kafka_destroy(consumer_);
+  }
+
+  const std::string& error() const { return error_; }
+
+  // The value bytes of `count` messages, or fewer if 120 s pass first.
+  int64_t ReadAll(int64_t count) {
+    rd_kafka_consume_start(rkt_, 0, RD_KAFKA_OFFSET_BEGINNING);
     std::vector<rd_kafka_message_t*> batch(10000);
     int64_t got = 0;
+    int64_t bytes = 0;
     const auto deadline = Clock::now() + std::chrono::seconds(120);
-    while (got < g_last_count && Clock::now() < deadline) {
-      const ssize_t n = rd_kafka_consume_batch(rkt, 0, 1000, batch.data(), batch.size());
+    while (got < count && Clock::now() < deadline) {
+      // Ask for no more than what is left: consume_batch waits out its whole
+      // timeout when fewer messages than asked for will ever arrive.
+      const size_t want = size_t(std::min<int64_t>(int64_t(batch.size()), count - got));
+      const ssize_t n = rd_kafka_consume_batch(rkt_, 0, 1000, batch.data(), want);
       for (ssize_t i = 0; i < n; ++i) {
         if (batch[size_t(i)]->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
           ++got;
@@ -426,20 +465,62 @@ void BM_Consume(benchmark::State& state) {
         rd_kafka_message_destroy(batch[size_t(i)]);
       }
     }
+    rd_kafka_consume_stop(rkt_, 0);
+    return got == count ? bytes : -1;
+  }
+
+ private:
+  rd_kafka_t* consumer_ = nullptr;
+  rd_kafka_topic_t* rkt_ = nullptr;
+  std::string error_;
+};
+
+// Arg: how many consumers read the whole partition at once, each with its own
+// client (librdkafka fetches one response at a time per broker connection, so
+// one consumer is bounded by its own fetch thread; two show what the broker
+// serves when the client is not the limit).
+void BM_Consume(benchmark::State& state) {
+  Broker& broker = Broker::Get();
+  if (!broker.ok() || g_last_topic.empty()) {
+    return state.SkipWithError("no produced topic (BM_Produce must run first)");
+  }
+  const int consumers = int(state.range(0));
+  double broker_cpu = 0;
+  double client_cpu = 0;
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<std::unique_ptr<PartitionReader>> readers;
+    for (int i = 0; i < consumers; ++i) {
+      readers.push_back(std::make_unique<PartitionReader>(broker.bootstrap(), g_last_topic));
+      if (!readers.back()->error().empty())
+        return state.SkipWithError(readers.back()->error().c_str());
+    }
+    const double cpu_before = broker.CpuSeconds();
+    const double client_before = ClientCpuSeconds();
+    state.ResumeTiming();
+    std::vector<int64_t> read(size_t(consumers), 0);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < consumers; ++i) {
+      threads.emplace_back([&, i] { read[size_t(i)] = readers[size_t(i)]->ReadAll(g_last_count); });
+    }
+    for (std::thread& t : threads) t.join();
     state.PauseTiming();
     broker_cpu += broker.CpuSeconds() - cpu_before;
     client_cpu += ClientCpuSeconds() - client_before;
-    rd_kafka_consume_stop(rkt, 0);
-    rd_kafka_topic_destroy(rkt);
-    rd_kafka_destroy(consumer);
+    readers.clear();
     state.ResumeTiming();
-    if (got < g_last_count) state.SkipWithError("consumer timed out");
+    for (int64_t r : read) {
+      if (r < 0) return state.SkipWithError("consumer timed out");
+      bytes += r;
+    }
   }
   state.SetBytesProcessed(bytes);
   state.counters["msgs_per_s"] =
       benchmark::Counter(double(bytes / int64_t(kMessageBytes)), benchmark::Counter::kIsRate);
   state.counters["broker_cpu_s_per_GB"] = broker_cpu / (double(bytes) / 1e9);
   state.counters["client_cpu_s_per_GB"] = client_cpu / (double(bytes) / 1e9);
+  state.SetLabel(consumers == 1 ? "1 consumer" : std::to_string(consumers) + " consumers");
 }
 
 BENCHMARK(BM_LoopbackTcp)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -451,7 +532,7 @@ BENCHMARK(BM_ProduceLatency)
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Consume)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Consume)->Arg(1)->Arg(2)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
