@@ -47,6 +47,8 @@
 
 namespace daruma::broker {
 
+class HeaderScanner;  // fetch_slice_reader.cc
+
 class FetchSliceReader {
  public:
   // `fs` opens the segment files (the log manager's FileSystem); null turns
@@ -71,6 +73,7 @@ class FetchSliceReader {
     const Log* log = nullptr;  // a recreated topic's Log is another object
     int64_t segment_base = 0;
     std::shared_ptr<const File> file;
+    std::shared_ptr<const File> index;  // the segment's .index; null if it did not open
     uint64_t position = 0;
   };
   using Key = std::pair<TopicPartition, int64_t>;
@@ -80,6 +83,14 @@ class FetchSliceReader {
   // Opens segment `base` of `log` and finds the batch containing `offset`.
   std::optional<Cursor> Locate(Log& log, int64_t base, int64_t offset, int64_t hw);
   std::shared_ptr<const File> OpenSegment(const Log& log, int64_t base);
+  std::shared_ptr<const File> OpenIndex(const Log& log, int64_t base);
+  // Adds to `out`, unread, the batches from the cursor up to the last offset
+  // index entry that fits `budget` (bytes) and lies below `hw`, and moves the
+  // cursor, `next` and `total` past them; nothing if no entry qualifies.
+  void SkipIndexedBatches(Cursor& cursor, HeaderScanner& scanner, uint64_t budget, int64_t hw,
+                          int64_t& next, std::vector<FileSlice>& out, uint64_t& total);
+  static void AppendRange(std::vector<FileSlice>& out, const std::shared_ptr<const File>& file,
+                          uint64_t position, uint64_t length);
 
   FileSystem* fs_;
   size_t max_cursors_;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,9 +36,9 @@ class FetchSliceReaderTest : public ::testing::Test {
  protected:
   // A log of `batches` batches of 1–4 records, rolled every ~600 bytes, with
   // the high watermark at the log end.
-  void MakeLog(int batches, FileSystem* fs = FileSystem::Default()) {
+  void MakeLog(int batches, FileSystem* fs = FileSystem::Default(), int32_t segment_bytes = 600) {
     LogConfig config;
-    config.segment_bytes = 600;
+    config.segment_bytes = segment_bytes;
     config.index_interval_bytes = 100;
     Result<std::unique_ptr<Log>> log =
         Log::CreateEmpty(fs, dir_.Join("t-0"), {"t", 0}, config, Clock::System());
@@ -117,6 +118,71 @@ TEST_F(FetchSliceReaderTest, SequentialFetchesReturnTheWholeLogInOrder) {
   EXPECT_EQ(got, all);
   EXPECT_GT(fetches, int(log_->num_segments()));
   EXPECT_GE(reader.cursors(), 1u);
+}
+
+// One segment with an index entry every ~100 bytes: a fetch takes the bytes
+// up to the last indexed batch that fits without reading their headers. With
+// the high watermark anywhere, every fetch still equals Log::Read.
+TEST_F(FetchSliceReaderTest, IndexSkipMatchesLogReadWithTheHighWatermarkAnywhere) {
+  MakeLog(60, FileSystem::Default(), 1 << 20);
+  ASSERT_EQ(log_->num_segments(), 1u);
+  FetchSliceReader reader(FileSystem::Default());
+  const int64_t end = log_->log_end_offset();
+  int compared = 0;
+  for (int64_t hw = 1; hw <= end; hw += 7) {
+    log_->UpdateHighWatermark(hw);
+    for (int64_t offset = 0; offset < hw; offset += 3) {
+      for (int32_t max_bytes : {90, 200, 700, 1 << 20}) {
+        for (bool min_one : {true, false}) {
+          const Bytes want = LogRead(offset, max_bytes, min_one);
+          std::optional<std::vector<FileSlice>> got =
+              reader.Read(*log_, offset, max_bytes, min_one);
+          if (want.empty()) {
+            EXPECT_FALSE(got.has_value()) << "hw " << hw << " offset " << offset;
+            continue;
+          }
+          ASSERT_TRUE(got.has_value()) << "hw " << hw << " offset " << offset;
+          ASSERT_EQ(ReadSlices(*got), want) << "hw " << hw << " offset " << offset << " max "
+                                            << max_bytes << (min_one ? " min_one" : "");
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+// An index that does not describe the file (stale or damaged: every position
+// moved by a few bytes) is only a hint: a fetch either declines (Log::Read
+// answers) or returns exactly the bytes the intact log gave.
+TEST_F(FetchSliceReaderTest, AnIndexThatDoesNotMatchTheFileIsNeverTrusted) {
+  MakeLog(60, FileSystem::Default(), 1 << 20);
+  const int64_t end = log_->log_end_offset();
+  std::map<std::pair<int64_t, int32_t>, Bytes> want;
+  for (int64_t offset = 0; offset < end; ++offset) {
+    for (int32_t max_bytes : {200, 1 << 20})
+      want[{offset, max_bytes}] = LogRead(offset, max_bytes, true);
+  }
+  const std::string index_path = dir_.Join("t-0/" + FilenamePrefixFromOffset(0) + ".index");
+  std::string index = daruma::testing::ReadFileToString(index_path);
+  for (size_t at = 0; at + 8 <= index.size(); at += 8) {
+    const uint32_t position = LoadBe32(reinterpret_cast<const uint8_t*>(index.data()) + at + 4);
+    if (position == 0) continue;
+    const uint32_t moved = position + 5;
+    for (int i = 0; i < 4; ++i) index[at + 4 + size_t(i)] = char(uint8_t(moved >> (24 - 8 * i)));
+  }
+  daruma::testing::WriteStringToFile(index_path, index);
+  FetchSliceReader reader(FileSystem::Default());
+  int served = 0;
+  for (int64_t offset = 0; offset < end; ++offset) {
+    for (int32_t max_bytes : {200, 1 << 20}) {
+      std::optional<std::vector<FileSlice>> got = reader.Read(*log_, offset, max_bytes, true);
+      if (!got) continue;
+      EXPECT_EQ(ReadSlices(*got), (want[{offset, max_bytes}])) << "offset " << offset;
+      ++served;
+    }
+  }
+  EXPECT_GT(served, 0) << "offsets before the first indexed batch need no index";
 }
 
 TEST_F(FetchSliceReaderTest, DeclinesWhatOnlyLogReadCanAnswer) {
