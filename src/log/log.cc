@@ -290,8 +290,40 @@ Status Log::RollLocked(std::optional<int64_t> expected_next_offset) {
   producer_state_->UpdateMapEndOffset(new_offset);
   DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/false).status());
   // Kafka flushes the old segments asynchronously after a roll, then moves
-  // the recovery point to the new segment's base; done inline here.
+  // the recovery point to the new segment's base (FlushAfterRoll).
+  if (roll_flush_scheduler_ && roll_flush_scheduler_(new_offset)) return Status::Ok();
   return FlushLocked(new_offset);
+}
+
+Status Log::FlushAfterRoll(int64_t offset) {
+  std::vector<std::string> paths;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::min(offset, log_end_offset_) <= recovery_point_) return Status::Ok();
+    for (auto& [base, segment] : segments_) {
+      if (base >= offset) break;
+      auto next = segments_.upper_bound(base);
+      if (next != segments_.end() && next->first <= recovery_point_) continue;
+      paths.push_back(segment->log_path());
+      paths.push_back(segment->offset_index_path());
+      paths.push_back(segment->time_index_path());
+    }
+  }
+  // Syncing through a second descriptor writes back the same page cache
+  // (fsync is per inode, mapped pages included). A file that no longer opens
+  // was removed or renamed by retention, truncation or cleaning meanwhile;
+  // Flush below decides from the segments as they are then.
+  for (const std::string& path : paths) {
+    Result<std::unique_ptr<File>> file = fs_->Open(path, OpenMode::kRead);
+    if (!file.ok()) continue;
+    DARUMA_RETURN_IF_ERROR((*file)->Sync());
+  }
+  return Flush(offset);
+}
+
+void Log::SetRollFlushScheduler(std::function<bool(int64_t offset)> schedule) {
+  std::lock_guard<std::mutex> lock(mu_);
+  roll_flush_scheduler_ = std::move(schedule);
 }
 
 Status Log::Flush(int64_t offset) {

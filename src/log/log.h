@@ -183,6 +183,18 @@ class Log {
   // Called after every flush that moved the recovery point, with the log's
   // lock held: it must be cheap and must not call back into this Log.
   void SetFlushListener(std::function<void()> listener);
+  // Kafka flushes the segments below a new one in a background task
+  // ("flush-log"), not in the append that rolled. A roll calls `schedule`
+  // (with the log's lock held: it must only enqueue) with the new segment's
+  // base; when it returns true, the task it queued calls FlushAfterRoll with
+  // that offset. Without a scheduler, or when it returns false, the roll
+  // flushes inline.
+  void SetRollFlushScheduler(std::function<bool(int64_t offset)> schedule);
+  // That task: writes the files of the segments below `offset` back to disk
+  // without holding the log's lock (appends to the new segment go on), then
+  // Flush(offset), which finds them clean and only moves the recovery point
+  // after syncing whatever is left. A segment removed meanwhile is skipped.
+  Status FlushAfterRoll(int64_t offset);
 
   // ---- Log cleaner support (owner: log_cleaner.h; spec §11.6) -------------
   // One consistent view, taken under the log's lock, of what the cleaner
@@ -275,6 +287,7 @@ class Log {
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   std::function<void()> flush_listener_;
+  std::function<bool(int64_t)> roll_flush_scheduler_;
   std::unique_ptr<ProducerStateManager> producer_state_;
   std::unique_ptr<LeaderEpochFileCache> leader_epoch_cache_;
 };

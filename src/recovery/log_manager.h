@@ -64,6 +64,9 @@
 //         file.delete.delay.ms;
 //       kafka-log-flusher (log.flush.scheduler.interval.ms): flush every log whose
 //         last flush is at least flush.ms old;
+//       flush-log (once per roll, as Kafka): the segments below the new one are
+//         written back without the log's lock, then the recovery point moves
+//         to its base (Log::FlushAfterRoll); appends do not wait for it;
 //       kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint;
 //       kafka-delete-logs: `-delete` dirs found at start-up are removed after
 //         file.delete.delay.ms (without jobs.enabled they are left alone, as
@@ -344,6 +347,7 @@ class LogManager {
   Status CheckpointRecoveryPointsOf(LogDirState& d);
   Status CheckpointLogStartOffsetsOf(LogDirState& d);
   void WatchFlushes(LogDirState& d, Log* log);
+  void RollFlushJob(Log* log, int64_t offset);
   LogDirState* PickDirForNewLog() const;
   // The live log of tp and its dir, or {nullptr, nullptr}.
   std::pair<Log*, LogDirState*> FindLive(const TopicPartition& tp) const;

@@ -3,6 +3,8 @@
 // log_manager.h.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "recovery/log_manager.h"
 #include "recovery/log_manager_dir_state.h"
 
@@ -180,6 +182,25 @@ void LogManager::FlushJob() {
 void LogManager::WatchFlushes(LogDirState& d, Log* log) {
   std::atomic<bool>* dirty = &d.recovery_points_dirty;
   log->SetFlushListener([dirty] { dirty->store(true, std::memory_order_relaxed); });
+  if (!options_.jobs.enabled) return;
+  // Kafka's "flush-log" task: a roll does not wait for the old segment to
+  // reach the disk. scheduler_ is created by StartJobs, after loading; a roll
+  // before that (none is expected) flushes inline.
+  log->SetRollFlushScheduler([this, log](int64_t offset) {
+    if (!scheduler_) return false;
+    scheduler_->ScheduleOnce("flush-log", 0, [this, log, offset] { RollFlushJob(log, offset); });
+    return true;
+  });
+}
+
+// Holding jobs_mu_ keeps AsyncDelete from destroying the log meanwhile; one
+// deleted before the job ran is no longer among JobLogs.
+void LogManager::RollFlushJob(Log* log, int64_t offset) {
+  std::lock_guard<std::mutex> jobs(jobs_mu_);
+  const std::vector<Log*> logs = JobLogs();
+  if (std::find(logs.begin(), logs.end(), log) == logs.end()) return;
+  Status st = log->FlushAfterRoll(offset);
+  if (!st.ok()) OnJobError(ParentDir(log->dir()), st);
 }
 
 Status LogManager::CheckpointRecoveryPoints(bool all) {

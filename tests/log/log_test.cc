@@ -258,6 +258,47 @@ TEST_F(LogTest, ExplicitRollAtTheLogEndIsIdempotentWhileEmpty) {
   EXPECT_EQ(log_->recovery_point(), 2);  // the roll flushed the old segment
 }
 
+// With a roll-flush scheduler (the log manager's flush-log job), the roll
+// leaves the recovery point alone and appends continue; FlushAfterRoll later
+// syncs the old segment and moves it. A scheduler that declines flushes inline.
+TEST_F(LogTest, ScheduledRollFlushMovesTheRecoveryPointOnlyInTheTask) {
+  OpenLog();
+  std::vector<int64_t> scheduled;
+  log_->SetRollFlushScheduler([&](int64_t offset) {
+    scheduled.push_back(offset);
+    return true;
+  });
+  Append({.records = 2});
+  ASSERT_TRUE(log_->Roll().ok());
+  EXPECT_EQ(scheduled, (std::vector<int64_t>{2}));
+  EXPECT_EQ(log_->recovery_point(), 0);
+  Append({.records = 3});
+  EXPECT_EQ(log_->log_end_offset(), 5);
+  ASSERT_TRUE(log_->FlushAfterRoll(2).ok());
+  EXPECT_EQ(log_->recovery_point(), 2) << "the task flushes below the new segment only";
+  ASSERT_TRUE(log_->FlushAfterRoll(2).ok());
+  EXPECT_EQ(log_->recovery_point(), 2) << "a second run changes nothing";
+
+  log_->SetRollFlushScheduler([](int64_t) { return false; });
+  ASSERT_TRUE(log_->Roll().ok());
+  EXPECT_EQ(log_->recovery_point(), 5) << "declined: the roll flushed inline";
+}
+
+// The task runs after a truncation removed the rolled segments: it syncs
+// what still exists and never moves the recovery point past the log end.
+TEST_F(LogTest, FlushAfterRollOfTruncatedSegmentsStaysWithinTheLog) {
+  OpenLog();
+  log_->SetRollFlushScheduler([](int64_t) { return true; });
+  Append({.records = 2});
+  ASSERT_TRUE(log_->Roll().ok());
+  Append({.records = 2});
+  ASSERT_TRUE(log_->Roll().ok());
+  ASSERT_TRUE(log_->TruncateTo(1).ok());
+  ASSERT_TRUE(log_->FlushAfterRoll(4).ok());
+  EXPECT_EQ(log_->log_end_offset(), 1);
+  EXPECT_EQ(log_->recovery_point(), 1);
+}
+
 // ---- Reads -----------------------------------------------------------------
 
 TEST_F(LogTest, ReadReturnsWholeBatchesOnly) {

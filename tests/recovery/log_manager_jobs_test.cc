@@ -337,6 +337,37 @@ TEST_F(LogManagerJobsTest, FlusherFlushesLogsWhoseLastFlushIsFlushMsOld) {
   EXPECT_EQ(log->last_flush_ms(), kNow + kInitialDelay + 2 * kFlushInterval);
 }
 
+// Kafka's "flush-log": the append that rolls does not fsync the old
+// segment; a one-shot job does, and only then moves the recovery point.
+TEST_F(LogManagerJobsTest, ARollFlushesTheOldSegmentInAFlushLogJob) {
+  Start();
+  Log* log = Create(kOrders, SmallSegments());
+  Append(log, {kNow, kNow, kNow});
+  ASSERT_GT(log->num_segments(), 1u);
+  const int64_t active_base = log->segment_base_offsets().back();
+  EXPECT_EQ(log->recovery_point(), 0) << "the rolls left the flush to the job";
+  const std::vector<std::string> pending = manager_->scheduler()->PendingJobNames();
+  EXPECT_EQ(std::count(pending.begin(), pending.end(), "flush-log"), int(log->num_segments()) - 1);
+  RunAt(0);
+  EXPECT_EQ(log->recovery_point(), active_base);
+  RunAt(kDirtyTick);
+  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kOrders, active_base}}));
+}
+
+// A partition deleted before its flush-log job runs: the job finds no log and
+// does nothing (the Log object is gone).
+TEST_F(LogManagerJobsTest, AFlushLogJobOfADeletedPartitionDoesNothing) {
+  Start();
+  Log* log = Create(kOrders, SmallSegments());
+  Append(log, {kNow, kNow});
+  ASSERT_GT(log->num_segments(), 1u);
+  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  RunAt(0);
+  EXPECT_TRUE(manager_->JobErrors().empty());
+  EXPECT_EQ(manager_->GetLog(kOrders), nullptr);
+}
+
 TEST_F(LogManagerJobsTest, AFlushIsCheckpointedAtTheNextDirtyTick) {
   Start();
   Log* log = Create(kOrders, config_);
