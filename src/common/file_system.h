@@ -29,6 +29,14 @@ enum class OpenMode {
 // destroyed.
 struct MappedRegion {
   virtual ~MappedRegion() = default;
+  // Pages are mapped on first touch. A reader walking a long region calls
+  // Populate for the part it is about to read (one call instead of a fault
+  // per page) and Release for the part it is done with (the pages leave this
+  // process's page tables, so its RSS stays bounded; the page cache keeps
+  // them). Both are hints over [offset, offset + len) of `data`; Release
+  // drops only pages lying wholly before offset + len.
+  virtual void Populate(size_t /*offset*/, size_t /*len*/) const {}
+  virtual void Release(size_t /*offset*/, size_t /*len*/) const {}
   const uint8_t* data = nullptr;
   size_t size = 0;
 };

@@ -6,6 +6,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -24,7 +25,32 @@ class PosixMappedRegion final : public MappedRegion {
   PosixMappedRegion(void* addr, size_t length) : addr_(addr), length_(length) {}
   ~PosixMappedRegion() override { ::munmap(addr_, length_); }
 
+  // MADV_POPULATE_READ (Linux 5.14) maps the range's cached pages in one
+  // call under a read lock of the address space; on an older kernel the
+  // madvise fails and the pages fault in on touch instead.
+  void Populate(size_t offset, size_t len) const override {
+    const uintptr_t from = PageDown(uintptr_t(data + offset));
+    const uintptr_t to = std::min(PageUp(uintptr_t(data + offset + len)), End());
+    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, kMadvPopulateRead);
+  }
+  // MADV_DONTNEED on a shared file mapping only unmaps: the pages stay in
+  // the page cache and refault unchanged if touched again.
+  void Release(size_t offset, size_t len) const override {
+    const uintptr_t from = PageUp(uintptr_t(data + offset));
+    const uintptr_t to = PageDown(uintptr_t(data + offset + len));
+    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  }
+
  private:
+  static constexpr int kMadvPopulateRead = 22;  // MADV_POPULATE_READ, absent from older headers
+  static uintptr_t Page() {
+    static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    return page;
+  }
+  static uintptr_t PageDown(uintptr_t a) { return a / Page() * Page(); }
+  static uintptr_t PageUp(uintptr_t a) { return PageDown(a + Page() - 1); }
+  uintptr_t End() const { return uintptr_t(addr_) + length_; }
+
   void* addr_;
   size_t length_;
 };
@@ -63,8 +89,9 @@ class PosixFile final : public File {
     if (len == 0) return nullptr;
     const uint64_t aligned = pos / page * page;
     const size_t span = size_t(pos - aligned) + len;
-    // MAP_POPULATE maps every page in this one call: no fault per page.
-    void* addr = ::mmap(nullptr, span, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, off_t(aligned));
+    // Not MAP_POPULATE: a scan maps a whole segment once and populates it a
+    // block at a time (MappedRegion::Populate), so its RSS stays bounded.
+    void* addr = ::mmap(nullptr, span, PROT_READ, MAP_SHARED, fd_, off_t(aligned));
     if (addr == MAP_FAILED) return nullptr;
     auto region = std::make_unique<PosixMappedRegion>(addr, span);
     region->data = static_cast<const uint8_t*>(addr) + (pos - aligned);

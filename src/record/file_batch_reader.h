@@ -43,9 +43,12 @@ struct FileBatchReaderOptions {
   size_t block_size = 1 << 20;
   // Advise the kernel to drop pages once consumed (for `check` on live dirs).
   bool drop_cache = false;
-  // Map blocks (File::MapForRead) instead of copying them with ReadAt: saves
-  // the kernel's copy, most of a scan's cost from the page cache. Only for a
-  // reader that owns the file (see MapForRead); falls back to ReadAt.
+  // Map the file (File::MapForRead) instead of copying blocks with ReadAt:
+  // saves the kernel's copy, most of a scan's cost from the page cache. The
+  // rest of the range is mapped once, at the first read; each block is
+  // populated before it is read and released after (MappedRegion), so only
+  // about one block is resident. Only for a reader that owns the file (see
+  // MapForRead); falls back to ReadAt.
   bool map = false;
 };
 
@@ -72,15 +75,22 @@ class FileBatchReader {
 
  private:
   bool Fill(uint64_t pos, size_t need);
+  // The map branch of Fill: [pos, pos + want) as a window of mapped_.
+  bool FillFromMapping(uint64_t pos, size_t want);
 
   const File* file_;
   FileBatchReaderOptions options_;
   uint64_t end_ = 0;
   uint64_t position_ = 0;
   std::vector<uint8_t> buffer_;
-  std::unique_ptr<MappedRegion> region_;  // the mapped block, when options_.map
-  const uint8_t* data_ = nullptr;         // buffer_.data() or region_->data
-  uint64_t buffer_start_ = 0;             // file position of buffer_[0]
+  // With options_.map: [mapped_from_, end_) mapped; bytes of it before
+  // mapped_from_ + released_ are released.
+  std::unique_ptr<MappedRegion> mapped_;
+  bool map_failed_ = false;
+  uint64_t mapped_from_ = 0;
+  size_t released_ = 0;
+  const uint8_t* data_ = nullptr;  // buffer_.data() or inside mapped_
+  uint64_t buffer_start_ = 0;      // file position of buffer_[0]
   size_t buffer_len_ = 0;
   uint64_t dropped_upto_ = 0;
   StopReason stop_reason_ = StopReason::kNone;
