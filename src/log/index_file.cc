@@ -11,6 +11,9 @@ constexpr size_t kWarmSectionBytes = 8192;
 // The write window: 64 KiB holds 8,192 offset entries, i.e. 32 MiB of log at
 // the default index.interval.bytes, per map call.
 constexpr uint64_t kWriteWindowBytes = 64 << 10;
+// Pending bytes up to this size are stored through the window, more with
+// one pwrite (WritePending).
+constexpr uint64_t kWindowStoreMaxBytes = 4096;
 
 uint64_t RoundDown(int64_t size, size_t entry_size) {
   if (size <= 0) return 0;
@@ -105,7 +108,14 @@ Result<bool> IndexFile::StoreThroughWindow() {
 
 Status IndexFile::WritePending() {
   if (written_ >= bytes_.size()) return Status::Ok();
-  DARUMA_ASSIGN_OR_RETURN(bool stored, StoreThroughWindow());
+  // A few entries (an append's) go through the mapped window: a store, not a
+  // system call. A bulk write (an index rebuilt by recovery, hundreds of KiB)
+  // goes through pwrite: faulting its fresh pages into the window one by one
+  // cost recovery a tenth of its time.
+  bool stored = false;
+  if (bytes_.size() - written_ <= kWindowStoreMaxBytes) {
+    DARUMA_ASSIGN_OR_RETURN(stored, StoreThroughWindow());
+  }
   if (stored) {
     written_ = bytes_.size();
     unsynced_ = true;

@@ -15,11 +15,11 @@
 //    per index, not megabytes. This is why an index must be trimmed
 //    (TrimToValidSize/Close) before the segment is closed.
 //  * The entries are kept in memory (entries() * entry_size bytes). Appended
-//    entries reach the file by WritePending(): stored into a small writable
-//    mapping of the file (File::MapForAppend, kWriteWindowBytes, never past
-//    length()) when the file allows it, else one File::WriteAt for all of
-//    them; Flush(), Resize()/TrimToValidSize() and Close() call it too. Every
-//    size change drops the mapping first.
+//    entries reach the file by WritePending(): a few (up to 4 KiB) are
+//    stored into a small writable mapping of the file (File::MapForAppend,
+//    kWriteWindowBytes, never past length()) when the file allows it, more
+//    (or where mapping is not possible) with one File::WriteAt for all; Flush(),
+//    Resize()/TrimToValidSize() and Close() call it too. Every size change drops the mapping first.
 //    A live append (LogSegment::Append) calls it after each entry, so a killed
 //    broker leaves the same index bytes as Kafka's mmap; recovery's rebuild
 //    writes once at the end, saving ~500,000 system calls per GiB rebuilt (an
