@@ -45,7 +45,9 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   std::optional<int32_t> max_epoch;
   FileBatchReaderOptions ro;
   ro.end_position = uint64_t(size);
-  ro.block_size = size_t(8) << 20;
+  // Populated and released 4 MiB at a time (FileBatchReader): 8 MiB ran no
+  // faster and held twice the RSS per recovery thread, 2 MiB ran ~5% slower.
+  ro.block_size = size_t(4) << 20;
   ro.map = true;  // recovery owns the segment (log dir locked, log not yet live)
   FileBatchReader reader(file, ro);
   while (auto e = reader.Next()) {

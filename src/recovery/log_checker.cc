@@ -291,7 +291,7 @@ Result<SegmentScan> PartitionChecker::ScanSegment(const std::string& log_path,
   // 0.4 ms); the whole segment is dropped once below.
   ro.drop_cache = false;
   ro.map = true;
-  ro.block_size = size_t(8) << 20;  // few mmap/munmap calls (each maps and unmaps page tables)
+  ro.block_size = size_t(4) << 20;  // populated, then released, a block at a time
   if (planned_end) ro.end_position = uint64_t(*planned_end);
   auto reader = std::make_unique<FileBatchReader>(file.get(), ro);
   SegmentScan scan;
