@@ -8,9 +8,6 @@ namespace {
 
 // Kafka keeps the last 8 KiB of entries "warm" and searches there first.
 constexpr size_t kWarmSectionBytes = 8192;
-// The write window: 64 KiB holds 8,192 offset entries, i.e. 32 MiB of log at
-// the default index.interval.bytes, per map call.
-constexpr uint64_t kWriteWindowBytes = 64 << 10;
 // Pending bytes up to this size are stored through the window, more with
 // one pwrite (WritePending).
 constexpr uint64_t kWindowStoreMaxBytes = 4096;
@@ -86,35 +83,16 @@ void IndexFile::MaterializeHole() {
   if (all_written) written_ = bytes_.size();
 }
 
-Result<bool> IndexFile::StoreThroughWindow() {
-  if (window_unsupported_) return false;
-  const uint64_t end = bytes_.size();
-  if (!window_ || written_ < window_start_ || end > window_start_ + window_->size) {
-    window_.reset();
-    const uint64_t start = written_ / 4096 * 4096;
-    if (start >= length_) return false;
-    const uint64_t len = std::min(kWriteWindowBytes, length_ - start);
-    if (end > start + len) return false;
-    DARUMA_ASSIGN_OR_RETURN(window_, file_->MapForAppend(start, size_t(len)));
-    window_start_ = start;
-    if (!window_) {
-      window_unsupported_ = true;
-      return false;
-    }
-  }
-  std::memcpy(window_->data + (written_ - window_start_), bytes_.data() + written_, end - written_);
-  return true;
-}
-
 Status IndexFile::WritePending() {
   if (written_ >= bytes_.size()) return Status::Ok();
   // A few entries (an append's) go through the mapped window: a store, not a
   // system call. A bulk write (an index rebuilt by recovery, hundreds of KiB)
   // goes through pwrite: faulting its fresh pages into the window one by one
   // cost recovery a tenth of its time.
+  const ByteSpan pending(bytes_.data() + written_, bytes_.size() - written_);
   bool stored = false;
-  if (bytes_.size() - written_ <= kWindowStoreMaxBytes) {
-    DARUMA_ASSIGN_OR_RETURN(stored, StoreThroughWindow());
+  if (pending.size() <= kWindowStoreMaxBytes) {
+    DARUMA_ASSIGN_OR_RETURN(stored, window_.Store(*file_, written_, pending, length_));
   }
   if (stored) {
     written_ = bytes_.size();
@@ -184,7 +162,7 @@ Status IndexFile::Resize(int64_t new_size) {
   // Trimming to the entries first makes every slot past entries() read as
   // zeros after growing (stale entries of an earlier, longer file vanish). A
   // crash in between leaves a trimmed index, which is a valid state.
-  window_.reset();
+  window_.Release();
   if (rounded > bytes_.size()) DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
   DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
   length_ = rounded;
@@ -220,13 +198,13 @@ Status IndexFile::Close() {
     if (unsynced_) DARUMA_RETURN_IF_ERROR(file_->Sync());
     unsynced_ = false;
   }
-  window_.reset();
+  window_.Release();
   file_.reset();
   return Status::Ok();
 }
 
 Status IndexFile::DeleteIfExists(bool* existed) {
-  window_.reset();
+  window_.Release();
   file_.reset();
   Status st = fs_->Remove(path_);
   if (existed != nullptr) *existed = st.ok();

@@ -16,10 +16,11 @@
 //    (TrimToValidSize/Close) before the segment is closed.
 //  * The entries are kept in memory (entries() * entry_size bytes). Appended
 //    entries reach the file by WritePending(): a few (up to 4 KiB) are
-//    stored into a small writable mapping of the file (File::MapForAppend,
+//    stored into a small writable mapping of the file (MappedAppendWindow,
 //    kWriteWindowBytes, never past length()) when the file allows it, more
-//    (or where mapping is not possible) with one File::WriteAt for all; Flush(),
-//    Resize()/TrimToValidSize() and Close() call it too. Every size change drops the mapping first.
+//    (or where mapping is not possible) with one File::WriteAt for all;
+//    Flush(), Resize()/TrimToValidSize() and Close() call it too. Every size
+//    change drops the mapping first.
 //    A live append (LogSegment::Append) calls it after each entry, so a killed
 //    broker leaves the same index bytes as Kafka's mmap; recovery's rebuild
 //    writes once at the end, saving ~500,000 system calls per GiB rebuilt (an
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "common/file_system.h"
+#include "common/mapped_append_window.h"
 #include "common/status.h"
 
 namespace daruma {
@@ -126,12 +128,10 @@ class IndexFile {
   static constexpr uint8_t kZeroEntry[16] = {};
   // Stores the hole's zero entries before a change that needs them in bytes_.
   void MaterializeHole();
-  // Stores bytes_[written_, end) through the write window when they fit in
-  // one (mapping a new one as needed); false when they must go by WriteAt.
-  Result<bool> StoreThroughWindow();
-  std::unique_ptr<WritableMappedRegion> window_;
-  uint64_t window_start_ = 0;
-  bool window_unsupported_ = false;
+  // 64 KiB holds 8,192 offset entries, i.e. 32 MiB of log at the default
+  // index.interval.bytes, per map call. Declared after file_: released first.
+  static constexpr uint64_t kWriteWindowBytes = 64 << 10;
+  MappedAppendWindow window_{kWriteWindowBytes};
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;

@@ -194,30 +194,15 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
 }
 
 Status LogSegment::WriteRecords(int64_t position, ByteSpan records) {
-  // 8 MiB: one reserve + map per 8,192 appends of 1 KiB, and few enough
-  // mapped bytes per partition that 10,000 active segments stay cheap.
-  constexpr size_t kAppendWindowBytes = size_t(8) << 20;
-  if (!config_.preallocate || append_window_unsupported_) {
-    return log_file_->WriteAt(uint64_t(position), records);
-  }
-  const int64_t end = position + int64_t(records.size());
-  if (!append_window_ || position < append_window_start_ ||
-      end > append_window_start_ + int64_t(append_window_->size)) {
-    ReleaseAppendWindow();
+  if (config_.preallocate) {
     // Up to the preallocated size (segment.bytes) only, so the file never
     // grows past what Kafka would have preallocated.
-    const int64_t room = std::max<int64_t>(0, config_.InitFileSize() - position);
-    const size_t len = std::max(records.size(), std::min(kAppendWindowBytes, size_t(room)));
-    DARUMA_ASSIGN_OR_RETURN(append_window_, log_file_->MapForAppend(uint64_t(position), len));
-    append_window_start_ = position;
-    if (!append_window_) {
-      append_window_unsupported_ = true;
-      return log_file_->WriteAt(uint64_t(position), records);
-    }
+    DARUMA_ASSIGN_OR_RETURN(
+        bool stored, append_window_.Store(*log_file_, uint64_t(position), records,
+                                          uint64_t(std::max<int64_t>(config_.InitFileSize(), 0))));
+    if (stored) return Status::Ok();
   }
-  std::memcpy(append_window_->data + (position - append_window_start_), records.data(),
-              records.size());
-  return Status::Ok();
+  return log_file_->WriteAt(uint64_t(position), records);
 }
 
 Status LogSegment::UpdateTxnIndex(const AbortedTxn& txn) {

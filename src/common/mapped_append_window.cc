@@ -1,0 +1,28 @@
+#include "common/mapped_append_window.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace daruma {
+
+Result<bool> MappedAppendWindow::Store(File& file, uint64_t position, ByteSpan bytes,
+                                       uint64_t limit) {
+  if (unsupported_) return false;
+  const uint64_t end = position + bytes.size();
+  if (end > limit) return false;
+  if (!region_ || position < start_ || end > start_ + region_->size) {
+    Release();
+    const uint64_t len =
+        std::max<uint64_t>(bytes.size(), std::min(window_bytes_, limit - position));
+    DARUMA_ASSIGN_OR_RETURN(region_, file.MapForAppend(position, size_t(len)));
+    start_ = position;
+    if (!region_) {
+      unsupported_ = true;
+      return false;
+    }
+  }
+  std::memcpy(region_->data + (position - start_), bytes.data(), bytes.size());
+  return true;
+}
+
+}  // namespace daruma

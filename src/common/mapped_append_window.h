@@ -1,0 +1,45 @@
+// MappedAppendWindow: appends to a file by storing into a writable mapping of
+// the range ahead of the write position (File::MapForAppend) instead of one
+// write(2) per append. Used for preallocated segment .log files (8 MiB
+// windows) and for index files (64 KiB windows).
+//
+// Contract:
+//   * Store() puts `bytes` at `position` and returns true, or returns false
+//     when they must be written with File::WriteAt instead: the bytes would
+//     reach past `limit` (the size the caller lets the file have), or the file
+//     cannot be mapped (a decorating or fault-injecting file system; then every
+//     later Store returns false too). An error reserving blocks (a full disk)
+//     is the Store's error, never a SIGBUS later.
+//   * A window covers [start, start + min(window_bytes, limit - start)), where
+//     start is the position of the Store that mapped it; a store outside it
+//     maps a new one. Appends only move forwards, so the old one is dropped.
+//   * Release() drops the mapping. The caller must call it before shrinking
+//     the file below the window's end, and before closing the file (declare
+//     the window after the File it maps).
+//   * The stored bytes are ordinary page-cache data, exactly as after WriteAt.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/bytes.h"
+#include "common/file_system.h"
+#include "common/status.h"
+
+namespace daruma {
+
+class MappedAppendWindow {
+ public:
+  explicit MappedAppendWindow(uint64_t window_bytes) : window_bytes_(window_bytes) {}
+
+  Result<bool> Store(File& file, uint64_t position, ByteSpan bytes, uint64_t limit);
+  void Release() { region_.reset(); }
+
+ private:
+  uint64_t window_bytes_;
+  std::unique_ptr<WritableMappedRegion> region_;  // [start_, start_ + region_->size)
+  uint64_t start_ = 0;
+  bool unsupported_ = false;
+};
+
+}  // namespace daruma
