@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -71,6 +72,9 @@ class Loader {
   Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
   Status LoadSegmentFiles();                                               // pass 4
+  // Scans the .log of segment `base` through a read-only handle of its own
+  // (an open failure is the scan's I/O error).
+  SegmentRecoveryScan ScanLogFile(int64_t base) const;
   // Recovers one segment (§10.4) from `scan` (scanned here if null). On an
   // offset overflow the segment is split and swapped (split_ holds the new
   // segments) and kOffsetOverflow returned: the caller retries its pass.
@@ -263,25 +267,67 @@ std::optional<int64_t> FirstSegmentRecoveredInPass5(const std::vector<std::strin
   return *it;
 }
 
+SegmentRecoveryScan Loader::ScanLogFile(int64_t base) const {
+  const std::string path = LogFileName(dir_, base);
+  Result<std::unique_ptr<File>> file = fs_->Open(path, OpenMode::kRead);
+  Result<uint64_t> size = file.ok() ? (*file)->Size() : Result<uint64_t>(file.status());
+  if (!size.ok()) {
+    SegmentRecoveryScan failed;
+    failed.next_offset = failed.v2_next_offset = base;
+    failed.reader_stop = StopReason::kIoError;
+    failed.stop_reason = size.status().ToString();
+    failed.error = size.status();
+    return failed;
+  }
+  return ScanSegmentForRecovery(file->get(), path, base, int64_t(*size),
+                                p_.config.index_interval_bytes);
+}
+
 Status Loader::LoadSegmentFiles() {
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
   const std::optional<int64_t> first_in_pass5 = FirstSegmentRecoveredInPass5(names, p_);
-  // Kafka recovers a segment with a missing or corrupt index here, and then
-  // again in pass 5 when it lies at or after the recovery point: two scans.
-  // Daruma defers such a segment to pass 5, which rebuilds the same indexes in
-  // its one scan; RecoverLog keeps Kafka's visible pass-4 semantics for it.
-  auto recover_now_or_defer = [&](LogSegment* segment) -> Status {
-    if (first_in_pass5 && segment->base_offset() >= *first_in_pass5) {
-      deferred_.insert(segment->base_offset());
-      return Status::Ok();
-    }
-    return RecoverSegment(segment).status();
-  };
+  auto in_pass5 = [&](int64_t base) { return first_in_pass5 && base >= *first_in_pass5; };
   // Which files exist is read from this one listing, not asked per file: a
   // start of 10,000 partitions saves ~200,000 system calls. Pass 4 creates
   // and deletes no .log file and, for segment B, changes only B's own files.
   auto listed = [&names](const std::string& name) {
     return std::binary_search(names.begin(), names.end(), name);
+  };
+  // Kafka recovers here, one after another, every segment whose offset index
+  // is missing and that pass 5 will not recover. Their scans are read-only
+  // and each reads only its own .log, which nothing changes before its turn,
+  // so with spare recovery threads they run ahead, as in pass 5 (a clean
+  // start after the indexes were lost then uses every thread too).
+  std::vector<int64_t> ahead;  // in the order the loop below meets them
+  for (const std::string& name : names) {
+    if (!HasSuffix(name, kLogFileSuffix)) continue;
+    Result<int64_t> base = OffsetFromFileName(name);
+    if (base.ok() && !listed(OffsetIndexFileName("", *base)) && !in_pass5(*base)) {
+      ahead.push_back(*base);
+    }
+  }
+  std::optional<SegmentScanPipeline> pipeline;
+  if (p_.recovery_threads > 1 && ahead.size() > 1) {
+    std::vector<SegmentScanPipeline::Scan> scans;
+    for (int64_t base : ahead) scans.push_back([this, base] { return ScanLogFile(base); });
+    pipeline.emplace(std::move(scans), p_.recovery_threads);
+  }
+  size_t taken = 0;
+  // Kafka recovers a segment with a missing or corrupt index here, and then
+  // again in pass 5 when it lies at or after the recovery point: two scans.
+  // Daruma defers such a segment to pass 5, which rebuilds the same indexes in
+  // its one scan; RecoverLog keeps Kafka's visible pass-4 semantics for it.
+  auto recover_now_or_defer = [&](LogSegment* segment) -> Status {
+    const int64_t base = segment->base_offset();
+    if (in_pass5(base)) {
+      deferred_.insert(base);
+      return Status::Ok();
+    }
+    if (pipeline && taken < ahead.size() && ahead[taken] == base) {
+      const SegmentRecoveryScan scan = pipeline->Take(taken++);
+      return RecoverSegment(segment, &scan).status();
+    }
+    return RecoverSegment(segment).status();
   };
   for (const std::string& name : names) {
     if (IsIndexFileName(name)) {
@@ -594,7 +640,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
   BackgroundSyncs syncs(p_.recovery_threads > 1 ? kMaxSyncsInFlight : 0);
   // Scans run ahead on the pool; this thread applies them in order and is
   // the only one that modifies segments.
-  SegmentScanPipeline pipeline(std::move(to_scan), p_.recovery_threads);
+  SegmentScanPipeline pipeline(to_scan, p_.recovery_threads);
   for (size_t i = 0; i < unflushed.size(); ++i) {
     LogSegment* segment = segments_.at(unflushed[i]).get();
     const bool deferred = deferred_.count(segment->base_offset()) > 0;

@@ -1,17 +1,33 @@
 #include "recovery/segment_scan_pipeline.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace daruma {
 
-SegmentScanPipeline::SegmentScanPipeline(std::vector<const LogSegment*> segments, int threads)
-    : segments_(std::move(segments)),
+namespace {
+
+std::vector<SegmentScanPipeline::Scan> ScansOf(const std::vector<const LogSegment*>& segments) {
+  std::vector<SegmentScanPipeline::Scan> scans;
+  scans.reserve(segments.size());
+  for (const LogSegment* s : segments) scans.push_back([s] { return s->ScanForRecovery(); });
+  return scans;
+}
+
+}  // namespace
+
+SegmentScanPipeline::SegmentScanPipeline(std::vector<Scan> scans, int threads)
+    : scans_(std::move(scans)),
       window_(size_t(threads > 1 ? threads + 1 : 0)),
-      done_(segments_.size()) {
-  if (threads <= 1 || segments_.size() <= 1) return;
-  const size_t n = std::min(size_t(threads), segments_.size());
+      done_(scans_.size()) {
+  if (threads <= 1 || scans_.size() <= 1) return;
+  const size_t n = std::min(size_t(threads), scans_.size());
   for (size_t t = 0; t < n; ++t) threads_.emplace_back([this] { Work(); });
 }
+
+SegmentScanPipeline::SegmentScanPipeline(const std::vector<const LogSegment*>& segments,
+                                         int threads)
+    : SegmentScanPipeline(ScansOf(segments), threads) {}
 
 SegmentScanPipeline::~SegmentScanPipeline() {
   Stop();
@@ -21,12 +37,12 @@ void SegmentScanPipeline::Work() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
     cv_.wait(l, [this] {
-      return stopping_ || next_to_scan_ >= segments_.size() || next_to_scan_ < taken_ + window_;
+      return stopping_ || next_to_scan_ >= scans_.size() || next_to_scan_ < taken_ + window_;
     });
-    if (stopping_ || next_to_scan_ >= segments_.size()) return;
+    if (stopping_ || next_to_scan_ >= scans_.size()) return;
     const size_t i = next_to_scan_++;
     l.unlock();
-    SegmentRecoveryScan scan = segments_[i]->ScanForRecovery();
+    SegmentRecoveryScan scan = scans_[i]();
     l.lock();
     done_[i] = std::move(scan);
     cv_.notify_all();
@@ -36,7 +52,7 @@ void SegmentScanPipeline::Work() {
 SegmentRecoveryScan SegmentScanPipeline::Take(size_t i) {
   if (threads_.empty()) {
     taken_ = i + 1;
-    return segments_[i]->ScanForRecovery();
+    return scans_[i]();
   }
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [&] { return done_[i].has_value(); });

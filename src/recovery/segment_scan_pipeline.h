@@ -3,11 +3,12 @@
 // threads, ahead of the sequential fold that applies them in segment order.
 //
 // Contract:
-//  * The caller hands over the segments to scan, in the order it will Take()
-//    them. A segment must not be written, truncated, renamed or closed while
-//    the pipeline may still scan it: the caller only modifies segment i after
-//    Take(i) returned, and calls Stop() before touching any segment it has not
-//    taken yet (deleting later segments, splitting one).
+//  * The caller hands over the scans to run (a segment's ScanForRecovery, or
+//    a scan of its .log file), in the order it will Take() them. A segment
+//    must not be written, truncated, renamed or closed while the pipeline may
+//    still scan it: the caller only modifies segment i after Take(i)
+//    returned, and calls Stop() before touching any segment it has not taken
+//    yet (deleting later segments, splitting one).
 //  * At most `window` scans are held (done or running) beyond the last one
 //    taken, which bounds memory to a few segments' retained batches.
 //  * With threads <= 1 no thread is started: Take(i) scans segment i on the
@@ -16,6 +17,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -28,7 +30,11 @@ namespace daruma {
 
 class SegmentScanPipeline {
  public:
-  SegmentScanPipeline(std::vector<const LogSegment*> segments, int threads);
+  using Scan = std::function<SegmentRecoveryScan()>;
+
+  SegmentScanPipeline(std::vector<Scan> scans, int threads);
+  // The segments' ScanForRecovery.
+  SegmentScanPipeline(const std::vector<const LogSegment*>& segments, int threads);
   ~SegmentScanPipeline();  // Stop()
   SegmentScanPipeline(const SegmentScanPipeline&) = delete;
   SegmentScanPipeline& operator=(const SegmentScanPipeline&) = delete;
@@ -42,7 +48,7 @@ class SegmentScanPipeline {
  private:
   void Work();
 
-  std::vector<const LogSegment*> segments_;
+  std::vector<Scan> scans_;
   size_t window_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -122,10 +122,11 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
     return tmp_.Join("source/t-0/") + FilenamePrefixFromOffset(segment_bases_[i]) + ".log";
   }
 
-  // Copies the source dir and loads it uncleanly from `recovery_point`.
+  // Copies the source dir and loads it uncleanly from `recovery_point`, or
+  // as after a clean shutdown.
   std::map<std::string, std::string> LoadCopy(const std::string& name, int threads,
                                               int64_t recovery_point,
-                                              PartitionRecoveryReport* report) {
+                                              PartitionRecoveryReport* report, bool clean = false) {
     const std::string root = tmp_.Join(name);
     CopyTree(tmp_.Join("source"), root);
     ManualClock clock(kNow + 1000);
@@ -136,6 +137,7 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
     p.config = config_;
     p.clock = &clock;
     p.recovery_point_checkpoint = recovery_point;
+    p.had_clean_shutdown = clean;
     p.recovery_threads = threads;
     auto log = LoadLog(p, report);
     EXPECT_TRUE(log.ok()) << log.status().ToString();
@@ -145,10 +147,10 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
     return Snapshot(root);
   }
 
-  void ExpectSameAsOneThread(int64_t recovery_point) {
+  void ExpectSameAsOneThread(int64_t recovery_point, bool clean = false) {
     PartitionRecoveryReport one, many;
-    const auto expected = LoadCopy("one", 1, recovery_point, &one);
-    const auto actual = LoadCopy("many", GetParam(), recovery_point, &many);
+    const auto expected = LoadCopy("one", 1, recovery_point, &one, clean);
+    const auto actual = LoadCopy("many", GetParam(), recovery_point, &many, clean);
     ASSERT_EQ(expected.size(), actual.size());
     for (const auto& [name, bytes] : expected) {
       auto it = actual.find(name);
@@ -198,6 +200,37 @@ TEST_P(ParallelRecoveryTest, MissingIndexesGiveTheSameFiles) {
     fs::remove(tmp_.Join("source/t-0/") + FilenamePrefixFromOffset(segment_bases_[i]) + ".index");
   }
   ExpectSameAsOneThread(segment_bases_[1]);
+}
+
+void RemoveIndex(const TempDir& tmp, int64_t base) {
+  ASSERT_TRUE(fs::remove(tmp.Join("source/t-0/") + FilenamePrefixFromOffset(base) + ".index"));
+}
+
+// Pass 4 (Kafka rebuilds a segment whose offset index is missing at load):
+// the scans of those segments run ahead on the spare threads.
+TEST_P(ParallelRecoveryTest, CleanStartWithMissingIndexesGivesTheSameFiles) {
+  for (size_t i : {size_t(0), size_t(1), size_t(2), size_t(5), size_t(7)}) {
+    RemoveIndex(tmp_, segment_bases_[i]);
+  }
+  ExpectSameAsOneThread(segment_bases_.back(), /*clean=*/true);
+}
+
+// Both passes at once: indexes missing below the recovery point (pass 4,
+// scanned ahead) and above it (deferred to pass 5's one scan), with a corrupt
+// batch in a pass-4 segment (cut there; later segments stay, as in Kafka).
+TEST_P(ParallelRecoveryTest, MissingIndexesOnBothSidesOfTheRecoveryPointGiveTheSameFiles) {
+  for (size_t i : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(6)}) {
+    RemoveIndex(tmp_, segment_bases_[i]);
+  }
+  std::string bytes = ReadFileToString(SourceSegment(2));
+  const size_t at = bytes.size() / 2;
+  bytes[at] = char(bytes[at] ^ 0x5a);
+  WriteStringToFile(SourceSegment(2), bytes);
+  ExpectSameAsOneThread(segment_bases_[5] + 3);
+  const auto files = Snapshot(tmp_.Join("many"));
+  EXPECT_EQ(files.count("t-0/" + FilenamePrefixFromOffset(segment_bases_[3]) + ".log"), 1u);
+  EXPECT_LT(files.at("t-0/" + FilenamePrefixFromOffset(segment_bases_[2]) + ".log").size(),
+            bytes.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, ParallelRecoveryTest, ::testing::Values(2, 3));
