@@ -51,6 +51,17 @@ void Broker::Log(std::string_view line) const {
   if (options_.log != nullptr) *options_.log << "daruma serve: " << line << std::endl;
 }
 
+// Re-arms itself, so a second SIGTERM/SIGINT during the drain is seen too.
+// (It used to re-arm through a reference to a local std::function that was
+// gone by the first signal: a crash at shutdown in an -O3 build.)
+void Broker::WaitForSignal() {
+  signals_->async_wait([this](const asio::error_code& ec, int signo) {
+    if (ec) return;
+    BeginStop(signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    WaitForSignal();
+  });
+}
+
 Status Broker::Run() {
   if (options_.config.log_dirs.empty()) {
     return Status::InvalidArgument("no log directory: set log.dirs");
@@ -70,13 +81,7 @@ Status Broker::Run() {
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
-    std::function<void(const asio::error_code&, int)> on_signal;
-    on_signal = [this, &on_signal](const asio::error_code& ec, int signo) {
-      if (ec) return;
-      BeginStop(signo == SIGTERM ? "SIGTERM" : "SIGINT");
-      signals_->async_wait(on_signal);
-    };
-    signals_->async_wait(on_signal);
+    WaitForSignal();
   }
 
   Log(fmt::format("recovering {} log dir(s)", options_.config.log_dirs.size()));

@@ -103,6 +103,7 @@ class Broker {
   Status StartServing();
   Status WriteMetaProperties();
   void BeginStop(std::string_view why);
+  void WaitForSignal();  // on signals_: SIGTERM/SIGINT begin the stop
   void Finish();
   void Log(std::string_view line) const;
 
