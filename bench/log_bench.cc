@@ -5,16 +5,20 @@
 // run with Kafka's default `preallocate=false` (one write(2) per append) and
 // with `preallocate=true` (stores into a mapped append window, see LogSegment).
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/file_system.h"
 #include "log/log.h"
+#include "log/log_segment.h"
 #include "record/record_batch_builder.h"
 
 namespace daruma {
@@ -118,14 +122,45 @@ BENCHMARK(BM_LogAppend1KiB)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-void BM_LogSequentialRead(benchmark::State& state) {
-  ManualClock clock(kT0);
-  ScratchDir dir;
-  auto log = OpenLog(dir.path(), &clock);
+// kLogBytes of 1 KiB batches appended to a new log in `dir`.
+std::unique_ptr<Log> WriteReadBenchLog(const std::string& dir, Clock* clock) {
+  auto log = OpenLog(dir, clock);
   Bytes batch = OneKiBBatch();
   for (int64_t written = 0; written < kLogBytes; written += int64_t(batch.size())) {
     if (!log->AppendAsLeaderInPlace(batch, 0).ok()) std::abort();
   }
+  return log;
+}
+
+// The ceiling of a copying read path: pread() of the same .log files (written
+// the same way, so their page cache looks the same) into one reused buffer.
+void BM_PreadBaseline(benchmark::State& state) {
+  ManualClock clock(kT0);
+  ScratchDir dir;
+  auto log = WriteReadBenchLog(dir.path(), &clock);
+  std::vector<std::string> paths;
+  for (LogSegment* s : log->segments_for_inspection()) paths.push_back(s->log_path());
+  Bytes buffer(size_t(state.range(0)));
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    for (const std::string& path : paths) {
+      const int fd = ::open(path.c_str(), O_RDONLY);
+      if (fd < 0) std::abort();
+      off_t at = 0;
+      for (ssize_t n; (n = ::pread(fd, buffer.data(), buffer.size(), at)) > 0; at += n) bytes += n;
+      ::close(fd);
+    }
+  }
+  state.SetBytesProcessed(bytes);
+  state.SetLabel("pread() of the same .log files (the copy's ceiling)");
+}
+BENCHMARK(BM_PreadBaseline)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_LogSequentialRead(benchmark::State& state) {
+  ManualClock clock(kT0);
+  ScratchDir dir;
+  auto log = WriteReadBenchLog(dir.path(), &clock);
+  Bytes batch = OneKiBBatch();
   const int32_t fetch_bytes = int32_t(state.range(0));
   const bool reuse_buffer = state.range(1) == 1;
   FetchDataInfo fetched;
