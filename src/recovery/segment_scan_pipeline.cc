@@ -21,7 +21,9 @@ SegmentScanPipeline::SegmentScanPipeline(std::vector<Scan> scans, int threads)
       window_(size_t(threads > 1 ? threads + 1 : 0)),
       done_(scans_.size()) {
   if (threads <= 1 || scans_.size() <= 1) return;
-  const size_t n = std::min(size_t(threads), scans_.size());
+  // The caller's thread scans too while it waits in Take, so `threads` in
+  // all: a thread more would only compete with the fold for the cores.
+  const size_t n = std::min(size_t(threads - 1), scans_.size());
   for (size_t t = 0; t < n; ++t) threads_.emplace_back([this] { Work(); });
 }
 
@@ -55,7 +57,20 @@ SegmentRecoveryScan SegmentScanPipeline::Take(size_t i) {
     return scans_[i]();
   }
   std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [&] { return done_[i].has_value(); });
+  while (!done_[i].has_value()) {
+    // Scan the next unclaimed segment (possibly i itself) instead of idling
+    // while the helpers scan.
+    if (next_to_scan_ < scans_.size() && next_to_scan_ < taken_ + window_) {
+      const size_t j = next_to_scan_++;
+      l.unlock();
+      SegmentRecoveryScan scan = scans_[j]();
+      l.lock();
+      done_[j] = std::move(scan);
+      cv_.notify_all();
+      continue;
+    }
+    cv_.wait(l);
+  }
   SegmentRecoveryScan scan = std::move(*done_[i]);
   done_[i].reset();
   taken_ = i + 1;

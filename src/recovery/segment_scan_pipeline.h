@@ -11,8 +11,11 @@
 //    yet (deleting later segments, splitting one).
 //  * At most `window` scans are held (done or running) beyond the last one
 //    taken, which bounds memory to a few segments' retained batches.
-//  * With threads <= 1 no thread is started: Take(i) scans segment i on the
-//    caller's thread, so the one-thread path is exactly a sequential scan.
+//  * `threads` counts the caller's: threads - 1 helpers scan ahead, and
+//    Take() scans the next unclaimed segment on the caller's thread rather
+//    than wait for a helper, so all threads stay busy and none competes with
+//    the fold for a core. With threads <= 1 no thread is started: Take(i)
+//    scans segment i, so the one-thread path is exactly a sequential scan.
 #pragma once
 
 #include <condition_variable>
