@@ -35,19 +35,25 @@ SegmentScanPipeline::~SegmentScanPipeline() {
   Stop();
 }
 
+bool SegmentScanPipeline::CanClaimLocked() const {
+  return next_to_scan_ < scans_.size() && next_to_scan_ < taken_ + window_;
+}
+
+void SegmentScanPipeline::ScanNextLocked(std::unique_lock<std::mutex>& l) {
+  const size_t i = next_to_scan_++;
+  l.unlock();
+  SegmentRecoveryScan scan = scans_[i]();
+  l.lock();
+  done_[i] = std::move(scan);
+  cv_.notify_all();
+}
+
 void SegmentScanPipeline::Work() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
-    cv_.wait(l, [this] {
-      return stopping_ || next_to_scan_ >= scans_.size() || next_to_scan_ < taken_ + window_;
-    });
+    cv_.wait(l, [this] { return stopping_ || next_to_scan_ >= scans_.size() || CanClaimLocked(); });
     if (stopping_ || next_to_scan_ >= scans_.size()) return;
-    const size_t i = next_to_scan_++;
-    l.unlock();
-    SegmentRecoveryScan scan = scans_[i]();
-    l.lock();
-    done_[i] = std::move(scan);
-    cv_.notify_all();
+    ScanNextLocked(l);
   }
 }
 
@@ -60,16 +66,11 @@ SegmentRecoveryScan SegmentScanPipeline::Take(size_t i) {
   while (!done_[i].has_value()) {
     // Scan the next unclaimed segment (possibly i itself) instead of idling
     // while the helpers scan.
-    if (next_to_scan_ < scans_.size() && next_to_scan_ < taken_ + window_) {
-      const size_t j = next_to_scan_++;
-      l.unlock();
-      SegmentRecoveryScan scan = scans_[j]();
-      l.lock();
-      done_[j] = std::move(scan);
-      cv_.notify_all();
-      continue;
+    if (CanClaimLocked()) {
+      ScanNextLocked(l);
+    } else {
+      cv_.wait(l);
     }
-    cv_.wait(l);
   }
   SegmentRecoveryScan scan = std::move(*done_[i]);
   done_[i].reset();

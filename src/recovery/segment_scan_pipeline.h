@@ -50,6 +50,10 @@ class SegmentScanPipeline {
 
  private:
   void Work();
+  // With mu_ held: a scan is left to claim within the window.
+  bool CanClaimLocked() const;
+  // Claims the next scan, runs it without mu_ and stores its result.
+  void ScanNextLocked(std::unique_lock<std::mutex>& l);
 
   std::vector<Scan> scans_;
   size_t window_;
