@@ -7,6 +7,7 @@
 
 #include "log/log_file_names.h"
 #include "record/file_batch_reader.h"
+#include "record/legacy_message.h"
 
 namespace daruma {
 
@@ -22,9 +23,20 @@ bool Fits(int64_t base, int64_t offset) {
 }
 
 // Kafka's FileChannelRecordBatch.baseOffset: a v2 batch's base offset; for a
-// legacy entry its offset field (exact for uncompressed messages).
-int64_t FirstOffset(const LogEntry& e) {
-  return e.is_v2() ? e.batch().base_offset() : e.prefix_offset();
+// legacy entry the offset of its first message (AbstractLegacyRecordBatch:
+// iterator().next().offset()). The offset field of a compressed wrapper is
+// its LAST inner offset, so the wrapper is decompressed for the first one:
+// the overflowed pre-2.0 segments this split exists for are full of them.
+Result<int64_t> FirstOffset(const LogEntry& e) {
+  if (e.is_v2()) return e.batch().base_offset();
+  DARUMA_ASSIGN_OR_RETURN(LegacyMessageView message, LegacyMessageView::Parse(e.bytes));
+  if (message.compression_id() == 0) return message.offset();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<Record> inner, message.DecodeRecords());
+  if (inner.empty()) {
+    return Status::Corruption(
+        fmt::format("compressed message at offset {} holds no messages", message.offset()));
+  }
+  return inner.front().offset;
 }
 
 Status RemoveCleanedFiles(FileSystem* fs, const std::string& dir, int64_t base) {
@@ -104,7 +116,12 @@ Result<std::optional<int64_t>> FirstOffsetAt(const LogSegment& segment, int64_t 
     DARUMA_RETURN_IF_ERROR(reader.ScanStatus());
     return std::optional<int64_t>();
   }
-  return std::optional<int64_t>(FirstOffset(*e));
+  Result<int64_t> first = FirstOffset(*e);
+  if (!first.ok()) {
+    return Status::Corruption(fmt::format("{}: entry at position {}: {}", segment.log_path(),
+                                          position, first.status().message()));
+  }
+  return std::optional<int64_t>(*first);
 }
 
 Status Finalize(FileSystem* fs, LogSegment* segment, int64_t mtime) {

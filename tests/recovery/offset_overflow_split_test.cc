@@ -10,6 +10,7 @@
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "log/log_file_names.h"
+#include "record/legacy_message.h"
 #include "recovery/log_loader.h"
 #include "recovery/overflow_segment.h"
 #include "support/test_support.h"
@@ -176,6 +177,37 @@ TEST_F(OffsetOverflowSplitTest, OffsetBelowTheBaseIsNotSplit) {
       << log.status().message();
   EXPECT_EQ(ReadFileToString(File(100, ".log")), OverflowBytes(0, 1));
   for (const std::string& name : FileNames()) EXPECT_FALSE(HasSuffix(name, ".cleaned")) << name;
+}
+
+// A gzip magic-1 wrapper of three messages ending at offset `last` (inner
+// offsets relative, spec §3.2): its offset field is `last`, its first
+// message's offset last - 2.
+std::string LegacyGzipWrapper(int64_t last) {
+  Bytes inner;
+  for (int i = 0; i < 3; ++i) {
+    Bytes m = BuildLegacyMessage(1, i, kOverflowT0, "k" + std::to_string(i), "v");
+    inner.insert(inner.end(), m.begin(), m.end());
+  }
+  auto wrapper = BuildLegacyWrapper(1, last, kOverflowT0, CompressionType::kGzip, inner);
+  EXPECT_TRUE(wrapper.ok()) << wrapper.status().ToString();
+  return wrapper.ok() ? std::string(wrapper->begin(), wrapper->end()) : std::string();
+}
+
+TEST_F(OffsetOverflowSplitTest, ASplitAtACompressedLegacyWrapperIsBasedAtItsFirstMessage) {
+  // Kafka names a new segment after its first batch's baseOffset, which for
+  // a compressed legacy wrapper is the first inner offset (2^31 here), not
+  // the wrapper's offset field (its last offset, 2^31 + 2).
+  const std::string wrapper = LegacyGzipWrapper(kSplitBase1 + 2);
+  WriteStringToFile(File(0, ".log"), OverflowBytes(0, 2) + wrapper);
+  auto log = Load(/*clean=*/true, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::vector<int64_t> bases;
+  for (LogSegment* s : (*log)->segments_for_inspection()) bases.push_back(s->base_offset());
+  EXPECT_EQ(bases, (std::vector<int64_t>{0, kSplitBase1}));
+  EXPECT_EQ(ReadFileToString(File(0, ".log")), OverflowBytes(0, 2));
+  EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".log")), wrapper);
+  EXPECT_FALSE(fs::exists(File(kSplitBase1 + 2, ".log")));
+  EXPECT_EQ((*log)->log_end_offset(), kSplitBase1 + 3);
 }
 
 }  // namespace
