@@ -32,8 +32,14 @@ std::string LeaderEpochFileCache::Serialize(const std::vector<EpochEntry>& entri
 }
 
 Result<LeaderEpochFileCache> LeaderEpochFileCache::Open(const std::string& path, FileSystem* fs) {
-  DARUMA_RETURN_IF_ERROR(CreateEmptyFileIfMissing(fs, path));
-  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
+  // Read first: the file is there on every start but a partition's first.
+  Result<std::vector<uint8_t>> read = fs->ReadFile(path);
+  if (!read.ok() && read.status().IsNotFound()) {
+    DARUMA_RETURN_IF_ERROR(CreateEmptyFileIfMissing(fs, path));
+    read = std::vector<uint8_t>();
+  }
+  DARUMA_RETURN_IF_ERROR(read.status());
+  const std::vector<uint8_t>& bytes = *read;
   DARUMA_ASSIGN_OR_RETURN(auto entries, Parse(AsStringView(bytes), path));
   LeaderEpochFileCache cache(path, fs);
   for (const auto& [epoch, offset] : entries) {
@@ -43,6 +49,8 @@ Result<LeaderEpochFileCache> LeaderEpochFileCache::Open(const std::string& path,
     }
     cache.AssignInMemory(epoch, offset);
   }
+  // Every line either adds one entry or is dropped (a no-op or a removal).
+  cache.file_has_dropped_lines_ = cache.epochs_.size() != entries.size();
   return cache;
 }
 
@@ -115,7 +123,11 @@ bool LeaderEpochFileCache::TruncateFromStart(int64_t start_offset) {
   // Removing the first entry only to put it back unchanged (the usual case at
   // every start: the log starts where its first epoch does) leaves the file
   // as it is; rewriting it would cost a write and three fsyncs per partition.
-  if (removed == 1 && last_removed->second == start_offset) return false;
+  // Kafka rewrites it whenever an entry was removed, which only shows when
+  // the file holds lines its load dropped: then it is rewritten here too.
+  if (removed == 1 && last_removed->second == start_offset && !file_has_dropped_lines_) {
+    return false;
+  }
   dirty_ = true;
   return true;
 }
@@ -137,6 +149,7 @@ std::vector<EpochEntry> LeaderEpochFileCache::entries() const {
 Status LeaderEpochFileCache::WriteCheckpoint() {
   DARUMA_RETURN_IF_ERROR(fs_->WriteFileAtomically(path_, AsBytes(Serialize(entries()))));
   dirty_ = false;
+  file_has_dropped_lines_ = false;
   return Status::Ok();
 }
 

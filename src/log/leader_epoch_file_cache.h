@@ -82,6 +82,9 @@ class LeaderEpochFileCache {
   FileSystem* fs_;
   std::map<int32_t, int64_t> epochs_;
   bool dirty_ = false;
+  // The file holds lines Open dropped (the monotonicity rule of §10.7), so it
+  // differs from epochs_ even before any change.
+  bool file_has_dropped_lines_ = false;
 };
 
 }  // namespace daruma

@@ -133,5 +133,29 @@ TEST(LeaderEpochFileCacheTest, TruncateFromStartReinsertsLastRemovedEpoch) {
   EXPECT_EQ(ReadFileToString(path), "0\n0\n");
 }
 
+TEST(LeaderEpochFileCacheTest, TruncateFromStartRewritesAFileWhoseLoadDroppedLines) {
+  TempDir dir;
+  const std::string path = dir.Join("lec");
+  // The usual start: removing (0,0) only to put it back leaves the file alone.
+  WriteStringToFile(path, "0\n2\n0 0\n1 10\n");
+  auto intact = OpenCache(path);
+  EXPECT_FALSE(intact.TruncateFromStart(0));
+  EXPECT_FALSE(intact.dirty());
+  // A duplicated line is dropped by the load; Kafka rewrites the file from
+  // memory whenever truncation removed an entry, so the stale line goes.
+  WriteStringToFile(path, "0\n3\n0 0\n1 10\n1 12\n");
+  auto stale = OpenCache(path);
+  EXPECT_EQ(stale.entries(), (Entries{{0, 0}, {1, 10}}));
+  EXPECT_TRUE(stale.TruncateFromStart(0));
+  ASSERT_TRUE(stale.Flush().ok());
+  EXPECT_EQ(ReadFileToString(path), "0\n2\n0 0\n1 10\n");
+  // Nothing removed (the first epoch starts after the log start): Kafka
+  // schedules no rewrite either.
+  WriteStringToFile(path, "0\n2\n1 10\n1 12\n");
+  auto later = OpenCache(path);
+  EXPECT_FALSE(later.TruncateFromStart(5));
+  EXPECT_FALSE(later.dirty());
+}
+
 }  // namespace
 }  // namespace daruma
