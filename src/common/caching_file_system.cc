@@ -107,6 +107,23 @@ Result<std::unique_ptr<File>> CachingFileSystem::Open(const std::string& path, O
   return std::unique_ptr<File>(new CachedFile(cache_, slot));
 }
 
+Result<std::unique_ptr<File>> CachingFileSystem::OpenWithSize(const std::string& path,
+                                                              OpenMode mode, uint64_t* size) {
+  const bool existing = mode == OpenMode::kRead || mode == OpenMode::kReadWrite;
+  if (!defer_opens_ || !existing) return FileSystem::OpenWithSize(path, mode, size);
+  // The stat that decides to defer the open is also the size.
+  Result<uint64_t> stat_size = inner_->FileSize(path);
+  if (!stat_size.ok()) return FileSystem::OpenWithSize(path, mode, size);  // the inner error
+  *size = *stat_size;
+  FileHandleCache::Slot* slot = cache_->Register(nullptr, path, mode);
+  return std::unique_ptr<File>(new CachedFile(cache_, slot));
+}
+
+Result<std::vector<uint8_t>> CachingFileSystem::ReadFile(const std::string& path) {
+  cache_->MakeRoomForOne();  // its descriptor counts while it is open
+  return inner_->ReadFile(path);
+}
+
 Status CachingFileSystem::Rename(const std::string& from, const std::string& to) {
   DARUMA_RETURN_IF_ERROR(inner_->Rename(from, to));
   cache_->AfterRename(from, to);

@@ -47,6 +47,10 @@ class CachingFileSystem final : public FileSystem {
   ~CachingFileSystem() override;
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override;
+  Result<std::unique_ptr<File>> OpenWithSize(const std::string& path, OpenMode mode,
+                                             uint64_t* size) override;
+  // Reads through the inner file system: a one-shot read needs no slot.
+  Result<std::vector<uint8_t>> ReadFile(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status Remove(const std::string& path) override;
   Status RemoveAll(const std::string& path) override;

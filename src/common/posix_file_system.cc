@@ -315,6 +315,13 @@ Result<std::vector<uint8_t>> FileSystem::ReadFile(const std::string& path) {
   return out;
 }
 
+Result<std::unique_ptr<File>> FileSystem::OpenWithSize(const std::string& path, OpenMode mode,
+                                                       uint64_t* size) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, mode));
+  DARUMA_ASSIGN_OR_RETURN(*size, file->Size());
+  return file;
+}
+
 std::string JoinPath(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   if (dir.back() == '/') return dir + name;

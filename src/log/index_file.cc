@@ -22,20 +22,19 @@ uint64_t RoundDown(int64_t size, size_t entry_size) {
 Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::string& path,
                                                    size_t entry_size, const Options& options) {
   std::unique_ptr<IndexFile> index(new IndexFile(fs, path, entry_size, options));
-  const bool exists = fs->Exists(path);
-  if (!exists && !options.writable)
-    return Status::NotFound("index file " + path + " does not exist");
-  OpenMode mode = !options.writable ? OpenMode::kRead
-                  : exists          ? OpenMode::kReadWrite
-                                    : OpenMode::kCreate;
-  DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, mode));
-  if (!exists) {
+  // Opening is the existence check (no separate stat of the path).
+  Result<std::unique_ptr<File>> existing = fs->OpenWithSize(
+      path, options.writable ? OpenMode::kReadWrite : OpenMode::kRead, &index->length_);
+  if (!existing.ok()) {
+    if (!existing.status().IsNotFound()) return existing.status();
+    if (!options.writable) return Status::NotFound("index file " + path + " does not exist");
     // A new index: preallocated zeros, no entries.
+    DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, OpenMode::kCreate));
     index->length_ = RoundDown(options.max_index_size, entry_size);
     DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
     return index;
   }
-  DARUMA_ASSIGN_OR_RETURN(index->length_, index->file_->Size());
+  index->file_ = std::move(*existing);
   // Only the part before a trailing hole is read (see the contract).
   DARUMA_ASSIGN_OR_RETURN(uint64_t data_end, index->file_->DataEnd());
   data_end = std::min(data_end, index->length_);
@@ -161,9 +160,12 @@ Status IndexFile::Resize(int64_t new_size) {
   if (rounded == length_) return Status::Ok();
   // Trimming to the entries first makes every slot past entries() read as
   // zeros after growing (stale entries of an earlier, longer file vanish). A
-  // crash in between leaves a trimmed index, which is a valid state.
+  // crash in between leaves a trimmed index, which is a valid state. A file
+  // already ending at its entries (a trimmed index) has nothing to clear.
   window_.Release();
-  if (rounded > bytes_.size()) DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
+  if (rounded > bytes_.size() && length_ > bytes_.size()) {
+    DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
+  }
   DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
   length_ = rounded;
   unsynced_ = true;

@@ -29,8 +29,8 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::
   seg->created_ms_ = clock->NowMs();
   seg->roll_jitter_ms_ = RandomSegmentJitterMs(config);
   if (file_already_exists) {
-    DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kReadWrite));
-    DARUMA_ASSIGN_OR_RETURN(uint64_t size, seg->log_file_->Size());
+    uint64_t size = 0;
+    DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->OpenWithSize(path, OpenMode::kReadWrite, &size));
     if (size > uint64_t(std::numeric_limits<int32_t>::max())) {
       return Status::Corruption(
           fmt::format("{}: segment file of {} bytes exceeds 2^31-1", path, size));

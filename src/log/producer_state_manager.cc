@@ -10,10 +10,15 @@
 namespace daruma {
 
 Result<std::unique_ptr<ProducerStateManager>> ProducerStateManager::Open(
-    std::string partition, std::string dir, FileSystem* fs, int64_t producer_id_expiration_ms) {
+    std::string partition, std::string dir, FileSystem* fs, int64_t producer_id_expiration_ms,
+    const std::vector<std::string>* regular_files) {
   std::unique_ptr<ProducerStateManager> manager(new ProducerStateManager(
       std::move(partition), std::move(dir), fs, producer_id_expiration_ms));
-  DARUMA_ASSIGN_OR_RETURN(manager->snapshots_, manager->ListSnapshots());
+  if (regular_files != nullptr) {
+    manager->snapshots_ = manager->SnapshotsAmong(*regular_files);
+  } else {
+    DARUMA_ASSIGN_OR_RETURN(manager->snapshots_, manager->ListSnapshots());
+  }
   return manager;
 }
 
@@ -124,13 +129,22 @@ std::string ProducerStateManager::SnapshotPath(int64_t offset) const {
 
 Result<ProducerStateManager::SnapshotMap> ProducerStateManager::ListSnapshots() const {
   DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs_->ListDir(dir_));
-  SnapshotMap snapshots;
+  std::vector<std::string> regular_files;
   for (const DirEntry& entry : entries) {
-    if (!entry.is_regular || !HasSuffix(entry.name, kProducerSnapshotFileSuffix)) continue;
+    if (entry.is_regular) regular_files.push_back(entry.name);
+  }
+  return SnapshotsAmong(regular_files);
+}
+
+ProducerStateManager::SnapshotMap ProducerStateManager::SnapshotsAmong(
+    const std::vector<std::string>& regular_files) const {
+  SnapshotMap snapshots;
+  for (const std::string& name : regular_files) {
+    if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
     // Kafka fails on a non-numeric "<name>.snapshot"; Daruma ignores it, as
     // it cannot be one of the files this manager writes.
-    auto offset = OffsetFromFileName(entry.name);
-    if (offset.ok()) snapshots[*offset] = JoinPath(dir_, entry.name);
+    auto offset = OffsetFromFileName(name);
+    if (offset.ok()) snapshots[*offset] = JoinPath(dir_, name);
   }
   return snapshots;
 }
@@ -275,9 +289,14 @@ Result<std::optional<std::string>> ProducerStateManager::RemoveAndMarkSnapshotFo
   return std::optional<std::string>(deleted);
 }
 
-Status ProducerStateManager::RemoveStraySnapshots(
-    const std::vector<int64_t>& segment_base_offsets) {
-  DARUMA_ASSIGN_OR_RETURN(SnapshotMap snapshots, ListSnapshots());
+Status ProducerStateManager::RemoveStraySnapshots(const std::vector<int64_t>& segment_base_offsets,
+                                                  const std::vector<std::string>* regular_files) {
+  SnapshotMap snapshots;
+  if (regular_files != nullptr) {
+    snapshots = SnapshotsAmong(*regular_files);
+  } else {
+    DARUMA_ASSIGN_OR_RETURN(snapshots, ListSnapshots());
+  }
   const std::set<int64_t> bases(segment_base_offsets.begin(), segment_base_offsets.end());
   std::optional<int64_t> latest_stray;
   for (const auto& [offset, path] : snapshots) {

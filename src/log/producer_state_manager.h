@@ -47,11 +47,14 @@ inline constexpr int64_t kDefaultProducerIdExpirationMs = 86400000;  // producer
 
 class ProducerStateManager {
  public:
-  // Lists the snapshot files already in `dir`. `partition` (e.g. "topic-0")
-  // only names the partition in messages.
+  // Lists the snapshot files already in `dir`, or takes them from
+  // `regular_files` (the names of the regular files in `dir`, just listed by
+  // the caller). `partition` (e.g. "topic-0") only names the partition in
+  // messages.
   static Result<std::unique_ptr<ProducerStateManager>> Open(
       std::string partition, std::string dir, FileSystem* fs,
-      int64_t producer_id_expiration_ms = kDefaultProducerIdExpirationMs);
+      int64_t producer_id_expiration_ms = kDefaultProducerIdExpirationMs,
+      const std::vector<std::string>* regular_files = nullptr);
 
   ProducerStateManager(const ProducerStateManager&) = delete;
   ProducerStateManager& operator=(const ProducerStateManager&) = delete;
@@ -132,10 +135,12 @@ class ProducerStateManager {
   // (physically deleted later, spec §9.7). Returns the new path, or nullopt if
   // there was no such snapshot (or its file was already gone).
   Result<std::optional<std::string>> RemoveAndMarkSnapshotForDeletion(int64_t offset);
-  // Spec §10.3 pass 6: re-lists the directory, keeps snapshots at segment
-  // bases plus the largest other one if it is above every segment base, and
-  // deletes the rest.
-  Status RemoveStraySnapshots(const std::vector<int64_t>& segment_base_offsets);
+  // Spec §10.3 pass 6: re-lists the directory (or takes `regular_files`, as
+  // for Open, when the caller knows no snapshot changed since its listing),
+  // keeps snapshots at segment bases plus the largest other one if it is
+  // above every segment base, and deletes the rest.
+  Status RemoveStraySnapshots(const std::vector<int64_t>& segment_base_offsets,
+                              const std::vector<std::string>* regular_files = nullptr);
 
   // ---- Producers ---------------------------------------------------------
 
@@ -161,6 +166,7 @@ class ProducerStateManager {
   using SnapshotMap = std::map<int64_t, std::string>;  // offset -> path
 
   Result<SnapshotMap> ListSnapshots() const;
+  SnapshotMap SnapshotsAmong(const std::vector<std::string>& regular_files) const;
   Status RemoveAndDeleteSnapshot(int64_t offset);
   Status DeleteFileIfExists(const std::string& path);
   bool IsExpired(const ProducerStateEntry& entry, int64_t now_ms) const;

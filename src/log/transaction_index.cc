@@ -30,8 +30,11 @@ std::string AbortedTxn::ToString() const {
 Result<std::vector<AbortedTxn>> TransactionIndex::ReadEntries(
     std::vector<uint64_t>* positions) const {
   std::vector<AbortedTxn> out;
-  if (!fs_->Exists(path_)) return out;
-  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs_->ReadFile(path_));
+  if (known_absent_) return out;
+  Result<std::vector<uint8_t>> read = fs_->ReadFile(path_);
+  if (!read.ok() && read.status().IsNotFound()) return out;  // not created yet: no entries
+  DARUMA_RETURN_IF_ERROR(read.status());
+  const std::vector<uint8_t>& bytes = *read;
   for (size_t pos = 0; pos + AbortedTxn::kSize <= bytes.size(); pos += AbortedTxn::kSize) {
     // Kafka reads the version as the first byte only (a signed byte).
     const int8_t version = int8_t(bytes[pos]);
@@ -54,6 +57,7 @@ Status TransactionIndex::CheckWritable() const {
 Status TransactionIndex::OpenForWrite() {
   if (file_ != nullptr) return Status::Ok();
   DARUMA_ASSIGN_OR_RETURN(file_, fs_->Open(path_, OpenMode::kCreate));
+  known_absent_ = false;
   return Status::Ok();
 }
 
@@ -120,7 +124,7 @@ Status TransactionIndex::TruncateTo(int64_t offset) {
 
 Status TransactionIndex::Reset() {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
-  if (fs_->Exists(path_)) {
+  if (FileExists()) {
     DARUMA_RETURN_IF_ERROR(OpenForWrite());
     DARUMA_RETURN_IF_ERROR(file_->Truncate(0));
   }
@@ -161,8 +165,9 @@ Status TransactionIndex::DeleteIfExists(bool* existed) {
 }
 
 Status TransactionIndex::RenameTo(const std::string& new_path) {
-  if (fs_->Exists(path_)) DARUMA_RETURN_IF_ERROR(fs_->Rename(path_, new_path));
+  if (FileExists()) DARUMA_RETURN_IF_ERROR(fs_->Rename(path_, new_path));
   path_ = new_path;
+  known_absent_ = false;  // the hint was about the old path
   return Status::Ok();
 }
 

@@ -79,7 +79,12 @@ class TransactionIndex {
   Status DeleteIfExists(bool* existed = nullptr);
   Status RenameTo(const std::string& new_path);
 
-  bool FileExists() const { return fs_->Exists(path_); }
+  bool FileExists() const { return !known_absent_ && fs_->Exists(path_); }
+  // The caller listed the directory and found no file at path(): reads and
+  // Reset skip the existence check until this index creates or renames its
+  // file. (A load of 10,000 partitions would otherwise stat 40,000 absent
+  // files, and every read_committed fetch one per segment it reads.)
+  void AssumeAbsent() { known_absent_ = true; }
   const std::string& path() const { return path_; }
   int64_t base_offset() const { return base_offset_; }
 
@@ -96,6 +101,7 @@ class TransactionIndex {
   std::unique_ptr<File> file_;  // open only after a write
   std::optional<int64_t> last_offset_;
   bool last_offset_known_ = false;  // last_offset_ was read from the file
+  bool known_absent_ = false;       // see AssumeAbsent
 };
 
 }  // namespace daruma

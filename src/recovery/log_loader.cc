@@ -60,6 +60,9 @@ class Loader {
 
  private:
   Result<std::vector<std::string>> RegularFileNames();
+  // The regular files of the partition dir, listed again only if this load
+  // changed the dir since the last listing (a clean start lists it once).
+  Result<std::vector<std::string>> CurrentListing();
   std::string PathOf(const std::string& name) const { return JoinPath(dir_, name); }
   // Deletes (or, with quarantine, moves aside) one file Kafka deletes.
   Status DeleteFile(const std::string& path, const Quarantine::Range& range);
@@ -122,6 +125,14 @@ class Loader {
     std::vector<std::unique_ptr<LogSegment>> segments;
   };
   std::optional<SplitResult> split_;
+  // The last listing of the dir, and whether it still holds: every change
+  // the loader makes to the dir's entries (deletes, renames, recovered
+  // segments' snapshots and indexes) clears listing_current_. Snapshot files
+  // change only where snapshots_changed_ is set, so pass 6 can take the
+  // snapshot list from listing_ while that flag is clear.
+  std::vector<std::string> listing_;
+  bool listing_current_ = false;
+  bool snapshots_changed_ = false;
 };
 
 void Loader::AddScanned(int64_t bytes) {
@@ -139,8 +150,17 @@ Result<std::vector<std::string>> Loader::RegularFileNames() {
   return names;
 }
 
+Result<std::vector<std::string>> Loader::CurrentListing() {
+  if (!listing_current_) {
+    DARUMA_ASSIGN_OR_RETURN(listing_, RegularFileNames());
+    listing_current_ = true;
+  }
+  return listing_;
+}
+
 Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& range) {
   if (!fs_->Exists(path)) return Status::Ok();
+  listing_current_ = false;
   report_->deleted_files.push_back(path);
   if (quarantine_.enabled()) return quarantine_.MoveFile(path, range);
   Status st = fs_->Remove(path);
@@ -155,7 +175,7 @@ Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& rang
 // snapshot each, not every one.
 Status Loader::QuarantineCorruptSnapshots() {
   if (!quarantine_.enabled() || p_.had_clean_shutdown) return Status::Ok();
-  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   for (const std::string& name : names) {
     if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
     auto read = ReadProducerSnapshot(fs_, PathOf(name));
@@ -181,7 +201,7 @@ void Loader::QuarantineCorruptSnapshotsOf(ProducerStateManager* psm) {
 
 // Pass 1 (§10.3).
 Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
-  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   std::vector<std::string> swaps, cleaned;
   int64_t min_cleaned = std::numeric_limits<int64_t>::max();
   for (const std::string& name : names) {
@@ -219,6 +239,8 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
   // Pass 1 deleted every .swap it did not return, so with none returned there
   // is nothing to replace or rename (and no directory to list twice).
   if (swaps.empty()) return Status::Ok();
+  listing_current_ = false;
+  snapshots_changed_ = true;  // pass 2 deletes snapshots in the swapped range
   int64_t min_swap = std::numeric_limits<int64_t>::max();
   int64_t max_swap = std::numeric_limits<int64_t>::min();
   for (const std::string& name : swaps) {
@@ -284,7 +306,7 @@ SegmentRecoveryScan Loader::ScanLogFile(int64_t base) const {
 }
 
 Status Loader::LoadSegmentFiles() {
-  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   const std::optional<int64_t> first_in_pass5 = FirstSegmentRecoveredInPass5(names, p_);
   auto in_pass5 = [&](int64_t base) { return first_in_pass5 && base >= *first_in_pass5; };
   // Which files exist is read from this one listing, not asked per file: a
@@ -344,6 +366,7 @@ Status Loader::LoadSegmentFiles() {
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
     const bool time_index_existed = listed(TimeIndexFileName("", base));
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true));
+    if (!listed(TxnIndexFileName("", base))) segment->txn_index()->AssumeAbsent();
     if (!listed(OffsetIndexFileName("", base))) {
       if (p_.had_clean_shutdown || base < p_.recovery_point_checkpoint) {
         Warn(
@@ -355,10 +378,15 @@ Status Loader::LoadSegmentFiles() {
       DARUMA_RETURN_IF_ERROR(recover_now_or_defer(segment.get()));
     } else {
       if (!time_index_existed) {
+        listing_current_ = false;
         DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
         DARUMA_RETURN_IF_ERROR(ti->Resize(0));
       }
-      // A missing .txnindex has no entries to check.
+      // A missing .txnindex has no entries to check. Fixed behaviour: Kafka's
+      // reader throws a plain KafkaException on an entry whose version byte is
+      // > 0, which is not a CorruptIndexException and so aborts the broker's
+      // start-up; Daruma counts it as the corrupt index it is and rebuilds
+      // the segment's indexes from the .log like any other.
       Status sane =
           listed(TxnIndexFileName("", base)) ? segment->SanityCheckTxnIndex() : Status::Ok();
       // Beyond Kafka: an index that pass 5 will not rebuild (clean shutdown,
@@ -401,6 +429,8 @@ std::string DescribeTail(const File* file, int64_t valid, int64_t size,
 Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan,
                                        std::unique_ptr<ProducerStateManager>* unsynced_snapshot) {
   const int64_t base = segment->base_offset();
+  listing_current_ = false;  // it writes indexes and a snapshot
+  snapshots_changed_ = true;
   DARUMA_ASSIGN_OR_RETURN(
       auto psm,
       ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_, p_.config.producer_id_expiration_ms));
@@ -509,6 +539,8 @@ Status Loader::SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<Produce
 // new segments wait in split_.
 Status Loader::SplitAndSwap(LogSegment* segment) {
   const int64_t old_base = segment->base_offset();
+  listing_current_ = false;
+  snapshots_changed_ = true;
   DARUMA_ASSIGN_OR_RETURN(auto fresh, SplitOverflowedSegment(fs_, segment, p_.config, p_.clock));
   for (auto it = fresh.rbegin(); it != fresh.rend(); ++it) {
     DARUMA_RETURN_IF_ERROR(
@@ -577,6 +609,8 @@ Result<int64_t> Loader::TruncateWholeSegment(LogSegment* segment) {
 
 Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases,
                                        const std::string& reason) {
+  listing_current_ = false;
+  snapshots_changed_ = true;
   for (int64_t base : bases) {
     auto it = segments_.find(base);
     if (it == segments_.end()) continue;
@@ -727,10 +761,12 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
       for (const auto& [base, segment] : segments_) all.push_back(base);
       DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(all, "log end below the log start offset"));
       DARUMA_RETURN_IF_ERROR(epochs_->ClearAndFlush());
+      snapshots_changed_ = true;
       DARUMA_RETURN_IF_ERROR(psm_->TruncateFullyAndStartAt(p_.log_start_offset_checkpoint));
     }
   }
   if (segments_.empty()) {
+    listing_current_ = false;
     DARUMA_ASSIGN_OR_RETURN(
         auto segment,
         LogSegment::Open(fs_, dir_, p_.log_start_offset_checkpoint, p_.config, false));
@@ -754,8 +790,10 @@ Result<std::unique_ptr<Log>> Loader::Run() {
       LeaderEpochFileCache::Open(JoinPath(dir_, kLeaderEpochCheckpointFileName), fs_));
   epochs_ = std::make_unique<LeaderEpochFileCache>(std::move(cache));
   DARUMA_RETURN_IF_ERROR(QuarantineCorruptSnapshots());
-  DARUMA_ASSIGN_OR_RETURN(psm_, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
-                                                           p_.config.producer_id_expiration_ms));
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
+  DARUMA_ASSIGN_OR_RETURN(psm_,
+                          ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
+                                                     p_.config.producer_id_expiration_ms, &names));
   QuarantineCorruptSnapshotsOf(psm_.get());
 
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> swaps, RemoveTempFilesAndCollectSwaps());
@@ -781,7 +819,8 @@ Result<std::unique_ptr<Log>> Loader::Run() {
 
   std::vector<int64_t> bases;
   for (const auto& [base, segment] : segments_) bases.push_back(base);
-  DARUMA_RETURN_IF_ERROR(psm_->RemoveStraySnapshots(bases));
+  DARUMA_RETURN_IF_ERROR(
+      psm_->RemoveStraySnapshots(bases, snapshots_changed_ ? nullptr : &listing_));
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(RebuildProducerState(
       psm_.get(), segments_,

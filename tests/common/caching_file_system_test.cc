@@ -156,6 +156,32 @@ TEST_F(CachingFileSystemTest, DeferredOpensStatOnlyUntilFirstUse) {
   EXPECT_EQ(inner_.open_now(), 2);
 }
 
+TEST_F(CachingFileSystemTest, OpenWithSizeOfADeferredOpenIsOneStatAndReadFileTakesNoSlot) {
+  CachingFileSystem deferring(&inner_, 2, /*defer_opens=*/true);
+  WriteStringToFile(tmp_.Join("a"), "alpha");
+  uint64_t size = 0;
+  auto a = deferring.OpenWithSize(tmp_.Join("a"), OpenMode::kReadWrite, &size);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(size, 5u);
+  EXPECT_EQ(inner_.open_now(), 0);
+  EXPECT_EQ(ReadAll(**a), "alpha");
+  EXPECT_EQ(inner_.modes().back(), OpenMode::kReadWrite);
+  uint64_t untouched = 7;
+  auto missing = deferring.OpenWithSize(tmp_.Join("missing"), OpenMode::kRead, &untouched);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(missing.status().IsNotFound()) << missing.status().ToString();
+  EXPECT_EQ(untouched, 7u);
+  // A whole-file read opens through the inner system and closes at once.
+  WriteStringToFile(tmp_.Join("b"), "bravo");
+  const int before = inner_.open_now();
+  auto bytes = deferring.ReadFile(tmp_.Join("b"));
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  EXPECT_EQ(std::string(bytes->begin(), bytes->end()), "bravo");
+  EXPECT_EQ(inner_.open_now(), before);
+  EXPECT_EQ(deferring.cache().open_handles(), size_t(before));
+  EXPECT_TRUE(deferring.ReadFile(tmp_.Join("missing")).status().IsNotFound());
+}
+
 TEST_F(CachingFileSystemTest, MostRecentlyUsedHandleSurvives) {
   WriteStringToFile(tmp_.Join("a"), "a");
   WriteStringToFile(tmp_.Join("b"), "b");

@@ -141,5 +141,20 @@ TEST(TransactionIndexTest, RenameAndDeleteWorkWithAndWithoutFile) {
   EXPECT_FALSE(index.FileExists());
 }
 
+TEST(TransactionIndexTest, AnIndexAssumedAbsentReadsEmptyUntilItsFirstAppend) {
+  TempDir dir;
+  const std::string path = dir.Join("0.txnindex");
+  TransactionIndex index(path, 0);
+  index.AssumeAbsent();
+  EXPECT_FALSE(index.FileExists());
+  EXPECT_TRUE(index.AllAbortedTxns()->empty());
+  ASSERT_TRUE(index.Reset().ok());
+  EXPECT_FALSE(FileSystem::Default()->Exists(path));  // Reset creates nothing
+  ASSERT_TRUE(index.Append(kA).ok());
+  EXPECT_TRUE(index.FileExists());
+  EXPECT_EQ(*index.AllAbortedTxns(), (std::vector<AbortedTxn>{kA}));
+  EXPECT_EQ(ReadFileToString(path), Encoded(kA));
+}
+
 }  // namespace
 }  // namespace daruma

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/forwarding_file_system.h"
 #include "common/no_sync_file_system.h"
 #include "log/log_file_names.h"
 #include "record/record_batch.h"
@@ -188,6 +192,59 @@ TEST(CleanStartTest, ManyPartitionsStartWithFewDescriptorsAndAllReadBack) {
     ASSERT_TRUE(manager.Shutdown().ok());
   }
   EXPECT_TRUE(std::filesystem::exists(tmp.Join(".kafka_cleanshutdown")));
+}
+
+// Counts the directory listings of each path and the existence checks of
+// .txnindex files, forwarding everything to the no-sync file system.
+class ListingCountingFileSystem final : public ForwardingFileSystem {
+ public:
+  ListingCountingFileSystem() : ForwardingFileSystem(NoSync()) {}
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++listings_[path];
+    return base()->ListDir(path);
+  }
+  bool Exists(const std::string& path) override {
+    if (HasSuffix(path, kTxnIndexFileSuffix)) txn_index_checks_++;
+    return base()->Exists(path);
+  }
+  int listings_of(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return listings_[path];
+  }
+  int txn_index_checks() const { return txn_index_checks_.load(); }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int> listings_;
+  std::atomic<int> txn_index_checks_{0};
+};
+
+// A clean start reads each partition dir once: the loader's passes and the
+// producer-state manager share one listing while nothing changes the dir,
+// and segments without a .txnindex are not asked about it.
+TEST(CleanStartTest, EachPartitionDirIsListedOnceAndAbsentTxnIndexesAreNotChecked) {
+  TempDir tmp;
+  LogConfig config;
+  for (int p = 0; p < 3; ++p) {
+    MakePartition(tmp.path(), {"few", p}, 4, 2, config);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  ShutDownCleanly(tmp.path(), config);
+  if (::testing::Test::HasFatalFailure()) return;
+
+  ListingCountingFileSystem counting;
+  LogManagerOptions options;
+  options.fs = &counting;
+  LogManager manager(options);
+  ASSERT_TRUE(manager.Startup({tmp.path()}, config, 1).ok());
+  ASSERT_FALSE(manager.HasFailures()) << manager.ReportJson().dump();
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(counting.listings_of(tmp.Join("few-" + std::to_string(p))), 1) << p;
+    EXPECT_EQ(manager.GetLog({"few", p})->log_end_offset(), 8);
+  }
+  EXPECT_EQ(counting.txn_index_checks(), 0);
+  ASSERT_TRUE(manager.Shutdown().ok());
 }
 
 // A partition of two segments whose first one has several index entries
