@@ -254,6 +254,18 @@ Status LogSegment::ScanEntryHeaders(int64_t from, int64_t end, Visit&& visit) co
   return Status::Ok();
 }
 
+Result<int64_t> LogSegment::FirstOffsetOfEntryAt(int64_t position, int64_t floor) const {
+  uint8_t header[batch_layout::kMagic + 1];
+  DARUMA_ASSIGN_OR_RETURN(size_t n, log_file_->ReadAt(uint64_t(position), header));
+  if (n < sizeof header) return floor;
+  // A v2 batch names its base offset; a legacy entry only its last offset
+  // (a compressed wrapper's first would need decompressing), so the floor.
+  if (int8_t(header[batch_layout::kMagic]) >= kMagicV2) {
+    return std::max(floor, int64_t(LoadBe64(header + batch_layout::kBaseOffset)));
+  }
+  return floor;
+}
+
 Status LogSegment::CheckLastOffsetIndexEntryTarget() {
   const size_t n = offset_index_->entries();
   if (n == 0) return Status::Ok();
@@ -264,9 +276,13 @@ Status LogSegment::CheckLastOffsetIndexEntryTarget() {
     found = e;
     return true;
   }));
-  if (found && found->position == last.position && found->offset >= floor &&
-      found->offset <= last.offset) {
-    return Status::Ok();
+  if (found && found->position == last.position && found->offset >= floor) {
+    if (found->offset <= last.offset) return Status::Ok();  // keyed by last offset (Kafka >= 2.0)
+    // Kafka < 2.0 keyed an entry by the FIRST offset of its append (spec
+    // §14, §15.2), which lies inside the batch there: such an index is valid
+    // and lookups through it land on the same batch.
+    DARUMA_ASSIGN_OR_RETURN(int64_t first, FirstOffsetOfEntryAt(last.position, floor));
+    if (last.offset >= first) return Status::Ok();
   }
   return Status::Corruption(fmt::format(
       "index file {} slot {}: entry (offset {}, position {}) does not point at a batch "

@@ -232,10 +232,14 @@ class LogSegment {
   // The lazy check of VerifyIndexesOnFirstLoad, once per index.
   Status VerifyIndexIfPending(bool offset_index);
   // Corruption unless the offset index's last entry points at the start of a
-  // whole batch whose offsets lie after the previous entry's and at or below
-  // its own: ReadNextOffset scans from there, so a plausible but wrong last
-  // entry would silently lower the log end offset.
+  // whole batch whose offsets lie after the previous entry's and that ends
+  // at its offset (Kafka >= 2.0) or holds it (a pre-2.0 first-offset key):
+  // ReadNextOffset scans from there, so a plausible but wrong last entry
+  // would silently lower the log end offset.
   Status CheckLastOffsetIndexEntryTarget();
+  // The first offset of the entry at `position` as far as its header tells:
+  // a v2 batch's base offset (at least `floor`), else `floor`.
+  Result<int64_t> FirstOffsetOfEntryAt(int64_t position, int64_t floor) const;
   // Calls visit(entry) for each whole entry in [from, end) (headers only are
   // read; stops early at a corrupt or torn entry, or when visit returns true).
   template <typename Visit>
