@@ -339,6 +339,12 @@ Status Loader::LoadSegmentFiles() {
   // again in pass 5 when it lies at or after the recovery point: two scans.
   // Daruma defers such a segment to pass 5, which rebuilds the same indexes in
   // its one scan; RecoverLog keeps Kafka's visible pass-4 semantics for it.
+  // Two orderings differ, both only when earlier segments at or after the
+  // recovery point are themselves damaged or carry epochs the checkpoint
+  // lacks: Kafka's out-of-order pass-4 rebuild reads those earlier segments
+  // unvalidated (a zero-filled tail there aborts its start-up, Daruma
+  // truncates it first) and assigns this segment's epochs before theirs
+  // (Daruma assigns every epoch in offset order, as a full rescan would).
   auto recover_now_or_defer = [&](LogSegment* segment) -> Status {
     const int64_t base = segment->base_offset();
     if (in_pass5(base)) {
