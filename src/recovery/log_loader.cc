@@ -852,6 +852,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   r.log_end_offset = log->log_end_offset();
   r.high_watermark = log->high_watermark();
   r.recovery_point = log->recovery_point();
+  r.loaded_recovery_point = r.recovery_point;
   // The LSO once the high watermark reaches the log end (the caller may
   // recompute it after clamping the replication checkpoint in).
   r.last_stable_offset = log->first_unstable_offset().value_or(r.log_end_offset);

@@ -24,6 +24,7 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
           {"logEndOffset", p.log_end_offset},
           {"highWatermark", p.high_watermark},
           {"recoveryPoint", p.recovery_point},
+          {"loadedRecoveryPoint", p.loaded_recovery_point},
           {"lastStableOffset", p.last_stable_offset},
           {"segments", segments},
           {"scannedBytes", p.scanned_bytes},

@@ -35,7 +35,11 @@ struct PartitionRecoveryReport {
   int64_t log_start_offset = 0;
   int64_t log_end_offset = 0;
   int64_t high_watermark = 0;
+  // After the load and its fsync (LogManager): the log end offset.
   int64_t recovery_point = 0;
+  // What Kafka's LogLoader returns (spec §10.3 pass 5 step 4): the LEO after
+  // a clean shutdown, else min(checkpoint, LEO); for comparing with Kafka.
+  int64_t loaded_recovery_point = 0;
   int64_t last_stable_offset = 0;
   std::vector<SegmentInfo> segments;
   int64_t scanned_bytes = 0;

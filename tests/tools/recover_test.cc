@@ -85,8 +85,9 @@ TEST(RecoverTest, TornTailIsTruncatedAndQuarantined) {
   EXPECT_EQ(p["dir"], dir + "/fixture-crash-0");
   EXPECT_EQ(p["logStartOffset"], 0);
   EXPECT_EQ(p["logEndOffset"], 1045);
-  EXPECT_EQ(p["highWatermark"], 1045);  // replication checkpoint clamped to the LEO
-  EXPECT_EQ(p["recoveryPoint"], 1045);
+  EXPECT_EQ(p["highWatermark"], 1045);       // replication checkpoint clamped to the LEO
+  EXPECT_EQ(p["recoveryPoint"], 1045);       // fsynced to the LEO after the load
+  EXPECT_EQ(p["loadedRecoveryPoint"], 975);  // Kafka's LogLoader: min(checkpoint, LEO)
   EXPECT_EQ(p["segments"].size(), 7u);
   EXPECT_EQ(p["segments"][6]["baseOffset"], 975);
   EXPECT_EQ(p["segments"][6]["sizeBytes"], 6416);
