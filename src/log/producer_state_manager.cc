@@ -14,11 +14,7 @@ Result<std::unique_ptr<ProducerStateManager>> ProducerStateManager::Open(
     const std::vector<std::string>* regular_files) {
   std::unique_ptr<ProducerStateManager> manager(new ProducerStateManager(
       std::move(partition), std::move(dir), fs, producer_id_expiration_ms));
-  if (regular_files != nullptr) {
-    manager->snapshots_ = manager->SnapshotsAmong(*regular_files);
-  } else {
-    DARUMA_ASSIGN_OR_RETURN(manager->snapshots_, manager->ListSnapshots());
-  }
+  DARUMA_ASSIGN_OR_RETURN(manager->snapshots_, manager->ListSnapshots(regular_files));
   return manager;
 }
 
@@ -127,13 +123,15 @@ std::string ProducerStateManager::SnapshotPath(int64_t offset) const {
   return ProducerSnapshotFileName(dir_, offset);
 }
 
-Result<ProducerStateManager::SnapshotMap> ProducerStateManager::ListSnapshots() const {
+Result<ProducerStateManager::SnapshotMap> ProducerStateManager::ListSnapshots(
+    const std::vector<std::string>* regular_files) const {
+  if (regular_files != nullptr) return SnapshotsAmong(*regular_files);
   DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs_->ListDir(dir_));
-  std::vector<std::string> regular_files;
+  std::vector<std::string> listed;
   for (const DirEntry& entry : entries) {
-    if (entry.is_regular) regular_files.push_back(entry.name);
+    if (entry.is_regular) listed.push_back(entry.name);
   }
-  return SnapshotsAmong(regular_files);
+  return SnapshotsAmong(listed);
 }
 
 ProducerStateManager::SnapshotMap ProducerStateManager::SnapshotsAmong(
@@ -291,12 +289,7 @@ Result<std::optional<std::string>> ProducerStateManager::RemoveAndMarkSnapshotFo
 
 Status ProducerStateManager::RemoveStraySnapshots(const std::vector<int64_t>& segment_base_offsets,
                                                   const std::vector<std::string>* regular_files) {
-  SnapshotMap snapshots;
-  if (regular_files != nullptr) {
-    snapshots = SnapshotsAmong(*regular_files);
-  } else {
-    DARUMA_ASSIGN_OR_RETURN(snapshots, ListSnapshots());
-  }
+  DARUMA_ASSIGN_OR_RETURN(SnapshotMap snapshots, ListSnapshots(regular_files));
   const std::set<int64_t> bases(segment_base_offsets.begin(), segment_base_offsets.end());
   std::optional<int64_t> latest_stray;
   for (const auto& [offset, path] : snapshots) {

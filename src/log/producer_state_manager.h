@@ -165,7 +165,9 @@ class ProducerStateManager {
 
   using SnapshotMap = std::map<int64_t, std::string>;  // offset -> path
 
-  Result<SnapshotMap> ListSnapshots() const;
+  // The snapshot files in dir_: among `regular_files` (names the caller just
+  // listed) when given, else from a listing of the dir.
+  Result<SnapshotMap> ListSnapshots(const std::vector<std::string>* regular_files = nullptr) const;
   SnapshotMap SnapshotsAmong(const std::vector<std::string>& regular_files) const;
   Status RemoveAndDeleteSnapshot(int64_t offset);
   Status DeleteFileIfExists(const std::string& path);
