@@ -71,9 +71,10 @@ class CachedFile final : public File {
   // active segments could not otherwise stay within the capacity. That loses
   // no error: a later Sync reopens the file, and Linux (>= 4.16) reports a
   // writeback error that no descriptor has seen yet to a new opener's fsync.
-  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len) override {
+  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len,
+                                                             AppendFaults faults) override {
     DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, true));
-    return file->MapForAppend(pos, len);
+    return file->MapForAppend(pos, len, faults);
   }
 
   const std::string& path() const override { return cache_->PathOf(slot_); }

@@ -49,6 +49,20 @@ struct WritableMappedRegion {
   size_t size = 0;
 };
 
+// How a store into a File::MapForAppend region fills the page cache when it
+// touches a page not cached yet.
+enum class AppendFaults {
+  // The kernel's fault readahead: the pages around it too, up to the
+  // device's read_ahead_kb (8 MiB on some disks). Right for a .log window,
+  // whose next pages are the next appends.
+  kReadAhead,
+  // Only that page (MADV_RANDOM). Right for an index, preallocated to
+  // segment.index.bytes (10 MiB) and mostly never written: readahead would
+  // zero megabytes of page cache for the first 12-byte entry, milliseconds
+  // per index (a tenth of an unclean recovery's time before this existed).
+  kOnePage,
+};
+
 class File {
  public:
   virtual ~File() = default;
@@ -102,8 +116,11 @@ class File {
   // cannot be mapped or its file system cannot reserve blocks: use WriteAt.
   // Decorators do not forward it by default, so a fault-injecting file system
   // still sees every write.
-  virtual Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t /*pos*/,
-                                                                     size_t /*len*/) {
+  //
+  // `faults` says how a store into a page not yet cached fills the page
+  // cache (AppendFaults).
+  virtual Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(
+      uint64_t /*pos*/, size_t /*len*/, AppendFaults /*faults*/ = AppendFaults::kReadAhead) {
     return std::unique_ptr<WritableMappedRegion>();
   }
   virtual const std::string& path() const = 0;

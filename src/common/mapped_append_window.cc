@@ -14,7 +14,7 @@ Result<bool> MappedAppendWindow::Store(File& file, uint64_t position, ByteSpan b
     Release();
     const uint64_t len =
         std::max<uint64_t>(bytes.size(), std::min(window_bytes_, limit - position));
-    DARUMA_ASSIGN_OR_RETURN(region_, file.MapForAppend(position, size_t(len)));
+    DARUMA_ASSIGN_OR_RETURN(region_, file.MapForAppend(position, size_t(len), faults_));
     start_ = position;
     if (!region_) {
       unsupported_ = true;

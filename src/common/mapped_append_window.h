@@ -30,13 +30,15 @@ namespace daruma {
 
 class MappedAppendWindow {
  public:
-  explicit MappedAppendWindow(uint64_t window_bytes) : window_bytes_(window_bytes) {}
+  explicit MappedAppendWindow(uint64_t window_bytes, AppendFaults faults = AppendFaults::kReadAhead)
+      : window_bytes_(window_bytes), faults_(faults) {}
 
   Result<bool> Store(File& file, uint64_t position, ByteSpan bytes, uint64_t limit);
   void Release() { region_.reset(); }
 
  private:
   uint64_t window_bytes_;
+  AppendFaults faults_;
   std::unique_ptr<WritableMappedRegion> region_;  // [start_, start_ + region_->size)
   uint64_t start_ = 0;
   bool unsupported_ = false;

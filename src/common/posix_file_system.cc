@@ -99,7 +99,8 @@ class PosixFile final : public File {
     return region;
   }
 
-  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len) override {
+  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len,
+                                                             AppendFaults faults) override {
     static const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
     if (len == 0) return std::unique_ptr<WritableMappedRegion>();
     const uint64_t aligned = pos / page * page;
@@ -110,6 +111,7 @@ class PosixFile final : public File {
     }
     void* addr = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, off_t(aligned));
     if (addr == MAP_FAILED) return std::unique_ptr<WritableMappedRegion>();
+    if (faults == AppendFaults::kOnePage) ::madvise(addr, span, MADV_RANDOM);
     auto region = std::make_unique<PosixWritableMappedRegion>(addr, span);
     region->data = static_cast<uint8_t*>(addr) + (pos - aligned);
     region->size = len;

@@ -131,7 +131,7 @@ class IndexFile {
   // 64 KiB holds 8,192 offset entries, i.e. 32 MiB of log at the default
   // index.interval.bytes, per map call. Declared after file_: released first.
   static constexpr uint64_t kWriteWindowBytes = 64 << 10;
-  MappedAppendWindow window_{kWriteWindowBytes};
+  MappedAppendWindow window_{kWriteWindowBytes, AppendFaults::kOnePage};
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;
