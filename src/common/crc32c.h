@@ -1,8 +1,10 @@
 // CRC-32C (Castagnoli), as used by v2 record batches and producer snapshots
 // (spec §1.1). On x86-64 with SSE4.2 the hardware `crc32` instruction runs on
 // three interleaved streams whose partial CRCs are merged with precomputed
-// shift tables; elsewhere a slicing-by-8 table loop is used. The choice is made
-// once at start-up.
+// shift tables, or, with PCLMULQDQ too, by carry-less multiplication, which
+// lets the streams split any length in three (a 1 KiB batch included);
+// elsewhere a slicing-by-8 table loop is used. The choice is made once at
+// start-up.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +23,10 @@ namespace crc32c_internal {
 uint32_t ExtendPortable(uint32_t crc, const uint8_t* data, size_t n);
 uint32_t ExtendHardwareSingleStream(uint32_t crc, const uint8_t* data, size_t n);
 uint32_t ExtendHardwareInterleaved(uint32_t crc, const uint8_t* data, size_t n);
+// Three streams of n/3 bytes merged by carry-less multiplication (PCLMULQDQ).
+uint32_t ExtendHardwareClmul(uint32_t crc, const uint8_t* data, size_t n);
 bool HardwareAvailable();
+bool ClmulAvailable();
 const char* ImplementationName();
 }  // namespace crc32c_internal
 

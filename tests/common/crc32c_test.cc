@@ -11,6 +11,7 @@
 namespace daruma {
 namespace {
 
+using crc32c_internal::ExtendHardwareClmul;
 using crc32c_internal::ExtendHardwareInterleaved;
 using crc32c_internal::ExtendHardwareSingleStream;
 using crc32c_internal::ExtendPortable;
@@ -50,8 +51,28 @@ TEST(Crc32cTest, AllImplementationsAgreeOnEveryLengthAndAlignment) {
       uint32_t expected = ExtendPortable(0, p, n);
       ASSERT_EQ(ExtendHardwareSingleStream(0, p, n), expected) << "n=" << n;
       ASSERT_EQ(ExtendHardwareInterleaved(0, p, n), expected) << "n=" << n;
+      if (crc32c_internal::ClmulAvailable()) {
+        ASSERT_EQ(ExtendHardwareClmul(0, p, n), expected) << "n=" << n;
+      }
       ASSERT_EQ(Crc32c(p, n), expected) << "n=" << n;
     }
+  }
+}
+
+// Every length up to past two long blocks (each split into three streams of
+// its own length, merged with its own shift constants), from a random
+// register, against the bitwise-table reference.
+TEST(Crc32cTest, ClmulMergeAgreesFromAnyRegisterOnEveryLength) {
+  if (!crc32c_internal::ClmulAvailable()) GTEST_SKIP() << "no PCLMULQDQ on this CPU";
+  std::mt19937 rng(7);
+  std::vector<uint8_t> data(3 * 4096 * 2 + 64);
+  for (auto& b : data) b = uint8_t(rng());
+  for (size_t n = 0; n <= data.size() - 5; ++n) {
+    const uint32_t crc = uint32_t(rng());
+    const size_t offset = n % 5;
+    ASSERT_EQ(ExtendHardwareClmul(crc, data.data() + offset, n),
+              ExtendPortable(crc, data.data() + offset, n))
+        << "n=" << n << " crc=" << crc;
   }
 }
 
