@@ -122,14 +122,18 @@ __attribute__((target("sse4.2"))) uint32_t RawHwSingle(uint32_t c, const uint8_t
   return c;
 }
 
-// Three independent streams hide the 3-cycle latency of `crc32`.
-template <size_t kBlock>
-__attribute__((target("sse4.2"))) inline uint32_t RawHwTriple(uint32_t c, const uint8_t* p,
-                                                              const ShiftTable& shift) {
+// Raw CRCs of three adjacent blocks of `len` bytes (len a multiple of 8):
+// the first continues register c, the others start from zero. Three
+// independent streams hide the 3-cycle latency of `crc32`.
+struct StreamCrcs {
+  uint32_t first, second, third;
+};
+__attribute__((target("sse4.2"))) inline StreamCrcs ThreeStreams(uint32_t c, const uint8_t* p,
+                                                                 size_t len) {
   uint64_t c0 = c, c1 = 0, c2 = 0;
-  const uint8_t* p1 = p + kBlock;
-  const uint8_t* p2 = p + 2 * kBlock;
-  for (size_t i = 0; i < kBlock; i += 8) {
+  const uint8_t* p1 = p + len;
+  const uint8_t* p2 = p + 2 * len;
+  for (size_t i = 0; i < len; i += 8) {
     uint64_t w0, w1, w2;
     std::memcpy(&w0, p + i, 8);
     std::memcpy(&w1, p1 + i, 8);
@@ -138,18 +142,31 @@ __attribute__((target("sse4.2"))) inline uint32_t RawHwTriple(uint32_t c, const 
     c1 = _mm_crc32_u64(c1, w1);
     c2 = _mm_crc32_u64(c2, w2);
   }
-  uint32_t merged = shift.Apply(uint32_t(c0)) ^ uint32_t(c1);
-  return shift.Apply(merged) ^ uint32_t(c2);
+  return {uint32_t(c0), uint32_t(c1), uint32_t(c2)};
+}
+
+template <size_t kBlock>
+__attribute__((target("sse4.2"))) inline uint32_t RawHwTriple(uint32_t c, const uint8_t* p,
+                                                              const ShiftTable& shift) {
+  const StreamCrcs s = ThreeStreams(c, p, kBlock);
+  return shift.Apply(shift.Apply(s.first) ^ s.second) ^ s.third;
+}
+
+// Consumes the whole groups of three long blocks at *p, advancing *p and *n.
+__attribute__((target("sse4.2"))) inline uint32_t RawHwLongBlocks(uint32_t c, const uint8_t** p,
+                                                                  size_t* n) {
+  const ShiftTable& long_shift = LongShift();
+  while (*n >= 3 * kLongBlock) {
+    c = RawHwTriple<kLongBlock>(c, *p, long_shift);
+    *p += 3 * kLongBlock;
+    *n -= 3 * kLongBlock;
+  }
+  return c;
 }
 
 __attribute__((target("sse4.2"))) uint32_t RawHwInterleaved(uint32_t c, const uint8_t* p,
                                                             size_t n) {
-  const ShiftTable& long_shift = LongShift();
-  while (n >= 3 * kLongBlock) {
-    c = RawHwTriple<kLongBlock>(c, p, long_shift);
-    p += 3 * kLongBlock;
-    n -= 3 * kLongBlock;
-  }
+  c = RawHwLongBlocks(c, &p, &n);
   const ShiftTable& short_shift = ShortShift();
   while (n >= 3 * kShortBlock) {
     c = RawHwTriple<kShortBlock>(c, p, short_shift);
@@ -195,32 +212,15 @@ constexpr size_t kMinClmulTriple = 96;
 
 __attribute__((target("sse4.2,pclmul"))) uint32_t RawHwClmul(uint32_t c, const uint8_t* p,
                                                              size_t n) {
-  const ShiftTable& long_shift = LongShift();
-  while (n >= 3 * kLongBlock) {
-    c = RawHwTriple<kLongBlock>(c, p, long_shift);
-    p += 3 * kLongBlock;
-    n -= 3 * kLongBlock;
-  }
+  c = RawHwLongBlocks(c, &p, &n);
   if (n >= kMinClmulTriple) {
     // Three streams of L bytes each, L a multiple of 8 with 3L <= n < 3L + 24.
     const size_t words = n / 24;
     const size_t len = words * 8;
-    const uint8_t* p1 = p + len;
-    const uint8_t* p2 = p + 2 * len;
-    uint64_t c0 = c, c1 = 0, c2 = 0;
-    for (size_t i = 0; i < len; i += 8) {
-      uint64_t w0, w1, w2;
-      std::memcpy(&w0, p + i, 8);
-      std::memcpy(&w1, p1 + i, 8);
-      std::memcpy(&w2, p2 + i, 8);
-      c0 = _mm_crc32_u64(c0, w0);
-      c1 = _mm_crc32_u64(c1, w1);
-      c2 = _mm_crc32_u64(c2, w2);
-    }
+    const StreamCrcs s = ThreeStreams(c, p, len);
     // f(c, A||B||C) = shift_2L(f(c, A)) xor shift_L(f(0, B)) xor f(0, C).
-    const uint64_t k1 = Shifts().k[words];
-    const uint64_t k2 = Shifts().k[2 * words];
-    c = ShiftClmul(uint32_t(c0), k2) ^ ShiftClmul(uint32_t(c1), k1) ^ uint32_t(c2);
+    c = ShiftClmul(s.first, Shifts().k[2 * words]) ^ ShiftClmul(s.second, Shifts().k[words]) ^
+        s.third;
     p += 3 * len;
     n -= 3 * len;
   }
