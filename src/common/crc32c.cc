@@ -218,9 +218,9 @@ __attribute__((target("sse4.2,pclmul"))) uint32_t RawHwClmul(uint32_t c, const u
     const size_t words = n / 24;
     const size_t len = words * 8;
     const StreamCrcs s = ThreeStreams(c, p, len);
+    const ClmulShifts& shifts = Shifts();
     // f(c, A||B||C) = shift_2L(f(c, A)) xor shift_L(f(0, B)) xor f(0, C).
-    c = ShiftClmul(s.first, Shifts().k[2 * words]) ^ ShiftClmul(s.second, Shifts().k[words]) ^
-        s.third;
+    c = ShiftClmul(s.first, shifts.k[2 * words]) ^ ShiftClmul(s.second, shifts.k[words]) ^ s.third;
     p += 3 * len;
     n -= 3 * len;
   }

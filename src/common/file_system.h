@@ -119,8 +119,9 @@ class File {
   //
   // `faults` says how a store into a page not yet cached fills the page
   // cache (AppendFaults).
-  virtual Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(
-      uint64_t /*pos*/, size_t /*len*/, AppendFaults /*faults*/ = AppendFaults::kReadAhead) {
+  virtual Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t /*pos*/,
+                                                                     size_t /*len*/,
+                                                                     AppendFaults /*faults*/) {
     return std::unique_ptr<WritableMappedRegion>();
   }
   virtual const std::string& path() const = 0;
