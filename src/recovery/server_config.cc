@@ -1,5 +1,7 @@
 #include "recovery/server_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -9,6 +11,7 @@
 
 #include "common/bytes.h"
 #include "log/meta_properties.h"
+#include "recovery/config_keys.h"
 
 namespace daruma {
 namespace {
@@ -24,6 +27,15 @@ std::string Lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });
   return out;
+}
+
+// "expected a whole number from 1 to 2147483647"; an open upper end is left
+// out rather than printed as a 19-digit number.
+std::string RangeInWords(int64_t min, int64_t max) {
+  if (max == std::numeric_limits<int64_t>::max()) {
+    return fmt::format("expected a whole number of at least {}", min);
+  }
+  return fmt::format("expected a whole number from {} to {}", min, max);
 }
 
 // Reads typed values out of the property map, remembering which keys it used
@@ -48,10 +60,7 @@ class Resolver {
     if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
       return Bad(key, *raw, "expected an integer");
     }
-    if (value < min || value > max) {
-      return Bad(key, *raw,
-                 "expected a value in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    }
+    if (value < min || value > max) return Bad(key, *raw, RangeInWords(min, max));
     return std::optional<int64_t>(value);
   }
 
@@ -75,7 +84,9 @@ class Resolver {
     }
     if (!(value >= min && value <= max)) {
       return Bad(key, *raw,
-                 "expected a value in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+                 max == std::numeric_limits<double>::max()
+                     ? fmt::format("expected a number of at least {}", min)
+                     : fmt::format("expected a number from {} to {}", min, max));
     }
     *out = value;
     return Status::Ok();
@@ -105,6 +116,8 @@ class Resolver {
     for (const auto& [key, scale] : keys_by_precedence) used_.insert(key);
     return Status::Ok();
   }
+
+  const std::set<std::string>& used() const { return used_; }
 
   PropertyMap Unused() const {
     PropertyMap out;
@@ -248,17 +261,52 @@ Status ResolveManagerSettings(Resolver& r, ServerConfig* c) {
   return r.Set("log.retention.check.interval.ms", &c->log_retention_check_interval_ms, 1);
 }
 
+Status Resolve(Resolver& r, ServerConfig* config) {
+  DARUMA_RETURN_IF_ERROR(ResolveLogDirs(r, config));
+  DARUMA_RETURN_IF_ERROR(ResolveLogConfig(r, config));
+  DARUMA_RETURN_IF_ERROR(ResolveManagerSettings(r, config));
+  return ResolveCleanerSettings(r, config);
+}
+
+// The 1-based line of `text` where `key` is set, or 0. A Java properties key
+// ends at the first unescaped '=', ':' or blank; keys with escapes or on
+// continued lines are not found, and the warning then names the file alone.
+int LineOf(std::string_view text, std::string_view key) {
+  int line = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    ++line;
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view l = Trim(text.substr(pos, end - pos));
+    if (l.starts_with(key)) {
+      const std::string_view rest = l.substr(key.size());
+      if (rest.empty() || rest[0] == '=' || rest[0] == ':' ||
+          std::isspace(static_cast<unsigned char>(rest[0]))) {
+        return line;
+      }
+    }
+    pos = end + 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Result<ServerConfig> ServerConfig::FromProperties(const PropertyMap& props) {
   ServerConfig config;
   Resolver r(props);
-  DARUMA_RETURN_IF_ERROR(ResolveLogDirs(r, &config));
-  DARUMA_RETURN_IF_ERROR(ResolveLogConfig(r, &config));
-  DARUMA_RETURN_IF_ERROR(ResolveManagerSettings(r, &config));
-  DARUMA_RETURN_IF_ERROR(ResolveCleanerSettings(r, &config));
+  DARUMA_RETURN_IF_ERROR(Resolve(r, &config));
   config.other = r.Unused();
   return config;
+}
+
+std::vector<std::string> ServerConfig::KeysRead() {
+  const PropertyMap none;
+  Resolver r(none);
+  ServerConfig config;
+  (void)Resolve(r, &config);
+  return {r.used().begin(), r.used().end()};
 }
 
 Result<PropertyMap> ReadPropertiesFile(const std::string& path, FileSystem* fs) {
@@ -281,13 +329,30 @@ Status ApplyPropertyOverride(std::string_view key_equals_value, PropertyMap* pro
 Result<ServerConfig> LoadServerConfig(const std::string& config_file,
                                       const std::vector<std::string>& overrides) {
   PropertyMap props;
+  std::vector<std::string> warnings;
   if (!config_file.empty()) {
-    DARUMA_ASSIGN_OR_RETURN(props, ReadPropertiesFile(config_file));
+    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                            FileSystem::Default()->ReadFile(config_file));
+    const std::string_view text = AsStringView(bytes);
+    DARUMA_ASSIGN_OR_RETURN(props, ParseJavaProperties(text, config_file));
+    for (const auto& [key, value] : props) {
+      if (IsKnownConfigKey(key)) continue;
+      const int line = LineOf(text, key);
+      warnings.push_back(fmt::format("{}{}: {}; ignored", config_file,
+                                     line > 0 ? ":" + std::to_string(line) : "",
+                                     UnknownConfigKeyMessage(key)));
+    }
   }
   for (const std::string& kv : overrides) {
     DARUMA_RETURN_IF_ERROR(ApplyPropertyOverride(kv, &props).WithContext("--set"));
+    const std::string key(Trim(kv.substr(0, kv.find('='))));
+    if (!IsKnownConfigKey(key)) {
+      return Status::InvalidArgument("--set " + kv + ": " + UnknownConfigKeyMessage(key));
+    }
   }
-  return ServerConfig::FromProperties(props);
+  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, ServerConfig::FromProperties(props));
+  config.warnings = std::move(warnings);
+  return config;
 }
 
 }  // namespace daruma

@@ -7,8 +7,9 @@
 // Kafka's synonyms: log.dirs over log.dir; *.ms over *.minutes over *.hours;
 // log.flush.interval.ms falls back to log.flush.scheduler.interval.ms.
 // Numbers and booleans are trimmed and parsed strictly (the whole value must
-// parse, within Kafka's range); a bad value is kInvalidArgument naming the key
-// and the value. Keys Daruma does not use are kept verbatim in `other`.
+// parse, within Kafka's range); a bad value is kInvalidArgument naming the key,
+// the value and the range in words. Keys Daruma does not use are kept
+// verbatim in `other`.
 #pragma once
 
 #include <cstdint>
@@ -55,9 +56,15 @@ struct ServerConfig {
   // max.compaction.lag.ms} defaults go into `log`.
   CleanerConfig cleaner;
   PropertyMap other;  // every key not listed above, as given
+  // One line per key of the --config file that is neither Daruma's nor
+  // Kafka's (recovery/config_keys.h): "<file>:<line>: unknown key ...".
+  // Each command prints them on stderr; the keys are ignored.
+  std::vector<std::string> warnings;
 
   // Resolves `props` (the final key -> value map after overrides).
   static Result<ServerConfig> FromProperties(const PropertyMap& props);
+  // Every key FromProperties reads (the rest end up in `other`).
+  static std::vector<std::string> KeysRead();
 };
 
 // Reads a server.properties file. kNotFound / kIoError naming the path;
@@ -65,9 +72,12 @@ struct ServerConfig {
 Result<PropertyMap> ReadPropertiesFile(const std::string& path,
                                        FileSystem* fs = FileSystem::Default());
 
-// The command-line path shared by `daruma serve` and `daruma recover`: reads
-// `config_file` (none when empty), applies each `--set key=value` in order,
-// then resolves. Errors name the file, the override or the key.
+// The command-line path shared by every subcommand: reads `config_file` (none
+// when empty), applies each `--set key=value` in order, then resolves. Errors
+// name the file, the override or the key. A key no Kafka broker or Daruma
+// knows (recovery/config_keys.h) is a warning in the file (a real
+// server.properties may carry a newer Kafka's keys) and kInvalidArgument in a
+// --set (typed just now, so a typo), naming the nearest known key either way.
 Result<ServerConfig> LoadServerConfig(const std::string& config_file,
                                       const std::vector<std::string>& overrides);
 

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <limits>
 
 #include "log/meta_properties.h"
+#include "recovery/config_keys.h"
 #include "support/test_support.h"
 
 namespace daruma {
@@ -112,15 +114,20 @@ TEST(ServerConfigTest, BadValuesNameTheKeyAndTheValue) {
   EXPECT_EQ(ErrorOf({{"log.segment.bytes", "16k"}}),
             "invalid value \"16k\" for log.segment.bytes: expected an integer");
   EXPECT_EQ(ErrorOf({{"log.segment.bytes", "10"}}),
-            "invalid value \"10\" for log.segment.bytes: expected a value in [14, 2147483647]");
+            "invalid value \"10\" for log.segment.bytes: expected a whole number from 14 to "
+            "2147483647");
   EXPECT_EQ(ErrorOf({{"log.segment.bytes", "4294967296"}}),
-            "invalid value \"4294967296\" for log.segment.bytes: expected a value in [14, "
-            "2147483647]");
+            "invalid value \"4294967296\" for log.segment.bytes: expected a whole number from 14 "
+            "to 2147483647");
+  // An open upper end is not printed as a 19-digit number.
+  EXPECT_EQ(ErrorOf({{"log.retention.check.interval.ms", "0"}}),
+            "invalid value \"0\" for log.retention.check.interval.ms: expected a whole number of "
+            "at least 1");
   EXPECT_EQ(ErrorOf({{"log.preallocate", "yes"}}),
             "invalid value \"yes\" for log.preallocate: expected true or false");
   EXPECT_EQ(ErrorOf({{"num.recovery.threads.per.data.dir", "0"}}),
-            "invalid value \"0\" for num.recovery.threads.per.data.dir: expected a value in [1, "
-            "2147483647]");
+            "invalid value \"0\" for num.recovery.threads.per.data.dir: expected a whole number "
+            "from 1 to 2147483647");
   EXPECT_NE(ErrorOf({{"log.cleanup.policy", "forever"}}).find("log.cleanup.policy"),
             std::string::npos);
   EXPECT_NE(ErrorOf({{"log.message.timestamp.type", "Now"}}).find("log.message.timestamp.type"),
@@ -148,6 +155,83 @@ TEST(ServerConfigTest, MalformedOverrideIsInvalidArgument) {
   EXPECT_EQ(st.message(), "expected key=value, found \"log.segment.bytes\"");
   EXPECT_FALSE(ApplyPropertyOverride("=5", &props).ok());
   EXPECT_TRUE(props.empty());
+}
+
+TEST(ServerConfigTest, EveryKeyReadIsAKnownDarumaKey) {
+  // A key FromProperties reads but config_keys.cc does not list would be
+  // refused by --set and warned about in a file.
+  for (const std::string& key : ServerConfig::KeysRead()) {
+    EXPECT_TRUE(IsDarumaConfigKey(key)) << key;
+  }
+  EXPECT_GT(ServerConfig::KeysRead().size(), 30u);
+}
+
+TEST(ServerConfigTest, UnknownSetKeyIsAnErrorNamingTheNearestKey) {
+  auto config = LoadServerConfig("", {"log.segment.byte=1024"});
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(config.status().message(),
+            "--set log.segment.byte=1024: unknown key \"log.segment.byte\" (did you mean "
+            "\"log.segment.bytes\"?)");
+  EXPECT_NE(LoadServerConfig("", {"daruma.max.open.file=5"})
+                .status()
+                .message()
+                .find("did you mean \"daruma.max.open.files\"?"),
+            std::string::npos);
+  // Kafka's keys Daruma ignores, and Kafka's open-ended prefixes, are fine.
+  auto kafka = LoadServerConfig("", {"zookeeper.connect=zk:2181", "num.network.threads=3",
+                                     "listener.name.internal.ssl.keystore.location=/k"});
+  ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
+  EXPECT_TRUE(kafka->warnings.empty());
+}
+
+TEST(ServerConfigTest, UnknownFileKeyIsAWarningNamingFileAndLine) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("server.properties");
+  testing::WriteStringToFile(path,
+                             "# Kafka's sample\n"
+                             "broker.id=0\n"
+                             "num.network.threads=3\n"
+                             "  log.retention.hour = 168\n"
+                             "zookeeper.connect=localhost:2181\n");
+  auto config = LoadServerConfig(path, {});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->warnings,
+            (std::vector<std::string>{path + ":4: unknown key \"log.retention.hour\" (did you mean "
+                                             "\"log.retention.hours\"?); ignored"}));
+  EXPECT_EQ(config->other.at("log.retention.hour"), "168");  // kept, not used
+}
+
+TEST(ServerConfigTest, KafkasSampleServerPropertiesLoadsWithoutWarnings) {
+  // The keys of Kafka's config/server.properties and config/kraft/server.properties.
+  testing::TempDir dir;
+  const std::string path = dir.Join("server.properties");
+  testing::WriteStringToFile(
+      path,
+      "process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:9093\n"
+      "listeners=PLAINTEXT://:9092,CONTROLLER://:9093\ninter.broker.listener.name=PLAINTEXT\n"
+      "advertised.listeners=PLAINTEXT://localhost:9092\ncontroller.listener.names=CONTROLLER\n"
+      "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+      "num.network.threads=3\nnum.io.threads=8\nsocket.send.buffer.bytes=102400\n"
+      "socket.receive.buffer.bytes=102400\nsocket.request.max.bytes=104857600\n"
+      "log.dirs=/tmp/kraft-combined-logs\nnum.partitions=1\n"
+      "num.recovery.threads.per.data.dir=1\noffsets.topic.replication.factor=1\n"
+      "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
+      "log.retention.hours=168\nlog.segment.bytes=1073741824\n"
+      "log.retention.check.interval.ms=300000\nzookeeper.connect=localhost:2181\n"
+      "zookeeper.connection.timeout.ms=18000\ngroup.initial.rebalance.delay.ms=0\n"
+      "broker.id=0\nmetadata.log.dir=/tmp/meta\n");
+  auto config = LoadServerConfig(path, {});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->warnings.empty()) << config->warnings[0];
+}
+
+TEST(ServerConfigTest, TheRepositorysServerPropertiesLoadsWithoutWarnings) {
+  // tests/recovery/ -> the repository root (CMake passes absolute paths).
+  const auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  auto config = LoadServerConfig((root / "config/server.properties").string(), {});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->warnings.empty()) << config->warnings[0];
 }
 
 }  // namespace
