@@ -1,9 +1,12 @@
 // daruma: one binary, several subcommands (dump, recover, check, repair, serve).
 // The tools layer owns the command line; the broker's `serve` is passed in
 // here because tools and broker are siblings that never include each other.
+// DARUMA_VERSION, DARUMA_GIT_COMMIT and DARUMA_BUILD_TYPE come from CMake
+// (configure time) for `daruma --version`.
 #include "broker/serve_command.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
-  return daruma::tools::RunCli(argc, argv, {daruma::broker::AddServeCommand});
+  const daruma::tools::BuildInfo build{DARUMA_VERSION, DARUMA_GIT_COMMIT, DARUMA_BUILD_TYPE};
+  return daruma::tools::RunCli(argc, argv, {daruma::broker::AddServeCommand}, build);
 }

@@ -1,6 +1,7 @@
 #include "broker/serve_command.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +14,26 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+
+// Kafka creates a missing log dir with its parents (Files.createDirectories);
+// a path that exists and is not a directory is a configuration error, found
+// before anything is bound or counted.
+Status PrepareLogDirs(const std::vector<std::string>& log_dirs) {
+  for (const std::string& dir : log_dirs) {
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(dir, ec);
+    if (st.type() == std::filesystem::file_type::not_found) {
+      std::filesystem::create_directories(dir, ec);
+      if (ec) return Status::InvalidArgument("log dir " + dir + ": cannot create: " + ec.message());
+      continue;
+    }
+    if (ec) return Status::InvalidArgument("log dir " + dir + ": " + ec.message());
+    if (st.type() != std::filesystem::file_type::directory) {
+      return Status::InvalidArgument("log dir " + dir + ": not a directory");
+    }
+  }
+  return Status::Ok();
+}
 
 Result<ServerConfig> ResolveConfig(const ServeOptions& o) {
   DARUMA_ASSIGN_OR_RETURN(ServerConfig config, LoadServerConfig(o.config_file, o.overrides));
@@ -35,6 +56,11 @@ int RunServe(const ServeOptions& o, std::ostream& err) {
     err << "daruma serve: " << settings.status().message() << "\n";
     return kExitUsage;
   }
+  if (Status st = PrepareLogDirs(config->log_dirs); !st.ok()) {
+    err << "daruma serve: " << st.message() << "\n";
+    return kExitUsage;
+  }
+  for (const std::string& w : config->warnings) err << "daruma serve: warning: " << w << "\n";
   if (o.clear_crash_loop) {
     CrashLoopGuard guard(FileSystem::Default(), config->log_dirs.front(),
                          settings->max_unclean_starts);
@@ -67,6 +93,14 @@ void AddServeCommand(CLI::App& app, int* rc) {
       "Run a single-node Kafka-compatible broker on the log dirs of a server.properties "
       "(HTTP /health and /metrics first, the Kafka port after recovery; SIGTERM/SIGINT shut "
       "down cleanly)");
+  serve->footer(
+      "Exit codes: 0 clean shutdown after SIGTERM/SIGINT; 1 the broker failed or refused to start "
+      "(crash-loop guard, a port in use, no usable log dir) or did not shut down cleanly; 2 "
+      "usage or configuration error (an unknown --set key, a bad value, a log dir that is a "
+      "file): nothing was started.\n"
+      "Exit codes, the same for every subcommand: 0 success, the data is healthy afterwards; 1 "
+      "the command ran and found or left problems; 2 it could not run (usage, configuration, a "
+      "missing or wrong-kind input, an I/O error; nothing was changed).");
   serve->add_option("--config", options->config_file, "A Kafka server.properties file")
       ->required()
       ->check(CLI::ExistingFile);

@@ -1,9 +1,12 @@
 // `daruma serve --config FILE [--set key=value]... [--clear-crash-loop]`: runs
 // the broker (broker.h) until SIGTERM/SIGINT.
 //
-// Exit codes: 0 after a clean shutdown; 1 when the broker could not start,
-// refused to (crash-loop guard), or failed to shut down cleanly; 2 for usage
-// and configuration errors (nothing on disk was touched).
+// Exit codes (the rule of every subcommand, tools/cli.h): 0 after a clean
+// shutdown; 1 when the broker could not start, refused to (crash-loop
+// guard), or failed to shut down cleanly; 2 for usage and configuration
+// errors, an unknown --set key or a log dir that is not a directory included
+// (nothing was started). A missing log dir is created, parents too, as Kafka
+// does. Unknown keys in the --config file are warnings on stderr.
 #pragma once
 
 #include <ostream>

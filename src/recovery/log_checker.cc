@@ -28,6 +28,7 @@ namespace {
 
 constexpr char kRepairAction[] = "run `daruma repair` (the bytes are kept in quarantine)";
 constexpr char kRebuildAction[] = "run `daruma repair` to rebuild it from the log";
+constexpr std::string_view kCannotLoad = "the log cannot be loaded: ";
 constexpr std::string_view kTmpSuffix = ".tmp";
 
 using BatchInfo = CheckedBatch;
@@ -80,6 +81,7 @@ class PartitionChecker {
   // read-ahead of a large one would stall the plan.
   std::vector<std::string> ReadAheadPaths();
   void ProblemsFromPlan();
+  void OneRecommendationWhenUnloadable();
   // Scans every segment and checks its indexes. With `behind_plan` set, it
   // runs while the plan loads: each segment once the plan has read it, every
   // batch validated here. Null: after the plan, trusting where it ends data.
@@ -176,6 +178,21 @@ void PartitionChecker::Run() {
     if (st.ok()) st = FinishSegments(&pass);
   }
   if (!st.ok()) Problem(p_.partition_dir, -1, std::nullopt, st.ToString(), "check the disk");
+  OneRecommendationWhenUnloadable();
+}
+
+// A partition repair cannot load gets one recommendation: fix what stops the
+// load. Advice to run `daruma repair` for its other problems would contradict
+// it (repair refuses such a partition), so those point back at the load error.
+void PartitionChecker::OneRecommendationWhenUnloadable() {
+  if (out_->plan.errors.empty()) return;
+  for (CheckProblem& p : out_->problems) {
+    if (p.what.starts_with(kCannotLoad)) continue;
+    if (p.action.find("daruma repair") == std::string::npos) continue;
+    p.action =
+        "first fix what stops the log from loading (the problem \"the log cannot be loaded\" "
+        "of this partition); `daruma repair` refuses the partition until then";
+  }
 }
 
 // Half 1: LoadLog on an overlay, as after an unclean shutdown from offset 0.
@@ -229,7 +246,7 @@ std::vector<std::string> PartitionChecker::ReadAheadPaths() {
 void PartitionChecker::ProblemsFromPlan() {
   const PartitionRecoveryReport& r = out_->plan;
   for (const std::string& e : r.errors) {
-    Problem(p_.partition_dir, -1, std::nullopt, "the log cannot be loaded: " + e,
+    Problem(p_.partition_dir, -1, std::nullopt, std::string(kCannotLoad) + e,
             "fix or move the named file by hand; `daruma repair` cannot load it either");
   }
   std::vector<std::string> covered;

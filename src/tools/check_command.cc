@@ -48,7 +48,7 @@ Totals Sum(const std::vector<LogDirCheck>& dirs) {
 
 int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err) {
   if (o.threads < 1) {
-    err << "daruma check: --threads must be at least 1\n";
+    err << "daruma check: --threads: must be at least 1\n";
     return kExitError;
   }
   Result<ToolConfig> config = ResolveToolConfig(o.log_dirs, o.config_file, o.overrides);
@@ -56,6 +56,7 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
     err << "daruma check: " << config.status().message() << "\n";
     return kExitError;
   }
+  PrintConfigWarnings(config->server, "check", err);
   FileSystem* fs = FileSystem::Default();
   std::atomic<int64_t> scanned{0};
   const CheckWork work = EstimateCheckWork(fs, config->log_dirs);
@@ -78,22 +79,25 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
     for (const std::string& dir : config->log_dirs) {
       Result<LogDirCheck> d = CheckLogDir(dir, co);
       if (!d.ok()) {
-        err << "daruma check: " << dir << ": " << d.status().ToString() << "\n";
+        err << "daruma check: log dir " << dir << ": " << d.status().message() << "\n";
         rc = kExitError;
-        continue;
+        break;
       }
       dirs.push_back(std::move(*d));
     }
     remaining.store(0);
   }
+  // A dir that could not be read leaves the check incomplete: a summary of
+  // the rest would read as "no problems".
+  if (rc == kExitError) return rc;
   CheckTopicConfigTopics(&dirs);
   const Totals t = Sum(dirs);
   for (const LogDirCheck& d : dirs) PrintProblems(d, o.quiet ? err : out);
   if (rc == kExitClean && t.problems > 0) rc = kExitProblems;
   if (!o.quiet) {
     out << fmt::format(
-        "Checked {} partitions ({} segments, {}) in {} log dirs: {}\n", t.partitions, t.segments,
-        HumanBytes(t.scanned), dirs.size(),
+        "Checked {} partitions ({} segments, {}) in {} log dir{}: {}\n", t.partitions, t.segments,
+        HumanBytes(t.scanned), dirs.size(), dirs.size() == 1 ? "" : "s",
         t.problems == 0 ? std::string("no problems") : fmt::format("{} problems", t.problems));
   }
   if (!o.json_file.empty()) {

@@ -7,15 +7,18 @@
 // Contract: never writes, renames, removes or locks anything under the log
 // dirs (safe on a live broker's dirs); pages it reads are dropped from the
 // page cache. Only --json FILE is written, and only where the operator says.
-// Configuration: --config/--set/--log-dirs as in tools/tool_config.h; the
-// log settings (index.interval.bytes, producer.id.expiration.ms, ...) are
-// the ones the checked broker uses.
+// Configuration: --config/--set/--log-dirs as in tools/tool_config.h (every
+// log dir must exist); the log settings (index.interval.bytes,
+// producer.id.expiration.ms, ...) are the ones the checked broker uses.
 // Progress (stderr, not with --quiet): bytes scanned of the dirs' `.log`
 // bytes, bytes/s and ETA (recovery/progress_reporter.h).
 // Output: one line per problem ("<file> at byte <p>, offset <o>: <what> --
 // <action>") and a summary on `out`; --quiet prints the problem lines only
 // (on `err`).
-// Exit codes: 0 clean, 1 problems found, 2 usage or I/O error.
+// Exit codes (the rule of every subcommand, tools/cli.h): 0 clean, 1 problems
+// found, 2 usage, configuration or I/O error that kept the check from
+// finishing (a missing log dir, an unknown --set key, an unreadable dir, the
+// --json file not written); then no summary is printed.
 #pragma once
 
 #include <iosfwd>

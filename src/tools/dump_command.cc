@@ -1,6 +1,7 @@
 #include "tools/dump_command.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 
 #include "common/file_system.h"
@@ -43,6 +44,11 @@ FileKind KindOf(const std::string& name) {
   return FileKind::kUnknown;
 }
 
+constexpr char kUnknownKindHint[] =
+    "not a file dump can read (it reads <offset>.log, .index, .timeindex, .txnindex, "
+    ".snapshot, KRaft .checkpoint, *-offset-checkpoint, leader-epoch-checkpoint and "
+    "partition.metadata)";
+
 RecordDecoder DecoderFor(const DumpOptions& o) {
   if (o.offsets_decoder) return DecodeOffsetsRecord;
   if (o.transaction_log_decoder) return DecodeTransactionLogRecord;
@@ -52,8 +58,25 @@ RecordDecoder DecoderFor(const DumpOptions& o) {
 int DumpOne(const std::string& path, DumpContext& ctx) {
   const std::string name = FileNameOf(path);
   const FileKind kind = KindOf(name);
-  if (kind != FileKind::kUnknown && !FileSystem::Default()->Exists(path)) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (st.type() == std::filesystem::file_type::not_found) {
     ctx.err << "daruma dump: " << path << ": no such file\n";
+    return kDumpUsageOrIo;
+  }
+  if (ec) {
+    ctx.err << "daruma dump: " << path << ": " << ec.message() << "\n";
+    return kDumpUsageOrIo;
+  }
+  if (st.type() == std::filesystem::file_type::directory) {
+    ctx.err << "daruma dump: " << path << ": is a directory; pass the files in it, e.g. "
+            << JoinPath(path, "00000000000000000000.log") << "\n";
+    return kDumpUsageOrIo;
+  }
+  if (kind == FileKind::kUnknown) {
+    // Kafka prints "Ignoring unknown file" and exits 0, so a script cannot
+    // tell a typo from a clean dump; Daruma says which names it reads.
+    ctx.err << "daruma dump: " << path << ": " << kUnknownKindHint << "\n";
     return kDumpUsageOrIo;
   }
   if (!ctx.options.json) ctx.out << "Dumping " << path << "\n";
@@ -73,9 +96,7 @@ int DumpOne(const std::string& path, DumpContext& ctx) {
     case FileKind::kUnknown:
       break;
   }
-  // Kafka prints "Dumping" first, then ignores the file; it exits 0.
-  ctx.err << "Ignoring unknown file " << path << "\n";
-  return kDumpClean;
+  return kDumpUsageOrIo;
 }
 
 }  // namespace

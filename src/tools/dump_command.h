@@ -6,8 +6,10 @@
 // records; `.index`, `.timeindex` -> entries, verified against the `.log`
 // beside them; `.txnindex`, `.snapshot` -> entries. Daruma also dumps what
 // kafka-dump-log ignores: the offset checkpoints (`*-offset-checkpoint`),
-// `leader-epoch-checkpoint` and `partition.metadata`. Anything else prints
-// "Ignoring unknown file <path>" on stderr, as Kafka does.
+// `leader-epoch-checkpoint` and `partition.metadata`. Anything else (or a
+// directory) is an error naming the file and the kinds dump reads, exit 2
+// (Kafka prints "Ignoring unknown file" and exits 0, which a script cannot
+// tell from a clean dump).
 //
 // Text lines follow kafka-dump-log's wording (spec §12.2) so existing scripts
 // keep working, including the end-of-run summaries on stderr ("Mismatches in
@@ -15,7 +17,14 @@
 // printed item is one JSON object per line on stdout instead (the stderr
 // summaries stay). Nothing is ever written to the dumped files.
 //
-// Exit codes: 0 clean, 1 corruption or a mismatch found, 2 usage or I/O error.
+// Index files whose bytes cannot be an index (a size that is not a multiple
+// of the entry size, offsets below the base offset, offset-index offsets or
+// positions that go backwards, negative positions or timestamps) are an error naming the file and the
+// byte position; printing stops there instead of listing garbage entries.
+//
+// Exit codes (the rule of every subcommand, tools/cli.h): 0 every file read
+// and valid, 1 a corrupt or invalid file or a mismatch found, 2 usage, a
+// missing, unreadable or unknown kind of file.
 #pragma once
 
 #include <cstdint>

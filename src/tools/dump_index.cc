@@ -1,5 +1,7 @@
 #include "tools/dump_index.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -56,6 +58,44 @@ void PrintFileState(const std::string& path, const char* state, DumpContext& ctx
 
 }  // namespace
 
+std::string IndexSizeProblem(uint64_t length, size_t entry_size) {
+  const uint64_t tail = length % entry_size;
+  if (tail == 0) return "";
+  return fmt::format("at byte {}: the size, {} bytes, is not a multiple of the {}-byte entry",
+                     length - tail, length, entry_size);
+}
+
+void ReportInvalidIndex(const std::string& path, const std::string& problem, const char* kind,
+                        DumpContext& ctx) {
+  ctx.err << "daruma dump: " << path << " " << problem << "; not a valid " << kind
+          << ", stopped here\n";
+}
+
+namespace {
+
+// Why entry `slot` cannot be part of an offset index Kafka wrote, or "":
+// offsets above the base and increasing, positions from 0 and increasing.
+std::string OffsetEntryProblem(const OffsetPosition& e, const OffsetPosition* previous, size_t slot,
+                               int64_t base_offset) {
+  std::string why;
+  if (e.offset < base_offset) {
+    why = fmt::format("relative offset {} is negative", e.offset - base_offset);
+  } else if (e.position < 0) {
+    why = fmt::format("position {} is negative", e.position);
+  } else if (previous != nullptr && e.offset <= previous->offset) {
+    why = fmt::format("offset {} does not follow the previous entry's {}", e.offset,
+                      previous->offset);
+  } else if (previous != nullptr && e.position <= previous->position) {
+    why = fmt::format("position {} does not follow the previous entry's {}", e.position,
+                      previous->position);
+  }
+  if (why.empty()) return "";
+  return fmt::format("at byte {}: entry {} (offset {}, position {}): {}",
+                     slot * OffsetIndex::kEntrySize, slot, e.offset, e.position, why);
+}
+
+}  // namespace
+
 int DumpOffsetIndexFile(const std::string& path, DumpContext& ctx) {
   FileSystem* fs = FileSystem::Default();
   auto base = OffsetFromFileName(FileNameOf(path));
@@ -69,6 +109,13 @@ int DumpOffsetIndexFile(const std::string& path, DumpContext& ctx) {
     return kDumpUsageOrIo;
   }
   const OffsetIndex& idx = **index;
+  if (!ctx.options.index_sanity_check) {
+    const std::string bad_size = IndexSizeProblem(idx.length(), OffsetIndex::kEntrySize);
+    if (!bad_size.empty()) {
+      ReportInvalidIndex(path, bad_size, "offset index", ctx);
+      return kDumpCorrupt;
+    }
+  }
   if (idx.entries() == 0) {
     PrintFileState(path, "is empty", ctx);
     return kDumpClean;
@@ -93,6 +140,13 @@ int DumpOffsetIndexFile(const std::string& path, DumpContext& ctx) {
     const OffsetPosition e = idx.Entry(i);
     // A crash leaves zeroed preallocated slots; Kafka stops at the first one.
     if (e.offset == idx.base_offset() && i > 0) break;
+    const OffsetPosition previous = i > 0 ? idx.Entry(i - 1) : OffsetPosition{};
+    const std::string invalid =
+        OffsetEntryProblem(e, i > 0 ? &previous : nullptr, i, idx.base_offset());
+    if (!invalid.empty()) {
+      ReportInvalidIndex(path, invalid, "offset index", ctx);
+      return kDumpCorrupt;
+    }
     if (log.ok()) {
       auto found = FirstBatchLastOffsetAt(**log, uint64_t(std::max(e.position, 0)),
                                           ctx.options.max_message_size);

@@ -13,8 +13,16 @@
 //    the log offset is -1 (Kafka's tool dies with an exception instead).
 //  * Deviation: a missing `.log` is reported on stderr and the entries are
 //    printed unverified (Kafka's tool dies).
+//  * Deviation: bytes that cannot be an offset index (a size that is not a
+//    multiple of 8, an offset below the base or not above the previous one,
+//    a negative or non-increasing position) stop the dump with an error
+//    naming the file and the byte position (exit 1), where Kafka prints
+//    whatever the bytes decode to. A file shorter than one entry is such an
+//    error too, not "is empty.".
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "tools/dump_context.h"
@@ -23,6 +31,13 @@ namespace daruma::tools {
 
 // Returns a DumpExitCode; mismatches make it kDumpCorrupt.
 int DumpOffsetIndexFile(const std::string& path, DumpContext& ctx);
+
+// "at byte P: the size, N bytes, is not a multiple of the E-byte entry", or
+// "" when `length` is a whole number of entries.
+std::string IndexSizeProblem(uint64_t length, size_t entry_size);
+// "daruma dump: <path> <problem>; not a valid <kind>, stopped here" on stderr.
+void ReportInvalidIndex(const std::string& path, const std::string& problem, const char* kind,
+                        DumpContext& ctx);
 
 // The `.log` file of the segment an index/txnindex file belongs to: same
 // directory, the name's part before its first '.' + ".log" (as Kafka).

@@ -1,5 +1,7 @@
 #include "tools/dump_time_index.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -79,6 +81,22 @@ void PrintEntry(const std::string& path, const TimestampOffset& e, DumpContext& 
   }
 }
 
+// Why entry `slot` cannot be part of a time index Kafka wrote, or "": offsets
+// not below the base, timestamps never negative (Kafka appends an entry only
+// for a timestamp above the last, starting from -1). Entries out of order
+// are left to Kafka's own summaries ("Found out of order timestamp").
+std::string TimeEntryProblem(const TimestampOffset& e, size_t slot, int64_t base_offset) {
+  std::string why;
+  if (e.offset < base_offset) {
+    why = fmt::format("relative offset {} is negative", e.offset - base_offset);
+  } else if (e.timestamp < 0) {
+    why = fmt::format("timestamp {} is negative", e.timestamp);
+  }
+  if (why.empty()) return "";
+  return fmt::format("at byte {}: entry {} (timestamp {}, offset {}): {}",
+                     slot * TimeIndex::kEntrySize, slot, e.timestamp, e.offset, why);
+}
+
 }  // namespace
 
 int DumpTimeIndexFile(const std::string& path, DumpContext& ctx) {
@@ -94,6 +112,13 @@ int DumpTimeIndexFile(const std::string& path, DumpContext& ctx) {
     return kDumpUsageOrIo;
   }
   const TimeIndex& idx = **index;
+  if (!ctx.options.index_sanity_check) {
+    const std::string bad_size = IndexSizeProblem(idx.length(), TimeIndex::kEntrySize);
+    if (!bad_size.empty()) {
+      ReportInvalidIndex(path, bad_size, "time index", ctx);
+      return kDumpCorrupt;
+    }
+  }
   if (ctx.options.index_sanity_check) {
     Status sane = idx.SanityCheck();
     if (!sane.ok()) {
@@ -122,6 +147,11 @@ int DumpTimeIndexFile(const std::string& path, DumpContext& ctx) {
   for (size_t i = 0; i < idx.entries(); ++i) {
     const TimestampOffset e = idx.Entry(i);
     if (e.offset == idx.base_offset() && i > 0) break;
+    const std::string invalid = TimeEntryProblem(e, i, idx.base_offset());
+    if (!invalid.empty()) {
+      ReportInvalidIndex(path, invalid, "time index", ctx);
+      return kDumpCorrupt;
+    }
     if (verifier && !verifier->Check(e, previous_timestamp)) return kDumpUsageOrIo;
     if (!ctx.options.verify_index_only) PrintEntry(path, e, ctx);
     previous_timestamp = e.timestamp;

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <ostream>
 #include <string_view>
 
 #include "common/bytes.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
+#include "tools/tool_config.h"
 
 namespace daruma::tools {
 namespace {
@@ -16,42 +18,66 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr size_t kMaxPartitionLines = 20;
+// The broker's crash-loop guard file (broker/crash_loop_guard.h, which tools
+// cannot include): its protocol removes it after every clean shutdown, and
+// recover ends with one.
+constexpr char kCrashLoopGuardFileName[] = ".daruma_unclean_starts";
 
-Result<ServerConfig> ResolveConfig(const RecoverOptions& o) {
-  DARUMA_ASSIGN_OR_RETURN(ServerConfig config, LoadServerConfig(o.config_file, o.overrides));
-  if (!o.log_dirs.empty()) config.log_dirs = o.log_dirs;
-  if (o.threads < 0) return Status::InvalidArgument("--threads must be at least 1");
-  if (o.threads > 0) config.num_recovery_threads_per_data_dir = o.threads;
-  if (config.log_dirs.empty()) {
-    return Status::InvalidArgument(
-        "no log directory: pass --log-dirs DIR[,DIR...] or set log.dirs in --config");
-  }
+Result<ToolConfig> ResolveConfig(const RecoverOptions& o) {
+  DARUMA_ASSIGN_OR_RETURN(ToolConfig config,
+                          ResolveToolConfig(o.log_dirs, o.config_file, o.overrides));
+  if (o.threads < 0) return Status::InvalidArgument("--threads: must be at least 1");
+  if (o.threads > 0) config.server.num_recovery_threads_per_data_dir = o.threads;
   return config;
 }
 
 struct Totals {
   int64_t partitions = 0, segments = 0, scanned = 0, truncated = 0, quarantined = 0, rebuilt = 0,
-          deleted = 0, failed = 0;
+          deleted = 0, failed = 0, changed = 0;
 };
+
+bool Changed(const PartitionRecoveryReport& p) {
+  return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.rebuilt_indexes.empty() ||
+         !p.deleted_files.empty();
+}
+
+void Add(const PartitionRecoveryReport& p, Totals* t) {
+  ++t->partitions;
+  t->segments += int64_t(p.segments.size());
+  t->scanned += p.scanned_bytes;
+  t->truncated += p.truncated_bytes;
+  for (const auto& q : p.quarantined) t->quarantined += q.quarantine_path.empty() ? 0 : q.bytes;
+  t->rebuilt += int64_t(p.rebuilt_indexes.size());
+  t->deleted += int64_t(p.deleted_files.size());
+  t->failed += p.errors.empty() ? 0 : 1;
+  t->changed += Changed(p) ? 1 : 0;
+}
 
 Totals Sum(const RecoveryReport& r) {
   Totals t;
-  t.partitions = int64_t(r.partitions.size());
+  for (const auto& p : r.partitions) Add(p, &t);
+  return t;
+}
+
+std::string Normal(const std::string& path) {
+  std::string s = std::filesystem::path(path).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// The partitions of one log dir (a partition's dir is <log dir>/<topic>-<n>).
+Totals SumDir(const RecoveryReport& r, const std::string& log_dir) {
+  Totals t;
+  const std::string dir = Normal(log_dir);
   for (const auto& p : r.partitions) {
-    t.segments += int64_t(p.segments.size());
-    t.scanned += p.scanned_bytes;
-    t.truncated += p.truncated_bytes;
-    for (const auto& q : p.quarantined) t.quarantined += q.quarantine_path.empty() ? 0 : q.bytes;
-    t.rebuilt += int64_t(p.rebuilt_indexes.size());
-    t.deleted += int64_t(p.deleted_files.size());
-    t.failed += p.errors.empty() ? 0 : 1;
+    if (Normal(std::filesystem::path(p.dir).parent_path().string()) == dir) Add(p, &t);
   }
   return t;
 }
 
 bool Noteworthy(const PartitionRecoveryReport& p) {
   // Rebuilt indexes alone are routine after an unclean shutdown (every
-  // recovered segment gets fresh ones); they show in the totals only.
+  // recovered segment gets fresh ones); they show in the dir line and totals.
   return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.deleted_files.empty() ||
          !p.errors.empty() || !p.warnings.empty();
 }
@@ -61,17 +87,37 @@ std::string Plural(int64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, suffix);
 }
 
+// What recovery changed, as "M indexes rebuilt, K truncated, ..."; "" if nothing.
+std::string Changes(const Totals& t) {
+  std::vector<std::string> what;
+  if (t.rebuilt > 0) what.push_back(Plural(t.rebuilt, "index") + " rebuilt");
+  if (t.truncated > 0) what.push_back(HumanBytes(t.truncated) + " truncated");
+  if (t.quarantined > 0) what.push_back(HumanBytes(t.quarantined) + " quarantined");
+  if (t.deleted > 0) what.push_back(Plural(t.deleted, "file") + " removed");
+  std::string out;
+  for (const std::string& w : what) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// One line per dir saying what happened to it: offline, empty, clean or not,
+// and what changed.
+std::string DirState(const LogDirReport& d, const RecoveryReport& r) {
+  if (d.offline) return "OFFLINE: " + d.error;
+  const Totals t = SumDir(r, d.path);
+  if (t.partitions == 0) return "empty log dir: nothing to recover";
+  std::string state =
+      d.clean_shutdown
+          ? fmt::format("clean shutdown: {} loaded", Plural(t.partitions, "partition"))
+          : fmt::format("unclean shutdown: {} recovered", Plural(t.partitions, "partition"));
+  const std::string changes = Changes(t);
+  state += changes.empty() ? ", nothing changed" : ", " + changes;
+  if (t.failed > 0) state += fmt::format(", {} NOT loaded", t.failed);
+  return state;
+}
+
 void PrintDirs(const LogManager& m, std::ostream& out) {
   for (const LogDirReport& d : m.report().log_dirs) {
-    std::string state;
-    if (d.offline) {
-      state = "OFFLINE: " + d.error;
-    } else if (d.clean_shutdown) {
-      state = "clean shutdown, no scan needed";
-    } else {
-      state = "unclean shutdown, recovered from the recovery points";
-    }
-    out << "  " << d.path << "  " << state << "\n";
+    out << "  " << d.path << "  " << DirState(d, m.report()) << "\n";
     auto w = m.dir_warnings().find(d.path);
     if (w == m.dir_warnings().end()) continue;
     for (const std::string& warning : w->second) out << "      warning: " << warning << "\n";
@@ -132,8 +178,8 @@ void PrintSummary(const LogManager& m, std::ostream& out) {
   if (t.scanned >= (1 << 20) && r.duration_ms > 0) {
     scanned += fmt::format(" ({:.0f} MB/s)", double(t.scanned) / 1e3 / double(r.duration_ms));
   }
-  if (noteworthy == 0) {
-    out << "Nothing to repair; " << scanned << ".\n";
+  if (t.changed == 0 && t.failed == 0 && offline == 0) {
+    out << "Nothing changed; " << scanned << ".\n";
     return;
   }
   out << fmt::format(
@@ -152,6 +198,26 @@ void PrintProblems(const LogManager& m, std::ostream& err) {
   }
 }
 
+// After a clean shutdown of every dir: the broker's crash-loop count is stale
+// (the next start is a clean one), so it goes, as the broker's own clean
+// shutdown removes it. Returns the files removed.
+std::vector<std::string> ClearCrashLoopGuard(const ToolConfig& config, std::ostream& err) {
+  std::vector<std::string> removed;
+  FileSystem* fs = FileSystem::Default();
+  for (const std::string& dir : config.log_dirs) {
+    const std::string path = JoinPath(dir, kCrashLoopGuardFileName);
+    if (!fs->Exists(path)) continue;
+    Status st = fs->Remove(path);
+    if (st.ok()) st = fs->SyncDir(dir);
+    if (!st.ok()) {
+      err << "daruma recover: cannot clear the crash-loop guard: " << st.ToString() << "\n";
+      continue;
+    }
+    removed.push_back(path);
+  }
+  return removed;
+}
+
 Status WriteReport(const LogManager& m, const std::string& path) {
   const std::string text = m.ReportJson().dump(2) + "\n";
   return FileSystem::Default()->WriteFileAtomically(path, AsBytes(text));
@@ -160,42 +226,52 @@ Status WriteReport(const LogManager& m, const std::string& path) {
 }  // namespace
 
 int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
-  Result<ServerConfig> config = ResolveConfig(o);
+  Result<ToolConfig> config = ResolveConfig(o);
   if (!config.ok()) {
     err << "daruma recover: " << config.status().message() << "\n";
     return kExitUsage;
   }
+  PrintConfigWarnings(config->server, "recover", err);
   LogManagerOptions manager_options;
   manager_options.quarantine = !o.no_quarantine;
-  manager_options.max_open_files = size_t(config->max_open_files);
+  manager_options.max_open_files = size_t(config->server.max_open_files);
   LogManager manager(manager_options);
   Status startup;
   {
     ProgressReporter progress([&manager] { return manager.Progress(); },
                               o.quiet ? ProgressMode::kQuiet : o.progress, err);
     progress.Start();
-    startup =
-        manager.Startup(config->log_dirs, config->log, config->num_recovery_threads_per_data_dir);
+    startup = manager.Startup(config->log_dirs, config->log,
+                              config->server.num_recovery_threads_per_data_dir);
   }
-  Status shutdown = startup.ok() ? manager.Shutdown() : Status::Ok();
   if (!startup.ok()) {
-    err << "daruma recover: start-up failed, nothing was changed: " << startup.message() << "\n";
+    // Nothing ran: the dirs are as they were (a lock held by a broker, a
+    // missing permission, ...).
+    err << "daruma recover: " << startup.message() << "; nothing was changed\n";
+    if (!o.report_file.empty()) (void)WriteReport(manager, o.report_file);
+    return kExitUsage;
   }
-  if (!shutdown.ok())
+  Status shutdown = manager.Shutdown();
+  if (!shutdown.ok()) {
     err << "daruma recover: clean shutdown failed: " << shutdown.ToString() << "\n";
-  if (startup.ok()) {
-    if (o.quiet) {
-      PrintProblems(manager, err);
-    } else {
-      PrintSummary(manager, out);
+  }
+  const bool healthy = shutdown.ok() && !manager.HasFailures();
+  if (o.quiet) {
+    PrintProblems(manager, err);
+  } else {
+    PrintSummary(manager, out);
+  }
+  if (healthy) {
+    for (const std::string& f : ClearCrashLoopGuard(*config, err)) {
+      if (!o.quiet) out << "Cleared the crash-loop guard's count of unclean starts (" << f << ")\n";
     }
   }
-  int rc = startup.ok() && shutdown.ok() && !manager.HasFailures() ? kExitOk : kExitFailed;
+  int rc = healthy ? kExitOk : kExitFailed;
   if (!o.report_file.empty()) {
     Status st = WriteReport(manager, o.report_file);
     if (!st.ok()) {
       err << "daruma recover: cannot write the report: " << st.ToString() << "\n";
-      rc = kExitFailed;
+      rc = kExitUsage;
     } else if (!o.quiet) {
       out << "Report written to " << o.report_file << "\n";
     }

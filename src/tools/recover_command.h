@@ -5,9 +5,18 @@
 // Configuration: --config reads a server.properties file (Kafka property
 // names), each --set key=value overrides one property, --log-dirs overrides
 // log.dirs, --threads overrides num.recovery.threads.per.data.dir.
-// Exit codes: 0 recovered (possibly with repairs), 1 a dir went offline, a
-// partition could not be loaded or start-up failed (e.g. a dir is locked),
-// 2 usage or configuration error.
+// Every log dir must exist (tools/tool_config.h): recover never creates one.
+// The summary says per dir what happened: empty, clean shutdown with nothing
+// changed, or unclean shutdown with the partitions recovered, indexes
+// rebuilt, bytes truncated and quarantined. After a clean shutdown of every
+// dir the broker's crash-loop guard file (.daruma_unclean_starts) is removed,
+// as the broker's own clean shutdown does, and the summary says so.
+// Exit codes (the rule of every subcommand, tools/cli.h): 0 every partition
+// loaded and shut down cleanly, repairs included; 1 a dir went offline, a
+// partition could not be loaded or the clean shutdown failed; 2 usage,
+// configuration or I/O error that kept recovery from running (a missing dir,
+// an unknown --set key, a dir locked by a broker: nothing was changed), or
+// the report could not be written.
 #pragma once
 
 #include <iosfwd>

@@ -88,8 +88,9 @@ Result<std::vector<LogDirCheck>> Plan(const RepairCommandOptions& o, const ToolC
   progress.Start();
   std::vector<LogDirCheck> dirs;
   for (const std::string& dir : config.log_dirs) {
-    DARUMA_ASSIGN_OR_RETURN(LogDirCheck d, CheckLogDir(dir, co));
-    dirs.push_back(std::move(d));
+    Result<LogDirCheck> d = CheckLogDir(dir, co);
+    if (!d.ok()) return d.status().WithContext("log dir " + dir);
+    dirs.push_back(std::move(*d));
   }
   remaining.store(0);
   CheckTopicConfigTopics(&dirs);
@@ -122,8 +123,13 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
 }  // namespace
 
 int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.threads < 1 || o.max_corrupt_bytes < -1) {
-    err << "daruma repair: pass --threads >= 1 and --max-corrupt-bytes >= -1\n";
+  if (o.threads < 1) {
+    err << "daruma repair: --threads: must be at least 1\n";
+    return kExitError;
+  }
+  if (o.max_corrupt_bytes < -1) {
+    err << "daruma repair: --max-corrupt-bytes: must be -1 (no limit) or a byte count of at least "
+           "0\n";
     return kExitError;
   }
   Result<ToolConfig> config = ResolveToolConfig(o.log_dirs, o.config_file, o.overrides);
@@ -131,9 +137,10 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& er
     err << "daruma repair: " << config.status().message() << "\n";
     return kExitError;
   }
+  PrintConfigWarnings(config->server, "repair", err);
   Result<std::vector<LogDirCheck>> plan = Plan(o, *config, err);
   if (!plan.ok()) {
-    err << "daruma repair: nothing was changed: " << plan.status().ToString() << "\n";
+    err << "daruma repair: " << plan.status().message() << "; nothing was changed\n";
     return kExitError;
   }
   bool needed = false;
@@ -173,7 +180,7 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& er
     Status st = WriteReport(o.report_file, *plan, applied, o.dry_run, refusal);
     if (!st.ok()) {
       err << "daruma repair: cannot write the report: " << st.ToString() << "\n";
-      if (rc == kExitOk) rc = kExitError;
+      rc = kExitError;
     }
   }
   return rc;

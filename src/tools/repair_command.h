@@ -30,9 +30,11 @@
 // never rewrites) are printed marked "[left for an operator]" and left alone;
 // an unparsable daruma-topic-configs.json is renamed to
 // daruma-topic-configs.json.corrupt only within --max-corrupt-bytes.
-// Exit codes: 0 repaired or nothing to do, 1 refused / repairs needed in a
-// dry run / a failure while applying / problems left for an operator, 2 usage
-// or I/O error.
+// Exit codes (the rule of every subcommand, tools/cli.h): 0 repaired or
+// nothing to do, 1 refused / repairs needed in a dry run / a failure while
+// applying / problems left for an operator, 2 usage, configuration or I/O
+// error that kept the plan from being made (a missing log dir, an unknown
+// --set key: nothing was changed) or the report not written.
 #pragma once
 
 #include <cstdint>

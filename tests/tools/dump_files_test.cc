@@ -204,14 +204,24 @@ TEST(DumpFilesTest, PartitionMetadata) {
   EXPECT_EQ(run.out, "Dumping " + path + "\nversion: 0 topicId: AAAAAAAAAAAAAAAAAAAAAQ\n");
 }
 
-TEST(DumpFilesTest, UnknownFileIsIgnoredLikeKafka) {
+TEST(DumpFilesTest, UnknownFileIsAnErrorNamingTheKindsDumpReads) {
+  // Kafka prints "Ignoring unknown file" and exits 0; a script could not tell.
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000000.log.deleted");
   testing::WriteStringToFile(path, "x");
   DumpRun run = Dump(path);
-  EXPECT_EQ(run.rc, 0);
-  EXPECT_EQ(run.out, "Dumping " + path + "\n");
-  EXPECT_EQ(run.err, "Ignoring unknown file " + path + "\n");
+  EXPECT_EQ(run.rc, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_TRUE(run.err.starts_with("daruma dump: " + path + ": not a file dump can read (it reads "))
+      << run.err;
+}
+
+TEST(DumpFilesTest, DirectoryIsAnError) {
+  TempDir tmp;
+  DumpRun run = Dump(tmp.path());
+  EXPECT_EQ(run.rc, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_TRUE(run.err.starts_with("daruma dump: " + tmp.path() + ": is a directory")) << run.err;
 }
 
 TEST(DumpFilesTest, MissingFileIsAnIoError) {

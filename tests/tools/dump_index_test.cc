@@ -162,10 +162,69 @@ TEST(DumpIndexTest, EmptyOffsetIndex) {
   TempDir tmp;
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".index");
-  testing::WriteStringToFile(path, "abc");  // shorter than one entry
+  testing::WriteStringToFile(path, "");
   DumpRun run = DumpFile(path);
   EXPECT_EQ(run.rc, 0);
   EXPECT_EQ(run.out, "Dumping " + path + "\n" + path + " is empty.\n");
+}
+
+TEST(DumpIndexTest, IndexShorterThanOneEntryIsInvalid) {
+  TempDir tmp;
+  Segment s = WriteSegment(tmp);
+  const std::string path = s.Path(".index");
+  testing::WriteStringToFile(path, "abc");
+  DumpRun run = DumpFile(path);
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.out, "Dumping " + path + "\n");
+  EXPECT_EQ(run.err, "daruma dump: " + path +
+                         " at byte 0: the size, 3 bytes, is not a multiple of the 8-byte entry; "
+                         "not a valid offset index, stopped here\n");
+}
+
+TEST(DumpIndexTest, RandomBytesStopAtTheFirstImpossibleEntry) {
+  // Not an index at all: no pages of garbage entries, one error with the byte.
+  TempDir tmp;
+  Segment s = WriteSegment(tmp);
+  const std::string path = s.Path(".index");
+  testing::WriteStringToFile(path, OffsetIndexBytes({{1, 0}, {7, 9}, {3, 90000}, {-77, 5}}));
+  DumpRun run = DumpFile(path);
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.out, "Dumping " + path + "\noffset: 101 position: 0\noffset: 107 position: 9\n");
+  EXPECT_NE(run.err.find("daruma dump: " + path +
+                         " at byte 16: entry 2 (offset 103, position 90000): offset 103 does not "
+                         "follow the previous entry's 107; not a valid offset index, stopped here"),
+            std::string::npos)
+      << run.err;
+
+  testing::WriteStringToFile(path, OffsetIndexBytes({{-1234567, 5}}));
+  run = DumpFile(path);
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.out, "Dumping " + path + "\n");
+  EXPECT_NE(run.err.find("at byte 0: entry 0 (offset -1234467, position 5): relative offset "
+                         "-1234567 is negative"),
+            std::string::npos)
+      << run.err;
+}
+
+TEST(DumpIndexTest, TimeIndexWithImpossibleEntriesIsInvalid) {
+  TempDir tmp;
+  Segment s = WriteSegment(tmp);
+  const std::string path = s.Path(".timeindex");
+  testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}}) + "xy");
+  DumpRun run = DumpFile(path);
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.err, "daruma dump: " + path +
+                         " at byte 12: the size, 14 bytes, is not a multiple of the 12-byte entry; "
+                         "not a valid time index, stopped here\n");
+
+  testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}, {-9, 3}}));
+  run = DumpFile(path);
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.out, "Dumping " + path + "\ntimestamp: 1005 offset: 101\n");
+  EXPECT_NE(run.err.find(" at byte 12: entry 1 (timestamp -9, offset 103): timestamp -9 is "
+                         "negative; not a valid time index, stopped here"),
+            std::string::npos)
+      << run.err;
 }
 
 TEST(DumpIndexTest, VerifyIndexOnlyPrintsNoEntries) {

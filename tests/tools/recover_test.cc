@@ -114,6 +114,12 @@ TEST(RecoverTest, TornTailIsTruncatedAndQuarantined) {
   EXPECT_NE(run.out.find("fixture-crash-0  LEO 1045, truncated 235 B at offset 1045"),
             std::string::npos)
       << run.out;
+  // The dir line says what happened, never "nothing to repair" beside rebuilt indexes.
+  EXPECT_NE(run.out.find(dir + "  unclean shutdown: 1 partition recovered, "), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("rebuilt, 235 B truncated, 235 B quarantined"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("Nothing"), std::string::npos) << run.out;
 }
 
 TEST(RecoverTest, NoQuarantineTruncatesLikeKafka) {
@@ -147,6 +153,10 @@ TEST(RecoverTest, SecondRunIsANoOp) {
   EXPECT_EQ(p["quarantined"].size(), 0u);
   EXPECT_EQ(p["deletedFiles"].size(), 0u);
   EXPECT_EQ(run.out.find("Repairs and problems"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(dir + "  clean shutdown: 1 partition loaded, nothing changed"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("Nothing changed; scanned 0 B."), std::string::npos) << run.out;
 }
 
 TEST(RecoverTest, CleanKafkaDirsLoadWithoutRepairs) {
@@ -230,16 +240,54 @@ TEST(RecoverTest, UsageAndConfigErrorsExitTwo) {
   EXPECT_FALSE(FileSystem::Default()->Exists(tmp.Join(".lock")));  // nothing was touched
 }
 
-TEST(RecoverTest, LockedDirExitsOneAndNamesTheDir) {
+TEST(RecoverTest, LockedDirExitsTwoAndNamesTheDir) {
+  // A broker holds the dir: recovery could not run and nothing was changed.
   TempDir tmp;
   auto lock = DirLock::Acquire(tmp.path());
   ASSERT_TRUE(lock.ok());
   const RunResult run = Recover(Dirs({tmp.path()}), tmp.Join("r.json"));
-  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.rc, 2);
   EXPECT_NE(run.err.find("log dir " + tmp.path() + " is locked by another process"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(run.report["logDirs"][0]["offline"], true);
+}
+
+TEST(RecoverTest, EmptyDirSaysSo) {
+  TempDir tmp;
+  const std::string dir = tmp.Join("data");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(dir).ok());
+  const RunResult run = Recover(Dirs({dir}), tmp.Join("r.json"));
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_NE(run.out.find(dir + "  empty log dir: nothing to recover\n"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("unclean"), std::string::npos) << run.out;
+}
+
+TEST(RecoverTest, MissingDirIsNotCreated) {
+  TempDir tmp;
+  const std::string dir = tmp.Join("typo");
+  const RunResult run = Recover(Dirs({dir}), tmp.Join("r.json"));
+  EXPECT_EQ(run.rc, 2);
+  EXPECT_EQ(run.err, "daruma recover: log dir " + dir + ": no such directory\n");
+  EXPECT_EQ(run.out, "");
+  EXPECT_FALSE(FileSystem::Default()->Exists(dir));
+}
+
+TEST(RecoverTest, CleanShutdownClearsTheCrashLoopGuard) {
+  // The broker removes .daruma_unclean_starts after each clean shutdown;
+  // recover ends with one, so the count a crashed broker left goes too.
+  TempDir tmp;
+  const std::string dir = tmp.Join("data");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(dir).ok());
+  const std::string guard = dir + "/.daruma_unclean_starts";
+  WriteStringToFile(guard, "unclean.starts=3\n");
+  const RunResult run = Recover(Dirs({dir}), tmp.Join("r.json"));
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_FALSE(FileSystem::Default()->Exists(guard));
+  EXPECT_NE(run.out.find("Cleared the crash-loop guard's count of unclean starts (" + guard + ")"),
+            std::string::npos)
+      << run.out;
 }
 
 TEST(RecoverTest, QuietPrintsNothingOnSuccess) {

@@ -144,6 +144,28 @@ TEST_F(UncoveredFieldsTest, BaseOffsetBelowTheSegmentBaseCannotBeLoaded) {
       << refused.err;
 }
 
+TEST_F(UncoveredFieldsTest, UnloadablePartitionGetsOneRecommendation) {
+  // Check must not advise `daruma repair --max-corrupt-bytes N` for a
+  // partition it also reports repair cannot load (issue 18).
+  const std::string log = SegmentFile(dir_, SegmentBase(2), ".log");
+  const BatchPos b = Batches(log)[0];
+  WriteBe64At(log, b.position, uint64_t(b.base_offset - 4));
+  const ToolRun check = Check();
+  EXPECT_EQ(check.rc, 1);
+  bool cannot_load = false;
+  for (const auto& p : Partition(check)["problems"]) {
+    const std::string what = p["problem"];
+    const std::string action = p["action"];
+    if (what.starts_with("the log cannot be loaded")) {
+      cannot_load = true;
+      continue;
+    }
+    EXPECT_EQ(action.find("daruma repair --max-corrupt-bytes"), std::string::npos) << p.dump();
+    EXPECT_EQ(action.rfind("run `daruma repair", 0), std::string::npos) << p.dump();
+  }
+  EXPECT_TRUE(cannot_load) << Partition(check).dump(2);
+}
+
 TEST_F(UncoveredFieldsTest, LeaderEpochFlippedUp) {
   const std::string log = SegmentFile(dir_, SegmentBase(0), ".log");
   const BatchPos b = Batches(log)[3];
