@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <ostream>
 #include <set>
 
 #include "common/clock.h"
@@ -35,6 +36,11 @@ struct Scenario {
   // the closed files must still be Kafka's bytes exactly.
   bool preallocate = false;
 };
+
+// The CTest name shows the parameter: the scenario, not the struct's bytes.
+void PrintTo(const Scenario& s, std::ostream* os) {
+  *os << s.name << (s.preallocate ? " preallocate" : "");
+}
 
 using CsvBatch = testing::BatchesCsvRow;
 using testing::ReadBatchesCsv;

@@ -275,6 +275,11 @@ struct CodecCase {
   CompressionType codec;
 };
 
+// The CTest name shows the parameter ("v1_gzip"), not the struct's bytes.
+void PrintTo(const CodecCase& c, std::ostream* os) {
+  *os << "v" << int(c.magic) << "_" << CompressionName(c.codec);
+}
+
 class LegacyWrapperTest : public ::testing::TestWithParam<CodecCase> {};
 
 TEST_P(LegacyWrapperTest, RoundTripsInnerMessages) {
@@ -310,7 +315,11 @@ INSTANTIATE_TEST_SUITE_P(
     Codecs, LegacyWrapperTest,
     ::testing::Values(CodecCase{0, CompressionType::kGzip}, CodecCase{0, CompressionType::kSnappy},
                       CodecCase{0, CompressionType::kLz4}, CodecCase{1, CompressionType::kGzip},
-                      CodecCase{1, CompressionType::kSnappy}, CodecCase{1, CompressionType::kLz4}));
+                      CodecCase{1, CompressionType::kSnappy}, CodecCase{1, CompressionType::kLz4}),
+    [](const ::testing::TestParamInfo<CodecCase>& info) {
+      return "v" + std::to_string(info.param.magic) + "_" +
+             std::string(CompressionName(info.param.codec));
+    });
 
 TEST(LegacyWrapperRulesTest, V1WrapperOffsetZeroMeansBaseZero) {
   Bytes wrapper = MustWrap(1, 0, kTs, CompressionType::kGzip, InnerEntries(1, 0));

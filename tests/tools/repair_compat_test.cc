@@ -42,6 +42,11 @@ struct Scenario {
   std::string topic;
 };
 
+// The CTest name shows the parameter: the scenario, not the struct's bytes.
+void PrintTo(const Scenario& s, std::ostream* os) {
+  *os << s.name;
+}
+
 std::string ScenarioDir(const Scenario& s) {
   return FixturesDir() + "/kafka-generated/" + s.name;
 }
