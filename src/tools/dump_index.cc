@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -145,7 +146,7 @@ int DumpOffsetIndexFile(const std::string& path, DumpContext& ctx) {
         OffsetEntryProblem(e, i > 0 ? &previous : nullptr, i, idx.base_offset());
     if (!invalid.empty()) {
       ReportInvalidIndex(path, invalid, "offset index", ctx);
-      return kDumpCorrupt;
+      return std::max(rc, int(kDumpCorrupt));  // a missing .log (2) still wins
     }
     if (log.ok()) {
       auto found = FirstBatchLastOffsetAt(**log, uint64_t(std::max(e.position, 0)),

@@ -150,7 +150,7 @@ int DumpTimeIndexFile(const std::string& path, DumpContext& ctx) {
     const std::string invalid = TimeEntryProblem(e, i, idx.base_offset());
     if (!invalid.empty()) {
       ReportInvalidIndex(path, invalid, "time index", ctx);
-      return kDumpCorrupt;
+      return log.ok() ? kDumpCorrupt : kDumpUsageOrIo;  // a missing .log (2) still wins
     }
     if (verifier && !verifier->Check(e, previous_timestamp)) return kDumpUsageOrIo;
     if (!ctx.options.verify_index_only) PrintEntry(path, e, ctx);
