@@ -7,6 +7,7 @@
 #include <snappy.h>
 #include <zstd.h>
 
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,13 @@
 #include "record/lz4_codec.h"
 
 namespace daruma {
+
+// The CTest name shows the codec ("gzip"), not the enum's byte. In namespace
+// daruma itself so that argument-dependent lookup finds it.
+static void PrintTo(CompressionType type, std::ostream* os) {
+  *os << CompressionName(type);
+}
+
 namespace {
 
 using ::testing::HasSubstr;

@@ -54,6 +54,11 @@ constexpr int kRecords = 24;
 const TopicPartition kEvents{"events", 0};
 
 enum class Kind { kTime, kSize, kStartOffset };
+
+// The CTest name shows the kind, not the enum's bytes.
+void PrintTo(Kind kind, std::ostream* os) {
+  *os << (kind == Kind::kTime ? "Time" : kind == Kind::kSize ? "Size" : "StartOffset");
+}
 enum class Mode { kKill, kPower, kTorn, kEio, kEnospc };
 
 const char* KindName(Kind k) {
