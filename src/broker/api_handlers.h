@@ -40,6 +40,9 @@ struct HandlerEnv {
   // The request frame, writable (Produce appends its batches in place). Valid
   // only during the handler's call, not in a parked fetch.
   std::span<uint8_t> frame;
+  // The connection the request came from (a parked fetch is completed early
+  // when it goes away); may be null in tests.
+  ClientScopePtr client;
 };
 
 // The response frame: header for (key, version) of `header`, then the body

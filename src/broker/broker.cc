@@ -8,6 +8,7 @@
 
 #include "broker/broker_context.h"
 #include "broker/crash_loop_guard.h"
+#include "broker/fatal_signals.h"
 #include "broker/health.h"
 #include "broker/metrics.h"
 #include "broker/request_handler.h"
@@ -66,6 +67,19 @@ Status Broker::Run() {
   if (options_.config.log_dirs.empty()) {
     return Status::InvalidArgument("no log directory: set log.dirs");
   }
+  IgnoreSigpipe();
+  if (options_.handle_signals) InstallFatalSignalReporting("daruma serve");
+  // Every return from Run() is an expected end; only an exit() from inside
+  // it is reported as unexpected.
+  struct ExpectExitOnReturn {
+    bool armed;
+    ~ExpectExitOnReturn() {
+      if (armed) ExpectExit();
+    }
+  } expect_exit{options_.handle_signals};
+  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs.front(),
+                       options_.settings.max_unclean_starts);
+  ReportLastShutdown(guard);
   DARUMA_ASSIGN_OR_RETURN(identity_,
                           ResolveBrokerIdentity(options_.config, options_.log_manager.fs));
   http_ = std::make_unique<HttpServer>(
@@ -75,8 +89,6 @@ Status Broker::Run() {
   Log(fmt::format("HTTP /health and /metrics on {}:{}", options_.settings.http_listener.host,
                   http_->port()));
 
-  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs.front(),
-                       options_.settings.max_unclean_starts);
   DARUMA_RETURN_IF_ERROR(guard.RecordStart());
 
   if (options_.handle_signals) {
@@ -122,6 +134,34 @@ Status Broker::Run() {
   return fatal_;
 }
 
+// First lines of a start: was the last shutdown clean, and how close is the
+// crash-loop guard to refusing? (Read-only: RecordStart counts this start
+// later, once HTTP is up.)
+void Broker::ReportLastShutdown(const CrashLoopGuard& guard) const {
+  Result<int> unclean = guard.UncleanStarts();
+  if (!unclean.ok()) {
+    Log(fmt::format("cannot read the crash-loop guard: {}", unclean.status().ToString()));
+    return;
+  }
+  if (*unclean == 0) return;
+  const int max = options_.settings.max_unclean_starts;
+  const std::string remaining =
+      max <= 0 ? "the guard is disabled (daruma.crash.loop.max.unclean.starts=0)"
+      : *unclean >= max
+          ? fmt::format(
+                "the crash-loop guard (daruma.crash.loop.max.unclean.starts={}) refuses "
+                "this start",
+                max)
+          : fmt::format(
+                "{} more unclean start(s) before the crash-loop guard refuses to start "
+                "(daruma.crash.loop.max.unclean.starts={})",
+                max - *unclean, max);
+  Log(
+      fmt::format("the last shutdown was unclean: {} start(s) in a row did not end in a clean "
+                  "shutdown ({}); the logs are recovered as after a crash; {}",
+                  *unclean, guard.path(), remaining));
+}
+
 void Broker::RequestStop() {
   asio::post(io_, [this] { BeginStop("stop requested"); });
 }
@@ -135,6 +175,7 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
   }
   if (path == "/metrics") {
     MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};
+    if (handler_ != nullptr) sources.parked_requests = int64_t(handler_->ParkedRequests());
     return {200, "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(sources)};
   }
   return {404, "text/plain; charset=utf-8", "not found; try /health or /metrics\n"};

@@ -1,7 +1,11 @@
 // Broker: the `daruma serve` process — start-up order, signals, shutdown.
 //
 // Run(), in order:
-//   0. The broker identity (node id, cluster id) is resolved against the
+//   0. The first line says whether the last shutdown was unclean and how many
+//      unclean starts remain before the crash-loop guard refuses. SIGPIPE is
+//      ignored (a departed client costs only its connection), and with
+//      handle_signals fatal signals are reported (fatal_signals.h).
+//      The broker identity (node id, cluster id) is resolved against the
 //      meta.properties already in the log dirs (broker_identity.h); a node id
 //      mismatch fails here, before anything is touched.
 //   1. HTTP (/health, /metrics) binds first and answers "recovering" with the
@@ -43,6 +47,7 @@
 
 #include "broker/broker_identity.h"
 #include "broker/broker_state.h"
+#include "broker/crash_loop_guard.h"
 #include "broker/frame_handler.h"
 #include "broker/http_server.h"
 #include "broker/kafka_server.h"
@@ -106,6 +111,7 @@ class Broker {
   void WaitForSignal();  // on signals_: SIGTERM/SIGINT begin the stop
   void Finish();
   void Log(std::string_view line) const;
+  void ReportLastShutdown(const CrashLoopGuard& guard) const;
 
   BrokerOptions options_;
   asio::io_context io_;

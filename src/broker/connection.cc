@@ -1,9 +1,11 @@
 #include "broker/connection.h"
 
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 
+#include "broker/fatal_signals.h"
 #include "broker/frame_pool.h"
 
 namespace daruma::broker {
@@ -23,6 +25,7 @@ Connection::Connection(asio::ip::tcp::socket socket, ConnectionContext context, 
       on_closed_(std::move(on_closed)) {}
 
 void Connection::Start() {
+  IgnoreSigpipe();
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   ++context_.counters->connections_active;
@@ -81,16 +84,48 @@ void Connection::OnBody(const asio::error_code& ec, size_t /*n*/) {
 void Connection::Dispatch() {
   in_flight_ = true;
   api_key_ = frame_.size() >= 2 ? int16_t(uint16_t(frame_[0]) << 8 | frame_[1]) : -1;
+  NoteRequestKind(api_key_);
   started_ = std::chrono::steady_clock::now();
   auto executor = socket_.get_executor();
   context_.handler->Handle(
-      std::move(frame_),
+      std::move(frame_), client_,
       [self = shared_from_this(), executor](std::optional<ResponseFrame> response, bool close) {
         asio::post(executor, [self, response = std::move(response), close]() mutable {
           self->OnResponse(std::move(response), close);
         });
       });
   frame_ = {};
+  WatchPeer();
+}
+
+void Connection::WatchPeer() {
+  if (watching_peer_ || closed_ || client_->gone) return;
+  watching_peer_ = true;
+  socket_.async_wait(asio::ip::tcp::socket::wait_read,
+                     [self = shared_from_this()](const asio::error_code& ec) {
+                       self->watching_peer_ = false;
+                       self->OnPeerReadable(ec);
+                     });
+}
+
+void Connection::OnPeerReadable(const asio::error_code& ec) {
+  if (ec || closed_ || !in_flight_) return;
+  uint8_t byte;
+  const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) return;  // pipelined bytes: read after the answer, in order
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return WatchPeer();
+  ++context_.counters->peer_gone_in_flight;
+  if (n == 0) {
+    // EOF: perhaps only a half-close; the answer is still written.
+    MarkClientGone();
+    return;
+  }
+  Close();  // reset or another socket error: nobody will read an answer
+}
+
+void Connection::MarkClientGone() {
+  if (client_->gone.exchange(true)) return;
+  if (in_flight_) context_.handler->ClientGone(client_);
 }
 
 void Connection::OnResponse(std::optional<ResponseFrame> response, bool close) {
@@ -157,6 +192,7 @@ void Connection::OnWritten(const asio::error_code& ec, bool close) {
   in_flight_ = false;
   response_ = {};
   if (closed_) return;
+  if (ec) ++context_.counters->write_errors;
   if (ec || close || draining_) {
     Close();
     return;
@@ -182,6 +218,7 @@ void Connection::OnIdleTimer(const asio::error_code& ec) {
 void Connection::Close() {
   if (closed_) return;
   closed_ = true;
+  MarkClientGone();
   idle_timer_.cancel();
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

@@ -29,6 +29,19 @@
 // The socket is non-blocking: sendfile sends what fits and the rest waits
 // for the socket to be writable again.
 //
+// Clients that leave: a peer that closes, resets or stops reading never takes
+// more than its own connection. Writes never raise SIGPIPE (asio sends with
+// MSG_NOSIGNAL; sendfile(2) has no such flag, so the broker ignores SIGPIPE
+// process-wide: IgnoreSigpipe in fatal_signals.h, also called by Start).
+// EPIPE, ECONNRESET or any other error from write or sendfile closes that
+// connection and is counted (write_errors). While a request is in flight the
+// connection watches the socket for the peer's EOF or reset: then the client
+// is "gone" (ClientScope, frame_handler.h) and the handler completes its
+// parked fetch now. After an EOF the connection still writes the answer (the
+// peer may have shut down only its sending side) and closes when the next
+// read sees the EOF; after a reset it closes at once. Close() always marks
+// the client gone, so nothing parked outlives its connection's purpose.
+//
 // Threading: everything runs on the socket's executor (one io_context thread);
 // the handler's respond callback is re-posted there whatever thread calls it.
 #pragma once
@@ -76,6 +89,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnSize(const asio::error_code& ec, size_t n);
   void OnBody(const asio::error_code& ec, size_t n);
   void Dispatch();
+  // While a request is in flight: wakes when the socket turns readable and
+  // tells a peer's EOF or reset from pipelined bytes (recv MSG_PEEK).
+  void WatchPeer();
+  void OnPeerReadable(const asio::error_code& ec);
+  // Marks the client gone and tells the handler (once).
+  void MarkClientGone();
   void OnResponse(std::optional<ResponseFrame> response, bool close);
   // Writes inline bytes [from, splice `next`.at) (the size prefix too when
   // from == 0), then sends splice `next`, and so on to the end of the frame.
@@ -92,9 +111,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<uint8_t, 4> size_bytes_{};
   std::vector<uint8_t> frame_;
   ResponseFrame response_;
+  ClientScopePtr client_ = std::make_shared<ClientScope>();
   int16_t api_key_ = -1;
   std::chrono::steady_clock::time_point started_;
   bool in_flight_ = false;
+  bool watching_peer_ = false;
   bool draining_ = false;
   bool closed_ = false;
 };

@@ -12,6 +12,7 @@ namespace daruma::broker {
 struct DelayedFetchPurgatory::Op {
   uint64_t id = 0;  // 0: never watched
   std::vector<TopicPartition> partitions;
+  ClientScopePtr client;  // may be null
   Attempt attempt;
   std::mutex mu;
   std::atomic<bool> done{false};
@@ -25,20 +26,26 @@ DelayedFetchPurgatory::DelayedFetchPurgatory(asio::any_io_executor timer_executo
 DelayedFetchPurgatory::~DelayedFetchPurgatory() = default;
 
 void DelayedFetchPurgatory::Park(const std::vector<TopicPartition>& partitions,
-                                 std::chrono::milliseconds max_wait, Attempt attempt) {
+                                 std::chrono::milliseconds max_wait, ClientScopePtr client,
+                                 Attempt attempt) {
   auto op = std::make_shared<Op>();
   op->partitions = partitions;
+  op->client = std::move(client);
   op->attempt = std::move(attempt);
   bool watched = false;
+  bool client_gone = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!closed_) {
+    client_gone = op->client != nullptr && op->client->gone;
+    if (!closed_ && !client_gone) {
       op->id = ++next_id_;
       ops_.emplace(op->id, op);
       for (const TopicPartition& tp : partitions) by_partition_[tp].insert(op->id);
+      if (op->client != nullptr) by_client_[op->client.get()].insert(op->id);
       watched = true;
     }
   }
+  if (client_gone) ++completed_for_gone_;
   if (!watched) return ForceComplete(op);
   if (TryComplete(op)) return;
   ArmTimer(op, max_wait);
@@ -63,8 +70,23 @@ void DelayedFetchPurgatory::CompleteAll() {
     for (auto& [id, op] : ops_) all.push_back(std::move(op));
     ops_.clear();
     by_partition_.clear();
+    by_client_.clear();
   }
   for (const std::shared_ptr<Op>& op : all) ForceComplete(op);
+}
+
+void DelayedFetchPurgatory::CompleteFor(const ClientScopePtr& client) {
+  std::vector<std::shared_ptr<Op>> theirs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto c = by_client_.find(client.get());
+    if (c == by_client_.end()) return;
+    for (uint64_t id : c->second) theirs.push_back(ops_.at(id));
+  }
+  for (std::shared_ptr<Op>& op : theirs) {
+    ++completed_for_gone_;
+    asio::post(work_executor_, [this, op = std::move(op)] { ForceComplete(op); });
+  }
 }
 
 size_t DelayedFetchPurgatory::parked() const {
@@ -78,6 +100,7 @@ bool DelayedFetchPurgatory::TryComplete(const std::shared_ptr<Op>& op) {
   if (!op->attempt(false)) return false;
   op->done = true;
   Unwatch(*op);
+  op->attempt = nullptr;  // releases the response path (and its connection) now
   return true;
 }
 
@@ -87,6 +110,7 @@ void DelayedFetchPurgatory::ForceComplete(const std::shared_ptr<Op>& op) {
   op->done = true;
   Unwatch(*op);
   op->attempt(true);
+  op->attempt = nullptr;
 }
 
 void DelayedFetchPurgatory::Unwatch(const Op& op) {
@@ -100,6 +124,11 @@ void DelayedFetchPurgatory::Unwatch(const Op& op) {
     p->second.erase(op.id);
     if (p->second.empty()) by_partition_.erase(p);
   }
+  if (op.client == nullptr) return;
+  auto c = by_client_.find(op.client.get());
+  if (c == by_client_.end()) return;
+  c->second.erase(op.id);
+  if (c->second.empty()) by_client_.erase(c);
 }
 
 // The timer holds only a weak reference: a completed op is dropped from the

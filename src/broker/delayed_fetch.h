@@ -16,10 +16,15 @@
 //   handler's first try and Park is seen.
 // - After CompleteAll, Park forces the attempt at once (nothing waits out its
 //   max wait during shutdown).
+// - A fetch parked for a client that is gone (ClientScope::gone, see
+//   frame_handler.h) is forced by CompleteFor(client), or at once by Park if
+//   the client was already gone: CompleteFor sets nothing itself, the caller
+//   sets `gone` first, so either CompleteFor finds the op in the index or
+//   Park (which checks `gone` under the same lock it indexes under) sees it.
 //
 // Threading: Park, Wake and CompleteAll may be called from any thread; the
 // attempts run on the caller's thread (Wake: the producing request thread),
-// except an expiry, which the timer (on `timer_executor`, the network
+// except an expiry or a CompleteFor, which the timer (on `timer_executor`, the network
 // io_context) hands to `work_executor` (the request pool) so no disk read runs
 // on the network thread. Timers are only touched on `timer_executor`.
 // Destroy the purgatory only after `work_executor` has drained (it may hold
@@ -37,6 +42,7 @@
 #include <set>
 #include <vector>
 
+#include "broker/frame_handler.h"
 #include "log/topic_partition.h"
 
 namespace daruma::broker {
@@ -53,13 +59,19 @@ class DelayedFetchPurgatory {
   // Watches `partitions` for `attempt`, then tries it once more; it stays
   // parked until a Wake of one of them completes it or `max_wait` passes
   // (then it is forced).
+  // `client` (may be null) is the connection the fetch came from.
   void Park(const std::vector<TopicPartition>& partitions, std::chrono::milliseconds max_wait,
-            Attempt attempt);
+            ClientScopePtr client, Attempt attempt);
   // Re-evaluates every fetch parked on `tp` (called after an append to it).
   void Wake(const TopicPartition& tp);
   // Forces every parked fetch now, and every later Park at once (shutdown).
   void CompleteAll();
+  // Forces, on the work executor, every fetch parked for `client` (whose
+  // `gone` is already set). Safe from the network thread: no disk read here.
+  void CompleteFor(const ClientScopePtr& client);
   size_t parked() const;
+  // Fetches forced because their client went away (for /metrics).
+  int64_t completed_for_gone_clients() const { return completed_for_gone_.load(); }
 
  private:
   struct Op;
@@ -79,6 +91,8 @@ class DelayedFetchPurgatory {
   bool closed_ = false;  // CompleteAll ran
   std::map<uint64_t, std::shared_ptr<Op>> ops_;
   std::map<TopicPartition, std::set<uint64_t>> by_partition_;
+  std::map<const ClientScope*, std::set<uint64_t>> by_client_;
+  std::atomic<int64_t> completed_for_gone_{0};
 };
 
 }  // namespace daruma::broker

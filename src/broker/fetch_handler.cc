@@ -153,7 +153,7 @@ void HandleFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& b
   };
   if (attempt(request->max_wait_ms <= 0)) return;
   env.purgatory.Park(Partitions(*request), std::chrono::milliseconds(request->max_wait_ms),
-                     std::move(attempt));
+                     env.client, std::move(attempt));
 }
 
 }  // namespace daruma::broker

@@ -1,5 +1,7 @@
 #include "broker/fetch_slice_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 
@@ -240,16 +242,49 @@ std::optional<FetchSliceReader::Cursor> FetchSliceReader::Locate(Log& log, int64
 }
 
 std::shared_ptr<const File> FetchSliceReader::OpenSegment(const Log& log, int64_t base) {
-  Result<std::unique_ptr<File>> file = fs_->Open(LogFileName(log.dir(), base), OpenMode::kRead);
-  if (!file.ok() || (*file)->fd() < 0) return nullptr;
-  return std::shared_ptr<const File>(std::move(*file));
+  std::shared_ptr<const File> file = OpenShared(LogFileName(log.dir(), base));
+  if (file == nullptr || file->fd() < 0) return nullptr;
+  return file;
 }
 
 std::shared_ptr<const File> FetchSliceReader::OpenIndex(const Log& log, int64_t base) {
-  Result<std::unique_ptr<File>> index =
-      fs_->Open(OffsetIndexFileName(log.dir(), base), OpenMode::kRead);
-  if (!index.ok()) return nullptr;
-  return std::shared_ptr<const File>(std::move(*index));
+  return OpenShared(OffsetIndexFileName(log.dir(), base));
+}
+
+namespace {
+
+// True when `file` is still the file `path` names (same device and inode).
+bool StillNamedBy(const File& file, const std::string& path) {
+  struct stat open_stat {};
+  struct stat path_stat {};
+  if (file.fd() < 0 || ::fstat(file.fd(), &open_stat) != 0) return false;
+  if (::stat(path.c_str(), &path_stat) != 0) return false;
+  return open_stat.st_dev == path_stat.st_dev && open_stat.st_ino == path_stat.st_ino;
+}
+
+}  // namespace
+
+std::shared_ptr<const File> FetchSliceReader::OpenShared(const std::string& path) {
+  std::shared_ptr<const File> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_files_.find(path);
+    if (it != open_files_.end()) {
+      held = it->second.lock();
+      if (held == nullptr) open_files_.erase(it);
+    }
+  }
+  if (held != nullptr && StillNamedBy(*held, path)) return held;
+  Result<std::unique_ptr<File>> opened = fs_->Open(path, OpenMode::kRead);
+  if (!opened.ok()) return nullptr;
+  std::shared_ptr<const File> file(std::move(*opened));
+  if (file->fd() < 0) return file;  // no identity to check: never shared
+  std::lock_guard<std::mutex> lock(mu_);
+  if (open_files_.size() >= 4 * max_cursors_) {
+    std::erase_if(open_files_, [](const auto& entry) { return entry.second.expired(); });
+  }
+  open_files_[path] = file;
+  return file;
 }
 
 // Copied, not taken: a fetch parked in the purgatory reads the same offset

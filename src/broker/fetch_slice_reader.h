@@ -52,8 +52,8 @@ class HeaderScanner;  // fetch_slice_reader.cc
 class FetchSliceReader {
  public:
   // `fs` opens the segment files (the log manager's FileSystem); null turns
-  // zero copy off. At most `max_cursors` cursors are kept, each with two open
-  // files (.log and .index).
+  // zero copy off. At most `max_cursors` cursors are kept; cursors on the same
+  // segment share its two open files (.log and .index).
   explicit FetchSliceReader(FileSystem* fs, size_t max_cursors = 256)
       : fs_(fs), max_cursors_(max_cursors) {}
 
@@ -87,6 +87,11 @@ class FetchSliceReader {
   std::optional<Cursor> Locate(Log& log, int64_t base, int64_t offset, int64_t hw);
   std::shared_ptr<const File> OpenSegment(const Log& log, int64_t base);
   std::shared_ptr<const File> OpenIndex(const Log& log, int64_t base);
+  // The open File of `path` that a cursor or an in-flight response still
+  // holds, if `path` still names it (a compaction swaps a new file in under
+  // the same name), else a new one. Without this every cursor (one per
+  // fetched-to offset, up to max_cursors) held two descriptors of its own.
+  std::shared_ptr<const File> OpenShared(const std::string& path);
   // Adds to `out`, unread, the batches from the cursor up to the last offset
   // index entry that fits `budget` (bytes) and lies below `hw`, and moves the
   // cursor, `next` and `total` past them; nothing if no entry qualifies.
@@ -100,6 +105,8 @@ class FetchSliceReader {
   mutable std::mutex mu_;
   std::map<Key, Cursor> cursors_;
   std::list<Key> order_;  // oldest first, for eviction
+  // path -> the File cursors share (expired entries are pruned lazily)
+  std::map<std::string, std::weak_ptr<const File>> open_files_;
 };
 
 }  // namespace daruma::broker

@@ -15,12 +15,26 @@
 // server calls it once it stops accepting, before waiting for in-flight
 // responses.
 //
+// Clients that go away: every frame comes with its connection's ClientScope.
+// When the peer closes or resets while a request is in flight, or the
+// connection is closed for any reason, the server sets `gone` and calls
+// ClientGone() (on the network thread). The handler then completes that
+// client's parked requests at once instead of at their max wait: a client
+// may ask for a wait of 2^31 ms, and without this every such fetch of a
+// departed client would hold its memory (and a wake-up's disk read) for
+// weeks. `respond` is still called exactly once; the server drops an answer
+// for a closed connection, and writes it to a half-closed one (a peer that
+// shut down only its sending side still reads).
+//
 // RequestHandler (request_handler.h) is the real implementation; tests of the
 // network layer plug in stubs.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -30,11 +44,22 @@ namespace daruma::broker {
 
 using Respond = std::function<void(std::optional<ResponseFrame> response, bool close)>;
 
+// One per connection, shared with the requests it handed over. `gone` goes
+// from false to true once and never back.
+struct ClientScope {
+  std::atomic<bool> gone{false};
+};
+using ClientScopePtr = std::shared_ptr<ClientScope>;
+
 class FrameHandler {
  public:
   virtual ~FrameHandler() = default;
-  virtual void Handle(std::vector<uint8_t> frame, Respond respond) = 0;
+  virtual void Handle(std::vector<uint8_t> frame, ClientScopePtr client, Respond respond) = 0;
   virtual void Shutdown() = 0;
+  // `client->gone` is already true. Handlers without parked work ignore it.
+  virtual void ClientGone(const ClientScopePtr& client) { (void)client; }
+  // Requests parked now, waiting for data or their max wait (for /metrics).
+  virtual size_t ParkedRequests() const { return 0; }
 };
 
 }  // namespace daruma::broker

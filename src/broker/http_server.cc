@@ -38,7 +38,13 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
         route_(std::move(route)),
         linger_timer_(socket_.get_executor()) {}
 
+  // The whole request head must arrive within kHeadTimeout: a client that
+  // connects and says nothing would otherwise hold a descriptor forever.
   void Start() {
+    linger_timer_.expires_after(kHeadTimeout);
+    linger_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+      if (!ec) self->Close();
+    });
     asio::async_read_until(
         socket_, asio::dynamic_buffer(head_, kMaxRequestHeadBytes), "\r\n\r\n",
         [self = shared_from_this()](const asio::error_code& ec, size_t) { self->OnHead(ec); });
@@ -145,7 +151,7 @@ Status BindAcceptor(asio::ip::tcp::acceptor& acceptor, const ListenerAddress& ad
 }
 
 HttpServer::HttpServer(asio::io_context& io, HttpRoute route)
-    : io_(io), route_(std::move(route)), acceptor_(io) {}
+    : io_(io), route_(std::move(route)), acceptor_(io), accept_pause_(io) {}
 
 Status HttpServer::Listen(const ListenerAddress& address) {
   DARUMA_RETURN_IF_ERROR(BindAcceptor(acceptor_, address, "HTTP"));
@@ -157,12 +163,22 @@ Status HttpServer::Listen(const ListenerAddress& address) {
 void HttpServer::Stop() {
   asio::error_code ignored;
   acceptor_.close(ignored);
+  accept_pause_.cancel();
 }
 
 void HttpServer::Accept() {
   acceptor_.async_accept(io_, [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) std::make_shared<HttpExchange>(std::move(socket), route_)->Start();
+    if (!ec) {
+      std::make_shared<HttpExchange>(std::move(socket), route_)->Start();
+    } else if (ec != asio::error::connection_aborted) {
+      // Out of descriptors (EMFILE...): pause instead of failing in a loop.
+      accept_pause_.expires_after(std::chrono::milliseconds(100));
+      accept_pause_.async_wait([this](const asio::error_code& e) {
+        if (!e && acceptor_.is_open()) Accept();
+      });
+      return;
+    }
     Accept();
   });
 }

@@ -1,14 +1,14 @@
 // HttpServer: a minimal HTTP/1.1 server for `/health` and `/metrics`.
 //
 // One exchange per connection: read the request head (at most
-// kMaxRequestHeadBytes, else 431), call the route with the method and the
-// target (query string stripped), write the response with
-// `Connection: close` and a Content-Length, close. Request bodies are ignored.
-// Everything runs on the io_context passed in; the route is called on it and
-// must not block for long (it renders from atomics and small maps).
+// kMaxRequestHeadBytes, else 431; within kHeadTimeout, else closed), call the route with the method
+// and the target (query string stripped), write the response with `Connection: close` and a
+// Content-Length, close. Request bodies are ignored. Everything runs on the io_context passed in;
+// the route is called on it and must not block for long (it renders from atomics and small maps).
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -20,6 +20,7 @@
 namespace daruma::broker {
 
 inline constexpr size_t kMaxRequestHeadBytes = 8192;
+inline constexpr std::chrono::seconds kHeadTimeout{10};
 
 struct HttpResponse {
   int status = 200;
@@ -50,6 +51,7 @@ class HttpServer {
   asio::io_context& io_;
   HttpRoute route_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer accept_pause_;
   uint16_t port_ = 0;
 };
 

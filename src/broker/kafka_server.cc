@@ -11,7 +11,8 @@ KafkaServer::KafkaServer(asio::io_context& io, KafkaServerOptions options, Reque
       metrics_(metrics),
       counters_(counters),
       acceptor_(io),
-      drain_timer_(io) {}
+      drain_timer_(io),
+      accept_pause_(io) {}
 
 Status KafkaServer::Bind(const ListenerAddress& address) {
   DARUMA_RETURN_IF_ERROR(BindAcceptor(acceptor_, address, "Kafka clients"));
@@ -27,7 +28,20 @@ void KafkaServer::Start(FrameHandler* handler) {
 void KafkaServer::Accept() {
   acceptor_.async_accept(io_, [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
     if (stopping_ || ec == asio::error::operation_aborted) return;
-    if (!ec) {
+    if (ec) {
+      ++counters_->accept_errors;
+      // Out of descriptors or memory: accepting again at once would fail at
+      // once, a busy loop on the network thread. Pause; the connections that
+      // close meanwhile give the descriptors back. (A client that gave up
+      // before accept, ECONNABORTED, is simply skipped.)
+      if (ec != asio::error::connection_aborted) {
+        accept_pause_.expires_after(options_.accept_error_pause);
+        accept_pause_.async_wait([this](const asio::error_code& e) {
+          if (!e && !stopping_) Accept();
+        });
+        return;
+      }
+    } else {
       ConnectionContext context{handler_, metrics_, counters_, options_.max_request_bytes,
                                 options_.max_idle};
       auto c = std::make_shared<Connection>(std::move(socket), context,
@@ -53,6 +67,7 @@ void KafkaServer::Stop(std::function<void()> done) {
   on_stopped_ = std::move(done);
   asio::error_code ignored;
   acceptor_.close(ignored);
+  accept_pause_.cancel();
   if (handler_ != nullptr) handler_->Shutdown();
   // Copy: Drain may close a connection, which erases it later via OnClosed.
   std::vector<std::shared_ptr<Connection>> open;

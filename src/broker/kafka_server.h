@@ -32,6 +32,8 @@ struct KafkaServerOptions {
   int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
   std::chrono::milliseconds drain_timeout{30000};
   std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms
+  // After accept(2) fails (EMFILE...), the listener waits this long.
+  std::chrono::milliseconds accept_error_pause{100};
 };
 
 class KafkaServer {
@@ -58,6 +60,7 @@ class KafkaServer {
   NetworkCounters* counters_;
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer drain_timer_;
+  asio::steady_timer accept_pause_;
   uint16_t port_ = 0;
   FrameHandler* handler_ = nullptr;
   std::map<Connection*, std::shared_ptr<Connection>> connections_;

@@ -1,8 +1,12 @@
 #include "broker/metrics.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <tuple>
 #include <vector>
 
 namespace daruma::broker {
@@ -149,6 +153,44 @@ void RenderNetwork(const MetricsSources& s, std::string& out) {
   for (const auto& [reason, value] : reasons) {
     out += fmt::format("daruma_frames_rejected_total{{reason=\"{}\"}} {}\n", reason, value);
   }
+  Family(out, "requests_parked", "gauge", "Requests parked in the purgatory (long-poll fetches)");
+  out += fmt::format("daruma_requests_parked {}\n", s.parked_requests);
+  const std::tuple<std::string_view, std::string_view, int64_t> errors[] = {
+      {"connection_write_errors_total",
+       "Connections closed because a response could not be written (EPIPE, ECONNRESET)",
+       n.write_errors.load()},
+      {"connection_peer_gone_in_flight_total",
+       "Clients that closed or reset while a request of theirs was in flight",
+       n.peer_gone_in_flight.load()},
+      {"accept_errors_total", "accept(2) failures on the Kafka listener (EMFILE, ENFILE, ...)",
+       n.accept_errors.load()},
+  };
+  for (const auto& [name, help, value] : errors) {
+    Family(out, name, "counter", help);
+    out += fmt::format("daruma_{} {}\n", name, value);
+  }
+}
+
+// Prometheus' standard process gauges, read from /proc/self (0 elsewhere).
+void RenderProcess(std::string& out) {
+  int64_t fds = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++fds;
+  }
+  int64_t rss_pages = 0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    long long size = 0, resident = 0;
+    if (std::fscanf(f, "%lld %lld", &size, &resident) == 2) rss_pages = resident;
+    std::fclose(f);
+  }
+  out += "# HELP process_open_fds Open file descriptors of the broker process\n";
+  out += "# TYPE process_open_fds gauge\n";
+  out += fmt::format("process_open_fds {}\n", fds);
+  out += "# HELP process_resident_memory_bytes Resident memory of the broker process\n";
+  out += "# TYPE process_resident_memory_bytes gauge\n";
+  out += fmt::format("process_resident_memory_bytes {}\n", rss_pages * ::sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace
@@ -177,6 +219,7 @@ std::string RenderPrometheus(const MetricsSources& sources) {
   RenderRequests(sources, out);
   RenderRecovery(sources, out);
   RenderNetwork(sources, out);
+  RenderProcess(out);
   return out;
 }
 

@@ -16,7 +16,12 @@
 //   recovery_scanned_bytes / recovery_bytes_to_scan / recovery_logs_total /
 //   recovery_logs_remaining                   progress of start-up recovery
 //   connections_active, connections_accepted_total,
-//   frames_rejected_total{reason}             the Kafka listener
+//   frames_rejected_total{reason}, connection_write_errors_total,
+//   connection_peer_gone_in_flight_total, accept_errors_total
+//                                             the Kafka listener
+//   requests_parked                          fetches waiting in the purgatory
+//   process_open_fds, process_resident_memory_bytes (no daruma_ prefix:
+//                                             Prometheus' standard names)
 // Label values are escaped (\\, \", \n) as the format requires.
 #pragma once
 
@@ -37,6 +42,7 @@ struct MetricsSources {
   bool logs_readable = false;
   const RequestMetrics* requests = nullptr;
   const NetworkCounters* network = nullptr;
+  int64_t parked_requests = 0;  // FrameHandler::ParkedRequests once serving
 };
 
 std::string RenderPrometheus(const MetricsSources& sources);

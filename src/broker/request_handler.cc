@@ -23,13 +23,17 @@ RequestHandler::~RequestHandler() = default;
 
 // A frame handed over before Shutdown() is handled (draining answers it);
 // one handed over after is refused by closing.
-void RequestHandler::Handle(std::vector<uint8_t> frame, Respond respond) {
+void RequestHandler::Handle(std::vector<uint8_t> frame, ClientScopePtr client, Respond respond) {
   if (shut_down_) return respond(std::nullopt, true);
-  asio::post(request_executor_,
-             [this, frame = std::move(frame), respond = std::move(respond)]() mutable {
-               HandleRequest(frame, respond);
-               FramePool::Default().Give(std::move(frame));
-             });
+  asio::post(request_executor_, [this, frame = std::move(frame), client = std::move(client),
+                                 respond = std::move(respond)]() mutable {
+    HandleRequest(frame, client, respond);
+    FramePool::Default().Give(std::move(frame));
+  });
+}
+
+void RequestHandler::ClientGone(const ClientScopePtr& client) {
+  purgatory_.CompleteFor(client);
 }
 
 // Parked fetches are forced on the pool (their reads are disk I/O); a fetch
@@ -39,7 +43,8 @@ void RequestHandler::Shutdown() {
   asio::post(request_executor_, [this] { purgatory_.CompleteAll(); });
 }
 
-void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const Respond& respond) {
+void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
+                                   const Respond& respond) {
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
   if (!parsed.ok()) return respond(std::nullopt, true);
@@ -53,7 +58,7 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const Respond& r
     }
     return respond(std::nullopt, true);
   }
-  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame};
+  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame, client};
   switch (header.api_key) {
     case ApiKey::kApiVersions:
       return HandleApiVersions(env, header, reader, respond);

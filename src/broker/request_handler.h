@@ -61,14 +61,18 @@ class RequestHandler final : public FrameHandler {
   RequestHandler(const RequestHandler&) = delete;
   RequestHandler& operator=(const RequestHandler&) = delete;
 
-  void Handle(std::vector<uint8_t> frame, Respond respond) override;
+  void Handle(std::vector<uint8_t> frame, ClientScopePtr client, Respond respond) override;
   void Shutdown() override;
+  // Forces the client's parked fetches now (on the request pool).
+  void ClientGone(const ClientScopePtr& client) override;
+  size_t ParkedRequests() const override { return purgatory_.parked(); }
 
   const Status& init_status() const { return init_status_; }
   TopicRegistry& topics() { return topics_; }
 
  private:
-  void HandleRequest(std::vector<uint8_t>& frame, const Respond& respond);
+  void HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
+                     const Respond& respond);
 
   BrokerContext ctx_;  // read-only after construction
   asio::any_io_executor request_executor_;

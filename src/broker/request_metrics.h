@@ -58,6 +58,14 @@ struct NetworkCounters {
   std::atomic<int64_t> frames_truncated{0};   // peer closed inside a frame
   std::atomic<int64_t> closed_by_handler{0};  // unknown API / bad header
   std::atomic<int64_t> closed_idle{0};        // connections.max.idle.ms passed
+  // A response could not be written (EPIPE, ECONNRESET, a file that shrank
+  // under sendfile): that connection was closed.
+  std::atomic<int64_t> write_errors{0};
+  // The peer closed or reset while one of its requests was in flight (its
+  // parked fetch, if any, was completed at once).
+  std::atomic<int64_t> peer_gone_in_flight{0};
+  // accept(2) failed (EMFILE, ENFILE, ENOBUFS...): the listener paused briefly.
+  std::atomic<int64_t> accept_errors{0};
 };
 
 }  // namespace daruma::broker

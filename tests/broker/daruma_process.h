@@ -116,6 +116,22 @@ class DarumaProcess {
     return -1;
   }
 
+  // Sends `signo` and reaps the process: 128 + the terminating signal, the
+  // exit code, or -1 when it did not end within 20 s.
+  int SignalAndWait(int signo) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, signo);
+    for (int i = 0; i < 2000; ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
   // SIGKILL (no shutdown code runs: a crash), then reaps it. False when it was
   // not running.
   bool Kill() {

@@ -87,7 +87,7 @@ TEST_F(PurgatoryFixture, ConcurrentWakesCompleteEachFetchExactlyOnce) {
   std::vector<std::shared_ptr<Probe>> probes;
   for (int i = 0; i < 20; ++i) {
     probes.push_back(std::make_shared<Probe>());
-    purgatory_->Park({a, b}, milliseconds(60000), ProbeAttempt(probes.back(), ready));
+    purgatory_->Park({a, b}, milliseconds(60000), nullptr, ProbeAttempt(probes.back(), ready));
   }
   EXPECT_EQ(purgatory_->parked(), 20u);
   // Wakes before the data is there complete nothing.
@@ -118,7 +118,7 @@ TEST_F(PurgatoryFixture, ParkRechecksSoAWakeBeforeItIsNotLost) {
   ASSERT_FALSE(attempt(false));  // the handler's own first try
   ready->store(true);
   purgatory_->Wake({"t", 0});  // nobody parked yet
-  purgatory_->Park({{"t", 0}}, milliseconds(60000), attempt);
+  purgatory_->Park({{"t", 0}}, milliseconds(60000), nullptr, attempt);
   EXPECT_EQ(probe->responses.load(), 1);
   EXPECT_FALSE(probe->forced.load());
   EXPECT_EQ(purgatory_->parked(), 0u);
@@ -128,7 +128,7 @@ TEST_F(PurgatoryFixture, ExpiryForcesTheFetchOnTheWorkExecutorNotTheTimerThread)
   auto ready = std::make_shared<std::atomic<bool>>(false);
   auto probe = std::make_shared<Probe>();
   const auto start = std::chrono::steady_clock::now();
-  purgatory_->Park({{"t", 0}}, milliseconds(50), ProbeAttempt(probe, ready));
+  purgatory_->Park({{"t", 0}}, milliseconds(50), nullptr, ProbeAttempt(probe, ready));
   ASSERT_TRUE(Eventually([&] { return probe->responses.load() == 1; }));
   EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(50));
   EXPECT_TRUE(probe->forced.load());
@@ -143,7 +143,7 @@ TEST_F(PurgatoryFixture, ExpiryForcesTheFetchOnTheWorkExecutorNotTheTimerThread)
 TEST_F(PurgatoryFixture, WokenFetchIsNotForcedAgainAtItsMaxWait) {
   auto ready = std::make_shared<std::atomic<bool>>(false);
   auto probe = std::make_shared<Probe>();
-  purgatory_->Park({{"t", 0}}, milliseconds(30), ProbeAttempt(probe, ready));
+  purgatory_->Park({{"t", 0}}, milliseconds(30), nullptr, ProbeAttempt(probe, ready));
   ready->store(true);
   purgatory_->Wake({"t", 0});
   std::this_thread::sleep_for(milliseconds(100));
@@ -157,13 +157,48 @@ TEST_F(PurgatoryFixture, CompleteAllForcesParkedFetchesAndEveryLaterPark) {
   auto ready = std::make_shared<std::atomic<bool>>(false);
   auto first = std::make_shared<Probe>();
   auto later = std::make_shared<Probe>();
-  purgatory_->Park({{"t", 0}}, milliseconds(60000), ProbeAttempt(first, ready));
+  purgatory_->Park({{"t", 0}}, milliseconds(60000), nullptr, ProbeAttempt(first, ready));
   purgatory_->CompleteAll();
   EXPECT_EQ(first->responses.load(), 1);
   EXPECT_TRUE(first->forced.load());
-  purgatory_->Park({{"t", 0}}, milliseconds(60000), ProbeAttempt(later, ready));
+  purgatory_->Park({{"t", 0}}, milliseconds(60000), nullptr, ProbeAttempt(later, ready));
   EXPECT_EQ(later->responses.load(), 1);
   EXPECT_TRUE(later->forced.load());
+  EXPECT_EQ(purgatory_->parked(), 0u);
+}
+
+// A client that went away gets its parked fetches answered now (forced, on
+// the request pool), not after its max wait; other clients' stay parked.
+TEST_F(PurgatoryFixture, CompleteForForcesOnlyThatClientsFetchesNow) {
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto gone = std::make_shared<ClientScope>();
+  auto staying = std::make_shared<ClientScope>();
+  auto theirs = std::make_shared<Probe>();
+  auto other = std::make_shared<Probe>();
+  purgatory_->Park({{"t", 0}}, milliseconds(600000), gone, ProbeAttempt(theirs, ready));
+  purgatory_->Park({{"t", 0}}, milliseconds(600000), staying, ProbeAttempt(other, ready));
+  EXPECT_EQ(purgatory_->parked(), 2u);
+  gone->gone = true;
+  purgatory_->CompleteFor(gone);
+  ASSERT_TRUE(Eventually([&] { return theirs->responses.load() == 1; }));
+  EXPECT_TRUE(theirs->forced.load());
+  EXPECT_EQ(other->responses.load(), 0);
+  EXPECT_EQ(purgatory_->parked(), 1u);
+  EXPECT_EQ(purgatory_->completed_for_gone_clients(), 1);
+  purgatory_->CompleteFor(gone);  // nothing left for it: a no-op
+  EXPECT_EQ(purgatory_->completed_for_gone_clients(), 1);
+}
+
+// A fetch that parks after its client left (the request was on the pool
+// when the connection closed) is forced at once and never indexed.
+TEST_F(PurgatoryFixture, ParkForAClientAlreadyGoneForcesAtOnce) {
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto gone = std::make_shared<ClientScope>();
+  gone->gone = true;
+  auto probe = std::make_shared<Probe>();
+  purgatory_->Park({{"t", 0}}, milliseconds(600000), gone, ProbeAttempt(probe, ready));
+  EXPECT_EQ(probe->responses.load(), 1);
+  EXPECT_TRUE(probe->forced.load());
   EXPECT_EQ(purgatory_->parked(), 0u);
 }
 
@@ -177,9 +212,10 @@ TEST_F(PurgatoryFixture, WakeRacingTheExpiryStillRespondsOnce) {
     // Parked (the re-check fails), then both woken and expiring around 5 ms.
     auto probe = probes.back();
     auto tries = std::make_shared<std::atomic<int>>(0);
-    purgatory_->Park({{"t", i % 3}}, milliseconds(5), [probe, tries, ready, never](bool force) {
-      return ProbeAttempt(probe, ++*tries <= 1 ? never : ready)(force);
-    });
+    purgatory_->Park({{"t", i % 3}}, milliseconds(5), nullptr,
+                     [probe, tries, ready, never](bool force) {
+                       return ProbeAttempt(probe, ++*tries <= 1 ? never : ready)(force);
+                     });
   }
   std::this_thread::sleep_for(milliseconds(4));
   for (int i = 0; i < 3; ++i) purgatory_->Wake({"t", i});

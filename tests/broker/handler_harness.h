@@ -65,17 +65,18 @@ class HandlerHarness {
   // Hands `frame` to the handler and runs whatever is ready now.
   std::shared_ptr<Reply> SubmitFrame(Bytes frame) {
     auto reply = std::make_shared<Reply>();
-    handler_->Handle(std::move(frame), [reply](std::optional<ResponseFrame> response, bool close) {
-      EXPECT_FALSE(reply->done) << "respond called twice";
-      reply->done = true;
-      if (response) {
-        reply->splices = response->splices.size();
-        Result<Bytes> flat = response->Flatten();
-        EXPECT_TRUE(flat.ok()) << flat.status().ToString();
-        if (flat.ok()) reply->frame = std::move(*flat);
-      }
-      reply->close = close;
-    });
+    handler_->Handle(std::move(frame), client_,
+                     [reply](std::optional<ResponseFrame> response, bool close) {
+                       EXPECT_FALSE(reply->done) << "respond called twice";
+                       reply->done = true;
+                       if (response) {
+                         reply->splices = response->splices.size();
+                         Result<Bytes> flat = response->Flatten();
+                         EXPECT_TRUE(flat.ok()) << flat.status().ToString();
+                         if (flat.ok()) reply->frame = std::move(*flat);
+                       }
+                       reply->close = close;
+                     });
     Poll();
     return reply;
   }
@@ -185,6 +186,7 @@ class HandlerHarness {
   LogManager manager_;
   asio::io_context io_;
   std::unique_ptr<RequestHandler> handler_;
+  ClientScopePtr client_ = std::make_shared<ClientScope>();  // one connection
 };
 
 // A client-style batch (base offset 0, leader epoch -1 as Java writes, or 0).

@@ -3,6 +3,7 @@
 // hanging it), a scriptable FrameHandler stub and a tiny HTTP GET.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -70,14 +71,21 @@ class StubHandler : public FrameHandler {
  public:
   using OnFrame = std::function<void(std::vector<uint8_t> frame, Respond respond)>;
   explicit StubHandler(OnFrame on_frame) : on_frame_(std::move(on_frame)) {}
-  void Handle(std::vector<uint8_t> frame, Respond respond) override {
+  void Handle(std::vector<uint8_t> frame, ClientScopePtr client, Respond respond) override {
     ++calls;
+    last_client = std::move(client);
     on_frame_(std::move(frame), std::move(respond));
   }
   void Shutdown() override { ++shutdowns; }
+  void ClientGone(const ClientScopePtr& client) override {
+    EXPECT_TRUE(client->gone);
+    ++clients_gone;
+  }
 
   std::atomic<int> calls{0};
   std::atomic<int> shutdowns{0};
+  std::atomic<int> clients_gone{0};
+  ClientScopePtr last_client;  // of the latest frame (the io thread writes it)
 
  private:
   OnFrame on_frame_;
