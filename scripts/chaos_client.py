@@ -79,29 +79,26 @@ def abandon_large_fetch(port, rng, topic):
     close(s, rng.random() < 0.5)
 
 
-def half_close(port, rng, topic):
-    s = connect(port)
-    s.sendall(metadata_v1(topic))
-    s.shutdown(socket.SHUT_WR)
-    try:
-        while s.recv(65536):
-            pass
-    except OSError:
-        pass
-    s.close()
-
-
-def garbage(port, rng, topic):
-    body = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))
+def send_then_half_close(port, data):
+    """Sends `data`, shuts down the sending side, reads until the broker closes."""
     s = connect(port)
     try:
-        s.sendall(struct.pack(">i", len(body)) + body)
+        s.sendall(data)
         s.shutdown(socket.SHUT_WR)
         while s.recv(65536):
             pass
     except OSError:
         pass
     s.close()
+
+
+def half_close(port, rng, topic):
+    send_then_half_close(port, metadata_v1(topic))
+
+
+def garbage(port, rng, topic):
+    body = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))
+    send_then_half_close(port, struct.pack(">i", len(body)) + body)
 
 
 def burst(port, rng, topic):

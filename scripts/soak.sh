@@ -85,7 +85,7 @@ pids+=($!)
   while [ $SECONDS -lt $end ]; do
     timeout -s KILL "0.$((RANDOM % 9 + 1))" kcat -C -b "$bootstrap" -t soak -o end -q >/dev/null 2>&1 || true
   done
-) &
+) 2>/dev/null &
 pids+=($!)
 python3 scripts/chaos_client.py --port "$kafka_port" --topic soak --seconds "$seconds" >"$work/chaos.json" &
 chaos=$!

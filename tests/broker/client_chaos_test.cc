@@ -37,20 +37,12 @@ namespace daruma::broker {
 namespace {
 
 using testing::ChaosSocket;
+using testing::Eventually;
 using CloseHow = testing::ChaosSocket::CloseHow;
 using std::chrono::milliseconds;
 
 constexpr char kTopic[] = "chaos";
 constexpr int kPartitions = 2;
-
-template <typename F>
-bool Eventually(F done, int timeout_ms = 10000) {
-  for (int waited = 0; waited < timeout_ms; waited += 5) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return done();
-}
 
 // A record batch of one record with `value`.
 Bytes OneRecord(const std::string& value) {

@@ -26,12 +26,26 @@ int Shell(const std::string& command) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-TEST(ConsumerLeavesCompat, KcatConsumeToTheEndThenProduceKeepsTheBrokerServing) {
+// Why these tests cannot run here ("" when they can): the binary, and kcat
+// when `need_kcat`.
+std::string MissingTool(bool need_kcat) {
   if (::access(testing::DarumaBinary().c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "SKIPPED: " << testing::DarumaBinary() << " not built";
+    return testing::DarumaBinary() + " not built";
   }
+  if (need_kcat && FindOnPath("kcat").empty()) return "kcat not installed (apt-get install kcat)";
+  return "";
+}
+
+#define DARUMA_SKIP_WITHOUT(need_kcat)                                          \
+  do {                                                                          \
+    if (const std::string missing = MissingTool(need_kcat); !missing.empty()) { \
+      GTEST_SKIP() << "SKIPPED: " << missing;                                   \
+    }                                                                           \
+  } while (0)
+
+TEST(ConsumerLeavesCompat, KcatConsumeToTheEndThenProduceKeepsTheBrokerServing) {
+  DARUMA_SKIP_WITHOUT(/*need_kcat=*/true);
   const std::string kcat = FindOnPath("kcat");
-  if (kcat.empty()) GTEST_SKIP() << "SKIPPED: kcat not installed (apt-get install kcat)";
   TempDir dir;
   DarumaProcess broker(dir.path(), "num.partitions=1");
   ASSERT_TRUE(broker.Start());
@@ -64,9 +78,7 @@ TEST(ConsumerLeavesCompat, KcatConsumeToTheEndThenProduceKeepsTheBrokerServing) 
 // A broker killed outright says so at its next start, in its first lines,
 // with the number of unclean starts left before the crash-loop guard trips.
 TEST(ConsumerLeavesCompat, TheStartAfterACrashSaysSoAndHowManyUncleanStartsRemain) {
-  if (::access(testing::DarumaBinary().c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "SKIPPED: " << testing::DarumaBinary() << " not built";
-  }
+  DARUMA_SKIP_WITHOUT(/*need_kcat=*/false);
   TempDir dir;
   {
     DarumaProcess first(dir.path(), "");
@@ -92,11 +104,8 @@ TEST(ConsumerLeavesCompat, TheStartAfterACrashSaysSoAndHowManyUncleanStartsRemai
 // A fatal signal is never silent: the broker names it and the kind of the
 // last request it started, then dies of that same signal.
 TEST(ConsumerLeavesCompat, AFatalSignalIsLoggedWithTheLastRequestKind) {
-  if (::access(testing::DarumaBinary().c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "SKIPPED: " << testing::DarumaBinary() << " not built";
-  }
+  DARUMA_SKIP_WITHOUT(/*need_kcat=*/true);
   const std::string kcat = FindOnPath("kcat");
-  if (kcat.empty()) GTEST_SKIP() << "SKIPPED: kcat not installed (apt-get install kcat)";
   TempDir dir;
   DarumaProcess broker(dir.path(), "num.partitions=1");
   ASSERT_TRUE(broker.Start());

@@ -102,19 +102,7 @@ class DarumaProcess {
   }
 
   // SIGTERM, then the exit code (-1 when it did not exit within 20 s).
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 2000; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
+  int Stop() { return SignalAndWait(SIGTERM); }
 
   // Sends `signo` and reaps the process: 128 + the terminating signal, the
   // exit code, or -1 when it did not end within 20 s.

@@ -9,10 +9,12 @@
 
 #include <asio.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "broker/frame_handler.h"
@@ -90,6 +92,16 @@ class StubHandler : public FrameHandler {
  private:
   OnFrame on_frame_;
 };
+
+// Polls `done` every 5 ms for up to `timeout_ms`; its last value.
+template <typename F>
+bool Eventually(F done, int timeout_ms = 10000) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
 
 struct HttpResult {
   int status = 0;
