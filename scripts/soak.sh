@@ -44,14 +44,15 @@ PY
   sleep 0.1
 done
 bootstrap="127.0.0.1:$kafka_port"
-metric() { python3 - "$http_port" "$1" <<'PY'
+# One /metrics read: the values of the families the soak reports, in order.
+metrics() { python3 - "$http_port" <<'PY'
 import sys, urllib.request
 text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
-for line in text.splitlines():
-    if line.startswith(sys.argv[2] + " "):
-        print(line.split()[1]); break
-else:
-    print("NA")
+values = dict(l.rsplit(" ", 1) for l in text.splitlines() if l and not l.startswith("#"))
+names = ["daruma_connections_active", "daruma_requests_parked",
+         "daruma_connection_write_errors_total", "daruma_connection_peer_gone_in_flight_total",
+         'daruma_frames_rejected_total{reason="truncated"}', "daruma_accept_errors_total"]
+print(" ".join(values.get(n, "NA") for n in names))
 PY
 }
 
@@ -96,21 +97,11 @@ echo "elapsed_s,fds,rss_mib,connections,parked,write_errors,peer_gone_in_flight,
 printf '%9s %6s %8s %6s %7s %8s %9s %10s\n' elapsed fds rss_MiB conns parked wr_errs peer_gone truncated
 start=$SECONDS
 while [ $SECONDS -lt $end ]; do
-  sleep 10
+  sleep $((10 - (SECONDS - start) % 10))
   kill -0 "$pid" 2>/dev/null || { echo "soak: the broker died" >&2; tail -20 "$work/daruma.log" >&2; exit 1; }
   fds=$(ls /proc/$pid/fd | wc -l)
   rss=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' /proc/$pid/status)
-  conns=$(metric daruma_connections_active)
-  parked=$(metric daruma_requests_parked)
-  werr=$(metric daruma_connection_write_errors_total)
-  gone=$(metric daruma_connection_peer_gone_in_flight_total)
-  trunc=$(python3 - "$http_port" <<'PY'
-import sys, urllib.request
-text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
-print(next((l.split()[1] for l in text.splitlines() if l.startswith('daruma_frames_rejected_total{reason="truncated"}')), "NA"))
-PY
-)
-  aerr=$(metric daruma_accept_errors_total)
+  read -r conns parked werr gone trunc aerr < <(metrics)
   el=$((SECONDS - start))
   echo "$el,$fds,$rss,$conns,$parked,$werr,$gone,$trunc,$aerr" >>"$csv"
   printf '%9s %6s %8s %6s %7s %8s %9s %10s\n' "$el" "$fds" "$rss" "$conns" "$parked" "$werr" "$gone" "$trunc"
@@ -123,16 +114,26 @@ acked=0
 for p in 1 2 3; do
   [ -f "$work/acked-$p" ] && acked=$((acked + $(wc -l <"$work/acked-$p") * 1000))
 done
-failed=$(cat "$work"/failed-* 2>/dev/null | wc -l)
-kcat -C -b "$bootstrap" -t soak -e -o beginning -q >"$work/all.txt" 2>/dev/null
-missing=0
-for p in 1 2 3; do
-  [ -f "$work/acked-$p" ] || continue
-  while read -r round; do
-    n=$(grep -c "^p$p-r$round-" "$work/all.txt" || true)
-    [ "$n" -ge 1000 ] || missing=$((missing + 1000 - n))
-  done <"$work/acked-$p"
-done
+failed=$(cat "$work"/failed-* 2>/dev/null | wc -l || true)
+kcat -C -b "$bootstrap" -t soak -e -o beginning -q >"$work/all.txt" 2>/dev/null || echo "soak: the final read failed" >&2
+# Every message of every acknowledged round must be there (one pass).
+missing=$(python3 - "$work" <<'PY'
+import collections, os, sys
+work = sys.argv[1]
+seen = collections.Counter()
+with open(os.path.join(work, "all.txt"), errors="replace") as f:
+    for line in f:
+        seen[line.rsplit("-", 1)[0]] += 1
+missing = 0
+for p in (1, 2, 3):
+    path = os.path.join(work, f"acked-{p}")
+    if not os.path.exists(path):
+        continue
+    for r in open(path).read().split():
+        missing += max(0, 1000 - seen[f"p{p}-r{r}"])
+print(missing)
+PY
+)
 echo "chaos: $(cat "$work/chaos.json")"
 echo "acknowledged messages: $acked (failed producer rounds: $failed); missing after the soak: $missing"
 python3 -c "import urllib.request,sys; print(urllib.request.urlopen('http://127.0.0.1:$http_port/health', timeout=5).read().decode().strip())" || echo "soak: /health did not answer" >&2
