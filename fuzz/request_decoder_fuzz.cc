@@ -15,9 +15,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "broker/protocol/any_request.h"
-#include "broker/protocol/request_header.h"
 #include "common/bytes.h"
+#include "protocol/any_request.h"
+#include "protocol/request_header.h"
 
 namespace daruma::broker {
 namespace {

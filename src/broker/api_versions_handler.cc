@@ -1,6 +1,6 @@
 // ApiVersions (spec §3.1): the advertised table; response header always v0.
 #include "broker/api_handlers.h"
-#include "broker/protocol/api_versions.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 

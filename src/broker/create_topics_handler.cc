@@ -3,7 +3,7 @@
 #include <map>
 
 #include "broker/api_handlers.h"
-#include "broker/protocol/create_topics.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {

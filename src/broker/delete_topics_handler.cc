@@ -1,7 +1,7 @@
 // DeleteTopics (spec §3.8): every partition directory is renamed `-delete`
 // and removed later (LogManager::AsyncDelete).
 #include "broker/api_handlers.h"
-#include "broker/protocol/delete_topics.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {
@@ -25,7 +25,7 @@ void HandleDeleteTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
   if (!request.ok()) return respond(std::nullopt, true);
   DeleteTopicsResponse response;
   for (const std::string& name : request->topic_names) {
-    response.responses.push_back({name, DeleteOne(env, name)});
+    response.responses.push_back({.name = name, .error_code = DeleteOne(env, name)});
   }
   respond(EncodeResponseFrame(header, response, EncodeDeleteTopicsResponse), false);
 }

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "broker/api_handlers.h"
-#include "broker/protocol/describe_configs.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {

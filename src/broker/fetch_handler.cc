@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "broker/api_handlers.h"
-#include "broker/protocol/fetch.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {

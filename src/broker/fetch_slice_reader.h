@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/protocol/response_frame.h"
+#include "protocol/response_frame.h"
 #include "common/file_system.h"
 #include "log/log.h"
 #include "log/topic_partition.h"

@@ -3,7 +3,7 @@
 // yet (their APIs are not advertised), so a client that goes on to JoinGroup
 // gets a clear "unsupported" from its own version negotiation.
 #include "broker/api_handlers.h"
-#include "broker/protocol/find_coordinator.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 

@@ -38,7 +38,7 @@
 #include <optional>
 #include <vector>
 
-#include "broker/protocol/response_frame.h"
+#include "protocol/response_frame.h"
 
 namespace daruma::broker {
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "broker/api_handlers.h"
-#include "broker/protocol/list_offsets.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {

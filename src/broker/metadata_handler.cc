@@ -3,7 +3,7 @@
 #include <set>
 
 #include "broker/api_handlers.h"
-#include "broker/protocol/metadata.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {
@@ -60,7 +60,9 @@ void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader
     const bool may_create = env.ctx.auto_create_topics_enable &&
                             (header.api_version < 4 || request->allow_auto_topic_creation);
     std::set<std::string> seen;
-    for (const std::string& name : *request->topics) {
+    for (const MetadataRequest::Topic& topic : *request->topics) {
+      // Named in every advertised version (null names need topic ids, v10+).
+      const std::string name = topic.name.value_or("");
       if (!seen.insert(name).second) continue;
       response.topics.push_back(LookUpTopic(env, name, may_create));
     }

@@ -3,7 +3,7 @@
 // parked fetches, answer per partition in request order.
 #include "broker/api_handlers.h"
 #include "broker/produce_validator.h"
-#include "broker/protocol/produce.h"
+#include "protocol/messages.h"
 #include "record/record_batch.h"
 
 namespace daruma::broker {
@@ -12,8 +12,8 @@ namespace {
 constexpr int32_t kLeaderEpoch = 0;
 
 bool HasTransactionalBatch(const ProduceRequest& request) {
-  for (const auto& topic : request.topics) {
-    for (const auto& p : topic.partitions) {
+  for (const auto& topic : request.topic_data) {
+    for (const auto& p : topic.partition_data) {
       const size_t attr = batch_layout::kAttributes + 1;
       if (p.records && p.records->size() > attr &&
           ((*p.records)[attr] & batch_attributes::kTransactional) != 0) {
@@ -104,10 +104,10 @@ void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader&
   }
   ProduceResponse response;
   bool any_failed = false;
-  for (const auto& topic : request->topics) {
+  for (const auto& topic : request->topic_data) {
     ProduceResponse::Topic t;
     t.name = topic.name;
-    for (const auto& p : topic.partitions) {
+    for (const auto& p : topic.partition_data) {
       ProduceResponse::Partition out;
       if (all != ErrorCode::kNone) {
         out.index = p.index;
@@ -116,7 +116,7 @@ void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader&
         out = Append(env, topic.name, p, acks, header.api_version);
       }
       any_failed = any_failed || out.error_code != ErrorCode::kNone;
-      t.partitions.push_back(out);
+      t.partition_responses.push_back(out);
     }
     response.responses.push_back(std::move(t));
   }

@@ -25,7 +25,7 @@
 #include <optional>
 #include <string>
 
-#include "broker/protocol/error_codes.h"
+#include "protocol/error_codes.h"
 #include "common/bytes.h"
 #include "log/log_config.h"
 

@@ -4,8 +4,8 @@
 
 #include "broker/api_handlers.h"
 #include "broker/frame_pool.h"
-#include "broker/protocol/api_keys.h"
-#include "broker/protocol/request_header.h"
+#include "protocol/api_keys.h"
+#include "protocol/request_header.h"
 
 namespace daruma::broker {
 

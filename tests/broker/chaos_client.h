@@ -20,17 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "broker/protocol/api_versions.h"
-#include "broker/protocol/create_topics.h"
-#include "broker/protocol/delete_topics.h"
-#include "broker/protocol/describe_configs.h"
-#include "broker/protocol/fetch.h"
-#include "broker/protocol/find_coordinator.h"
-#include "broker/protocol/list_offsets.h"
-#include "broker/protocol/metadata.h"
-#include "broker/protocol/produce.h"
-#include "broker/protocol/request_header.h"
 #include "common/bytes.h"
+#include "protocol/messages.h"
+#include "protocol/request_header.h"
 
 namespace daruma::broker::testing {
 
@@ -150,7 +142,7 @@ inline Bytes ProduceFrame(const std::string& topic, int32_t partition, const Byt
   ProduceRequest request;
   request.acks = acks;
   request.timeout_ms = 30000;
-  request.topics.push_back({topic, {{partition, ByteSpan(batch)}}});
+  request.topic_data.push_back({topic, {{partition, ByteSpan(batch)}}});
   return RequestFrame(ApiKey::kProduce, 7, request, EncodeProduceRequest, correlation_id);
 }
 
@@ -166,7 +158,7 @@ inline Bytes FetchFrame(const std::string& topic, int32_t partition, int64_t off
   p.partition = partition;
   p.fetch_offset = offset;
   p.partition_max_bytes = max_bytes;
-  request.topics.push_back({topic, {p}});
+  request.topics.push_back({.topic = topic, .partitions = {p}});
   return RequestFrame(ApiKey::kFetch, 11, request, EncodeFetchRequest, correlation_id);
 }
 
@@ -182,12 +174,12 @@ inline std::vector<NamedFrame> EveryRequestKind(const std::string& topic, const 
   out.push_back({"ApiVersions", RequestFrame(ApiKey::kApiVersions, 2, ApiVersionsRequest{},
                                              EncodeApiVersionsRequest)});
   MetadataRequest metadata;
-  metadata.topics = std::vector<std::string>{topic};
+  metadata.topics = std::vector<MetadataRequest::Topic>{{.name = topic}};
   out.push_back({"Metadata", RequestFrame(ApiKey::kMetadata, 4, metadata, EncodeMetadataRequest)});
   out.push_back({"Produce", ProduceFrame(topic, 0, batch)});
   out.push_back({"Fetch", FetchFrame(topic, 0, 0, 0)});
   ListOffsetsRequest list;
-  list.topics.push_back({topic, {{0, kListOffsetsLatest}}});
+  list.topics.push_back({topic, {{.partition_index = 0, .timestamp = kListOffsetsLatest}}});
   out.push_back(
       {"ListOffsets", RequestFrame(ApiKey::kListOffsets, 2, list, EncodeListOffsetsRequest)});
   CreateTopicsRequest create;  // the topic exists: TOPIC_ALREADY_EXISTS, no change

@@ -139,8 +139,10 @@ class ClientChaos : public ::testing::Test {
     ProtocolReader reader{ByteSpan(frame)};
     if (!DecodeResponseHeader(reader, ApiKey::kProduce, 7).ok()) return -1;
     Result<ProduceResponse> r = DecodeProduceResponse(reader, 7);
-    if (!r.ok() || r->responses.size() != 1 || r->responses[0].partitions.size() != 1) return -1;
-    const auto& p = r->responses[0].partitions[0];
+    if (!r.ok() || r->responses.size() != 1 || r->responses[0].partition_responses.size() != 1) {
+      return -1;
+    }
+    const auto& p = r->responses[0].partition_responses[0];
     EXPECT_EQ(p.error_code, ErrorCode::kNone) << "Produce error";
     return p.error_code == ErrorCode::kNone ? p.base_offset : -1;
   }

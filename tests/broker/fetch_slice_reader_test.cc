@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "broker/handler_harness.h"
-#include "broker/protocol/fetch.h"
+#include "protocol/messages.h"
 #include "common/clock.h"
 #include "common/no_sync_file_system.h"
 #include "log/log.h"

@@ -5,27 +5,27 @@
 #include <filesystem>
 
 #include "broker/handler_harness.h"
-#include "broker/protocol/api_versions.h"
-#include "broker/protocol/delete_topics.h"
-#include "broker/protocol/describe_configs.h"
-#include "broker/protocol/find_coordinator.h"
-#include "broker/protocol/list_offsets.h"
-#include "broker/protocol/metadata.h"
 #include "log/partition_metadata_file.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker::testing {
 namespace {
 
 MetadataResponse Metadata(HandlerHarness& h, std::optional<std::vector<std::string>> topics,
                           int16_t version = 4, bool allow_auto = true) {
-  MetadataRequest request{std::move(topics), allow_auto};
+  MetadataRequest request;
+  if (topics) {
+    request.topics.emplace();
+    for (std::string& name : *topics) request.topics->push_back({.name = std::move(name)});
+  }
+  request.allow_auto_topic_creation = allow_auto;
   return h.Call(ApiKey::kMetadata, version, request, EncodeMetadataRequest, DecodeMetadataResponse);
 }
 
 ListOffsetsResponse::Partition ListOffset(HandlerHarness& h, const std::string& topic,
                                           int64_t timestamp, int16_t version = 2) {
   ListOffsetsRequest request;
-  request.topics.push_back({topic, {{0, timestamp}}});
+  request.topics.push_back({topic, {{.partition_index = 0, .timestamp = timestamp}}});
   ListOffsetsResponse r = h.Call(ApiKey::kListOffsets, version, request, EncodeListOffsetsRequest,
                                  DecodeListOffsetsResponse);
   return r.topics.at(0).partitions.at(0);
@@ -229,7 +229,7 @@ TEST(HandlerDeleteTopics, DeletesRenamesAndReportsUnknown) {
   HandlerHarness h;
   h.CreateTopic("doomed", 2);
   h.Produce("doomed", 0, ClientBatch({"x"}));
-  DeleteTopicsRequest request{{"doomed", "never"}, 1000};
+  DeleteTopicsRequest request{.topic_names = {"doomed", "never"}, .timeout_ms = 1000};
   DeleteTopicsResponse r = h.Call(ApiKey::kDeleteTopics, 1, request, EncodeDeleteTopicsRequest,
                                   DecodeDeleteTopicsResponse);
   ASSERT_EQ(r.responses.size(), 2u);
@@ -251,7 +251,8 @@ TEST(HandlerDeleteTopics, DeletesRenamesAndReportsUnknown) {
 TEST(HandlerDeleteTopics, DisabledByConfig) {
   HandlerHarness h([](BrokerContext& ctx) { ctx.delete_topic_enable = false; });
   h.CreateTopic("kept", 1);
-  DeleteTopicsResponse r = h.Call(ApiKey::kDeleteTopics, 0, DeleteTopicsRequest{{"kept"}, 1000},
+  DeleteTopicsResponse r = h.Call(ApiKey::kDeleteTopics, 0,
+                                  DeleteTopicsRequest{.topic_names = {"kept"}, .timeout_ms = 1000},
                                   EncodeDeleteTopicsRequest, DecodeDeleteTopicsResponse);
   EXPECT_EQ(r.responses.at(0).error_code, ErrorCode::kTopicDeletionDisabled);
   EXPECT_TRUE(h.handler().topics().Find("kept").has_value());

@@ -16,11 +16,9 @@
 #include <vector>
 
 #include "broker/broker_context.h"
-#include "broker/protocol/create_topics.h"
-#include "broker/protocol/fetch.h"
-#include "broker/protocol/produce.h"
-#include "broker/protocol/request_header.h"
 #include "broker/request_handler.h"
+#include "protocol/messages.h"
+#include "protocol/request_header.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"
 #include "support/test_support.h"
@@ -143,7 +141,7 @@ class HandlerHarness {
     ProduceRequest request;
     request.acks = acks;
     request.timeout_ms = 1000;
-    request.topics.push_back({topic, {{partition, ByteSpan(batch)}}});
+    request.topic_data.push_back({topic, {{partition, ByteSpan(batch)}}});
     return request;
   }
   ProduceResponse::Partition Produce(const std::string& topic, int32_t partition,
@@ -151,8 +149,8 @@ class HandlerHarness {
     ProduceResponse r = Call(ApiKey::kProduce, version, OneBatch(topic, partition, batch),
                              EncodeProduceRequest, DecodeProduceResponse);
     EXPECT_EQ(r.responses.size(), 1u);
-    EXPECT_EQ(r.responses.at(0).partitions.size(), 1u);
-    return r.responses.at(0).partitions.at(0);
+    EXPECT_EQ(r.responses.at(0).partition_responses.size(), 1u);
+    return r.responses.at(0).partition_responses.at(0);
   }
 
   // A one-partition Fetch request.
@@ -167,7 +165,7 @@ class HandlerHarness {
     p.partition = partition;
     p.fetch_offset = offset;
     p.partition_max_bytes = 1048576;
-    request.topics.push_back({topic, {p}});
+    request.topics.push_back({.topic = topic, .partitions = {p}});
     return request;
   }
   FetchResponse::Partition Fetch(const std::string& topic, int32_t partition, int64_t offset,

@@ -3,9 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "broker/handler_harness.h"
-#include "broker/protocol/fetch.h"
-#include "broker/protocol/list_offsets.h"
-#include "broker/protocol/produce.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker::testing {
 namespace {
@@ -110,11 +108,11 @@ TEST(HandlerProduceFetch, InvalidAcksFailEveryPartition) {
   h.CreateTopic("t", 2);
   const Bytes batch = ClientBatch({"x"});
   ProduceRequest request = HandlerHarness::OneBatch("t", 0, batch, 2);
-  request.topics[0].partitions.push_back({1, ByteSpan(batch)});
+  request.topic_data[0].partition_data.push_back({1, ByteSpan(batch)});
   ProduceResponse r =
       h.Call(ApiKey::kProduce, 7, request, EncodeProduceRequest, DecodeProduceResponse);
-  ASSERT_EQ(r.responses.at(0).partitions.size(), 2u);
-  for (const auto& p : r.responses[0].partitions) {
+  ASSERT_EQ(r.responses.at(0).partition_responses.size(), 2u);
+  for (const auto& p : r.responses[0].partition_responses) {
     EXPECT_EQ(p.error_code, ErrorCode::kInvalidRequiredAcks);
   }
   EXPECT_EQ(h.manager().GetLog({"t", 0})->log_end_offset(), 0);
@@ -127,13 +125,13 @@ TEST(HandlerProduceFetch, InvalidBatchesAreRejectedPerPartition) {
   corrupt.back() ^= 0x01;  // the CRC covers the records
   const Bytes good = ClientBatch({"y"});
   ProduceRequest request = HandlerHarness::OneBatch("t", 0, corrupt);
-  request.topics[0].partitions.push_back({1, ByteSpan(good)});
+  request.topic_data[0].partition_data.push_back({1, ByteSpan(good)});
   ProduceResponse r =
       h.Call(ApiKey::kProduce, 7, request, EncodeProduceRequest, DecodeProduceResponse);
-  ASSERT_EQ(r.responses.at(0).partitions.size(), 2u);
-  EXPECT_EQ(r.responses[0].partitions[0].error_code, ErrorCode::kCorruptMessage);
-  EXPECT_EQ(r.responses[0].partitions[1].error_code, ErrorCode::kNone);
-  EXPECT_EQ(r.responses[0].partitions[1].base_offset, 0);
+  ASSERT_EQ(r.responses.at(0).partition_responses.size(), 2u);
+  EXPECT_EQ(r.responses[0].partition_responses[0].error_code, ErrorCode::kCorruptMessage);
+  EXPECT_EQ(r.responses[0].partition_responses[1].error_code, ErrorCode::kNone);
+  EXPECT_EQ(r.responses[0].partition_responses[1].base_offset, 0);
 
   const Bytes two = Concat(ClientBatch({"a"}), ClientBatch({"b"}));
   EXPECT_EQ(h.Produce("t", 0, two).error_code, ErrorCode::kInvalidRecord);

@@ -20,10 +20,10 @@
 #include <thread>
 
 #include "broker/broker.h"
-#include "broker/protocol/api_versions.h"
 #include "common/bytes.h"
 #include "handler_harness.h"
 #include "log/clean_shutdown_file.h"
+#include "protocol/messages.h"
 #include "server_test_util.h"
 #include "slow_disk_file_system.h"
 
@@ -121,7 +121,8 @@ class KafkaClient {
     ProduceResponse r = Call(ApiKey::kProduce, 7, HandlerHarness::OneBatch(topic, partition, batch),
                              EncodeProduceRequest, DecodeProduceResponse);
     EXPECT_EQ(r.responses.size(), 1u);
-    return r.responses.empty() ? ProduceResponse::Partition{} : r.responses[0].partitions.at(0);
+    return r.responses.empty() ? ProduceResponse::Partition{}
+                               : r.responses[0].partition_responses.at(0);
   }
   FetchResponse::Partition Fetch(const std::string& topic, int32_t partition, int64_t offset,
                                  int32_t max_wait_ms) {
@@ -287,8 +288,8 @@ TEST(ServerRequestPoolTest, SlowDiskHoldsOneRequestThreadNotTheNetwork) {
   fs.OpenGate();
   ProduceResponse produced = stuck.Receive(ApiKey::kProduce, 7, produce_id, DecodeProduceResponse);
   ASSERT_EQ(produced.responses.size(), 1u);
-  EXPECT_EQ(produced.responses[0].partitions.at(0).error_code, ErrorCode::kNone);
-  EXPECT_EQ(produced.responses[0].partitions.at(0).base_offset, 0);
+  EXPECT_EQ(produced.responses[0].partition_responses.at(0).error_code, ErrorCode::kNone);
+  EXPECT_EQ(produced.responses[0].partition_responses.at(0).base_offset, 0);
   ApiVersionsResponse after =
       stuck.Receive(ApiKey::kApiVersions, 2, versions_id, DecodeApiVersionsResponse);
   EXPECT_EQ(after.error_code, ErrorCode::kNone);
@@ -336,8 +337,8 @@ TEST(ServerRequestPoolTest, StopDrainsInFlightRequestsBeforeTheLogsShutDown) {
   ProduceResponse produced =
       producer.Receive(ApiKey::kProduce, 7, produce_id, DecodeProduceResponse);
   ASSERT_EQ(produced.responses.size(), 1u);
-  EXPECT_EQ(produced.responses[0].partitions.at(0).error_code, ErrorCode::kNone);
-  EXPECT_EQ(produced.responses[0].partitions.at(0).base_offset, 0);
+  EXPECT_EQ(produced.responses[0].partition_responses.at(0).error_code, ErrorCode::kNone);
+  EXPECT_EQ(produced.responses[0].partition_responses.at(0).base_offset, 0);
   EXPECT_TRUE(producer.connection().ClosedByPeer());
   Status st = h.Wait();
   EXPECT_TRUE(st.ok()) << st.ToString();

@@ -1,0 +1,133 @@
+#include "protocol/api_keys.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <optional>
+
+#include "protocol/generated/api_schemas.h"
+
+namespace daruma {
+namespace {
+
+// The first flexible version of an API with a schema (kApiSchemas, generated
+// from src/protocol/schemas), so the two tables cannot disagree.
+constexpr int16_t SchemaFlexible(ApiKey key) {
+  for (const ApiSchema& schema : kApiSchemas) {
+    if (schema.key == int16_t(key)) return schema.first_flexible;
+  }
+  return kNeverFlexible;
+}
+
+// Spec §2.4 ranges for the implemented APIs (none of these is flexible inside
+// its range except ApiVersions v3).
+constexpr std::array<ApiVersionRange, 9> kAdvertised = {{
+    {ApiKey::kProduce, 0, 7, SchemaFlexible(ApiKey::kProduce)},
+    {ApiKey::kFetch, 4, 11, SchemaFlexible(ApiKey::kFetch)},
+    {ApiKey::kListOffsets, 1, 2, SchemaFlexible(ApiKey::kListOffsets)},
+    {ApiKey::kMetadata, 0, 4, SchemaFlexible(ApiKey::kMetadata)},
+    // librdkafka enables LZ4 only when FindCoordinator is advertised (§2.1).
+    {ApiKey::kFindCoordinator, 0, 2, SchemaFlexible(ApiKey::kFindCoordinator)},
+    {ApiKey::kApiVersions, 0, 3, SchemaFlexible(ApiKey::kApiVersions)},
+    {ApiKey::kCreateTopics, 0, 4, SchemaFlexible(ApiKey::kCreateTopics)},
+    {ApiKey::kDeleteTopics, 0, 1, SchemaFlexible(ApiKey::kDeleteTopics)},
+    {ApiKey::kDescribeConfigs, 0, 1, SchemaFlexible(ApiKey::kDescribeConfigs)},
+}};
+static_assert(kAdvertised[0].first_flexible == 9, "Produce is flexible from v9");
+
+struct KeyInfo {
+  ApiKey key;
+  const char* name;
+  int16_t first_flexible;
+};
+
+// The keys of the spec's §1.4 table that have no schema yet; the ones with a
+// schema take their name and flexibility from kApiSchemas.
+constexpr std::array<KeyInfo, 15> kKeysWithoutSchema = {{
+    {ApiKey::kOffsetCommit, "OffsetCommit", 8},
+    {ApiKey::kOffsetFetch, "OffsetFetch", 6},
+    {ApiKey::kJoinGroup, "JoinGroup", 6},
+    {ApiKey::kHeartbeat, "Heartbeat", 4},
+    {ApiKey::kLeaveGroup, "LeaveGroup", 4},
+    {ApiKey::kSyncGroup, "SyncGroup", 4},
+    {ApiKey::kDescribeGroups, "DescribeGroups", 5},
+    {ApiKey::kListGroups, "ListGroups", 3},
+    {ApiKey::kSaslHandshake, "SaslHandshake", kNeverFlexible},
+    {ApiKey::kInitProducerId, "InitProducerId", 2},
+    {ApiKey::kAddPartitionsToTxn, "AddPartitionsToTxn", 3},
+    {ApiKey::kAddOffsetsToTxn, "AddOffsetsToTxn", 3},
+    {ApiKey::kEndTxn, "EndTxn", 3},
+    {ApiKey::kTxnOffsetCommit, "TxnOffsetCommit", 3},
+    {ApiKey::kSaslAuthenticate, "SaslAuthenticate", 2},
+}};
+
+std::optional<KeyInfo> FindKey(ApiKey key) {
+  for (const ApiSchema& schema : kApiSchemas) {
+    if (schema.key == int16_t(key)) return KeyInfo{key, schema.name, schema.first_flexible};
+  }
+  for (const KeyInfo& info : kKeysWithoutSchema) {
+    if (info.key == key) return info;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::span<const ApiVersionRange> AdvertisedApis() {
+  return kAdvertised;
+}
+
+const ApiVersionRange* FindAdvertisedApi(ApiKey key) {
+  for (const ApiVersionRange& range : kAdvertised) {
+    if (range.key == key) return &range;
+  }
+  return nullptr;
+}
+
+bool IsSupportedVersion(ApiKey key, int16_t version) {
+  const ApiVersionRange* range = FindAdvertisedApi(key);
+  return range != nullptr && version >= range->min && version <= range->max;
+}
+
+Status CheckSupportedVersion(ApiKey key, int16_t version) {
+  const ApiVersionRange* range = FindAdvertisedApi(key);
+  if (range == nullptr) {
+    return Status::Unsupported(
+        fmt::format("API key {} ({}) is not supported", int16_t(key), ApiKeyName(key)));
+  }
+  if (version < range->min || version > range->max) {
+    return Status::Unsupported(fmt::format("{} version {} is not supported (advertised {}-{})",
+                                           ApiKeyName(key), version, range->min, range->max));
+  }
+  return Status::Ok();
+}
+
+const char* ApiKeyName(ApiKey key) {
+  std::optional<KeyInfo> info = FindKey(key);
+  return info ? info->name : "Unknown";
+}
+
+bool IsKnownApiKey(ApiKey key) {
+  return FindKey(key).has_value();
+}
+
+int16_t FirstFlexibleVersion(ApiKey key) {
+  std::optional<KeyInfo> info = FindKey(key);
+  return info ? info->first_flexible : kNeverFlexible;
+}
+
+bool IsFlexible(ApiKey key, int16_t version) {
+  int16_t first = FirstFlexibleVersion(key);
+  return first != kNeverFlexible && version >= first;
+}
+
+int16_t RequestHeaderVersion(ApiKey key, int16_t version) {
+  return IsFlexible(key, version) ? 2 : 1;
+}
+
+int16_t ResponseHeaderVersion(ApiKey key, int16_t version) {
+  if (key == ApiKey::kApiVersions) return 0;
+  return IsFlexible(key, version) ? 1 : 0;
+}
+
+}  // namespace daruma

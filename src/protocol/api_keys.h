@@ -1,0 +1,91 @@
+// Kafka API keys, the version ranges this broker advertises, and header
+// version selection (spec kafka-protocol-subset.md §1.4, §2.4).
+//
+// Contract:
+// - AdvertisedApis() is THE ApiVersions table, sorted by key. It lists only
+//   the APIs this broker implements (spec §2.3 rule 3); issue 7 covers
+//   ApiVersions, Metadata, Produce, Fetch, ListOffsets, CreateTopics,
+//   DeleteTopics and DescribeConfigs with the §2.4 ranges. Group, idempotence
+//   and transaction APIs join the table when they are implemented. Every
+//   version inside an advertised range has a codec in this directory.
+// - Flexibility (compact encodings + tagged fields) is a property of
+//   (key, version): version >= the first flexible version of the schema.
+// - Request header: v2 when the request version is flexible, else v1.
+//   Response header: v1 when flexible, else v0 — except ApiVersions, whose
+//   response header is ALWAYS v0 (so a client can read it before it knows
+//   what the broker supports). An ApiVersions request v3+ does use header v2.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "common/status.h"
+
+namespace daruma {
+
+// Every key named in the spec's tables; an ApiKey may also hold any other
+// int16 value read off the wire (IsKnownApiKey tells them apart).
+enum class ApiKey : int16_t {
+  kProduce = 0,
+  kFetch = 1,
+  kListOffsets = 2,
+  kMetadata = 3,
+  kOffsetCommit = 8,
+  kOffsetFetch = 9,
+  kFindCoordinator = 10,
+  kJoinGroup = 11,
+  kHeartbeat = 12,
+  kLeaveGroup = 13,
+  kSyncGroup = 14,
+  kDescribeGroups = 15,
+  kListGroups = 16,
+  kSaslHandshake = 17,
+  kApiVersions = 18,
+  kCreateTopics = 19,
+  kDeleteTopics = 20,
+  kInitProducerId = 22,
+  kAddPartitionsToTxn = 24,
+  kAddOffsetsToTxn = 25,
+  kEndTxn = 26,
+  kTxnOffsetCommit = 28,
+  kDescribeConfigs = 32,
+  kSaslAuthenticate = 36,
+};
+
+// Field names follow the design note; kNeverFlexible marks schemas with no
+// flexible version.
+struct ApiVersionRange {
+  ApiKey key;
+  int16_t min;
+  int16_t max;
+  int16_t first_flexible;
+};
+
+inline constexpr int16_t kNeverFlexible = -1;
+
+// The advertised table (spec §2.4, restricted to implemented APIs), by key.
+std::span<const ApiVersionRange> AdvertisedApis();
+// The advertised range for `key`, or nullptr when the key is not advertised.
+const ApiVersionRange* FindAdvertisedApi(ApiKey key);
+// True when `key` is advertised and min <= version <= max.
+bool IsSupportedVersion(ApiKey key, int16_t version);
+
+// OK, or kUnsupported: "<Name> version <v> is not supported (advertised
+// <min>-<max>)" — what every Decode*(reader, version) returns for a version
+// outside the table.
+Status CheckSupportedVersion(ApiKey key, int16_t version);
+
+// Kafka schema name ("Produce"), or "Unknown" for keys not in the spec.
+const char* ApiKeyName(ApiKey key);
+bool IsKnownApiKey(ApiKey key);
+// The schema's first flexible version (from the §1.4 table), kNeverFlexible
+// for never-flexible or unknown keys.
+int16_t FirstFlexibleVersion(ApiKey key);
+bool IsFlexible(ApiKey key, int16_t version);
+// 1 or 2 (header v0 is never sent by the target clients).
+int16_t RequestHeaderVersion(ApiKey key, int16_t version);
+// 0 or 1; always 0 for ApiVersions.
+int16_t ResponseHeaderVersion(ApiKey key, int16_t version);
+
+}  // namespace daruma
