@@ -7,15 +7,20 @@
 //   - the broker is alive and /health says serving;
 //   - a well-behaved client still produces and fetches;
 //   - no connection, parked request or descriptor is left over (sockets and
-//     every other descriptor of the process, counted before and after);
+//     every other descriptor of the process, counted before and after), and
+//     the heap in use (less the frame pool's recycled buffers) is back within
+//     kHeapSlack of what it was before;
 //   - every message a client was acknowledged is still readable.
 // Memory: the suite also runs under ASan+UBSan (scripts/test-asan.sh), whose
-// leak check covers whatever a departed client could leave behind.
+// leak check covers whatever a departed client could leave behind at exit;
+// the heap count (release builds; ASan has its own allocator) catches what is
+// held while the broker runs, such as a parked fetch kept for its max wait.
 //
 // The broker ignores SIGPIPE itself (fatal_signals.h); this test installs no
 // handler, so a broker that wrote to a closed socket without that would kill
 // the test binary, as it killed `daruma serve`.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -27,6 +32,7 @@
 #include <thread>
 
 #include "broker/broker.h"
+#include "broker/frame_pool.h"
 #include "chaos_client.h"
 #include "handler_harness.h"
 #include "record/record_batch.h"
@@ -43,6 +49,21 @@ using std::chrono::milliseconds;
 
 constexpr char kTopic[] = "chaos";
 constexpr int kPartitions = 2;
+// What the heap may grow by across a case: caches that fill once (segment
+// and index handles, cursors, metrics series), not per connection.
+constexpr int64_t kHeapSlack = 4 << 20;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCountHeap = false;
+#else
+constexpr bool kCountHeap = true;
+#endif
+
+// Heap bytes in use by this process, less the frame pool's idle buffers.
+int64_t HeapInUse() {
+  const struct mallinfo2 info = ::mallinfo2();
+  return int64_t(info.uordblks + info.hblkhd) - int64_t(FramePool::Default().pooled_bytes());
+}
 
 // A record batch of one record with `value`.
 Bytes OneRecord(const std::string& value) {
@@ -106,6 +127,7 @@ class ClientChaos : public ::testing::Test {
     // server has finished its lingering close of the last /metrics exchange.
     ASSERT_TRUE(Eventually([&] { return testing::CountDescriptors().sockets == 2; }));
     baseline_ = testing::CountDescriptors();
+    heap_baseline_ = HeapInUse();
   }
 
   void StopBroker() {
@@ -131,7 +153,7 @@ class ClientChaos : public ::testing::Test {
       return -1;
     }
     const int64_t offset = ProduceOffset(*frame);
-    if (offset >= 0) acked_[partition][offset] = value;
+    if (offset >= 0) acked_[partition][offset] = Digest(value);
     return offset;
   }
 
@@ -147,9 +169,14 @@ class ClientChaos : public ::testing::Test {
     return p.error_code == ErrorCode::kNone ? p.base_offset : -1;
   }
 
-  // Every record of `partition`, fetched from offset 0 by a polite client.
-  std::map<int64_t, std::string> ReadAll(int partition) {
-    std::map<int64_t, std::string> all;
+  // What is remembered of an acknowledged value (not the value: the test's
+  // own memory is counted with the broker's).
+  static size_t Digest(const std::string& value) { return std::hash<std::string>{}(value); }
+
+  // Every record of `partition` (offset -> Digest), fetched from offset 0 by
+  // a polite client.
+  std::map<int64_t, size_t> ReadAll(int partition) {
+    std::map<int64_t, size_t> all;
     ChaosSocket client(port_);
     int64_t next = 0;
     for (int round = 0; round < 1000; ++round) {
@@ -166,7 +193,7 @@ class ClientChaos : public ::testing::Test {
       EXPECT_EQ(p.error_code, ErrorCode::kNone);
       const std::map<int64_t, std::string> got = Values(p.records.value_or(Bytes{}));
       if (got.empty()) break;
-      all.insert(got.begin(), got.end());
+      for (const auto& [offset, value] : got) all[offset] = Digest(value);
       next = got.rbegin()->first + 1;
       if (next >= p.high_watermark) break;
     }
@@ -202,13 +229,22 @@ class ClientChaos : public ::testing::Test {
     })) << "descriptors: "
         << now.all << " (" << now.sockets << " sockets), before " << baseline_.all << " ("
         << baseline_.sockets << " sockets)";
+    if (kCountHeap) {
+      int64_t heap = 0;
+      EXPECT_TRUE(Eventually([&] {
+        heap = HeapInUse();
+        return heap <= heap_baseline_ + kHeapSlack;
+      })) << "heap in use "
+          << heap << " bytes, before " << heap_baseline_;
+    }
     for (int p = 0; p < kPartitions; ++p) {
-      const std::map<int64_t, std::string> all = ReadAll(p);
+      const std::map<int64_t, size_t> all = ReadAll(p);
       for (const auto& [offset, value] : acked_[p]) {
         auto it = all.find(offset);
         ASSERT_NE(it, all.end()) << "acknowledged offset " << offset << " of partition " << p
                                  << " is gone";
-        EXPECT_EQ(it->second, value) << "offset " << offset << " of partition " << p;
+        EXPECT_EQ(it->second, value)
+            << "offset " << offset << " of partition " << p << " reads back another value";
       }
     }
   }
@@ -218,7 +254,8 @@ class ClientChaos : public ::testing::Test {
   std::future<Status> run_;
   uint16_t port_ = 0;
   testing::DescriptorCount baseline_;
-  std::map<int, std::map<int64_t, std::string>> acked_;
+  int64_t heap_baseline_ = 0;
+  std::map<int, std::map<int64_t, size_t>> acked_;  // partition -> offset -> Digest
   int witnesses_ = 0;
 };
 
@@ -370,7 +407,7 @@ TEST_F(ClientChaos, PipelinedRequestsWithACloseInTheMiddle) {
       ASSERT_TRUE(frame.has_value()) << "answer " << i;
       const int64_t offset = ProduceOffset(*frame);
       ASSERT_GE(offset, 0);
-      acked_[0][offset] = values[size_t(i)];
+      acked_[0][offset] = Digest(values[size_t(i)]);
     }
     client.Close(how);
     ExpectUnharmed("pipelined requests, close after three answers");
