@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+python3 scripts/check-layers.py
 cmake --preset release >/dev/null
 cmake --build --preset release
 ctest --test-dir build/release --output-on-failure -j2 "$@"
