@@ -16,6 +16,12 @@
 namespace daruma::broker {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAddressSanitizer = true;
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+
 std::atomic<int> g_last_api_key{-1};
 std::atomic<bool> g_exit_expected{false};
 const char* g_prefix = "daruma";
@@ -130,12 +136,17 @@ void InstallFatalSignalReporting(const char* prefix) {
   std::call_once(once, [prefix] {
     g_prefix = prefix;
     IgnoreSigpipe();
-    // An alternate stack, so a stack overflow can still be reported.
-    static std::array<char, 64 * 1024> alt_stack;
-    stack_t ss{};
-    ss.ss_sp = alt_stack.data();
-    ss.ss_size = alt_stack.size();
-    ::sigaltstack(&ss, nullptr);
+    // An alternate stack, so a stack overflow can still be reported: on the
+    // main thread only (a static buffer must never become the alternate
+    // stack of a thread that exits), and not under AddressSanitizer, which
+    // manages threads' alternate stacks itself and unmaps them at exit.
+    if (!kUnderAddressSanitizer && ::gettid() == ::getpid()) {
+      static std::array<char, 64 * 1024> alt_stack;
+      stack_t ss{};
+      ss.ss_sp = alt_stack.data();
+      ss.ss_size = alt_stack.size();
+      ::sigaltstack(&ss, nullptr);
+    }
     struct sigaction sa {};
     sa.sa_handler = OnFatalSignal;
     sigemptyset(&sa.sa_mask);
