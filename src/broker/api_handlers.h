@@ -19,12 +19,12 @@
 #include "broker/delayed_fetch.h"
 #include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
+#include "broker/topic_registry.h"
+#include "common/status.h"
 #include "protocol/error_codes.h"
 #include "protocol/protocol_reader.h"
 #include "protocol/protocol_writer.h"
 #include "protocol/request_header.h"
-#include "broker/topic_registry.h"
-#include "common/status.h"
 
 namespace daruma::broker {
 

@@ -40,10 +40,10 @@
 #include <string>
 #include <vector>
 
-#include "protocol/response_frame.h"
 #include "common/file_system.h"
 #include "log/log.h"
 #include "log/topic_partition.h"
+#include "protocol/response_frame.h"
 
 namespace daruma::broker {
 

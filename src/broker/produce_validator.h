@@ -25,9 +25,9 @@
 #include <optional>
 #include <string>
 
-#include "protocol/error_codes.h"
 #include "common/bytes.h"
 #include "log/log_config.h"
+#include "protocol/error_codes.h"
 
 namespace daruma::broker {
 

@@ -19,8 +19,8 @@
 //
 // Index files whose bytes cannot be an index (a size that is not a multiple
 // of the entry size, offsets below the base offset, offset-index offsets or
-// positions that go backwards, negative positions or timestamps) are an error naming the file and the
-// byte position; printing stops there instead of listing garbage entries.
+// positions that go backwards, negative positions or timestamps) are an error naming the file and
+// the byte position; printing stops there instead of listing garbage entries.
 //
 // Exit codes (the rule of every subcommand, tools/cli.h): 0 every file read
 // and valid, 1 a corrupt or invalid file or a mismatch found, 2 usage, a

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "broker/handler_harness.h"
-#include "protocol/messages.h"
 #include "common/clock.h"
 #include "common/no_sync_file_system.h"
 #include "log/log.h"
 #include "log/log_file_names.h"
+#include "protocol/messages.h"
 #include "support/test_support.h"
 
 namespace daruma::broker::testing {
