@@ -25,7 +25,6 @@ Connection::Connection(asio::ip::tcp::socket socket, ConnectionContext context, 
       on_closed_(std::move(on_closed)) {}
 
 void Connection::Start() {
-  IgnoreSigpipe();
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   ++context_.counters->connections_active;

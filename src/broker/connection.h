@@ -32,7 +32,8 @@
 // Clients that leave: a peer that closes, resets or stops reading never takes
 // more than its own connection. Writes never raise SIGPIPE (asio sends with
 // MSG_NOSIGNAL; sendfile(2) has no such flag, so the broker ignores SIGPIPE
-// process-wide: IgnoreSigpipe in fatal_signals.h, also called by Start).
+// process-wide: IgnoreSigpipe in fatal_signals.h, called once by
+// KafkaServer::Start).
 // EPIPE, ECONNRESET or any other error from write or sendfile closes that
 // connection and is counted (write_errors). While a request is in flight the
 // connection watches the socket for the peer's EOF or reset: then the client

@@ -1,5 +1,6 @@
 #include "broker/kafka_server.h"
 
+#include "broker/fatal_signals.h"
 #include "broker/http_server.h"
 
 namespace daruma::broker {
@@ -21,6 +22,7 @@ Status KafkaServer::Bind(const ListenerAddress& address) {
 }
 
 void KafkaServer::Start(FrameHandler* handler) {
+  IgnoreSigpipe();  // before the first connection: sendfile has no MSG_NOSIGNAL
   handler_ = handler;
   Accept();
 }
