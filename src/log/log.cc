@@ -53,6 +53,7 @@ Result<std::unique_ptr<Log>> Log::FromLoaded(FileSystem* fs, const std::string& 
     return Status::InvalidArgument(fmt::format("{}: a log needs at least one segment", dir));
   }
   std::unique_ptr<Log> log(new Log(fs, dir, tp, config, clock));
+  log->file_system_owner_ = std::move(parts.file_system_owner);
   log->segments_ = std::move(parts.segments);
   log->log_start_offset_ = parts.log_start_offset;
   log->log_end_offset_ = parts.log_end_offset;

@@ -41,6 +41,9 @@ using SegmentMap = std::map<int64_t, std::unique_ptr<LogSegment>>;
 
 // What a loader (recovery) hands to the Log it builds.
 struct LoadedLogParts {
+  // Owns the file system the parts were opened through when it is not
+  // process-wide (a load's undo-log decorator); kept until the Log is gone.
+  std::shared_ptr<void> file_system_owner;
   SegmentMap segments;
   int64_t log_start_offset = 0;
   int64_t recovery_point = 0;
@@ -272,6 +275,8 @@ class Log {
   Result<int> DeleteSegmentsLocked(const std::vector<int64_t>& bases, RetentionResult* out);
   Status MaybeIncrementLogStartOffsetLocked(int64_t new_start);
 
+  // First member, so destroyed last: fs_ may point into it.
+  std::shared_ptr<void> file_system_owner_;
   FileSystem* fs_;
   std::string dir_;
   TopicPartition tp_;

@@ -212,7 +212,9 @@ void PartitionChecker::Plan(FileSystem* read_ahead) {
                        .log_start_offset_checkpoint = p_.log_start_offset_checkpoint,
                        .quarantine = true,
                        .remaining_segments = nullptr,
-                       .scanned_bytes_progress = o_.scanned_bytes};
+                       .scanned_bytes_progress = o_.scanned_bytes,
+                       // The overlay is thrown away: nothing to undo.
+                       .transactional = false};
   auto log = LoadLog(params, &out_->plan);
   if (!log.ok()) {
     out_->load_failed = true;

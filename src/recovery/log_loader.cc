@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -14,8 +15,11 @@
 #include "log/log_file_names.h"
 #include "log/producer_snapshot_file.h"
 #include "log/producer_state_manager.h"
+#include "log/transaction_index.h"
+#include "record/control_record.h"
 #include "record/file_batch_reader.h"
 #include "recovery/background_syncs.h"
+#include "recovery/load_transaction.h"
 #include "recovery/producer_state_loader.h"
 #include "recovery/quarantine.h"
 #include "recovery/segment_scan_pipeline.h"
@@ -92,6 +96,15 @@ class Loader {
   Status SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<ProducerStateManager> psm,
                               BackgroundSyncs* syncs);
   Status SplitAndSwap(LogSegment* segment);  // §10.5
+  // Remembers `segment`'s .txnindex before recovery rebuilds it.
+  Status RememberTxnIndex(LogSegment* segment);
+  // After the rebuild (or a truncation to the base): a .txnindex is never
+  // shortened except together with the .log range it describes, and never
+  // without a quarantine copy. Entries the rebuild from the .log did not find
+  // although their marker is still in the segment (the producer state they
+  // need was lost, say) are kept; if anything was dropped, the old bytes go
+  // to quarantine first.
+  Status KeepAbortedTxns(LogSegment* segment);
   // Pass 4 with Kafka's retry after an offset-overflow split.
   Status LoadSegmentFilesRetryingSplits();
   Result<int64_t> TruncateWholeSegment(LogSegment* segment);
@@ -125,6 +138,14 @@ class Loader {
     std::vector<std::unique_ptr<LogSegment>> segments;
   };
   std::optional<SplitResult> split_;
+  // The .txnindex of the segment RecoverSegment is rebuilding, as it was
+  // before (KeepAbortedTxns).
+  struct OldTxnIndex {
+    int64_t base = 0;
+    std::vector<uint8_t> bytes;
+    std::vector<AbortedTxn> entries;  // empty if the old file did not parse
+  };
+  std::optional<OldTxnIndex> old_txn_index_;
   // The last listing of the dir, and whether it still holds: every change
   // the loader makes to the dir's entries (deletes, renames, recovered
   // segments' snapshots and indexes) clears listing_current_. Snapshot files
@@ -497,6 +518,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
         {next_offset, std::nullopt, DescribeTail(segment->log_file(), valid, size, visitor_error)});
   };
   const int64_t size_before = segment->size();
+  DARUMA_RETURN_IF_ERROR(RememberTxnIndex(segment));
   auto recovered = segment->ApplyRecovery(*scan, on_batch, before_truncate);
   if (!recovered.ok()) {
     if (recovered.status().code() == StatusCode::kOffsetOverflow) {
@@ -507,6 +529,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
     return recovered.status();
   }
   if (!visitor_stopped) psm->UpdateMapEndOffset(scan->v2_next_offset);
+  DARUMA_RETURN_IF_ERROR(KeepAbortedTxns(segment));
   AddScanned(size_before);
   report_->recovered_segments++;
   report_->rebuilt_indexes.push_back(segment->offset_index_path());
@@ -610,7 +633,99 @@ Result<int64_t> Loader::TruncateWholeSegment(LogSegment* segment) {
           {base, std::nullopt, "invalid offsets during recovery: segment truncated to its base"}));
     }
   }
-  return segment->TruncateTo(base);
+  DARUMA_ASSIGN_OR_RETURN(int64_t truncated, segment->TruncateTo(base));
+  DARUMA_RETURN_IF_ERROR(KeepAbortedTxns(segment));
+  return truncated;
+}
+
+// (producer id, offset) of every ABORT marker in `segment`'s .log.
+Result<std::set<std::pair<int64_t, int64_t>>> AbortMarkers(LogSegment* segment) {
+  std::set<std::pair<int64_t, int64_t>> out;
+  FileBatchReader reader(segment->log_file());
+  while (std::optional<LogEntry> entry = reader.Next()) {
+    if (!entry->is_v2()) continue;  // no transactions before magic 2
+    RecordBatchView batch = entry->batch();
+    if (!batch.is_control() || batch.records_count() == 0) continue;
+    auto records = batch.DecodeRecords();
+    if (!records.ok() || records->empty() || !(*records)[0].key) continue;
+    auto type = ParseControlRecordKey(AsBytes(*(*records)[0].key));
+    if (type.ok() && *type == ControlRecordType::kAbort) {
+      out.insert({batch.producer_id(), batch.base_offset()});
+    }
+  }
+  DARUMA_RETURN_IF_ERROR(reader.ScanStatus());
+  return out;
+}
+
+Status Loader::RememberTxnIndex(LogSegment* segment) {
+  old_txn_index_.reset();
+  TransactionIndex* index = segment->txn_index();
+  if (!index->FileExists()) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs_->ReadFile(index->path()));
+  if (bytes.empty()) return Status::Ok();
+  OldTxnIndex old{segment->base_offset(), std::move(bytes), {}};
+  auto entries = index->AllAbortedTxns();
+  if (entries.ok()) old.entries = std::move(*entries);
+  old_txn_index_ = std::move(old);
+  return Status::Ok();
+}
+
+Status Loader::KeepAbortedTxns(LogSegment* segment) {
+  if (!old_txn_index_ || old_txn_index_->base != segment->base_offset()) return Status::Ok();
+  const OldTxnIndex old = std::move(*old_txn_index_);
+  old_txn_index_.reset();
+  TransactionIndex* index = segment->txn_index();
+  DARUMA_ASSIGN_OR_RETURN(std::vector<AbortedTxn> now, index->AllAbortedTxns());
+  DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
+  std::map<int64_t, AbortedTxn> merged;  // by marker offset
+  for (const AbortedTxn& t : now) merged[t.last_offset] = t;
+  std::vector<AbortedTxn> candidates;  // old entries the rebuild lacks
+  int64_t kept = 0, dropped = 0;
+  for (const AbortedTxn& t : old.entries) {
+    auto it = merged.find(t.last_offset);
+    if (it != merged.end()) {
+      if (it->second.producer_id != t.producer_id) ++dropped;  // the .log says otherwise
+    } else if (t.last_offset < next) {
+      candidates.push_back(t);
+    } else {
+      ++dropped;  // its marker went with the .log range cut off
+    }
+  }
+  if (!candidates.empty()) {
+    // Kept only if the segment really holds that producer's ABORT marker at
+    // the entry's last offset: a damaged .txnindex (zeros, say) has
+    // entries that look valid but name no marker.
+    using Markers = std::set<std::pair<int64_t, int64_t>>;
+    DARUMA_ASSIGN_OR_RETURN(Markers aborts, AbortMarkers(segment));
+    for (const AbortedTxn& t : candidates) {
+      if (t.first_offset <= t.last_offset && aborts.count({t.producer_id, t.last_offset})) {
+        merged[t.last_offset] = t;
+        ++kept;
+      } else {
+        ++dropped;
+      }
+    }
+  }
+  const bool shortened =
+      dropped > 0 || kept > 0 || now.size() * AbortedTxn::kSize < old.bytes.size();
+  if (!shortened) return Status::Ok();
+  const std::string path = index->path();
+  DARUMA_RETURN_IF_ERROR(quarantine_.SaveBytes(
+      path, old.bytes,
+      {old.entries.empty() ? std::nullopt : std::optional<int64_t>(old.entries.front().last_offset),
+       old.entries.empty() ? std::nullopt : std::optional<int64_t>(old.entries.back().last_offset),
+       fmt::format(
+           ".txnindex before recovery rebuilt it ({} entries; {} dropped with the log range "
+           "they describe or contradicted by it, {} kept that the rebuild did not find)",
+           old.entries.size(), dropped, kept)}));
+  if (kept == 0) return Status::Ok();
+  Warn(
+      fmt::format("Kept {} aborted transaction(s) of {} that rebuilding it from the log did not "
+                  "find (their markers are still in the segment)",
+                  kept, path));
+  DARUMA_RETURN_IF_ERROR(index->Reset());
+  for (const auto& [last, t] : merged) DARUMA_RETURN_IF_ERROR(index->Append(t));
+  return index->Flush();
 }
 
 Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases,
@@ -809,8 +924,6 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   RecoveryOffsets offsets;
   if (!HasSuffix(dir_, kDeleteDirSuffix)) {
     DARUMA_ASSIGN_OR_RETURN(offsets, RecoverLog());
-    DARUMA_RETURN_IF_ERROR(
-        segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));
   } else if (segments_.empty()) {
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, 0, p_.config, false));
     segments_[0] = std::move(segment);
@@ -833,7 +946,17 @@ Result<std::unique_ptr<Log>> Loader::Run() {
       {log_start, offsets.next_offset, p_.had_clean_shutdown, p_.clock->NowMs()}, &scanned));
   AddScanned(scanned);
 
+  // The active segment's indexes get their full size back. Nothing after
+  // this fails, so on a load that changed nothing else (a clean start) the
+  // resize needs no undo record (and no fsync).
+  if (!HasSuffix(dir_, kDeleteDirSuffix)) {
+    if (p_.transaction) p_.transaction->StopRecordingIfUnchanged();
+    DARUMA_RETURN_IF_ERROR(
+        segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));
+  }
+
   LoadedLogParts parts;
+  parts.file_system_owner = p_.transaction;
   parts.segments = std::move(segments_);
   parts.log_start_offset = log_start;
   parts.recovery_point = offsets.recovery_point;
@@ -876,11 +999,58 @@ Result<std::unique_ptr<Log>> Loader::Run() {
 
 Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecoveryReport* report) {
   PartitionRecoveryReport local;
+  if (report == nullptr) report = &local;
   LoadLogParams p = params;
   if (p.fs == nullptr) p.fs = FileSystem::Default();
   if (p.clock == nullptr) p.clock = Clock::System();
-  Loader loader(p, report != nullptr ? report : &local);
-  return loader.Run();
+  const bool own_transaction = p.transactional && !p.transaction;
+  if (!p.transaction) {
+    // A load or repair that a crash interrupted is undone before anything
+    // else reads the dir.
+    Result<bool> rolled = LoadTransaction::RollBackInterrupted(p.fs, p.partition_dir);
+    if (!rolled.ok()) return rolled.status();
+    if (*rolled) {
+      report->warnings.push_back(
+          fmt::format("{}: an earlier load or repair of this partition was interrupted; its "
+                      "changes were undone before loading ({})",
+                      p.partition_dir, kLoadUndoDirName));
+    }
+  }
+  if (own_transaction) p.transaction = LoadTransaction::Begin(p.fs, p.partition_dir);
+  if (p.transaction) p.fs = p.transaction->fs();
+
+  std::unique_ptr<Log> log;
+  Status st;
+  {
+    // The loader and everything it opened are gone before a rollback, so no
+    // destructor writes to a restored file.
+    Loader loader(p, report);
+    Result<std::unique_ptr<Log>> loaded = loader.Run();
+    if (!own_transaction) return loaded;
+    if (loaded.ok()) {
+      log = std::move(*loaded);
+    } else {
+      st = loaded.status();
+    }
+  }
+  // Commit syncs what the load changed before the undo log goes; the log's
+  // recovery point stays Kafka's (the caller's FlushAll moves it).
+  if (st.ok()) st = p.transaction->Commit();
+  if (st.ok()) return log;
+  if (log) (void)log->Close();
+  log.reset();  // before the files are restored
+  Status undone = p.transaction->Rollback();
+  if (!undone.ok()) {
+    return Status(st.code(), fmt::format("{}; undoing the load's changes failed too: {}",
+                                         st.message(), undone.ToString()));
+  }
+  // None of it happened.
+  report->quarantined.clear();
+  report->deleted_files.clear();
+  report->rebuilt_indexes.clear();
+  report->truncated_bytes = 0;
+  report->left_unchanged = true;
+  return st;
 }
 
 }  // namespace daruma

@@ -58,6 +58,7 @@
 #include "log/log.h"
 #include "log/log_config.h"
 #include "log/topic_partition.h"
+#include "recovery/load_transaction.h"
 #include "recovery/recovery_report.h"
 
 namespace daruma {
@@ -80,9 +81,21 @@ struct LoadLogParams {
   // Threads scanning this partition's segments ahead of recovery (pass 5;
   // 1 = scan on the loading thread). Only speed depends on it.
   int recovery_threads = 1;
+  // All or nothing (load_transaction.h): every change goes through an undo
+  // log, rolled back if the load fails, so a refused partition's dir is left
+  // byte for byte as it was. `transaction` set: the caller's transaction
+  // (repair's steps before the load belong to it), which the caller commits
+  // or rolls back; null: LoadLog runs its own. `transactional` false: no undo
+  // log (a load on an overlay that is thrown away anyway, `check`).
+  std::shared_ptr<LoadTransaction> transaction = nullptr;
+  bool transactional = true;
 };
 
-// Loads the partition and fills every field of *report (may be null).
+// Loads the partition and fills every field of *report (may be null). First
+// rolls back an interrupted earlier load or repair of the partition (unless
+// the caller passes its own transaction). On failure the partition dir is as
+// it was found (report->left_unchanged), unless undoing failed too (an I/O
+// error, which the error names).
 Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecoveryReport* report);
 
 }  // namespace daruma

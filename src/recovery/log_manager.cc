@@ -298,7 +298,8 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
       .scanned_bytes_progress = &scanned_bytes_,
       // Threads a dir has more of than partitions scan
       // segments of one partition ahead of its recovery.
-      .recovery_threads = std::max(1, threads_per_dir_ / std::max(1, int(d.partitions.size())))};
+      .recovery_threads = std::max(1, threads_per_dir_ / std::max(1, int(d.partitions.size()))),
+      .transactional = options_.load_undo_log};
   Result<std::unique_ptr<Log>> loaded = LoadLog(params, &pr);
   Status st = loaded.status();
   std::unique_ptr<Log> log;
@@ -329,6 +330,7 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
     d.logs[p.path] = std::move(log);
   } else if (!st.IsIoError()) {
     ++d.failed_partitions;
+    d.failed_all_unchanged = d.failed_all_unchanged && pr.left_unchanged;
     d.failed_tps.insert(tp);
   }
   report_.partitions.push_back(std::move(pr));
@@ -491,8 +493,13 @@ Status LogManager::ShutdownDir(LogDirState& d) {
   DARUMA_RETURN_IF_ERROR(error);
   DARUMA_RETURN_IF_ERROR(WriteCheckpoints(d));
   // A partition that could not be loaded was never recovered: leave the dir
-  // unclean so the next start scans it again.
-  if (d.failed_partitions > 0) return Status::Ok();
+  // unclean so the next start scans it again -- unless the dir had shut down
+  // cleanly and every such partition was left exactly as found (its load was
+  // undone): then the marker comes back, and those partitions are as clean
+  // as they were.
+  if (d.failed_partitions > 0 && !(d.had_clean_shutdown && d.failed_all_unchanged)) {
+    return Status::Ok();
+  }
   return CleanShutdownFile(d.path, options_.fs).Write(options_.broker_epoch);
 }
 

@@ -169,6 +169,9 @@ struct LogManagerOptions {
   // Layered over `fs`, so a fault-injecting `fs` still sees every real open,
   // write, sync and rename.
   size_t max_open_files = DefaultMaxOpenFiles();
+  // Each partition's load is all or nothing (load_transaction.h). Off only to
+  // measure what that costs (bench/load_undo_bench.cc).
+  bool load_undo_log = true;
 };
 
 // What the log cleaner (compaction) plugs into the log manager. Every hook is

@@ -43,6 +43,8 @@ struct LogManager::LogDirState {
   OffsetMap high_watermarks;
   bool all_loaded = false;  // every partition job ran (loaded or failed)
   int64_t failed_partitions = 0;
+  // Every partition that failed to load was left byte for byte as found.
+  bool failed_all_unchanged = true;
   std::set<TopicPartition> failed_tps;
   std::map<std::string, std::unique_ptr<Log>> logs;  // by partition directory path
   std::map<std::string, DirKind> kinds;              // same keys

@@ -13,6 +13,7 @@
 #include "log/log_file_names.h"
 #include "log/offset_checkpoint_file.h"
 #include "recovery/dir_lock.h"
+#include "recovery/load_transaction.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
 #include "recovery/quarantine.h"
@@ -82,12 +83,23 @@ Status CutLog(const PartitionCheck& p, const RepairApplyOptions& o,
   return o.fs->SyncDir(p.dir);
 }
 
-// Step 3 for one partition: load for real, flush, note the new checkpoint
-// values, close.
+// Step 3 for one partition: set aside, cut, load for real, flush, note the
+// new checkpoint values, close. All of it is one LoadTransaction: if any step
+// fails, the partition dir is left byte for byte as it was.
 Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
                        const RepairApplyOptions& o, PartitionRecoveryReport* report, std::mutex* mu,
                        NewCheckpoints* out) {
-  LoadLogParams params{.fs = o.fs,
+  DARUMA_ASSIGN_OR_RETURN(bool rolled, LoadTransaction::RollBackInterrupted(o.fs, p.dir));
+  if (rolled) {
+    report->warnings.push_back(fmt::format(
+        "{}: an earlier load or repair of this partition was interrupted; its changes were "
+        "undone first",
+        p.dir));
+  }
+  std::shared_ptr<LoadTransaction> txn = LoadTransaction::Begin(o.fs, p.dir);
+  RepairApplyOptions in_txn = o;
+  in_txn.fs = txn->fs();
+  LoadLogParams params{.fs = in_txn.fs,
                        .log_dir = plan.path,
                        .partition_dir = p.dir,
                        .tp = p.tp,
@@ -98,12 +110,39 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
                        .log_start_offset_checkpoint = Find(plan.log_start_offsets, p.tp),
                        .quarantine = true,
                        .remaining_segments = nullptr,
-                       .scanned_bytes_progress = nullptr};
-  DARUMA_RETURN_IF_ERROR(SetAsideBadEpochCheckpoint(p, o, report));
-  DARUMA_RETURN_IF_ERROR(CutLog(p, o, report));
-  DARUMA_ASSIGN_OR_RETURN(auto log, LoadLog(params, report));
-  log->UpdateHighWatermark(Find(plan.high_watermarks, p.tp));
-  DARUMA_RETURN_IF_ERROR(log->FlushAll());
+                       .scanned_bytes_progress = nullptr,
+                       .transaction = txn};
+  std::unique_ptr<Log> log;
+  Status st = SetAsideBadEpochCheckpoint(p, in_txn, report);
+  if (st.ok()) st = CutLog(p, in_txn, report);
+  if (st.ok()) {
+    auto loaded = LoadLog(params, report);
+    if (loaded.ok()) {
+      log = std::move(*loaded);
+    } else {
+      st = loaded.status();
+    }
+  }
+  if (st.ok()) {
+    log->UpdateHighWatermark(Find(plan.high_watermarks, p.tp));
+    st = log->FlushAll();
+  }
+  if (st.ok()) st = txn->Commit();
+  if (!st.ok()) {
+    if (log) (void)log->Close();
+    log.reset();  // before the files are restored
+    Status undone = txn->Rollback();
+    if (!undone.ok()) {
+      return Status(st.code(), fmt::format("{}; undoing the repair's changes failed too: {}",
+                                           st.message(), undone.ToString()));
+    }
+    report->quarantined.clear();
+    report->deleted_files.clear();
+    report->rebuilt_indexes.clear();
+    report->truncated_bytes = 0;
+    report->left_unchanged = true;
+    return st;
+  }
   {
     std::lock_guard<std::mutex> lock(*mu);
     out->recovery_points[p.tp] = log->log_end_offset();

@@ -103,6 +103,18 @@ Status Quarantine::CopyRange(const std::string& path, int64_t from, int64_t end,
   return Record(path, from, copied, range, target);
 }
 
+Status Quarantine::SaveBytes(const std::string& path, std::span<const uint8_t> bytes,
+                             const Range& range) {
+  if (!enabled_ || bytes.empty()) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(EnsureDir());
+  const std::string target = UniqueTarget(path, 0);
+  DARUMA_ASSIGN_OR_RETURN(auto out, fs_->Open(target, OpenMode::kCreateExclusive));
+  DARUMA_RETURN_IF_ERROR(out->WriteAt(0, bytes));
+  DARUMA_RETURN_IF_ERROR(out->Sync());
+  DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir()));
+  return Record(path, 0, int64_t(bytes.size()), range, target);
+}
+
 Status Quarantine::MoveFile(const std::string& path, const Range& range) {
   if (!enabled_ || !fs_->Exists(path)) return Status::Ok();
   DARUMA_RETURN_IF_ERROR(EnsureDir());

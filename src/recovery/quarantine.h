@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "common/file_system.h"
@@ -67,6 +68,9 @@ class Quarantine {
   // gets a manifest line and a report entry with an empty quarantine path,
   // and no copy.
   Status CopyRange(const std::string& path, int64_t from, int64_t end, const Range& range);
+  // Sets aside `bytes`, the former content of `path` (which the caller has
+  // already rewritten, e.g. a rebuilt .txnindex that lost entries).
+  Status SaveBytes(const std::string& path, std::span<const uint8_t> bytes, const Range& range);
   // Moves the whole file `path` aside (it no longer exists afterwards). A
   // missing file is not an error and is not recorded.
   Status MoveFile(const std::string& path, const Range& range);

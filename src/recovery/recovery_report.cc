@@ -38,6 +38,7 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
           {"recoveredSegments", p.recovered_segments},
           {"errors", p.errors},
           {"warnings", p.warnings},
+          {"leftUnchanged", p.left_unchanged},
           {"durationMs", p.duration_ms}};
 }
 

@@ -55,6 +55,9 @@ struct PartitionRecoveryReport {
       warnings;  // e.g. "Corruption found in segment 975, truncating to offset 1045"
   int64_t recovered_segments = 0;
   int64_t duration_ms = 0;
+  // The load failed and every change it had made was undone: the partition
+  // dir is byte for byte what it was before.
+  bool left_unchanged = false;
 };
 
 struct LogDirReport {

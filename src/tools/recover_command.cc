@@ -147,6 +147,7 @@ void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
     if (!q.quarantine_path.empty()) out << "      quarantined: " << q.quarantine_path << "\n";
   }
   for (const auto& e : p.errors) out << "      error: " << e << "\n";
+  if (p.left_unchanged) out << "      not loaded: every file of it left exactly as it was found\n";
   for (const auto& w : p.warnings) out << "      " << w << "\n";
 }
 

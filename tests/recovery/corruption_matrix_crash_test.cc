@@ -10,6 +10,8 @@
 //  * every byte removed from a .log or .snapshot file is in the quarantine:
 //    the MANIFEST.jsonl ranges for those files sum to the bytes removed, and
 //    the report lists exactly the manifest's ranges.
+//  * a partition start-up refuses is left exactly as the damage left it:
+//    every file of its dir byte for byte (issue 25).
 // And, on untouched copies of the same damaged image, the operator tools
 // (issue 5), judged the way recovery is:
 //  * `check` (LogChecker) reports a problem whenever the damage is not
@@ -129,6 +131,9 @@ struct Outcome {
   int64_t quarantine_mismatches = 0;
   int64_t report_mismatches = 0;
   int64_t unscanned_clean = 0;  // .log damage below the recovery point of a clean dir
+  // Partitions start-up refused, and those of them whose dir the failed load
+  // changed (issue 25: must stay 0, every file byte for byte as found).
+  int64_t refused = 0, refused_changed = 0;
   // `check` on the damaged copy: reported / silent on a harmless damage /
   // silent on a harmful one.
   int64_t check_reported = 0, check_silent_harmless = 0, check_missed = 0;
@@ -297,6 +302,22 @@ class CorruptionMatrixTest : public ::testing::Test {
       if (rep != nullptr) reported |= Reported(*rep);
       Log* log = manager.GetLog(tp);
       if (log == nullptr) {
+        // Refused: the partition dir is exactly what the damage left.
+        const std::string part_dir = JoinPath(log_dir_, tp.ToString());
+        std::map<std::string, std::vector<uint8_t>> expected;
+        for (const auto& [path, bytes] : damaged) {
+          if (path.rfind(part_dir + "/", 0) == 0) expected[path] = bytes;
+        }
+        ++out->refused;
+        if (image->Files(part_dir) != expected) {
+          ++out->refused_changed;
+          std::string why = rep == nullptr || rep->errors.empty() ? "" : rep->errors[0];
+          for (const auto& [path, bytes] : image->Files(part_dir)) {
+            auto e = expected.find(path);
+            if (e == expected.end() || e->second != bytes) why += " | differs: " + path;
+          }
+          out->Note("refused_changed", label + ": " + tp.ToString() + ": " + why);
+        }
         lost_anything = true;
         loss += " " + tp.ToString() + " not loaded";
         continue;
@@ -494,7 +515,8 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
             << " invalid_served=" << out.invalid_served << " divergent=" << out.divergent
             << " quarantine_mismatches=" << out.quarantine_mismatches
             << " report_mismatches=" << out.report_mismatches
-            << " unscanned_clean=" << out.unscanned_clean
+            << " unscanned_clean=" << out.unscanned_clean << " refused=" << out.refused
+            << " refused_changed=" << out.refused_changed
             << " check_reported=" << out.check_reported
             << " check_silent_harmless=" << out.check_silent_harmless
             << " check_missed=" << out.check_missed << " repair_fixed=" << out.repair_fixed
@@ -512,6 +534,7 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
   EXPECT_EQ(out.undetected_loss, 0);
   EXPECT_EQ(out.quarantine_mismatches, 0);
   EXPECT_EQ(out.report_mismatches, 0);
+  EXPECT_EQ(out.refused_changed, 0);
   EXPECT_EQ(out.check_missed, 0);
   EXPECT_EQ(out.repair_failed, 0);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <mutex>
 
 #include "common/bytes.h"
@@ -345,15 +346,23 @@ TEST(LogManagerTest, IoErrorTakesOnlyThatDirOffline) {
   EXPECT_TRUE(FileSystem::Default()->Exists(b.Join(kCleanShutdownFileName)));
 }
 
-TEST(LogManagerTest, PartitionThatCannotLoadIsReportedAndKeepsTheDirUnclean) {
+// A partition that cannot load is reported, and its dir left as found
+// (issue 25). The dir's clean-shutdown marker comes back at shutdown when the
+// dir had one: the refused partition is exactly as clean as before, every
+// other one was closed cleanly. A dir that had crashed stays unclean.
+void CheckPartitionThatCannotLoad(bool had_clean_shutdown) {
   TempDir a;
   MakePartition(a.path(), kOrders, 3);
   MakePartition(a.path(), kPayments, 2);
   WriteStringToFile(a.Join("payments-3/leader-epoch-checkpoint"), "garbage\n");
-  WriteStringToFile(a.Join(kCleanShutdownFileName), "");
+  if (had_clean_shutdown) WriteStringToFile(a.Join(kCleanShutdownFileName), "");
   ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kRecoveryPointCheckpointFile))
                   ->Write({{kOrders, 3}, {kPayments, 2}})
                   .ok());
+  std::map<std::string, std::string> before;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(a.Join("payments-3"))) {
+    if (e.is_regular_file()) before[e.path()] = ReadFileToString(e.path());
+  }
   LogManager manager;
   ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
 
@@ -366,12 +375,25 @@ TEST(LogManagerTest, PartitionThatCannotLoadIsReportedAndKeepsTheDirUnclean) {
   ASSERT_EQ(failed.errors.size(), 1u);
   EXPECT_NE(failed.errors[0].find("payments-3/leader-epoch-checkpoint"), std::string::npos)
       << failed.errors[0];
+  EXPECT_TRUE(failed.left_unchanged);
   ASSERT_TRUE(manager.Shutdown().ok());
-  // The failed partition keeps its old entry, and the dir stays unclean so the
-  // next start scans it again.
+  // The failed partition keeps its old entry and its files.
   EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile),
             (OffsetMap{{kOrders, 3}, {kPayments, 2}}));
-  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+  std::map<std::string, std::string> after;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(a.Join("payments-3"))) {
+    if (e.is_regular_file()) after[e.path()] = ReadFileToString(e.path());
+  }
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)), had_clean_shutdown);
+}
+
+TEST(LogManagerTest, PartitionThatCannotLoadIsLeftAsFoundAndACleanDirStaysClean) {
+  CheckPartitionThatCannotLoad(true);
+}
+
+TEST(LogManagerTest, PartitionThatCannotLoadKeepsACrashedDirUnclean) {
+  CheckPartitionThatCannotLoad(false);
 }
 
 TEST(LogManagerTest, UnreadableCheckpointIsAWarningAndReadsAsEmpty) {

@@ -7,6 +7,7 @@
 
 #include "common/file_system.h"
 #include "recovery/dir_lock.h"
+#include "support/damaged_fixture.h"
 #include "support/test_support.h"
 #include "tools/recover_command.h"
 
@@ -299,6 +300,25 @@ TEST(RecoverTest, QuietPrintsNothingOnSuccess) {
   EXPECT_EQ(RunRecover(o, out, err), 0);
   EXPECT_EQ(out.str(), "");
   EXPECT_EQ(err.str(), "");
+}
+
+// Issue 25: a partition recover cannot load is left byte for byte as it was,
+// every aborted transaction of its .txnindex files included, and the dir's
+// clean-shutdown marker stays (the partition is as clean as before).
+TEST(RecoverTest, RefusedPartitionIsLeftExactlyAsFound) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const std::string dir = CopyScenario(tmp, "transactional");
+  const std::string partition = dir + "/fixture-txn-0";
+  daruma::testing::MakeSegmentZeroUnloadable(partition);
+  const auto before = daruma::testing::ReadTree(partition);
+  RunResult run = Recover(Dirs({dir}), tmp.Join("report.json"));
+  EXPECT_EQ(run.rc, 1) << run.out << run.err;
+  ASSERT_EQ(run.report["partitions"].size(), 1u);
+  EXPECT_EQ(run.report["partitions"][0]["leftUnchanged"], true);
+  EXPECT_NE(run.out.find("left exactly as it was found"), std::string::npos) << run.out;
+  EXPECT_EQ(daruma::testing::ReadTree(partition), before);
+  EXPECT_TRUE(FileSystem::Default()->Exists(dir + "/.kafka_cleanshutdown"));
 }
 
 }  // namespace

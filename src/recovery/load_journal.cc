@@ -1,0 +1,497 @@
+#include "recovery/load_journal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "common/bytes.h"
+#include "common/crc32c.h"
+
+namespace daruma {
+
+namespace {
+
+constexpr char kJournalFileName[] = "JOURNAL";
+// Saved bytes are read in chunks of this size; an all-zero chunk is saved as
+// a length only (preallocated index files are mostly zeros).
+constexpr uint64_t kSaveChunk = 64 * 1024;
+
+void PutU64(std::vector<uint8_t>* out, uint64_t v) {
+  uint8_t b[8];
+  StoreBe64(b, v);
+  out->insert(out->end(), b, b + 8);
+}
+
+void PutString(std::vector<uint8_t>* out, const std::string& s) {
+  uint8_t b[4];
+  StoreBe32(b, uint32_t(s.size()));
+  out->insert(out->end(), b, b + 4);
+  out->insert(out->end(), s.begin(), s.end());
+}
+
+// Bounds-checked reads over one payload; any overrun marks it bad.
+struct PayloadReader {
+  const uint8_t* p;
+  size_t left;
+  bool bad = false;
+  bool Need(size_t n) {
+    if (left < n) bad = true;
+    return !bad;
+  }
+  uint8_t U8() {
+    if (!Need(1)) return 0;
+    --left;
+    return *p++;
+  }
+  uint64_t U64() {
+    if (!Need(8)) return 0;
+    const uint64_t v = LoadBe64(p);
+    p += 8;
+    left -= 8;
+    return v;
+  }
+  std::string String() {
+    if (!Need(4)) return {};
+    const uint32_t n = LoadBe32(p);
+    p += 4;
+    left -= 4;
+    if (!Need(n)) return {};
+    std::string s(reinterpret_cast<const char*>(p), n);
+    p += n;
+    left -= n;
+    return s;
+  }
+};
+
+bool Exists(FileSystem* fs, const std::string& path) {
+  return !path.empty() && fs->Exists(path);
+}
+
+Status RestoreSaved(FileSystem* fs, const UndoRecord& r) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, fs->Open(r.path, OpenMode::kReadWrite));
+  DARUMA_RETURN_IF_ERROR(file->Truncate(r.size));
+  static const std::vector<uint8_t> kZeros(kSaveChunk, 0);
+  for (const SavedRange& range : r.ranges) {
+    if (!range.zeros) {
+      DARUMA_RETURN_IF_ERROR(file->WriteAt(range.position, range.bytes));
+      continue;
+    }
+    for (uint64_t done = 0; done < range.length;) {
+      const uint64_t n = std::min<uint64_t>(kSaveChunk, range.length - done);
+      DARUMA_RETURN_IF_ERROR(
+          file->WriteAt(range.position + done, std::span<const uint8_t>(kZeros.data(), n)));
+      done += n;
+    }
+  }
+  return file->Sync();
+}
+
+// Moves a file set aside in the undo dir back to `path`. Both names exist
+// only after a power loss that kept the undo dir's new entry but not the
+// removal from the partition dir (the two directories are synced apart):
+// `path` then still names the original (any later file under that name was
+// removed by a newer record's inverse), and the undo copy is a duplicate.
+Status PutBack(FileSystem* fs, const std::string& undo, const std::string& path) {
+  if (!Exists(fs, undo)) return Status::Ok();
+  if (fs->Exists(path)) return fs->Remove(undo);
+  return fs->Rename(undo, path);
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeUndoRecord(const UndoRecord& r) {
+  std::vector<uint8_t> payload;
+  payload.push_back(uint8_t(r.kind));
+  PutString(&payload, r.path);
+  PutString(&payload, r.to);
+  PutString(&payload, r.undo);
+  PutU64(&payload, r.size);
+  PutU64(&payload, r.ranges.size());
+  for (const SavedRange& range : r.ranges) {
+    PutU64(&payload, range.position);
+    PutU64(&payload, range.length);
+    payload.push_back(range.zeros ? 1 : 0);
+    if (!range.zeros) payload.insert(payload.end(), range.bytes.begin(), range.bytes.end());
+  }
+  std::vector<uint8_t> out(8);
+  StoreBe32(out.data(), uint32_t(payload.size()));
+  StoreBe32(out.data() + 4, Crc32c(payload.data(), payload.size()));
+  out.insert(out.end(), payload.begin(), payload.end());
+  return out;
+}
+
+std::vector<UndoRecord> DecodeUndoRecords(const std::vector<uint8_t>& journal) {
+  std::vector<UndoRecord> records;
+  size_t pos = 0;
+  while (journal.size() - pos >= 8) {
+    const uint32_t len = LoadBe32(journal.data() + pos);
+    const uint32_t crc = LoadBe32(journal.data() + pos + 4);
+    if (journal.size() - pos - 8 < len) break;
+    const uint8_t* payload = journal.data() + pos + 8;
+    if (Crc32c(payload, len) != crc) break;
+    PayloadReader in{payload, len};
+    UndoRecord r;
+    const uint8_t kind = in.U8();
+    if (kind < uint8_t(UndoRecord::Kind::kCreate) || kind > uint8_t(UndoRecord::Kind::kModTime)) {
+      break;
+    }
+    r.kind = UndoRecord::Kind(kind);
+    r.path = in.String();
+    r.to = in.String();
+    r.undo = in.String();
+    r.size = in.U64();
+    const uint64_t n = in.U64();
+    for (uint64_t i = 0; i < n && !in.bad; ++i) {
+      SavedRange range;
+      range.position = in.U64();
+      range.length = in.U64();
+      range.zeros = in.U8() != 0;
+      if (!range.zeros && in.Need(range.length)) {
+        range.bytes.assign(in.p, in.p + range.length);
+        in.p += range.length;
+        in.left -= range.length;
+      }
+      r.ranges.push_back(std::move(range));
+    }
+    if (in.bad) break;
+    records.push_back(std::move(r));
+    pos += 8 + len;
+  }
+  return records;
+}
+
+Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records) {
+  std::set<std::string> dirs;
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    const UndoRecord& r = *it;
+    dirs.insert(ParentDir(r.path));
+    switch (r.kind) {
+      case UndoRecord::Kind::kCreate:
+        if (Exists(fs, r.path)) DARUMA_RETURN_IF_ERROR(fs->Remove(r.path));
+        break;
+      case UndoRecord::Kind::kCreateDir:
+        if (Exists(fs, r.path)) DARUMA_RETURN_IF_ERROR(fs->RemoveAll(r.path));
+        break;
+      case UndoRecord::Kind::kRename:
+        dirs.insert(ParentDir(r.to));
+        if (Exists(fs, r.to) && !Exists(fs, r.path)) {
+          DARUMA_RETURN_IF_ERROR(fs->Rename(r.to, r.path));
+        }
+        DARUMA_RETURN_IF_ERROR(PutBack(fs, r.undo, r.to));
+        break;
+      case UndoRecord::Kind::kRemove:
+        DARUMA_RETURN_IF_ERROR(PutBack(fs, r.undo, r.path));
+        break;
+      case UndoRecord::Kind::kSave:
+        if (Exists(fs, r.path)) DARUMA_RETURN_IF_ERROR(RestoreSaved(fs, r));
+        break;
+      case UndoRecord::Kind::kModTime:
+        if (Exists(fs, r.path))
+          DARUMA_RETURN_IF_ERROR(fs->SetModifiedTimeMs(r.path, int64_t(r.size)));
+        break;
+    }
+  }
+  // Deepest first, so a restored sub-directory's entry is durable before its
+  // parent's.
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (fs->Exists(*it)) DARUMA_RETURN_IF_ERROR(fs->SyncDir(*it));
+  }
+  return Status::Ok();
+}
+
+// ---- LoadJournal --------------------------------------------------------------
+
+LoadJournal::LoadJournal(FileSystem* base, std::string partition_dir)
+    : base_(base), dir_(std::move(partition_dir)), undo_dir_(JoinPath(dir_, kLoadUndoDirName)) {}
+
+bool LoadJournal::recording() const {
+  return recording_.load(std::memory_order_acquire);
+}
+
+bool LoadJournal::changed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return journal_ != nullptr;
+}
+
+void LoadJournal::StopRecording() {
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.store(false, std::memory_order_release);
+  cells_.clear();
+  paths_.clear();
+}
+
+bool LoadJournal::Covers(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CoversLocked(path);
+}
+
+bool LoadJournal::CoversLocked(const std::string& path) const {
+  if (!recording_ || path.size() <= dir_.size() || path.compare(0, dir_.size(), dir_) != 0 ||
+      path[dir_.size()] != '/') {
+    return false;
+  }
+  return !(path == undo_dir_ ||
+           (path.size() > undo_dir_.size() && path.compare(0, undo_dir_.size(), undo_dir_) == 0 &&
+            path[undo_dir_.size()] == '/'));
+}
+
+std::shared_ptr<OpenPathCell> LoadJournal::Track(const std::string& path) {
+  auto cell = std::make_shared<OpenPathCell>(OpenPathCell{path});
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(cells_, [](const std::weak_ptr<OpenPathCell>& c) { return c.expired(); });
+  cells_.push_back(cell);
+  return cell;
+}
+
+Status LoadJournal::EnsureUndoDirLocked() {
+  if (journal_) return Status::Ok();
+  if (!base_->Exists(undo_dir_)) DARUMA_RETURN_IF_ERROR(base_->CreateDir(undo_dir_));
+  DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
+  DARUMA_ASSIGN_OR_RETURN(auto file,
+                          base_->Open(JoinPath(undo_dir_, kJournalFileName), OpenMode::kTruncate));
+  DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
+  journal_ = std::move(file);
+  journal_size_ = 0;
+  return Status::Ok();
+}
+
+Status LoadJournal::AppendLocked(const UndoRecord& r) {
+  DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
+  touched_.insert(r.path);
+  if (!r.to.empty()) touched_.insert(r.to);
+  const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
+  DARUMA_RETURN_IF_ERROR(journal_->WriteAt(journal_size_, bytes));
+  journal_size_ += bytes.size();
+  // The record must be durable before the mutation it undoes can be.
+  return journal_->Sync();
+}
+
+std::string LoadJournal::NextUndoPathLocked() {
+  return JoinPath(undo_dir_, std::to_string(next_undo_++));
+}
+
+Result<LoadJournal::PathState*> LoadJournal::StateLocked(const std::string& path, File* file) {
+  auto it = paths_.find(path);
+  if (it != paths_.end()) return &it->second;
+  PathState state;
+  if (file != nullptr) {
+    DARUMA_ASSIGN_OR_RETURN(state.original_size, file->Size());
+  } else {
+    DARUMA_ASSIGN_OR_RETURN(state.original_size, base_->FileSize(path));
+  }
+  return &paths_.emplace(path, std::move(state)).first->second;
+}
+
+void LoadJournal::MoveNameLocked(const std::string& from, const std::string& to) {
+  auto it = paths_.find(from);
+  paths_.erase(to);
+  if (it != paths_.end()) {
+    paths_.emplace(to, std::move(it->second));
+    paths_.erase(from);
+  }
+  for (auto& weak : cells_) {
+    if (auto cell = weak.lock()) {
+      if (cell->path == to) cell->path.clear();  // the replaced file's name is gone
+      if (cell->path == from) cell->path = to;
+    }
+  }
+}
+
+Status LoadJournal::SaveLocked(const std::string& path, File* file, uint64_t from, uint64_t to) {
+  DARUMA_ASSIGN_OR_RETURN(PathState * state, StateLocked(path, file));
+  if (state->fresh) return Status::Ok();
+  to = std::min(to, state->original_size);
+  // The parts of [from, to) not saved yet (`saved` is sorted and disjoint).
+  std::vector<std::pair<uint64_t, uint64_t>> missing;
+  uint64_t cursor = from;
+  auto it = state->saved.upper_bound(from);
+  if (it != state->saved.begin()) cursor = std::max(cursor, std::prev(it)->second);
+  while (cursor < to) {
+    if (it == state->saved.end() || it->first >= to) {
+      missing.emplace_back(cursor, to);
+      break;
+    }
+    if (it->first > cursor) missing.emplace_back(cursor, it->first);
+    cursor = std::max(cursor, it->second);
+    ++it;
+  }
+  if (missing.empty() && state->size_recorded) return Status::Ok();
+
+  UndoRecord r;
+  r.kind = UndoRecord::Kind::kSave;
+  r.path = path;
+  r.size = state->original_size;
+  std::vector<uint8_t> chunk;
+  for (const auto& [start, end] : missing) {
+    for (uint64_t pos = start; pos < end;) {
+      const uint64_t n = std::min(kSaveChunk, end - pos);
+      chunk.resize(n);
+      DARUMA_ASSIGN_OR_RETURN(size_t got, file->ReadAt(pos, chunk));
+      if (got != n) {
+        return Status::IoError(
+            fmt::format("{}: short read at byte {} while saving it for undo", path, pos + got));
+      }
+      const bool zeros = std::all_of(chunk.begin(), chunk.end(), [](uint8_t b) { return b == 0; });
+      if (zeros && !r.ranges.empty() && r.ranges.back().zeros &&
+          r.ranges.back().position + r.ranges.back().length == pos) {
+        r.ranges.back().length += n;
+      } else {
+        r.ranges.push_back({pos, n, zeros, zeros ? std::vector<uint8_t>() : chunk});
+      }
+      pos += n;
+    }
+  }
+  DARUMA_RETURN_IF_ERROR(AppendLocked(r));
+  state->size_recorded = true;
+  for (const auto& [start, end] : missing) state->saved[start] = end;
+  // Merge neighbours so lookups stay short.
+  for (auto it = state->saved.begin(); it != state->saved.end();) {
+    auto next = std::next(it);
+    if (next != state->saved.end() && next->first <= it->second) {
+      it->second = std::max(it->second, next->second);
+      state->saved.erase(next);
+    } else {
+      it = next;
+    }
+  }
+  return Status::Ok();
+}
+
+Status LoadJournal::BeforeCreate(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!CoversLocked(path)) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kCreate, path, "", "", 0, {}}));
+  paths_[path] = PathState{.fresh = true};
+  return Status::Ok();
+}
+
+Status LoadJournal::BeforeCreateDir(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!CoversLocked(path)) return Status::Ok();
+  return AppendLocked({UndoRecord::Kind::kCreateDir, path, "", "", 0, {}});
+}
+
+Status LoadJournal::BeforeOverwrite(const OpenPathCell& cell, File* file, uint64_t position,
+                                    uint64_t length) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!CoversLocked(cell.path)) return Status::Ok();
+  return SaveLocked(cell.path, file, position, position + length);
+}
+
+Status LoadJournal::BeforeTruncate(const OpenPathCell& cell, File* file, uint64_t new_size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!CoversLocked(cell.path)) return Status::Ok();
+  return SaveLocked(cell.path, file, new_size, UINT64_MAX);
+}
+
+Status LoadJournal::BeforeSetModTime(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!CoversLocked(path)) return Status::Ok();
+  auto it = paths_.find(path);
+  if (it != paths_.end() && it->second.fresh) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(int64_t ms, base_->ModifiedTimeMs(path));
+  return AppendLocked({UndoRecord::Kind::kModTime, path, "", "", uint64_t(ms), {}});
+}
+
+Status LoadJournal::Remove(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = paths_.find(path);
+  const bool fresh = it != paths_.end() && it->second.fresh;
+  if (!CoversLocked(path) || fresh || !base_->Exists(path)) {
+    if (it != paths_.end()) paths_.erase(it);
+    return base_->Remove(path);
+  }
+  // The file goes into the undo dir instead of away.
+  const std::string undo = NextUndoPathLocked();
+  DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRemove, path, "", undo, 0, {}}));
+  DARUMA_RETURN_IF_ERROR(base_->Rename(path, undo));
+  // Durable in the undo dir before the partition dir's removal can be.
+  DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
+  MoveNameLocked(path, undo);
+  paths_.erase(undo);
+  return Status::Ok();
+}
+
+Status LoadJournal::Rename(const std::string& from, const std::string& to) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!CoversLocked(from) && !CoversLocked(to)) return base_->Rename(from, to);
+  auto to_state = paths_.find(to);
+  const bool to_fresh = to_state != paths_.end() && to_state->second.fresh;
+  std::string undo;
+  if (CoversLocked(to) && !to_fresh && base_->Exists(to)) undo = NextUndoPathLocked();
+  DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRename, from, to, undo, 0, {}}));
+  if (!undo.empty()) {
+    DARUMA_RETURN_IF_ERROR(base_->Rename(to, undo));
+    DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
+    MoveNameLocked(to, undo);
+    paths_.erase(undo);
+  }
+  DARUMA_RETURN_IF_ERROR(base_->Rename(from, to));
+  MoveNameLocked(from, to);
+  return Status::Ok();
+}
+
+Status LoadJournal::Commit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.store(false, std::memory_order_release);
+  cells_.clear();
+  paths_.clear();
+  if (!journal_) return Status::Ok();
+  // Every file and name the load changed is made durable before the undo log
+  // goes: after that point a power loss must find the whole new state. (Most
+  // were synced by the load already; syncing a clean file costs little.)
+  std::set<std::string> dirs;
+  for (const std::string& path : touched_) {
+    dirs.insert(ParentDir(path));
+    if (!base_->Exists(path)) continue;  // removed or renamed away later
+    if (base_->ListDir(path).ok()) {
+      dirs.insert(path);  // a directory (the quarantine dir, say)
+      continue;
+    }
+    DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(path, OpenMode::kRead));
+    DARUMA_RETURN_IF_ERROR(file->Sync());
+  }
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (base_->Exists(*it)) DARUMA_RETURN_IF_ERROR(base_->SyncDir(*it));
+  }
+  touched_.clear();
+  journal_.reset();
+  DARUMA_RETURN_IF_ERROR(base_->RemoveAll(undo_dir_));
+  return base_->SyncDir(dir_);
+}
+
+Status LoadJournal::Rollback() {
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.store(false, std::memory_order_release);
+  cells_.clear();
+  paths_.clear();
+  if (!journal_) return Status::Ok();
+  journal_.reset();
+  return RollBackUndoDir(base_, dir_).status();
+}
+
+Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir) {
+  const std::string undo_dir = JoinPath(partition_dir, kLoadUndoDirName);
+  if (!fs->Exists(undo_dir)) return false;
+  const std::string journal = JoinPath(undo_dir, kJournalFileName);
+  if (fs->Exists(journal)) {
+    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(journal));
+    DARUMA_RETURN_IF_ERROR(ApplyUndoRecords(fs, DecodeUndoRecords(bytes)).WithContext(undo_dir));
+    DARUMA_RETURN_IF_ERROR(fs->Remove(journal));
+  }
+  // Every moved file is back in place, so the undo dir is empty; if it is
+  // not (a file the journal does not explain), it stays, and so do its bytes.
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> left, fs->ListDir(undo_dir));
+  if (!left.empty()) {
+    return Status::Corruption(
+        fmt::format("{}: {} file(s) the journal does not restore were kept there (first: {})",
+                    undo_dir, left.size(), left.front().name));
+  }
+  DARUMA_RETURN_IF_ERROR(fs->RemoveAll(undo_dir));
+  DARUMA_RETURN_IF_ERROR(fs->SyncDir(partition_dir));
+  return true;
+}
+
+}  // namespace daruma

@@ -1,0 +1,149 @@
+// LoadJournal: the undo log behind LoadTransaction (load_transaction.h).
+//
+// JOURNAL format: a sequence of records, each
+//   u32 payload length | u32 CRC-32C of the payload | payload
+// A payload starts with a u8 kind; strings are u32 length + bytes, integers
+// big-endian u64. Reading stops at the first record that is short or fails
+// its CRC: it was being written when the process stopped, so (the record
+// being made durable before its mutation starts) its mutation never ran.
+//
+// Kinds and their inverses (applied newest first, each correct whether or
+// not its mutation ran, and again after a rollback that was cut short):
+//   kCreate(path)            remove `path` if present
+//   kCreateDir(path)         remove the directory tree if present
+//   kRename(from, to, undo)  if `to` exists and `from` does not: rename back;
+//                            then, if `undo` is set, exists and `to` does not:
+//                            rename `undo` to `to` (the file `to` replaced)
+//   kRemove(path, undo)      if `undo` exists and `path` does not: rename back
+//   kSave(path, size, ranges) if `path` exists: truncate to `size`, write
+//                            the saved ranges (zero runs as zeros)
+//   kModTime(path, ms)       if `path` exists: set its modification time
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+
+namespace daruma {
+
+inline constexpr char kLoadUndoDirName[] = "daruma-load-undo";
+
+struct SavedRange {
+  uint64_t position = 0;
+  uint64_t length = 0;
+  bool zeros = false;  // a run of zero bytes: `bytes` is empty
+  std::vector<uint8_t> bytes;
+};
+
+struct UndoRecord {
+  enum class Kind : uint8_t {
+    kCreate = 1,
+    kCreateDir = 2,
+    kRename = 3,
+    kRemove = 4,
+    kSave = 5,
+    kModTime = 6,
+  };
+  Kind kind = Kind::kCreate;
+  std::string path;                // kRename: from
+  std::string to;                  // kRename only
+  std::string undo;                // kRename, kRemove: where the replaced/removed file went
+  uint64_t size = 0;               // kSave: size before; kModTime: milliseconds
+  std::vector<SavedRange> ranges;  // kSave
+};
+
+std::vector<uint8_t> EncodeUndoRecord(const UndoRecord& r);
+// Decodes the journal's records up to the first incomplete or corrupt one.
+std::vector<UndoRecord> DecodeUndoRecords(const std::vector<uint8_t>& journal);
+// Applies the inverses of `records`, newest first, then makes the restored
+// files and names durable.
+Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records);
+// Rolls back the undo dir of `partition_dir` if there is one (its journal's
+// records, then the dir itself). Returns whether there was one.
+Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir);
+
+// The current name of a file opened through the journaling file system:
+// renames and removals made through it move the name, so a later write
+// through the handle is recorded under the name the file has then.
+struct OpenPathCell {
+  std::string path;  // empty: not recorded (the file's name was removed)
+};
+
+// The runtime side: decides what each mutation must save and appends the
+// records. Thread-safe (one mutex).
+class LoadJournal {
+ public:
+  LoadJournal(FileSystem* base, std::string partition_dir);
+
+  FileSystem* base() const { return base_; }
+  bool recording() const;
+  bool changed() const;
+  void StopRecording();
+
+  // Whether `path` is one this journal records (under the partition dir and
+  // not inside the undo dir), while recording.
+  bool Covers(const std::string& path) const;
+
+  // A cell following the file now named `path`.
+  std::shared_ptr<OpenPathCell> Track(const std::string& path);
+
+  // Hooks, called before the mutation; an error means "do not mutate".
+  Status BeforeCreate(const std::string& path);  // only for a path that does not exist
+  Status BeforeCreateDir(const std::string& path);
+  // Saves what [position, position + length) of the file `cell` names (open
+  // as `file`) holds, where it is original content not yet saved.
+  Status BeforeOverwrite(const OpenPathCell& cell, File* file, uint64_t position, uint64_t length);
+  Status BeforeTruncate(const OpenPathCell& cell, File* file, uint64_t new_size);
+  Status BeforeSetModTime(const std::string& path);
+  // Performs the removal / rename itself (moving replaced files aside).
+  Status Remove(const std::string& path);
+  Status Rename(const std::string& from, const std::string& to);
+
+  // Syncs every file and directory the records name, then deletes the undo
+  // dir (the new state is final).
+  Status Commit();
+  // Restores the old state and deletes the undo dir.
+  Status Rollback();
+
+ private:
+  // Per path: what is known about the file now under that name.
+  struct PathState {
+    bool fresh = false;  // created by this load: nothing to save
+    uint64_t original_size = 0;
+    bool size_recorded = false;
+    // Saved ranges of original content, [start, end), disjoint.
+    std::map<uint64_t, uint64_t> saved = {};
+  };
+  bool CoversLocked(const std::string& path) const;
+  Status AppendLocked(const UndoRecord& r);
+  Status EnsureUndoDirLocked();
+  std::string NextUndoPathLocked();
+  Result<PathState*> StateLocked(const std::string& path, File* file);
+  void MoveNameLocked(const std::string& from, const std::string& to);
+  Status SaveLocked(const std::string& path, File* file, uint64_t from, uint64_t to);
+
+  FileSystem* base_;
+  const std::string dir_;
+  const std::string undo_dir_;
+  mutable std::mutex mu_;
+  // Read without the lock on every write of a loaded log (the append path);
+  // changed only under mu_.
+  std::atomic<bool> recording_{true};
+  std::unique_ptr<File> journal_;
+  uint64_t journal_size_ = 0;
+  uint64_t next_undo_ = 0;
+  std::map<std::string, PathState> paths_;
+  std::vector<std::weak_ptr<OpenPathCell>> cells_;
+  // Every path a record names (synced at commit).
+  std::set<std::string> touched_;
+};
+
+}  // namespace daruma

@@ -1,0 +1,173 @@
+#include "recovery/load_transaction.h"
+
+#include <utility>
+
+namespace daruma {
+
+namespace {
+
+// A file opened for writing through the journaling file system: every
+// mutation asks the journal first. After the transaction ends the journal
+// records nothing and this is a plain pass-through (a loaded Log keeps using
+// it for appends).
+class JournaledFile final : public File {
+ public:
+  JournaledFile(std::unique_ptr<File> base, std::shared_ptr<LoadJournal> journal,
+                std::shared_ptr<OpenPathCell> cell)
+      : base_(std::move(base)), journal_(std::move(journal)), cell_(std::move(cell)) {}
+
+  Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
+    return base_->ReadAt(pos, out);
+  }
+  Status WriteAt(uint64_t pos, std::span<const uint8_t> data) override {
+    if (journal_->recording()) {
+      DARUMA_RETURN_IF_ERROR(journal_->BeforeOverwrite(*cell_, base_.get(), pos, data.size()));
+    }
+    return base_->WriteAt(pos, data);
+  }
+  Status Sync() override { return base_->Sync(); }
+  Status Truncate(uint64_t size) override {
+    if (journal_->recording()) {
+      DARUMA_RETURN_IF_ERROR(journal_->BeforeTruncate(*cell_, base_.get(), size));
+    }
+    return base_->Truncate(size);
+  }
+  Result<uint64_t> Size() const override { return base_->Size(); }
+  Result<uint64_t> DataEnd() const override { return base_->DataEnd(); }
+  Result<uint64_t> DataFrom(uint64_t pos) const override { return base_->DataFrom(pos); }
+  void DropCache(uint64_t pos, uint64_t len) override { base_->DropCache(pos, len); }
+  void WillNeed(uint64_t pos, uint64_t len) override { base_->WillNeed(pos, len); }
+  int fd() const override { return base_->fd(); }
+  std::unique_ptr<MappedRegion> MapForRead(uint64_t pos, size_t len) const override {
+    return base_->MapForRead(pos, len);
+  }
+  // Forwarded (unlike other decorators): stores into the region bypass this
+  // object, so the whole range is saved before it is handed out.
+  Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len,
+                                                             AppendFaults faults) override {
+    if (journal_->recording()) {
+      DARUMA_RETURN_IF_ERROR(journal_->BeforeOverwrite(*cell_, base_.get(), pos, len));
+    }
+    return base_->MapForAppend(pos, len, faults);
+  }
+  const std::string& path() const override { return base_->path(); }
+
+ private:
+  std::unique_ptr<File> base_;
+  std::shared_ptr<LoadJournal> journal_;
+  std::shared_ptr<OpenPathCell> cell_;
+};
+
+class JournalingFileSystem final : public FileSystem {
+ public:
+  explicit JournalingFileSystem(std::shared_ptr<LoadJournal> journal)
+      : journal_(std::move(journal)), base_(journal_->base()) {}
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    if (mode == OpenMode::kRead || !journal_->Covers(path)) return base_->Open(path, mode);
+    const bool exists = base_->Exists(path);
+    std::unique_ptr<File> file;
+    if (!exists && mode != OpenMode::kReadWrite) {
+      DARUMA_RETURN_IF_ERROR(journal_->BeforeCreate(path));
+      DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));
+      return Wrap(path, std::move(file));
+    }
+    if (exists && mode == OpenMode::kTruncate) {
+      // Truncating on open destroys the old bytes: save them first.
+      DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, OpenMode::kReadWrite));
+      auto wrapped = Wrap(path, std::move(file));
+      DARUMA_RETURN_IF_ERROR(wrapped->Truncate(0));
+      return wrapped;
+    }
+    DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));
+    return Wrap(path, std::move(file));
+  }
+  Result<std::unique_ptr<File>> OpenWithSize(const std::string& path, OpenMode mode,
+                                             uint64_t* size) override {
+    if (mode == OpenMode::kRead || !journal_->Covers(path)) {
+      return base_->OpenWithSize(path, mode, size);
+    }
+    DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, mode));
+    DARUMA_ASSIGN_OR_RETURN(*size, file->Size());
+    return file;
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return journal_->Rename(from, to);
+  }
+  Status Remove(const std::string& path) override { return journal_->Remove(path); }
+  Status RemoveAll(const std::string& path) override {
+    // Only a directory the load created itself (a fresh quarantine dir) or
+    // one outside the partition is ever removed whole; anything else moves
+    // aside like a file.
+    if (!journal_->Covers(path)) return base_->RemoveAll(path);
+    return journal_->Remove(path);
+  }
+  Status CreateDir(const std::string& path) override {
+    if (journal_->Covers(path) && !base_->Exists(path)) {
+      DARUMA_RETURN_IF_ERROR(journal_->BeforeCreateDir(path));
+    }
+    return base_->CreateDir(path);
+  }
+  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    return base_->ListDir(path);
+  }
+  bool Exists(const std::string& path) override { return base_->Exists(path); }
+  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
+  Result<int64_t> ModifiedTimeMs(const std::string& path) override {
+    return base_->ModifiedTimeMs(path);
+  }
+  Status SetModifiedTimeMs(const std::string& path, int64_t ms) override {
+    DARUMA_RETURN_IF_ERROR(journal_->BeforeSetModTime(path));
+    return base_->SetModifiedTimeMs(path, ms);
+  }
+  Result<std::vector<uint8_t>> ReadFile(const std::string& path) override {
+    return base_->ReadFile(path);
+  }
+
+ private:
+  std::unique_ptr<File> Wrap(const std::string& path, std::unique_ptr<File> file) {
+    return std::make_unique<JournaledFile>(std::move(file), journal_, journal_->Track(path));
+  }
+
+  std::shared_ptr<LoadJournal> journal_;
+  FileSystem* base_;
+};
+
+}  // namespace
+
+LoadTransaction::LoadTransaction(FileSystem* base, const std::string& partition_dir)
+    : journal_(std::make_shared<LoadJournal>(base, partition_dir)),
+      fs_(std::make_unique<JournalingFileSystem>(journal_)) {}
+
+LoadTransaction::~LoadTransaction() = default;
+
+std::shared_ptr<LoadTransaction> LoadTransaction::Begin(FileSystem* base,
+                                                        const std::string& partition_dir) {
+  return std::shared_ptr<LoadTransaction>(new LoadTransaction(base, partition_dir));
+}
+
+Result<bool> LoadTransaction::RollBackInterrupted(FileSystem* base,
+                                                  const std::string& partition_dir) {
+  return RollBackUndoDir(base, partition_dir);
+}
+
+FileSystem* LoadTransaction::fs() {
+  return fs_.get();
+}
+bool LoadTransaction::changed() const {
+  return journal_->changed();
+}
+
+void LoadTransaction::StopRecordingIfUnchanged() {
+  if (!journal_->changed()) journal_->StopRecording();
+}
+
+Status LoadTransaction::Commit() {
+  return journal_->Commit();
+}
+Status LoadTransaction::Rollback() {
+  return journal_->Rollback();
+}
+
+}  // namespace daruma

@@ -1,0 +1,448 @@
+// LoadTransaction (issue 25): a load that fails, or a crash at any step of a
+// load, leaves the partition dir byte for byte as it was; only a load that
+// succeeds changes it.
+//  * every kind of change (writes, truncations, truncating opens, new files,
+//    renames over files, removals, new directories) is undone, and undone
+//    again after a crash at every step (power loss with and without a torn
+//    write, and process kill);
+//  * Kafka's transactional fixture with non-monotonic offsets in segment 0
+//    and its index deleted: the load is refused and every file, including
+//    the 36 aborted transactions of the .txnindex files, is unchanged;
+//  * crash points inside that failing load, and inside a succeeding unclean
+//    load: the next load finds the old state or the fully recovered one.
+#include "recovery/load_transaction.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/clock.h"
+#include "log/log_file_names.h"
+#include "recovery/log_loader.h"
+#include "support/damaged_fixture.h"
+#include "support/fault_injection_file_system.h"
+#include "support/mem_file_system.h"
+#include "support/test_support.h"
+
+namespace daruma::testing {
+namespace {
+
+using Image = std::map<std::string, std::vector<uint8_t>>;
+
+constexpr char kDir[] = "/p/t-0";
+
+std::vector<uint8_t> Bytes(std::initializer_list<int> v) {
+  return std::vector<uint8_t>(v.begin(), v.end());
+}
+
+// "" when equal, else which paths differ and how (gtest would print every
+// byte of every file).
+std::string Diff(const Image& want, const Image& got) {
+  std::string out;
+  for (const auto& [path, bytes] : want) {
+    auto it = got.find(path);
+    if (it == got.end()) {
+      out += " missing " + path + ";";
+    } else if (it->second != bytes) {
+      size_t i = 0;
+      while (i < bytes.size() && i < it->second.size() && bytes[i] == it->second[i]) ++i;
+      out += " changed " + path + " (size " + std::to_string(bytes.size()) + " -> " +
+             std::to_string(it->second.size()) + ", first difference at " + std::to_string(i) +
+             ");";
+    }
+  }
+  for (const auto& [path, bytes] : got) {
+    if (!want.count(path)) out += " extra " + path + ";";
+  }
+  return out;
+}
+
+void Put(FileSystem* fs, const std::string& path, const std::vector<uint8_t>& data) {
+  auto f = fs->Open(path, OpenMode::kTruncate);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_TRUE((*f)->WriteAt(0, data).ok());
+  ASSERT_TRUE((*f)->Sync().ok());
+}
+
+// The original dir: a file with content, a small one, a mostly-zero
+// preallocated one, and one that stays untouched.
+void Seed(MemFileSystem* fs) {
+  ASSERT_TRUE(fs->CreateDir(kDir).ok());
+  std::vector<uint8_t> a(300);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 7 + 1);
+  Put(fs, JoinPath(kDir, "a.log"), a);
+  Put(fs, JoinPath(kDir, "b.snapshot"), Bytes({1, 2, 3, 4, 5}));
+  std::vector<uint8_t> c(200000, 0);
+  c[8] = 9;
+  c[150000] = 4;
+  Put(fs, JoinPath(kDir, "c.index"), c);
+  Put(fs, JoinPath(kDir, "d.timeindex"), Bytes({7, 7}));
+}
+
+// One of every kind of change, through `fs`. Stops at the first error (a
+// crash injected below).
+Status Mutate(FileSystem* fs) {
+  const std::string a = JoinPath(kDir, "a.log");
+  const std::string b = JoinPath(kDir, "b.snapshot");
+  const std::string c = JoinPath(kDir, "c.index");
+  const std::string d = JoinPath(kDir, "d.timeindex");
+  const std::vector<uint8_t> junk = Bytes({0xee, 0xee, 0xee});
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(a, OpenMode::kReadWrite));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(10, junk));
+    DARUMA_RETURN_IF_ERROR(f->Truncate(50));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(400, junk));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(20, junk));
+    DARUMA_RETURN_IF_ERROR(f->Sync());
+  }
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(c, OpenMode::kReadWrite));
+    DARUMA_RETURN_IF_ERROR(f->Truncate(0));
+    DARUMA_RETURN_IF_ERROR(f->Truncate(65536));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(0, junk));
+  }
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(b, OpenMode::kTruncate));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(0, junk));
+  }
+  const std::string fresh = JoinPath(kDir, "new.tmp");
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(fresh, OpenMode::kCreate));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(0, junk));
+    DARUMA_RETURN_IF_ERROR(f->Sync());
+  }
+  DARUMA_RETURN_IF_ERROR(fs->SyncDir(kDir));
+  DARUMA_RETURN_IF_ERROR(fs->Rename(fresh, b));  // over a file already changed
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(fresh, OpenMode::kCreateExclusive));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(0, junk));
+  }
+  DARUMA_RETURN_IF_ERROR(fs->Rename(fresh, d));  // over an untouched file
+  DARUMA_RETURN_IF_ERROR(fs->Remove(d));
+  const std::string q = JoinPath(kDir, "daruma-quarantine");
+  DARUMA_RETURN_IF_ERROR(fs->CreateDir(q));
+  DARUMA_RETURN_IF_ERROR(fs->Rename(a, JoinPath(q, "a.log@0")));
+  {
+    DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(JoinPath(q, "MANIFEST.jsonl"), OpenMode::kCreate));
+    DARUMA_RETURN_IF_ERROR(f->WriteAt(0, junk));
+    DARUMA_RETURN_IF_ERROR(f->Sync());
+  }
+  DARUMA_RETURN_IF_ERROR(fs->SetModifiedTimeMs(c, 5));
+  DARUMA_RETURN_IF_ERROR(fs->SyncDir(q));
+  return fs->SyncDir(kDir);
+}
+
+TEST(LoadTransactionTest, RollbackRestoresEveryKindOfChange) {
+  MemFileSystem mem;
+  Seed(&mem);
+  const Image before = mem.Files("/p");
+  auto txn = LoadTransaction::Begin(&mem, kDir);
+  ASSERT_TRUE(Mutate(txn->fs()).ok());
+  EXPECT_TRUE(txn->changed());
+  EXPECT_NE(mem.Files("/p"), before);
+  ASSERT_TRUE(txn->Rollback().ok());
+  EXPECT_EQ(Diff(before, mem.Files("/p")), "");
+  EXPECT_EQ(mem.Dirs("/p"), (std::vector<std::string>{"/p", kDir}));
+}
+
+TEST(LoadTransactionTest, CommitKeepsTheNewStateAndRemovesTheUndoDir) {
+  MemFileSystem mem;
+  Seed(&mem);
+  auto txn = LoadTransaction::Begin(&mem, kDir);
+  ASSERT_TRUE(Mutate(txn->fs()).ok());
+  const Image after = mem.Files(std::string(kDir) + "/daruma-quarantine");
+  ASSERT_TRUE(txn->Commit().ok());
+  EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+  EXPECT_EQ(mem.Files(std::string(kDir) + "/daruma-quarantine"), after);
+  EXPECT_FALSE(mem.Exists(JoinPath(kDir, "a.log")));
+  EXPECT_EQ(*mem.ReadFile(JoinPath(kDir, "b.snapshot")), Bytes({0xee, 0xee, 0xee}));
+  // After the commit the file system passes everything straight through.
+  auto f = txn->fs()->Open(JoinPath(kDir, "b.snapshot"), OpenMode::kReadWrite);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->Truncate(0).ok());
+  EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+}
+
+TEST(LoadTransactionTest, NothingChangedWritesNoUndoDir) {
+  MemFileSystem mem;
+  Seed(&mem);
+  auto txn = LoadTransaction::Begin(&mem, kDir);
+  auto f = txn->fs()->Open(JoinPath(kDir, "a.log"), OpenMode::kReadWrite);
+  ASSERT_TRUE(f.ok());
+  std::vector<uint8_t> buf(10);
+  ASSERT_TRUE((*f)->ReadAt(0, buf).ok());
+  EXPECT_FALSE(txn->changed());
+  EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+  ASSERT_TRUE(txn->Commit().ok());
+}
+
+// Power loss (with and without a torn last write) and process kill at every
+// mutating step of Mutate: rolling back the image restores the original.
+TEST(LoadTransactionTest, CrashAtEveryStepRollsBackToTheOriginal) {
+  uint64_t total = 0;
+  {
+    MemFileSystem mem;
+    Seed(&mem);
+    FaultInjectionFileSystem fault(&mem);
+    auto txn = LoadTransaction::Begin(&fault, kDir);
+    ASSERT_TRUE(Mutate(txn->fs()).ok());
+    total = fault.op_count();
+  }
+  ASSERT_GT(total, 20u);
+  for (uint64_t n = 1; n <= total; ++n) {
+    for (int mode = 0; mode < 3; ++mode) {
+      SCOPED_TRACE("crash at op " + std::to_string(n) + " mode " + std::to_string(mode));
+      MemFileSystem mem;
+      Seed(&mem);
+      const Image before = mem.Files("/p");
+      MemFileSystem image;
+      {
+        FaultInjectionFileSystem fault(&mem, n);
+        fault.CrashAt(n);
+        {
+          auto txn = LoadTransaction::Begin(&fault, kDir);
+          EXPECT_FALSE(Mutate(txn->fs()).ok());
+        }
+        if (mode < 2) {
+          ASSERT_TRUE(fault.MaterializeDurableState(&image, "/p", mode == 1).ok());
+        }
+      }
+      MemFileSystem* after = mode < 2 ? &image : &mem;
+      auto rolled = LoadTransaction::RollBackInterrupted(after, kDir);
+      ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+      EXPECT_EQ(Diff(before, after->Files("/p")), "");
+      EXPECT_FALSE(after->Exists(JoinPath(kDir, kLoadUndoDirName)));
+    }
+  }
+}
+
+// ---- LoadLog on Kafka's transactional fixture --------------------------------
+
+constexpr char kTopic[] = "fixture-txn";
+
+std::string FixtureLogDir() {
+  return FixturesDir() + "/kafka-generated/transactional/logdir";
+}
+
+LoadLogParams FixtureParams(FileSystem* fs, const std::string& log_dir, bool clean,
+                            ManualClock* clock) {
+  LoadLogParams params;
+  params.fs = fs;
+  params.log_dir = log_dir;
+  params.tp = TopicPartition{kTopic, 0};
+  params.partition_dir = log_dir + "/" + params.tp.ToString();
+  params.config.segment_index_bytes = 65536;
+  params.config.index_interval_bytes = 1024;
+  params.clock = clock;
+  params.had_clean_shutdown = clean;
+  params.recovery_point_checkpoint = clean ? 476 : 0;
+  params.quarantine = true;
+  return params;
+}
+
+int64_t AbortedTxnEntries(const Image& files) {
+  int64_t bytes = 0;
+  for (const auto& [path, data] : files) {
+    if (HasSuffix(path, ".txnindex")) bytes += int64_t(data.size());
+  }
+  return bytes / 34;  // version(2) pid(8) first(8) last(8) lso(8)
+}
+
+TEST(LoadTransactionTest, RefusedTransactionalPartitionIsLeftExactlyAsFound) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const std::string log_dir = tmp.Join("logdir");
+  CopyTree(FixtureLogDir(), log_dir);
+  const std::string partition_dir = log_dir + "/" + kTopic + "-0";
+  MakeSegmentZeroUnloadable(partition_dir);
+  const Image before = ReadTree(partition_dir);
+  ASSERT_EQ(AbortedTxnEntries(before), 36);
+
+  ManualClock clock(1700000000000);
+  PartitionRecoveryReport report;
+  auto log = LoadLog(FixtureParams(FileSystem::Default(), log_dir, true, &clock), &report);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), StatusCode::kInvalidOffset) << log.status().ToString();
+  EXPECT_TRUE(report.left_unchanged);
+  EXPECT_TRUE(report.quarantined.empty());
+  const Image after = ReadTree(partition_dir);
+  EXPECT_EQ(Diff(before, after), "");
+  EXPECT_EQ(AbortedTxnEntries(after), 36);
+  EXPECT_FALSE(std::filesystem::exists(partition_dir + "/" + kLoadUndoDirName));
+
+  // Without the undo log the same refused load damages the dir (the bug of
+  // issue 25): the check above would see it.
+  LoadLogParams plain = FixtureParams(FileSystem::Default(), log_dir, true, &clock);
+  plain.transactional = false;
+  PartitionRecoveryReport plain_report;
+  ASSERT_FALSE(LoadLog(plain, &plain_report).ok());
+  EXPECT_FALSE(plain_report.left_unchanged);
+  EXPECT_NE(Diff(before, ReadTree(partition_dir)), "");
+}
+
+// ---- A .txnindex is never shortened without a quarantine copy ----------------
+
+std::vector<uint8_t> QuarantinedCopyOf(const PartitionRecoveryReport& report,
+                                       const std::string& file) {
+  for (const QuarantinedRange& q : report.quarantined) {
+    if (BaseName(q.file) == file && !q.quarantine_path.empty()) {
+      const std::string s = ReadFileToString(q.quarantine_path);
+      return std::vector<uint8_t>(s.begin(), s.end());
+    }
+  }
+  return {};
+}
+
+// A rebuild from the .log that finds fewer entries than the old .txnindex
+// had (here one that names no ABORT marker: damage) never shortens it
+// without a copy of the old bytes in quarantine. (An entry whose producer's
+// ABORT marker is still at its last offset would be kept instead.)
+TEST(LoadTransactionTest, RebuiltTxnIndexThatLostEntriesIsQuarantinedFirst) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const std::string log_dir = tmp.Join("logdir");
+  CopyTree(FixtureLogDir(), log_dir);
+  const std::string partition_dir = log_dir + "/" + kTopic + "-0";
+  const std::string txn = partition_dir + "/00000000000000000000.txnindex";
+  std::string bytes = ReadFileToString(txn);
+  ASSERT_EQ(bytes.size(), 6 * 34u);
+  uint8_t extra[34] = {};
+  StoreBe64(extra + 2, 5000);  // producer
+  StoreBe64(extra + 10, 72);   // first offset
+  StoreBe64(extra + 18, 75);   // last offset: after every real entry, inside the segment
+  StoreBe64(extra + 26, 76);
+  bytes.append(reinterpret_cast<const char*>(extra), sizeof extra);
+  WriteStringToFile(txn, bytes);
+  std::filesystem::remove(partition_dir + "/00000000000000000000.index");
+
+  ManualClock clock(1700000000000);
+  PartitionRecoveryReport report;
+  auto log = LoadLog(FixtureParams(FileSystem::Default(), log_dir, true, &clock), &report);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  for (const AbortedTxn& t : (*log)->AllAbortedTransactions()) EXPECT_NE(t.producer_id, 5000);
+  EXPECT_EQ((*log)->AllAbortedTransactions().size(), 36u);
+  EXPECT_EQ(QuarantinedCopyOf(report, "00000000000000000000.txnindex"),
+            std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  ASSERT_TRUE((*log)->Close().ok());
+  EXPECT_EQ(ReadFileToString(txn).size(), 6 * 34u);
+}
+
+// Entries whose markers are cut off with a torn .log tail go with it, and the
+// old .txnindex is in quarantine.
+TEST(LoadTransactionTest, TxnIndexEntriesCutWithTheLogAreQuarantined) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const std::string log_dir = tmp.Join("logdir");
+  CopyTree(FixtureLogDir(), log_dir);
+  const std::string partition_dir = log_dir + "/" + kTopic + "-0";
+  const std::string txn = partition_dir + "/00000000000000000000.txnindex";
+  const std::string old = ReadFileToString(txn);
+  const std::string log_path = partition_dir + "/00000000000000000000.log";
+  std::string data = ReadFileToString(log_path);
+  size_t cut = 0;  // 20 bytes into the first batch past the middle: torn
+  for (size_t pos = 0; pos + 12 <= data.size() && cut == 0;) {
+    if (pos >= data.size() / 2) cut = pos + 20;
+    pos += 12 + LoadBe32(reinterpret_cast<const uint8_t*>(data.data()) + pos + 8);
+  }
+  ASSERT_GT(cut, 0u);
+  data.resize(cut);
+  WriteStringToFile(log_path, data);
+
+  ManualClock clock(1700000000000);
+  PartitionRecoveryReport report;
+  auto log = LoadLog(FixtureParams(FileSystem::Default(), log_dir, false, &clock), &report);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const int64_t leo = (*log)->log_end_offset();
+  ASSERT_LT(leo, 80);
+  for (const AbortedTxn& t : (*log)->AllAbortedTransactions()) EXPECT_LT(t.last_offset, leo);
+  EXPECT_LT((*log)->AllAbortedTransactions().size(), 6u);
+  EXPECT_EQ(QuarantinedCopyOf(report, "00000000000000000000.txnindex"),
+            std::vector<uint8_t>(old.begin(), old.end()));
+}
+
+// Loads the fixture in `mem` (damaged or not) through a fault layer that
+// crashes at op `n` (0: never); returns the number of ops of the load.
+uint64_t LoadWithCrash(MemFileSystem* mem, bool clean, uint64_t n, MemFileSystem* image) {
+  FaultInjectionFileSystem fault(mem, n + 1);
+  if (n > 0) fault.CrashAt(n);
+  ManualClock clock(1700000000000);
+  {
+    auto log = LoadLog(FixtureParams(&fault, "/logdir", clean, &clock), nullptr);
+    if (log.ok() && n == 0) {
+      EXPECT_TRUE((*log)->Close().ok());
+    }
+  }
+  if (image != nullptr) {
+    EXPECT_TRUE(fault.MaterializeDurableState(image, "/logdir", false).ok());
+  }
+  return fault.op_count();
+}
+
+void CrashEveryStepOfLoad(bool damaged) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  CopyTree(FixtureLogDir(), tmp.Join("logdir"));
+  if (damaged) MakeSegmentZeroUnloadable(tmp.Join("logdir") + "/" + kTopic + "-0");
+  const std::string partition_dir = std::string("/logdir/") + kTopic + "-0";
+  auto fresh = [&](MemFileSystem* mem) {
+    ASSERT_TRUE(mem->CreateDir("/logdir").ok());
+    for (const auto& [path, data] : ReadTree(tmp.Join("logdir"))) {
+      const std::string rel = path.substr(tmp.path().size());
+      ASSERT_TRUE(mem->CreateDir(ParentDir(rel)).ok());
+      Put(mem, rel, data);
+    }
+  };
+  MemFileSystem original;
+  fresh(&original);
+  const Image before = original.Files(partition_dir);
+  // The reference: the same load, uninterrupted (unclean, so it recovers
+  // segment 0 on; a damaged dir is refused).
+  MemFileSystem reference;
+  fresh(&reference);
+  const uint64_t total = LoadWithCrash(&reference, false, 0, nullptr);
+  const Image recovered = reference.Files(partition_dir);
+  if (damaged) {
+    EXPECT_EQ(Diff(before, recovered), "");
+  }
+  ASSERT_GT(total, 5u);
+  for (uint64_t n = 1; n <= total; ++n) {
+    // Power loss (only what was synced survives), then process kill (the
+    // page cache survives).
+    for (int kill = 0; kill < 2; ++kill) {
+      SCOPED_TRACE("crash at op " + std::to_string(n) + (kill ? " (kill)" : " (power loss)"));
+      MemFileSystem mem;
+      fresh(&mem);
+      MemFileSystem image;
+      LoadWithCrash(&mem, false, n, kill ? nullptr : &image);
+      MemFileSystem& after = kill ? mem : image;
+      auto rolled = LoadTransaction::RollBackInterrupted(&after, partition_dir);
+      ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+      const Image now = after.Files(partition_dir);
+      if (damaged) {
+        EXPECT_EQ(Diff(before, now), "");
+        continue;
+      }
+      // Old state, or the new one past the commit; either way the next load
+      // ends where an uninterrupted one did.
+      if (now != before) {
+        EXPECT_EQ(AbortedTxnEntries(now), 36);
+      }
+      LoadWithCrash(&after, false, 0, nullptr);
+      EXPECT_EQ(Diff(recovered, after.Files(partition_dir)), "");
+    }
+  }
+}
+
+TEST(LoadTransactionTest, CrashInsideARefusedLoadLeavesTheOldState) {
+  CrashEveryStepOfLoad(true);
+}
+
+TEST(LoadTransactionTest, CrashInsideASucceedingLoadLeavesOldOrNewState) {
+  CrashEveryStepOfLoad(false);
+}
+
+}  // namespace
+}  // namespace daruma::testing
