@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <utility>
 
@@ -259,8 +260,6 @@ Status LoadJournal::EnsureUndoDirLocked() {
 
 Status LoadJournal::AppendLocked(const UndoRecord& r) {
   DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
-  touched_.insert(r.path);
-  if (!r.to.empty()) touched_.insert(r.to);
   const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
   DARUMA_RETURN_IF_ERROR(journal_->WriteAt(journal_size_, bytes));
   journal_size_ += bytes.size();
@@ -285,6 +284,15 @@ Result<LoadJournal::PathState*> LoadJournal::StateLocked(const std::string& path
 }
 
 void LoadJournal::MoveNameLocked(const std::string& from, const std::string& to) {
+  // The file's content keeps its sync state under its new name.
+  for (auto* m : {&changed_at_, &synced_at_}) {
+    auto moved = m->find(from);
+    m->erase(to);
+    if (moved != m->end()) {
+      (*m)[to] = moved->second;
+      m->erase(moved);
+    }
+  }
   auto it = paths_.find(from);
   paths_.erase(to);
   if (it != paths_.end()) {
@@ -359,9 +367,31 @@ Status LoadJournal::SaveLocked(const std::string& path, File* file, uint64_t fro
   return Status::Ok();
 }
 
+uint64_t LoadJournal::ChangeCounter() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return changes_;
+}
+
+void LoadJournal::NoteSynced(const std::string& path, uint64_t counter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t& at = synced_at_[path];
+  at = std::max(at, counter);
+}
+
+void LoadJournal::NoteSynced(const OpenPathCell& cell, uint64_t counter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cell.path.empty()) return;
+  uint64_t& at = synced_at_[cell.path];
+  at = std::max(at, counter);
+}
+
+void LoadJournal::NoteChangeLocked(const std::string& path) { changed_at_[path] = ++changes_; }
+
 Status LoadJournal::BeforeCreate(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(path)) return Status::Ok();
+  NoteChangeLocked(path);
+  NoteChangeLocked(ParentDir(path));
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kCreate, path, "", "", 0, {}}));
   paths_[path] = PathState{.fresh = true};
   return Status::Ok();
@@ -370,6 +400,8 @@ Status LoadJournal::BeforeCreate(const std::string& path) {
 Status LoadJournal::BeforeCreateDir(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(path)) return Status::Ok();
+  NoteChangeLocked(path);
+  NoteChangeLocked(ParentDir(path));
   return AppendLocked({UndoRecord::Kind::kCreateDir, path, "", "", 0, {}});
 }
 
@@ -377,12 +409,14 @@ Status LoadJournal::BeforeOverwrite(const OpenPathCell& cell, File* file, uint64
                                     uint64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(cell.path)) return Status::Ok();
+  NoteChangeLocked(cell.path);
   return SaveLocked(cell.path, file, position, position + length);
 }
 
 Status LoadJournal::BeforeTruncate(const OpenPathCell& cell, File* file, uint64_t new_size) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(cell.path)) return Status::Ok();
+  NoteChangeLocked(cell.path);
   return SaveLocked(cell.path, file, new_size, UINT64_MAX);
 }
 
@@ -399,6 +433,7 @@ Status LoadJournal::Remove(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = paths_.find(path);
   const bool fresh = it != paths_.end() && it->second.fresh;
+  if (CoversLocked(path)) NoteChangeLocked(ParentDir(path));
   if (!CoversLocked(path) || fresh || !base_->Exists(path)) {
     if (it != paths_.end()) paths_.erase(it);
     return base_->Remove(path);
@@ -417,6 +452,8 @@ Status LoadJournal::Remove(const std::string& path) {
 Status LoadJournal::Rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(from) && !CoversLocked(to)) return base_->Rename(from, to);
+  NoteChangeLocked(ParentDir(from));
+  NoteChangeLocked(ParentDir(to));
   auto to_state = paths_.find(to);
   const bool to_fresh = to_state != paths_.end() && to_state->second.fresh;
   std::string undo;
@@ -440,23 +477,25 @@ Status LoadJournal::Commit() {
   paths_.clear();
   if (!journal_) return Status::Ok();
   // Every file and name the load changed is made durable before the undo log
-  // goes: after that point a power loss must find the whole new state. (Most
-  // were synced by the load already; syncing a clean file costs little.)
-  std::set<std::string> dirs;
-  for (const std::string& path : touched_) {
-    dirs.insert(ParentDir(path));
+  // goes: after that point a power loss must find the whole new state. What
+  // the load synced itself after its last change is not synced again.
+  std::vector<std::string> dirs;
+  for (const auto& [path, changed] : changed_at_) {
+    auto synced = synced_at_.find(path);
+    if (synced != synced_at_.end() && synced->second >= changed) continue;
     if (!base_->Exists(path)) continue;  // removed or renamed away later
     if (base_->ListDir(path).ok()) {
-      dirs.insert(path);  // a directory (the quarantine dir, say)
+      dirs.push_back(path);  // names in a directory: synced after the files
       continue;
     }
     DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(path, OpenMode::kRead));
     DARUMA_RETURN_IF_ERROR(file->Sync());
   }
-  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
-    if (base_->Exists(*it)) DARUMA_RETURN_IF_ERROR(base_->SyncDir(*it));
-  }
-  touched_.clear();
+  // Deepest first, so a sub-directory's entry is durable before its parent's.
+  std::sort(dirs.begin(), dirs.end(), std::greater<>());
+  for (const std::string& dir : dirs) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir));
+  changed_at_.clear();
+  synced_at_.clear();
   journal_.reset();
   DARUMA_RETURN_IF_ERROR(base_->RemoveAll(undo_dir_));
   return base_->SyncDir(dir_);

@@ -92,6 +92,12 @@ class LoadJournal {
   // not inside the undo dir), while recording.
   bool Covers(const std::string& path) const;
 
+  // Sync bookkeeping (see changed_at_): the counter before a sync starts,
+  // and the sync of `path` (a file's content or a directory's names) that
+  // started at `counter` succeeded.
+  uint64_t ChangeCounter() const;
+  void NoteSynced(const std::string& path, uint64_t counter);
+  void NoteSynced(const OpenPathCell& cell, uint64_t counter);
   // A cell following the file now named `path`.
   std::shared_ptr<OpenPathCell> Track(const std::string& path);
 
@@ -128,6 +134,7 @@ class LoadJournal {
   std::string NextUndoPathLocked();
   Result<PathState*> StateLocked(const std::string& path, File* file);
   void MoveNameLocked(const std::string& from, const std::string& to);
+  void NoteChangeLocked(const std::string& path);  // content, or names of a dir
   Status SaveLocked(const std::string& path, File* file, uint64_t from, uint64_t to);
 
   FileSystem* base_;
@@ -142,8 +149,12 @@ class LoadJournal {
   uint64_t next_undo_ = 0;
   std::map<std::string, PathState> paths_;
   std::vector<std::weak_ptr<OpenPathCell>> cells_;
-  // Every path a record names (synced at commit).
-  std::set<std::string> touched_;
+  // Durability bookkeeping, so Commit syncs only what the load left
+  // unsynced: per file or directory path, the change counter at its last
+  // change, and the counter when its last successful sync started.
+  uint64_t changes_ = 0;
+  std::map<std::string, uint64_t> changed_at_;
+  std::map<std::string, uint64_t> synced_at_;
 };
 
 }  // namespace daruma

@@ -25,7 +25,12 @@ class JournaledFile final : public File {
     }
     return base_->WriteAt(pos, data);
   }
-  Status Sync() override { return base_->Sync(); }
+  Status Sync() override {
+    const uint64_t counter = journal_->ChangeCounter();
+    DARUMA_RETURN_IF_ERROR(base_->Sync());
+    if (journal_->recording()) journal_->NoteSynced(*cell_, counter);
+    return Status::Ok();
+  }
   Status Truncate(uint64_t size) override {
     if (journal_->recording()) {
       DARUMA_RETURN_IF_ERROR(journal_->BeforeTruncate(*cell_, base_.get(), size));
@@ -108,7 +113,12 @@ class JournalingFileSystem final : public FileSystem {
     }
     return base_->CreateDir(path);
   }
-  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Status SyncDir(const std::string& path) override {
+    const uint64_t counter = journal_->ChangeCounter();
+    DARUMA_RETURN_IF_ERROR(base_->SyncDir(path));
+    if (journal_->recording()) journal_->NoteSynced(path, counter);
+    return Status::Ok();
+  }
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
     return base_->ListDir(path);
   }
