@@ -74,12 +74,12 @@ void RenderRequests(const MetricsSources& s, std::string& out) {
   const std::map<int16_t, ApiLatencyStats> stats = s.requests->Snapshot();
   Family(out, "requests_total", "counter", "Kafka requests handled, by API");
   for (const auto& [key, st] : stats) {
-    out += fmt::format("daruma_requests_total{{api=\"{}\"}} {}\n", ApiKeyName(key), st.count);
+    out += fmt::format("daruma_requests_total{{api=\"{}\"}} {}\n", ApiMetricLabel(key), st.count);
   }
   Family(out, "request_latency_seconds", "histogram",
          "Time from a whole request read to its response, by API");
   for (const auto& [key, st] : stats) {
-    const std::string_view api = ApiKeyName(key);
+    const std::string_view api = ApiMetricLabel(key);
     int64_t cumulative = 0;
     for (size_t i = 0; i < st.buckets.size(); ++i) {
       cumulative += st.buckets[i];
@@ -98,7 +98,7 @@ void RenderRequests(const MetricsSources& s, std::string& out) {
     for (double q : kQuantiles) {
       out +=
           fmt::format("daruma_request_latency_quantile_seconds{{api=\"{}\",quantile=\"{}\"}} {}\n",
-                      ApiKeyName(key), Number(q), Number(EstimateQuantile(st, q)));
+                      ApiMetricLabel(key), Number(q), Number(EstimateQuantile(st, q)));
     }
   }
 }

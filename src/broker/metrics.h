@@ -7,7 +7,9 @@
 //                                             (LogStartOffset, LogEndOffset,
 //                                             HighWatermark, Size, NumLogSegments);
 //                                             only once recovery has finished
-//   requests_total{api}                       counter
+//   requests_total{api}                       counter; api is Kafka's name, or
+//                                             "unknown" for every other key
+//                                             (one series: request_metrics.h)
 //   request_latency_seconds{api}              histogram (_bucket{le}, _sum, _count)
 //   request_latency_quantile_seconds{api,quantile}  0.5/0.99/0.999 estimated from
 //                                             the histogram

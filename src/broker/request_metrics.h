@@ -37,10 +37,20 @@ struct ApiLatencyStats {
 double EstimateQuantile(const ApiLatencyStats& stats, double q);
 
 // Kafka's name of an API key ("Produce", "Fetch", ...), "Unknown" otherwise.
+// A switch over literals, so fatal_signals.cc may call it in a signal handler.
 std::string_view ApiKeyName(int16_t api_key);
+
+// Every api key without a Kafka name is counted under this one key: the key
+// comes off the wire, and a series per odd key would let any client create
+// 65,536 series (and print several `api="Unknown"` ones, which the text
+// format forbids).
+inline constexpr int16_t kUnknownApiBucket = -1;
+// The `api` label: ApiKeyName, or "unknown" for kUnknownApiBucket.
+std::string_view ApiMetricLabel(int16_t api_key);
 
 class RequestMetrics {
  public:
+  // Unknown keys (ApiKeyName == "Unknown") are recorded as kUnknownApiBucket.
   void Record(int16_t api_key, double latency_seconds);
   std::map<int16_t, ApiLatencyStats> Snapshot() const;
 
