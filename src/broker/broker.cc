@@ -207,6 +207,7 @@ void Broker::OnRecovered(const Status& status) {
 Status Broker::StartServing() {
   KafkaServerOptions server_options;
   server_options.max_request_bytes = options_.settings.socket_request_max_bytes;
+  server_options.queued_max_request_bytes = options_.settings.queued_max_request_bytes;
   server_options.max_idle = std::chrono::milliseconds(options_.settings.connections_max_idle_ms);
   server_options.drain_timeout = options_.drain_timeout;
   kafka_ = std::make_unique<KafkaServer>(io_, server_options, &metrics_, &counters_);

@@ -63,21 +63,78 @@ void Connection::OnSize(const asio::error_code& ec, size_t n) {
     Close();
     return;
   }
-  frame_ = FramePool::Default().Take(size_t(size));
-  asio::async_read(
-      socket_, asio::buffer(frame_),
+  declared_ = size_t(size);
+  received_ = 0;
+  if (context_.memory == nullptr) return OnMemoryGranted();
+  const int64_t bytes = size;
+  // The pool grants on the thread that releases: come back to ours. The
+  // waiter holds the connection, so the grant always finds it (closed or not).
+  auto on_grant = [self = shared_from_this(), executor = socket_.get_executor(), bytes] {
+    asio::post(executor, [self, bytes] {
+      self->reserved_bytes_ = bytes;
+      self->context_.counters->request_queued_bytes += bytes;
+      if (self->closed_) return self->ReleaseRequestMemory();
+      self->muted_ = false;
+      --self->context_.counters->connections_muted;
+      self->ArmIdleTimer();  // the client may take a whole timeout from now
+      self->OnMemoryGranted();
+    });
+  };
+  if (context_.memory->Reserve(bytes, std::move(on_grant), &ticket_)) {
+    reserved_bytes_ = bytes;
+    context_.counters->request_queued_bytes += bytes;
+    return OnMemoryGranted();
+  }
+  // Muted: waiting for the pool is not the client idling.
+  muted_ = true;
+  ++context_.counters->connections_muted;
+  idle_timer_.cancel();
+}
+
+void Connection::OnMemoryGranted() {
+  frame_ = FramePool::Default().TakeWindow(declared_, kFirstWindowBytes);
+  AccountBuffer(int64_t(frame_.capacity()));
+  ReadBody();
+}
+
+void Connection::ReadBody() {
+  if (received_ == declared_) {
+    idle_timer_.cancel();
+    return Dispatch();
+  }
+  if (received_ == frame_.size()) {
+    // Doubling keeps the copies of a growing frame under its final size.
+    frame_.resize(std::min(declared_, std::max(2 * frame_.size(), kFirstWindowBytes)));
+    AccountBuffer(int64_t(frame_.capacity()));
+  }
+  socket_.async_read_some(
+      asio::buffer(frame_.data() + received_, frame_.size() - received_),
       [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnBody(ec, n); });
 }
 
-void Connection::OnBody(const asio::error_code& ec, size_t /*n*/) {
+void Connection::OnBody(const asio::error_code& ec, size_t n) {
   if (closed_) return;
-  idle_timer_.cancel();
   if (ec) {
     ++context_.counters->frames_truncated;
     Close();
     return;
   }
-  Dispatch();
+  received_ += n;
+  ReadBody();
+}
+
+void Connection::AccountBuffer(int64_t bytes) {
+  context_.counters->request_memory_bytes += bytes - accounted_bytes_;
+  accounted_bytes_ = bytes;
+}
+
+void Connection::ReleaseRequestMemory() {
+  AccountBuffer(0);
+  if (reserved_bytes_ == 0) return;
+  context_.counters->request_queued_bytes -= reserved_bytes_;
+  const int64_t bytes = reserved_bytes_;
+  reserved_bytes_ = 0;
+  context_.memory->Release(bytes);
 }
 
 void Connection::Dispatch() {
@@ -128,6 +185,9 @@ void Connection::MarkClientGone() {
 }
 
 void Connection::OnResponse(std::optional<ResponseFrame> response, bool close) {
+  // The handler is done with the frame (it may still be giving the buffer
+  // back to the FramePool, which holds at most kMaxBytes anyway).
+  ReleaseRequestMemory();
   const std::chrono::duration<double> latency = std::chrono::steady_clock::now() - started_;
   context_.metrics->Record(api_key_, latency.count());
   if (close) ++context_.counters->closed_by_handler;
@@ -209,7 +269,7 @@ void Connection::ArmIdleTimer() {
 }
 
 void Connection::OnIdleTimer(const asio::error_code& ec) {
-  if (ec || closed_ || in_flight_) return;
+  if (ec || closed_ || in_flight_ || muted_) return;
   ++context_.counters->closed_idle;
   Close();
 }
@@ -219,6 +279,16 @@ void Connection::Close() {
   closed_ = true;
   MarkClientGone();
   idle_timer_.cancel();
+  if (muted_) {
+    muted_ = false;
+    --context_.counters->connections_muted;
+    // When Cancel fails the grant is already posted; it sees closed_ and
+    // gives the bytes back.
+    context_.memory->Cancel(ticket_);
+  }
+  // A frame being read is ours to free; one in flight is the handler's until
+  // it responds (OnResponse frees it then).
+  if (!in_flight_) ReleaseRequestMemory();
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

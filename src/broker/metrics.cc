@@ -153,6 +153,19 @@ void RenderNetwork(const MetricsSources& s, std::string& out) {
   for (const auto& [reason, value] : reasons) {
     out += fmt::format("daruma_frames_rejected_total{{reason=\"{}\"}} {}\n", reason, value);
   }
+  const std::tuple<std::string_view, std::string_view, int64_t> memory[] = {
+      {"request_memory_bytes", "Bytes of buffers held by request frames being read or handled",
+       n.request_memory_bytes.load()},
+      {"request_queued_bytes",
+       "Declared bytes of requests being read or handled (bounded by queued.max.request.bytes)",
+       n.request_queued_bytes.load()},
+      {"connections_muted", "Connections not reading until queued.max.request.bytes frees",
+       n.connections_muted.load()},
+  };
+  for (const auto& [name, help, value] : memory) {
+    Family(out, name, "gauge", help);
+    out += fmt::format("daruma_{} {}\n", name, value);
+  }
   Family(out, "requests_parked", "gauge", "Requests parked in the purgatory (long-poll fetches)");
   out += fmt::format("daruma_requests_parked {}\n", s.parked_requests);
   const std::tuple<std::string_view, std::string_view, int64_t> errors[] = {

@@ -21,6 +21,8 @@
 //   frames_rejected_total{reason}, connection_write_errors_total,
 //   connection_peer_gone_in_flight_total, accept_errors_total
 //                                             the Kafka listener
+//   request_memory_bytes, request_queued_bytes, connections_muted
+//                                             request memory (connection.h)
 //   requests_parked                          fetches waiting in the purgatory
 //   process_open_fds, process_resident_memory_bytes (no daruma_ prefix:
 //                                             Prometheus' standard names)

@@ -76,6 +76,12 @@ struct NetworkCounters {
   std::atomic<int64_t> peer_gone_in_flight{0};
   // accept(2) failed (EMFILE, ENFILE, ENOBUFS...): the listener paused briefly.
   std::atomic<int64_t> accept_errors{0};
+  // Gauges of request memory (connection.h): bytes of the buffers of frames
+  // being read or handled; the declared sizes reserved against
+  // queued.max.request.bytes; connections muted waiting for that pool.
+  std::atomic<int64_t> request_memory_bytes{0};
+  std::atomic<int64_t> request_queued_bytes{0};
+  std::atomic<int64_t> connections_muted{0};
 };
 
 }  // namespace daruma::broker

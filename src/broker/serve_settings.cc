@@ -48,6 +48,8 @@ Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
   DARUMA_RETURN_IF_ERROR(
       ReadInt<int32_t>(config, "socket.request.max.bytes", 1, &s.socket_request_max_bytes));
   DARUMA_RETURN_IF_ERROR(
+      ReadInt<int64_t>(config, "queued.max.request.bytes", INT64_MIN, &s.queued_max_request_bytes));
+  DARUMA_RETURN_IF_ERROR(
       ReadInt<int64_t>(config, "connections.max.idle.ms", INT64_MIN, &s.connections_max_idle_ms));
   int32_t max_starts = s.max_unclean_starts;
   DARUMA_RETURN_IF_ERROR(

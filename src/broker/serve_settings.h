@@ -7,7 +7,12 @@
 //                                        default: the bound listener (its host,
 //                                        or this machine's name when it binds
 //                                        every interface)
-//   socket.request.max.bytes             largest request frame, default 104857600
+//   socket.request.max.bytes             largest request frame, default 104857600;
+//                                        a larger size field closes the connection
+//   queued.max.request.bytes             bytes of requests read or handled at once,
+//                                        over all connections; connections stop
+//                                        reading while it is used up; default -1,
+//                                        any value <= 0 = unbounded (as Kafka)
 //   connections.max.idle.ms              close a connection that sends no request
 //                                        for this long, default 600000 (10 min);
 //                                        negative = never (as Kafka)
@@ -40,6 +45,7 @@ struct ServeSettings {
   std::optional<ListenerAddress> advertised_listener;
   ListenerAddress http_listener{"127.0.0.1", 9644};
   int32_t socket_request_max_bytes = 104857600;
+  int64_t queued_max_request_bytes = -1;     // <= 0: unbounded
   int64_t connections_max_idle_ms = 600000;  // < 0: never close idle connections
   int max_unclean_starts = kDefaultMaxUncleanStarts;
   int num_io_threads = kDefaultNumIoThreads;

@@ -65,6 +65,7 @@ constexpr std::array kDarumaKeys = {
     "num.partitions",
     "num.recovery.threads.per.data.dir",
     "producer.id.expiration.ms",
+    "queued.max.request.bytes",
     "socket.request.max.bytes",
 };
 
@@ -191,7 +192,6 @@ constexpr std::array kKafkaOnlyKeys = {
     "process.roles",
     "producer.id.expiration.check.interval.ms",
     "producer.purgatory.purge.interval.requests",
-    "queued.max.request.bytes",
     "queued.max.requests",
     "quota.window.num",
     "quota.window.size.seconds",
