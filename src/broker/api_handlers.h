@@ -4,10 +4,11 @@
 // Contract: RequestHandler has parsed the header, checked the version is
 // advertised and positioned `body` at the first body byte. A handler decodes
 // the body (a decode error: respond(nullopt, close = true), as Kafka closes
-// on an unparseable request), does the work and calls `respond` exactly once,
-// now or later (Fetch), with the full response frame. Handlers run on the
-// request threads, several at once (one per connection at most): everything
-// they share goes through HandlerEnv, whose members are thread-safe.
+// on an unparseable request), does the work and calls `respond` exactly once, now
+// or later (Fetch), with the full response frame (EncodeResponseFrame, which
+// also logs the response's errors). Handlers run on the request threads,
+// several at once (one per connection at most): everything they share goes
+// through HandlerEnv, whose members are thread-safe.
 #pragma once
 
 #include <mutex>
@@ -19,6 +20,8 @@
 #include "broker/delayed_fetch.h"
 #include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
+#include "broker/request_log.h"
+#include "broker/response_errors.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
 #include "protocol/error_codes.h"
@@ -46,10 +49,12 @@ struct HandlerEnv {
 };
 
 // The response frame: header for (key, version) of `header`, then the body
-// (with the file ranges a Fetch splices in).
+// (with the file ranges a Fetch splices in). A response with an error code
+// anywhere is logged (request_log.h).
 template <typename Response, typename Encode>
-ResponseFrame EncodeResponseFrame(const RequestHeader& header, const Response& response,
-                                  Encode encode) {
+ResponseFrame EncodeResponseFrame(const HandlerEnv& env, const RequestHeader& header,
+                                  const Response& response, Encode encode) {
+  LogErrorResponse(env.ctx.log, header, ErrorsOf(response));
   ProtocolWriter writer;
   EncodeResponseHeader(header.correlation_id, header.api_key, header.api_version, writer);
   encode(response, header.api_version, writer);
@@ -61,8 +66,10 @@ ErrorCode ErrorCodeForStorageStatus(const Status& status);
 
 void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond);
-// A request whose version is above the advertised ApiVersions max (§3.1).
-void HandleUnsupportedApiVersions(const RequestHeader& header, const Respond& respond);
+// A request whose version is above the advertised ApiVersions max (§3.1):
+// UNSUPPORTED_VERSION with the supported list, in v0 form, and a log line.
+void HandleUnsupportedApiVersions(const HandlerEnv& env, const RequestHeader& header,
+                                  const Respond& respond);
 void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                     const Respond& respond);
 void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,

@@ -1,5 +1,6 @@
 #include "broker/connection.h"
 
+#include <fmt/format.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
@@ -29,12 +30,18 @@ void Connection::Start() {
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   ++context_.counters->connections_active;
   ++context_.counters->connections_accepted;
+  asio::error_code ec;
+  const auto remote = socket_.remote_endpoint(ec);
+  if (!ec) peer_ = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  if (context_.log != nullptr && context_.log->Enabled(LogLevel::kDebug)) {
+    context_.log->Write(LogLevel::kDebug, "connection_opened", LogFields().Add("peer", peer_));
+  }
   ReadSize();
 }
 
 void Connection::Drain() {
   draining_ = true;
-  if (!in_flight_) Close();
+  if (!in_flight_) Close("drain");
 }
 
 void Connection::ReadSize() {
@@ -49,18 +56,21 @@ void Connection::OnSize(const asio::error_code& ec, size_t n) {
   if (ec) {
     // EOF between frames is an ordinary disconnect; inside the size, a truncation.
     if (n > 0) ++context_.counters->frames_truncated;
-    Close();
+    Close(n > 0 ? "truncated" : "eof");
     return;
   }
   const int32_t size = ReadBigEndian32(size_bytes_.data());
   if (size < 0) {
     ++context_.counters->frames_negative;
-    Close();
+    LogRefusedSize(size, "negative request size");
+    Close("negative_size");
     return;
   }
   if (size > context_.max_request_bytes) {
+    // As Kafka (InvalidReceiveException): the body is never read.
     ++context_.counters->frames_too_large;
-    Close();
+    LogRefusedSize(size, "request size is above socket.request.max.bytes");
+    Close("too_large");
     return;
   }
   declared_ = size_t(size);
@@ -116,7 +126,7 @@ void Connection::OnBody(const asio::error_code& ec, size_t n) {
   if (closed_) return;
   if (ec) {
     ++context_.counters->frames_truncated;
-    Close();
+    Close("truncated");
     return;
   }
   received_ += n;
@@ -137,8 +147,20 @@ void Connection::ReleaseRequestMemory() {
   context_.memory->Release(bytes);
 }
 
+void Connection::LogRefusedSize(int32_t size, std::string_view reason) {
+  if (context_.log == nullptr) return;
+  LogFields f;
+  f.Add("peer", peer_)
+      .Add("size", size)
+      .Add("socket.request.max.bytes", context_.max_request_bytes)
+      .Add("reason", reason)
+      .Add("action", "close");
+  context_.log->WriteLimited(LogLevel::kWarn, "request_size_refused", "request_size_refused", f);
+}
+
 void Connection::Dispatch() {
   in_flight_ = true;
+  ++requests_;
   api_key_ = frame_.size() >= 2 ? int16_t(uint16_t(frame_[0]) << 8 | frame_[1]) : -1;
   NoteRequestKind(api_key_);
   started_ = std::chrono::steady_clock::now();
@@ -176,7 +198,7 @@ void Connection::OnPeerReadable(const asio::error_code& ec) {
     MarkClientGone();
     return;
   }
-  Close();  // reset or another socket error: nobody will read an answer
+  Close("reset");  // or another socket error: nobody will read an answer
 }
 
 void Connection::MarkClientGone() {
@@ -253,7 +275,7 @@ void Connection::OnWritten(const asio::error_code& ec, bool close) {
   if (closed_) return;
   if (ec) ++context_.counters->write_errors;
   if (ec || close || draining_) {
-    Close();
+    Close(ec ? "write_error" : close ? "handler_close" : "drain");
     return;
   }
   ReadSize();
@@ -271,12 +293,17 @@ void Connection::ArmIdleTimer() {
 void Connection::OnIdleTimer(const asio::error_code& ec) {
   if (ec || closed_ || in_flight_ || muted_) return;
   ++context_.counters->closed_idle;
-  Close();
+  Close("idle");
 }
 
-void Connection::Close() {
+void Connection::Close(std::string_view reason) {
   if (closed_) return;
   closed_ = true;
+  if (context_.log != nullptr && context_.log->Enabled(LogLevel::kDebug)) {
+    LogFields f;
+    f.Add("peer", peer_).Add("reason", reason).Add("requests", requests_);
+    context_.log->Write(LogLevel::kDebug, "connection_closed", f);
+  }
   MarkClientGone();
   idle_timer_.cancel();
   if (muted_) {

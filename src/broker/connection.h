@@ -55,6 +55,10 @@
 // read sees the EOF; after a reset it closes at once. Close() always marks
 // the client gone, so nothing parked outlives its connection's purpose.
 //
+// Logging (event_log.h): connection_opened / connection_closed (with the
+// reason and the number of requests) at DEBUG; a refused size field at WARN,
+// rate-limited, naming the peer, the size and socket.request.max.bytes.
+//
 // Threading: everything runs on the socket's executor (one io_context thread);
 // the handler's respond callback is re-posted there whatever thread calls it.
 #pragma once
@@ -66,8 +70,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "broker/event_log.h"
 #include "broker/frame_handler.h"
 #include "broker/request_memory_pool.h"
 #include "broker/request_metrics.h"
@@ -78,7 +85,8 @@ struct ConnectionContext {
   FrameHandler* handler = nullptr;
   RequestMetrics* metrics = nullptr;
   NetworkCounters* counters = nullptr;
-  RequestMemoryPool* memory = nullptr;         // queued.max.request.bytes; null = unbounded
+  RequestMemoryPool* memory = nullptr;  // queued.max.request.bytes; null = unbounded
+  EventLog* log = nullptr;  // connections at DEBUG, refused sizes at WARN; null = silent
   int32_t max_request_bytes = 104857600;       // socket.request.max.bytes
   std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms; < 0 = never
 };
@@ -97,7 +105,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
   void Drain();
   // Closes now, dropping any in-flight response (drain timeout).
-  void ForceClose() { Close(); }
+  void ForceClose() { Close("drain_timeout"); }
   bool closed() const { return closed_; }
 
  private:
@@ -129,7 +137,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Sends splice `index` from `done` bytes into it.
   void SendSlice(size_t index, uint64_t done, bool close);
   void OnWritten(const asio::error_code& ec, bool close);
-  void Close();
+  // `reason` names why in the DEBUG connection_closed line.
+  void Close(std::string_view reason);
+  // The WARN line for a size field refused before reading the body.
+  void LogRefusedSize(int32_t size, std::string_view reason);
 
   asio::ip::tcp::socket socket_;
   asio::steady_timer idle_timer_;
@@ -142,7 +153,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int64_t reserved_bytes_ = 0;   // held in context_.memory
   int64_t accounted_bytes_ = 0;  // in counters->request_memory_bytes
   RequestMemoryPool::Ticket ticket_ = 0;
-  bool muted_ = false;  // waiting for the pool to grant
+  bool muted_ = false;            // waiting for the pool to grant
+  std::string peer_ = "unknown";  // "ip:port", for log lines
+  int64_t requests_ = 0;          // dispatched on this connection
   ResponseFrame response_;
   ClientScopePtr client_ = std::make_shared<ClientScope>();
   int16_t api_key_ = -1;

@@ -106,7 +106,7 @@ void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
     if (outcome.error != ErrorCode::kNone) t.error_message = outcome.message;
     response.topics.push_back(std::move(t));
   }
-  respond(EncodeResponseFrame(header, response, EncodeCreateTopicsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeCreateTopicsResponse), false);
 }
 
 }  // namespace daruma::broker

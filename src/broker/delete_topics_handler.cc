@@ -27,7 +27,7 @@ void HandleDeleteTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
   for (const std::string& name : request->topic_names) {
     response.responses.push_back({.name = name, .error_code = DeleteOne(env, name)});
   }
-  respond(EncodeResponseFrame(header, response, EncodeDeleteTopicsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeDeleteTopicsResponse), false);
 }
 
 }  // namespace daruma::broker

@@ -103,7 +103,7 @@ void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, Protoco
     }
     response.results.push_back(std::move(out));
   }
-  respond(EncodeResponseFrame(header, response, EncodeDescribeConfigsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeDescribeConfigsResponse), false);
 }
 
 }  // namespace daruma::broker

@@ -21,7 +21,7 @@ void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, Protoco
     response.host = env.ctx.host;
     response.port = env.ctx.port;
   }
-  respond(EncodeResponseFrame(header, response, EncodeFindCoordinatorResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeFindCoordinatorResponse), false);
 }
 
 }  // namespace daruma::broker

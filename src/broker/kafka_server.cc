@@ -45,8 +45,9 @@ void KafkaServer::Accept() {
         return;
       }
     } else {
-      ConnectionContext context{
-          handler_, metrics_, counters_, &memory_, options_.max_request_bytes, options_.max_idle};
+      ConnectionContext context{handler_,         metrics_,     counters_,
+                                &memory_,         options_.log, options_.max_request_bytes,
+                                options_.max_idle};
       auto c = std::make_shared<Connection>(std::move(socket), context,
                                             [this](Connection* closed) { OnClosed(closed); });
       connections_.emplace(c.get(), c);

@@ -34,6 +34,7 @@ namespace daruma::broker {
 struct KafkaServerOptions {
   int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
   int64_t queued_max_request_bytes = -1;  // queued.max.request.bytes; <= 0 unbounded
+  EventLog* log = nullptr;                // connection lines (connection.h); null = silent
   std::chrono::milliseconds drain_timeout{30000};
   std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms
   // After accept(2) fails (EMFILE...), the listener waits this long.

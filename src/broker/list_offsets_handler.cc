@@ -69,7 +69,7 @@ void HandleListOffsets(HandlerEnv& env, const RequestHeader& header, ProtocolRea
     }
     response.topics.push_back(std::move(t));
   }
-  respond(EncodeResponseFrame(header, response, EncodeListOffsetsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeListOffsetsResponse), false);
 }
 
 }  // namespace daruma::broker

@@ -67,7 +67,7 @@ void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader
       response.topics.push_back(LookUpTopic(env, name, may_create));
     }
   }
-  respond(EncodeResponseFrame(header, response, EncodeMetadataResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeMetadataResponse), false);
 }
 
 }  // namespace daruma::broker

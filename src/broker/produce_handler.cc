@@ -120,9 +120,13 @@ void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader&
     }
     response.responses.push_back(std::move(t));
   }
-  // acks=0: no response; a failure closes the connection so the client notices.
-  if (acks == 0) return respond(std::nullopt, any_failed);
-  respond(EncodeResponseFrame(header, response, EncodeProduceResponse), false);
+  // acks=0: no response; a failure closes the connection so the client notices
+  // (and is logged like any error response).
+  if (acks == 0) {
+    LogErrorResponse(env.ctx.log, header, ErrorsOf(response));
+    return respond(std::nullopt, any_failed);
+  }
+  respond(EncodeResponseFrame(env, header, response, EncodeProduceResponse), false);
 }
 
 }  // namespace daruma::broker

@@ -12,6 +12,8 @@
 //   advertised range (except ApiVersions, answered UNSUPPORTED_VERSION in v0
 //   form) and an undecodable body close without a response; an acks=0 Produce
 //   with a failed partition closes after "sending" nothing.
+// - Each of those refusals, and every response carrying an error code, is
+//   one rate-limited line on ctx.log (request_log.h).
 // - Shutdown() completes every parked Fetch now (with what is available);
 //   frames handed over before it are still handled, later ones are answered
 //   by closing.

@@ -58,6 +58,11 @@ Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
   int32_t io_threads = s.num_io_threads;
   DARUMA_RETURN_IF_ERROR(ReadInt<int32_t>(config, "num.io.threads", 1, &io_threads));
   s.num_io_threads = io_threads;
+  if (const std::string* v = Find(config, "daruma.log.level")) {
+    Result<LogLevel> level = ParseLogLevel(*v);
+    if (!level.ok()) return level.status().WithContext("daruma.log.level");
+    s.log_level = *level;
+  }
   return s;
 }
 

@@ -21,6 +21,9 @@
 //                                        there, off the network thread; default 8,
 //                                        at least 1
 //   daruma.http.listener                 /health and /metrics, default 127.0.0.1:9644
+//   daruma.log.level                     DEBUG, INFO (default), WARN or ERROR: the
+//                                        least severe request/connection line
+//                                        written (event_log.h)
 //   daruma.crash.loop.max.unclean.starts refuse to start after this many starts
 //                                        without a clean shutdown, default 5
 //                                        (0 = never refuse)
@@ -30,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "broker/event_log.h"
 #include "broker/listener_address.h"
 #include "common/status.h"
 #include "recovery/server_config.h"
@@ -49,6 +53,7 @@ struct ServeSettings {
   int64_t connections_max_idle_ms = 600000;  // < 0: never close idle connections
   int max_unclean_starts = kDefaultMaxUncleanStarts;
   int num_io_threads = kDefaultNumIoThreads;
+  LogLevel log_level = LogLevel::kInfo;
 
   static Result<ServeSettings> FromConfig(const ServerConfig& config);
 };

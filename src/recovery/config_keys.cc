@@ -19,6 +19,7 @@ constexpr std::array kDarumaKeys = {
     "connections.max.idle.ms",
     "daruma.crash.loop.max.unclean.starts",
     "daruma.http.listener",
+    "daruma.log.level",
     "daruma.max.open.files",
     "daruma.recovery.point.checkpoint.tick.ms",
     "delete.topic.enable",
