@@ -86,7 +86,7 @@ void DescribeBroker(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, 
 void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                            const Respond& respond) {
   Result<DescribeConfigsRequest> request = DecodeDescribeConfigsRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   const bool synonyms = header.api_version >= 1 && request->include_synonyms;
   DescribeConfigsResponse response;
   for (const auto& r : request->resources) {

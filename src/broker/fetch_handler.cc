@@ -137,7 +137,7 @@ std::vector<TopicPartition> Partitions(const FetchRequest& request) {
 void HandleFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                  const Respond& respond) {
   Result<FetchRequest> decoded = DecodeFetchRequest(body, header.api_version);
-  if (!decoded.ok()) return respond(std::nullopt, true);
+  if (!decoded.ok()) return CloseMalformed(env, header, decoded.status(), respond);
   if (ErrorCode session = CheckSession(*decoded); session != ErrorCode::kNone) {
     FetchResponse response;
     response.error_code = session;

@@ -93,7 +93,7 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
 void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                    const Respond& respond) {
   Result<ProduceRequest> request = DecodeProduceRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   // Request-level failures apply to every partition (§5.2 steps 1–2).
   ErrorCode all = ErrorCode::kNone;
   const int16_t acks = request->acks;

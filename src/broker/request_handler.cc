@@ -59,8 +59,9 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
     return respond(std::nullopt, true);
   }
   const RequestHeader& header = *parsed;
-  const ApiVersionRange* range = FindAdvertisedApi(header.api_key);
-  if (range == nullptr) {
+  const ApiHandlerRow* row = FindApiHandler(header.api_key);
+  const ApiVersionRange* range = HandledVersions(header.api_key);
+  if (row == nullptr || range == nullptr) {
     LogRejectedRequest(
         ctx_.log, &header, int16_t(header.api_key), header.api_version, RejectKind::kUnknownApiKey,
         fmt::format("api key {} is not supported by this broker", int16_t(header.api_key)),
@@ -80,29 +81,7 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
         "close");
     return respond(std::nullopt, true);
   }
-  switch (header.api_key) {
-    case ApiKey::kApiVersions:
-      return HandleApiVersions(env, header, reader, respond);
-    case ApiKey::kMetadata:
-      return HandleMetadata(env, header, reader, respond);
-    case ApiKey::kProduce:
-      return HandleProduce(env, header, reader, respond);
-    case ApiKey::kFetch:
-      return HandleFetch(env, header, reader, respond);
-    case ApiKey::kListOffsets:
-      return HandleListOffsets(env, header, reader, respond);
-    case ApiKey::kCreateTopics:
-      return HandleCreateTopics(env, header, reader, respond);
-    case ApiKey::kDeleteTopics:
-      return HandleDeleteTopics(env, header, reader, respond);
-    case ApiKey::kFindCoordinator:
-      return HandleFindCoordinator(env, header, reader, respond);
-    case ApiKey::kDescribeConfigs:
-      return HandleDescribeConfigs(env, header, reader, respond);
-    default:
-      // Advertised but not implemented here: a table/handler mismatch.
-      return respond(std::nullopt, true);
-  }
+  row->handle(env, header, reader, respond);
 }
 
 ErrorCode ErrorCodeForStorageStatus(const Status& status) {

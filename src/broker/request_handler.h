@@ -1,5 +1,6 @@
 // RequestHandler: Kafka's KafkaApis for one node — decodes a request frame,
-// dispatches on its header to one handler per API and encodes the response.
+// dispatches on its header through the handler table (api_handlers.h: a row
+// is the one place an API is switched on) and encodes the response.
 //
 // Contract (FrameHandler, the interface to the network layer):
 // - Handle() takes one frame WITHOUT its 4-byte size prefix and calls

@@ -1,11 +1,12 @@
-// What RequestHandler logs (request_log.h): one case per kind of refused
-// request, the error_response line, and the rate limit over a client
-// repeating itself.
+// What RequestHandler logs (request_log.h) and the handler table that decides
+// what it serves (api_handlers.h): one case per kind of refused request, the
+// error_response line, and the rate limit over a client repeating itself.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
+#include "broker/api_handlers.h"
 #include "broker/event_log.h"
 #include "broker/handler_harness.h"
 #include "protocol/messages.h"
@@ -41,6 +42,22 @@ struct LoggedHarness {
     return h.SubmitFrame(w.Release());
   }
 };
+
+TEST(HandlerTable, EveryRowHasACodecAndApiVersionsListsExactlyTheRows) {
+  std::vector<ApiVersionsResponse::Key> keys = HandledApiKeys();
+  ASSERT_EQ(keys.size(), ApiHandlerTable().size());
+  for (const ApiHandlerRow& row : ApiHandlerTable()) {
+    const ApiVersionRange* range = FindAdvertisedApi(row.key);
+    ASSERT_NE(range, nullptr) << ApiKeyName(row.key) << " has a handler but no codec range";
+    EXPECT_EQ(FindApiHandler(row.key), &row);
+    EXPECT_EQ(HandledVersions(row.key), range);
+  }
+  for (size_t i = 1; i < keys.size(); ++i) {
+    EXPECT_LT(int16_t(keys[i - 1].api_key), int16_t(keys[i].api_key)) << "sorted by key";
+  }
+  EXPECT_EQ(FindApiHandler(ApiKey::kJoinGroup), nullptr);
+  EXPECT_EQ(HandledVersions(ApiKey::kJoinGroup), nullptr);
+}
 
 TEST(HandlerLog, AnUnknownApiKeyClosesWithOneLine) {
   LoggedHarness l;
@@ -83,12 +100,26 @@ TEST(HandlerLog, ATooNewApiVersionsIsAnsweredInV0FormAndLogged) {
   ApiVersionsResponse v0 =
       HandlerHarness::DecodeReply(*r, ApiKey::kApiVersions, 0, DecodeApiVersionsResponse, 5);
   EXPECT_EQ(v0.error_code, ErrorCode::kUnsupportedVersion);
-  EXPECT_EQ(v0.api_keys, AdvertisedApiKeys());
+  EXPECT_EQ(v0.api_keys, HandledApiKeys());
   EXPECT_TRUE(Has(l.out.str(),
                   "api=ApiVersions api_version=99 correlation_id=5 "
                   "kind=unsupported_version"))
       << l.out.str();
   EXPECT_TRUE(Has(l.out.str(), "action=unsupported_version_response")) << l.out.str();
+}
+
+TEST(HandlerLog, AMalformedBodyClosesNamingTheField) {
+  LoggedHarness l;
+  ProtocolWriter cut;
+  EncodeRequestHeader({ApiKey::kMetadata, 4, 9, std::string("cutter")}, cut);
+  cut.WriteInt32(3);  // three topic names announced, none sent
+  auto r = l.h.SubmitFrame(cut.Release());
+  EXPECT_TRUE(r->done && r->close && !r->frame);
+  EXPECT_TRUE(Has(l.out.str(),
+                  "event=request_rejected client_id=cutter api_key=3 api=Metadata "
+                  "api_version=4 correlation_id=9 kind=malformed_body reason="))
+      << l.out.str();
+  EXPECT_EQ(Count(l.out.str(), "\n"), 1);
 }
 
 TEST(HandlerLog, AMalformedHeaderClosesWithWhatTheFrameHad) {
