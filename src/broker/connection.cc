@@ -165,6 +165,14 @@ void Connection::Dispatch() {
   NoteRequestKind(api_key_);
   started_ = std::chrono::steady_clock::now();
   auto executor = socket_.get_executor();
+  // Only this request's frame: once it is answered (in_flight_ false) the
+  // next frame may be reserved already, and a late call must not free it.
+  client_->frame_done = [weak = weak_from_this(), executor, request = requests_] {
+    asio::post(executor, [weak, request] {
+      std::shared_ptr<Connection> self = weak.lock();
+      if (self && self->in_flight_ && self->requests_ == request) self->ReleaseRequestMemory();
+    });
+  };
   context_.handler->Handle(
       std::move(frame_), client_,
       [self = shared_from_this(), executor](std::optional<ResponseFrame> response, bool close) {

@@ -14,8 +14,10 @@
 // RequestMemoryPool (`queued.max.request.bytes`); while the pool has nothing
 // left the connection is muted (reads nothing, its idle timer stopped) and it
 // resumes when the pool grants the reservation. The reservation and the
-// buffer's bytes are given back when the handler responds (or on close
-// before that), and counted in NetworkCounters' request gauges.
+// buffer's bytes are given back when the handler says it is done with the
+// frame (ClientScope::frame_done: a parked Fetch must not hold the pool while
+// it waits for data a muted producer would bring), when it responds, or on
+// close before dispatch; they are counted in NetworkCounters' request gauges.
 //
 // Ordering: one request at a time (Kafka mutes the channel while a request is
 // in flight): the next frame is not read until the handler has responded and

@@ -27,11 +27,16 @@ RequestHandler::~RequestHandler() = default;
 // one handed over after is refused by closing.
 void RequestHandler::Handle(std::vector<uint8_t> frame, ClientScopePtr client, Respond respond) {
   if (shut_down_) return respond(std::nullopt, true);
-  asio::post(request_executor_, [this, frame = std::move(frame), client = std::move(client),
-                                 respond = std::move(respond)]() mutable {
-    HandleRequest(frame, client, respond);
-    FramePool::Default().Give(std::move(frame));
-  });
+  // Copied now, on the network thread: the server sets it per request.
+  std::function<void()> frame_done = client != nullptr ? client->frame_done : nullptr;
+  asio::post(request_executor_,
+             [this, frame = std::move(frame), client = std::move(client),
+              respond = std::move(respond), frame_done = std::move(frame_done)]() mutable {
+               HandleRequest(frame, client, respond);
+               // A parked Fetch keeps only its decoded request, never the frame.
+               FramePool::Default().Give(std::move(frame));
+               if (frame_done) frame_done();
+             });
 }
 
 void RequestHandler::ClientGone(const ClientScopePtr& client) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -178,6 +179,44 @@ TEST(ServerRequestMemoryTest, AnExhaustedPoolMutesUntilARequestIsAnswered) {
   EXPECT_EQ(big.ReadFrame(), Answer(body));
   EXPECT_EQ(small.ReadFrame(), Answer(tiny));
   EXPECT_EQ(f.counters().connections_muted.load(), 0);
+}
+
+// A request parked after its handler is done with the frame (a long-poll
+// Fetch) gives the pool back at once: a producer muted behind it would
+// otherwise wait out the fetch's whole max wait.
+TEST(ServerRequestMemoryTest, AParkedRequestDoneWithItsFrameFreesThePool) {
+  KafkaServerOptions options;
+  options.queued_max_request_bytes = 1 << 20;
+  std::mutex mu;
+  std::vector<std::pair<Respond, std::vector<uint8_t>>> parked;
+  StubHandler* handler = nullptr;
+  MemoryFixture f(options, [&](std::vector<uint8_t> frame, Respond respond) {
+    if (frame.size() < 100) return respond(ResponseFrame(Answer(frame)), false);
+    // As RequestHandler: the copy taken at Handle(), called once the frame
+    // is no longer read.
+    std::function<void()> frame_done = handler->last_client->frame_done;
+    std::lock_guard lock(mu);
+    parked.emplace_back(std::move(respond), Answer(frame));
+    frame_done();
+  });
+  handler = &f.handler();
+  FrameClient fetch(f.port());
+  const std::vector<uint8_t> big = Pattern(2 << 20, 5);
+  fetch.SendFrame(big);
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu);
+    return parked.size() == 1 && f.counters().request_queued_bytes.load() == 0;
+  }));
+  FrameClient produce(f.port());
+  const std::vector<uint8_t> tiny = {0, 0, 0, 7, 0, 0, 0, 3};
+  produce.SendFrame(tiny);
+  EXPECT_EQ(produce.ReadFrame(), Answer(tiny)) << "not muted behind the parked request";
+  EXPECT_EQ(f.counters().connections_muted.load(), 0);
+  {
+    std::lock_guard lock(mu);
+    parked[0].first(ResponseFrame(parked[0].second), false);
+  }
+  EXPECT_EQ(fetch.ReadFrame(), Answer(big));
 }
 
 // A muted client that leaves, and the client holding the pool that leaves
