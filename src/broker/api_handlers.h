@@ -1,13 +1,22 @@
 // The per-API handlers behind RequestHandler, one .cc file each
-// (<api>_handler.cc), and the helpers they share.
+// (<api>_handler.cc), the table that switches them on, and the helpers they
+// share.
+//
+// The handler table (ApiHandlerTable, api_table.cc) is the one place an API
+// is switched on: RequestHandler dispatches through it, and ApiVersions
+// advertises exactly its rows, each with the version range its codec reads
+// (protocol/api_keys.h). A codec without a row is neither advertised nor
+// reachable; a row without a codec range is a bug (HandlerTable in
+// tests/broker/handler_log_test.cc checks).
 //
 // Contract: RequestHandler has parsed the header, checked the version is
 // advertised and positioned `body` at the first body byte. A handler decodes
-// the body (a decode error: respond(nullopt, close = true), as Kafka closes
-// on an unparseable request), does the work and calls `respond` exactly once,
-// now or later (Fetch), with the full response frame. Handlers run on the
-// request threads, several at once (one per connection at most): everything
-// they share goes through HandlerEnv, whose members are thread-safe.
+// the body (a decode error: CloseMalformed, as Kafka closes on an
+// unparseable request), does the work and calls `respond` exactly once, now
+// or later (Fetch), with the full response frame (EncodeResponseFrame, which
+// also logs the response's errors). Handlers run on the request threads,
+// several at once (one per connection at most): everything they share goes
+// through HandlerEnv, whose members are thread-safe.
 #pragma once
 
 #include <mutex>
@@ -19,6 +28,8 @@
 #include "broker/delayed_fetch.h"
 #include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
+#include "broker/request_log.h"
+#include "broker/response_errors.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
 #include "protocol/error_codes.h"
@@ -46,23 +57,48 @@ struct HandlerEnv {
 };
 
 // The response frame: header for (key, version) of `header`, then the body
-// (with the file ranges a Fetch splices in).
+// (with the file ranges a Fetch splices in). A response with an error code
+// anywhere is logged (request_log.h).
 template <typename Response, typename Encode>
-ResponseFrame EncodeResponseFrame(const RequestHeader& header, const Response& response,
-                                  Encode encode) {
+ResponseFrame EncodeResponseFrame(const HandlerEnv& env, const RequestHeader& header,
+                                  const Response& response, Encode encode) {
+  LogErrorResponse(env.ctx.log, header, ErrorsOf(response));
   ProtocolWriter writer;
   EncodeResponseHeader(header.correlation_id, header.api_key, header.api_version, writer);
   encode(response, header.api_version, writer);
   return writer.ReleaseFrame();
 }
 
+// A body that does not decode: logged, and the connection closed without an
+// answer (Kafka's behaviour for a request it cannot parse).
+void CloseMalformed(const HandlerEnv& env, const RequestHeader& header, const Status& why,
+                    const Respond& respond);
+
+using ApiHandler = void (*)(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                            const Respond& respond);
+struct ApiHandlerRow {
+  ApiKey key;
+  ApiHandler handle;
+};
+// The handler table, by key.
+std::span<const ApiHandlerRow> ApiHandlerTable();
+// The row for `key`, or nullptr: the API is off.
+const ApiHandlerRow* FindApiHandler(ApiKey key);
+// The versions a request for `key` may have: the codec's range when the key
+// has a row, else nullptr.
+const ApiVersionRange* HandledVersions(ApiKey key);
+// ApiVersions' api_keys: every row with its codec's range, by key.
+std::vector<ApiVersionsResponse::Key> HandledApiKeys();
+
 // Maps a storage Status to the Kafka error a client sees for a partition.
 ErrorCode ErrorCodeForStorageStatus(const Status& status);
 
 void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond);
-// A request whose version is above the advertised ApiVersions max (§3.1).
-void HandleUnsupportedApiVersions(const RequestHeader& header, const Respond& respond);
+// A request whose version is above the advertised ApiVersions max (§3.1):
+// UNSUPPORTED_VERSION with the supported list, in v0 form, and a log line.
+void HandleUnsupportedApiVersions(const HandlerEnv& env, const RequestHeader& header,
+                                  const Respond& respond);
 void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                     const Respond& respond);
 void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,

@@ -37,6 +37,7 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
   ctx.node_id = args.identity.node_id;
   ctx.zero_copy_fs = args.fs;
   ctx.cluster_id = args.identity.cluster_id;
+  ctx.log = args.log;
   auto handler =
       std::make_unique<RequestHandler>(std::move(ctx), args.executor, args.request_executor);
   DARUMA_RETURN_IF_ERROR(handler->init_status());
@@ -44,12 +45,14 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
 }
 
 Broker::Broker(BrokerOptions options)
-    : options_(std::move(options)), log_manager_(options_.log_manager) {}
+    : options_(std::move(options)),
+      log_manager_(options_.log_manager),
+      event_log_(EventLog::Options{options_.log, options_.settings.log_level}) {}
 
 Broker::~Broker() = default;
 
 void Broker::Log(std::string_view line) const {
-  if (options_.log != nullptr) *options_.log << "daruma serve: " << line << std::endl;
+  event_log_.WriteText(line);
 }
 
 // Re-arms itself, so a second SIGTERM/SIGINT during the drain is seen too.
@@ -130,6 +133,7 @@ Status Broker::Run() {
     return fatal_.ok() ? shutdown : fatal_;
   }
   DARUMA_RETURN_IF_ERROR(guard.RecordCleanShutdown());
+  event_log_.Flush();  // what the rate limit held back, before the last line
   Log("clean shutdown complete");
   return fatal_;
 }
@@ -207,6 +211,8 @@ void Broker::OnRecovered(const Status& status) {
 Status Broker::StartServing() {
   KafkaServerOptions server_options;
   server_options.max_request_bytes = options_.settings.socket_request_max_bytes;
+  server_options.queued_max_request_bytes = options_.settings.queued_max_request_bytes;
+  server_options.log = &event_log_;
   server_options.max_idle = std::chrono::milliseconds(options_.settings.connections_max_idle_ms);
   server_options.drain_timeout = options_.drain_timeout;
   kafka_ = std::make_unique<KafkaServer>(io_, server_options, &metrics_, &counters_);
@@ -225,6 +231,7 @@ Status Broker::StartServing() {
   args.identity = identity_;
   args.request_executor = request_pool_->get_executor();
   args.fs = options_.log_manager.fs;
+  args.log = &event_log_;
   DARUMA_ASSIGN_OR_RETURN(handler_, options_.make_handler(args));
   kafka_->Start(handler_.get());
   kafka_listener_ = bound.ToString();

@@ -48,6 +48,7 @@
 #include "broker/broker_identity.h"
 #include "broker/broker_state.h"
 #include "broker/crash_loop_guard.h"
+#include "broker/event_log.h"
 #include "broker/frame_handler.h"
 #include "broker/http_server.h"
 #include "broker/kafka_server.h"
@@ -70,6 +71,7 @@ struct HandlerArgs {
   // It drains before the handler is destroyed.
   asio::any_io_executor request_executor;
   FileSystem* fs = nullptr;  // the log manager's (BrokerContext::zero_copy_fs)
+  EventLog* log = nullptr;   // request lines (BrokerContext::log); outlives the handler
 };
 
 using HandlerFactory = std::function<Result<std::unique_ptr<FrameHandler>>(const HandlerArgs&)>;
@@ -116,6 +118,9 @@ class Broker {
   BrokerOptions options_;
   asio::io_context io_;
   LogManager log_manager_;
+  // Every line the broker writes to options_.log goes through it, so lines of
+  // the io thread and of the request threads never interleave.
+  EventLog event_log_;
   RequestMetrics metrics_;
   NetworkCounters counters_;
   std::unique_ptr<HttpServer> http_;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "broker/event_log.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "recovery/log_manager.h"
@@ -37,6 +38,9 @@ struct BrokerContext {
   // Where Fetch opens segment files to send them with sendfile (the log
   // manager's FileSystem); null = every Fetch copies through Log::Read.
   FileSystem* zero_copy_fs = nullptr;
+  // Error responses and refused requests are logged here (request_log.h);
+  // null = not logged. Owned by the caller, thread-safe.
+  EventLog* log = nullptr;
 };
 
 // Reads node.id/broker.id, auto.create.topics.enable, num.partitions,

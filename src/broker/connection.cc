@@ -1,5 +1,6 @@
 #include "broker/connection.h"
 
+#include <fmt/format.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
@@ -29,12 +30,18 @@ void Connection::Start() {
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   ++context_.counters->connections_active;
   ++context_.counters->connections_accepted;
+  asio::error_code ec;
+  const auto remote = socket_.remote_endpoint(ec);
+  if (!ec) peer_ = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  if (context_.log != nullptr && context_.log->Enabled(LogLevel::kDebug)) {
+    context_.log->Write(LogLevel::kDebug, "connection_opened", LogFields().Add("peer", peer_));
+  }
   ReadSize();
 }
 
 void Connection::Drain() {
   draining_ = true;
-  if (!in_flight_) Close();
+  if (!in_flight_) Close("drain");
 }
 
 void Connection::ReadSize() {
@@ -49,43 +56,123 @@ void Connection::OnSize(const asio::error_code& ec, size_t n) {
   if (ec) {
     // EOF between frames is an ordinary disconnect; inside the size, a truncation.
     if (n > 0) ++context_.counters->frames_truncated;
-    Close();
+    Close(n > 0 ? "truncated" : "eof");
     return;
   }
   const int32_t size = ReadBigEndian32(size_bytes_.data());
   if (size < 0) {
     ++context_.counters->frames_negative;
-    Close();
+    LogRefusedSize(size, "negative request size");
+    Close("negative_size");
     return;
   }
   if (size > context_.max_request_bytes) {
+    // As Kafka (InvalidReceiveException): the body is never read.
     ++context_.counters->frames_too_large;
-    Close();
+    LogRefusedSize(size, "request size is above socket.request.max.bytes");
+    Close("too_large");
     return;
   }
-  frame_ = FramePool::Default().Take(size_t(size));
-  asio::async_read(
-      socket_, asio::buffer(frame_),
+  declared_ = size_t(size);
+  received_ = 0;
+  if (context_.memory == nullptr) return OnMemoryGranted();
+  const int64_t bytes = size;
+  // The pool grants on the thread that releases: come back to ours. The
+  // waiter holds the connection, so the grant always finds it (closed or not).
+  auto on_grant = [self = shared_from_this(), executor = socket_.get_executor(), bytes] {
+    asio::post(executor, [self, bytes] {
+      self->reserved_bytes_ = bytes;
+      self->context_.counters->request_queued_bytes += bytes;
+      if (self->closed_) return self->ReleaseRequestMemory();
+      self->muted_ = false;
+      --self->context_.counters->connections_muted;
+      self->ArmIdleTimer();  // the client may take a whole timeout from now
+      self->OnMemoryGranted();
+    });
+  };
+  if (context_.memory->Reserve(bytes, std::move(on_grant), &ticket_)) {
+    reserved_bytes_ = bytes;
+    context_.counters->request_queued_bytes += bytes;
+    return OnMemoryGranted();
+  }
+  // Muted: waiting for the pool is not the client idling.
+  muted_ = true;
+  ++context_.counters->connections_muted;
+  idle_timer_.cancel();
+}
+
+void Connection::OnMemoryGranted() {
+  frame_ = FramePool::Default().TakeWindow(declared_, kFirstWindowBytes);
+  AccountBuffer(int64_t(frame_.capacity()));
+  ReadBody();
+}
+
+void Connection::ReadBody() {
+  if (received_ == declared_) {
+    idle_timer_.cancel();
+    return Dispatch();
+  }
+  if (received_ == frame_.size()) {
+    // Doubling keeps the copies of a growing frame under its final size.
+    frame_.resize(std::min(declared_, std::max(2 * frame_.size(), kFirstWindowBytes)));
+    AccountBuffer(int64_t(frame_.capacity()));
+  }
+  socket_.async_read_some(
+      asio::buffer(frame_.data() + received_, frame_.size() - received_),
       [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->OnBody(ec, n); });
 }
 
-void Connection::OnBody(const asio::error_code& ec, size_t /*n*/) {
+void Connection::OnBody(const asio::error_code& ec, size_t n) {
   if (closed_) return;
-  idle_timer_.cancel();
   if (ec) {
     ++context_.counters->frames_truncated;
-    Close();
+    Close("truncated");
     return;
   }
-  Dispatch();
+  received_ += n;
+  ReadBody();
+}
+
+void Connection::AccountBuffer(int64_t bytes) {
+  context_.counters->request_memory_bytes += bytes - accounted_bytes_;
+  accounted_bytes_ = bytes;
+}
+
+void Connection::ReleaseRequestMemory() {
+  AccountBuffer(0);
+  if (reserved_bytes_ == 0) return;
+  context_.counters->request_queued_bytes -= reserved_bytes_;
+  const int64_t bytes = reserved_bytes_;
+  reserved_bytes_ = 0;
+  context_.memory->Release(bytes);
+}
+
+void Connection::LogRefusedSize(int32_t size, std::string_view reason) {
+  if (context_.log == nullptr) return;
+  LogFields f;
+  f.Add("peer", peer_)
+      .Add("size", size)
+      .Add("socket.request.max.bytes", context_.max_request_bytes)
+      .Add("reason", reason)
+      .Add("action", "close");
+  context_.log->WriteLimited(LogLevel::kWarn, "request_size_refused", "request_size_refused", f);
 }
 
 void Connection::Dispatch() {
   in_flight_ = true;
+  ++requests_;
   api_key_ = frame_.size() >= 2 ? int16_t(uint16_t(frame_[0]) << 8 | frame_[1]) : -1;
   NoteRequestKind(api_key_);
   started_ = std::chrono::steady_clock::now();
   auto executor = socket_.get_executor();
+  // Only this request's frame: once it is answered (in_flight_ false) the
+  // next frame may be reserved already, and a late call must not free it.
+  client_->frame_done = [weak = weak_from_this(), executor, request = requests_] {
+    asio::post(executor, [weak, request] {
+      std::shared_ptr<Connection> self = weak.lock();
+      if (self && self->in_flight_ && self->requests_ == request) self->ReleaseRequestMemory();
+    });
+  };
   context_.handler->Handle(
       std::move(frame_), client_,
       [self = shared_from_this(), executor](std::optional<ResponseFrame> response, bool close) {
@@ -119,7 +206,7 @@ void Connection::OnPeerReadable(const asio::error_code& ec) {
     MarkClientGone();
     return;
   }
-  Close();  // reset or another socket error: nobody will read an answer
+  Close("reset");  // or another socket error: nobody will read an answer
 }
 
 void Connection::MarkClientGone() {
@@ -128,6 +215,9 @@ void Connection::MarkClientGone() {
 }
 
 void Connection::OnResponse(std::optional<ResponseFrame> response, bool close) {
+  // The handler is done with the frame (it may still be giving the buffer
+  // back to the FramePool, which holds at most kMaxBytes anyway).
+  ReleaseRequestMemory();
   const std::chrono::duration<double> latency = std::chrono::steady_clock::now() - started_;
   context_.metrics->Record(api_key_, latency.count());
   if (close) ++context_.counters->closed_by_handler;
@@ -193,7 +283,7 @@ void Connection::OnWritten(const asio::error_code& ec, bool close) {
   if (closed_) return;
   if (ec) ++context_.counters->write_errors;
   if (ec || close || draining_) {
-    Close();
+    Close(ec ? "write_error" : close ? "handler_close" : "drain");
     return;
   }
   ReadSize();
@@ -209,16 +299,31 @@ void Connection::ArmIdleTimer() {
 }
 
 void Connection::OnIdleTimer(const asio::error_code& ec) {
-  if (ec || closed_ || in_flight_) return;
+  if (ec || closed_ || in_flight_ || muted_) return;
   ++context_.counters->closed_idle;
-  Close();
+  Close("idle");
 }
 
-void Connection::Close() {
+void Connection::Close(std::string_view reason) {
   if (closed_) return;
   closed_ = true;
+  if (context_.log != nullptr && context_.log->Enabled(LogLevel::kDebug)) {
+    LogFields f;
+    f.Add("peer", peer_).Add("reason", reason).Add("requests", requests_);
+    context_.log->Write(LogLevel::kDebug, "connection_closed", f);
+  }
   MarkClientGone();
   idle_timer_.cancel();
+  if (muted_) {
+    muted_ = false;
+    --context_.counters->connections_muted;
+    // When Cancel fails the grant is already posted; it sees closed_ and
+    // gives the bytes back.
+    context_.memory->Cancel(ticket_);
+  }
+  // A frame being read is ours to free; one in flight is the handler's until
+  // it responds (OnResponse frees it then).
+  if (!in_flight_) ReleaseRequestMemory();
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

@@ -6,13 +6,27 @@
 // never read and never allocated. A peer that closes inside a frame is
 // counted as truncated and dropped.
 //
+// Request memory: the declared size is a promise, not memory. The body is
+// read into a buffer that starts at kFirstWindowBytes and doubles, up to the
+// declared size, only as bytes actually arrive, so a client that sends a
+// 100 MB size and then nothing costs 64 KiB, not 100 MB. Before reading a
+// body the connection reserves its declared size from the server's
+// RequestMemoryPool (`queued.max.request.bytes`); while the pool has nothing
+// left the connection is muted (reads nothing, its idle timer stopped) and it
+// resumes when the pool grants the reservation. The reservation and the
+// buffer's bytes are given back when the handler says it is done with the
+// frame (ClientScope::frame_done: a parked Fetch must not hold the pool while
+// it waits for data a muted producer would bring), when it responds, or on
+// close before dispatch; they are counted in NetworkCounters' request gauges.
+//
 // Ordering: one request at a time (Kafka mutes the channel while a request is
 // in flight): the next frame is not read until the handler has responded and
 // the response has been written (or the handler sent none, acks=0). Later
 // frames simply wait in the socket buffer, so pipelined requests are answered
 // in order and applied in order. The only buffer a connection owns is the
-// frame being handled, bounded by max_request_bytes (large ones come from and
-// return to the FramePool, so they are not allocated and zeroed per request).
+// frame being read or handled, bounded by max_request_bytes (large ones come
+// from and return to the FramePool, so they are not allocated and zeroed per
+// request).
 //
 // Draining (shutdown): Drain() stops reading; an idle connection closes now,
 // one with a request in flight closes after writing its response.
@@ -43,6 +57,10 @@
 // read sees the EOF; after a reset it closes at once. Close() always marks
 // the client gone, so nothing parked outlives its connection's purpose.
 //
+// Logging (event_log.h): connection_opened / connection_closed (with the
+// reason and the number of requests) at DEBUG; a refused size field at WARN,
+// rate-limited, naming the peer, the size and socket.request.max.bytes.
+//
 // Threading: everything runs on the socket's executor (one io_context thread);
 // the handler's respond callback is re-posted there whatever thread calls it.
 #pragma once
@@ -54,9 +72,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "broker/event_log.h"
 #include "broker/frame_handler.h"
+#include "broker/request_memory_pool.h"
 #include "broker/request_metrics.h"
 
 namespace daruma::broker {
@@ -65,12 +87,17 @@ struct ConnectionContext {
   FrameHandler* handler = nullptr;
   RequestMetrics* metrics = nullptr;
   NetworkCounters* counters = nullptr;
+  RequestMemoryPool* memory = nullptr;  // queued.max.request.bytes; null = unbounded
+  EventLog* log = nullptr;  // connections at DEBUG, refused sizes at WARN; null = silent
   int32_t max_request_bytes = 104857600;       // socket.request.max.bytes
   std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms; < 0 = never
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  // The first body buffer of a fresh (not pooled) frame; it doubles from there.
+  static constexpr size_t kFirstWindowBytes = 64 << 10;
+
   using OnClosed = std::function<void(Connection*)>;
 
   Connection(asio::ip::tcp::socket socket, ConnectionContext context, OnClosed on_closed);
@@ -80,7 +107,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
   void Drain();
   // Closes now, dropping any in-flight response (drain timeout).
-  void ForceClose() { Close(); }
+  void ForceClose() { Close("drain_timeout"); }
   bool closed() const { return closed_; }
 
  private:
@@ -88,7 +115,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ArmIdleTimer();
   void OnIdleTimer(const asio::error_code& ec);
   void OnSize(const asio::error_code& ec, size_t n);
+  // Called once the declared size is reserved (now, or when the pool grants).
+  void OnMemoryGranted();
+  // Reads what arrives into the window, doubling it when full.
+  void ReadBody();
   void OnBody(const asio::error_code& ec, size_t n);
+  // Keeps counters->request_memory_bytes equal to what this frame holds.
+  void AccountBuffer(int64_t bytes);
+  // Gives back the reservation and the buffer's bytes (after the response,
+  // or on close before dispatch).
+  void ReleaseRequestMemory();
   void Dispatch();
   // While a request is in flight: wakes when the socket turns readable and
   // tells a peer's EOF or reset from pipelined bytes (recv MSG_PEEK).
@@ -103,7 +139,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Sends splice `index` from `done` bytes into it.
   void SendSlice(size_t index, uint64_t done, bool close);
   void OnWritten(const asio::error_code& ec, bool close);
-  void Close();
+  // `reason` names why in the DEBUG connection_closed line.
+  void Close(std::string_view reason);
+  // The WARN line for a size field refused before reading the body.
+  void LogRefusedSize(int32_t size, std::string_view reason);
 
   asio::ip::tcp::socket socket_;
   asio::steady_timer idle_timer_;
@@ -111,6 +150,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   OnClosed on_closed_;
   std::array<uint8_t, 4> size_bytes_{};
   std::vector<uint8_t> frame_;
+  size_t declared_ = 0;          // size of the frame being read
+  size_t received_ = 0;          // body bytes of it read so far
+  int64_t reserved_bytes_ = 0;   // held in context_.memory
+  int64_t accounted_bytes_ = 0;  // in counters->request_memory_bytes
+  RequestMemoryPool::Ticket ticket_ = 0;
+  bool muted_ = false;            // waiting for the pool to grant
+  std::string peer_ = "unknown";  // "ip:port", for log lines
+  int64_t requests_ = 0;          // dispatched on this connection
   ResponseFrame response_;
   ClientScopePtr client_ = std::make_shared<ClientScope>();
   int16_t api_key_ = -1;

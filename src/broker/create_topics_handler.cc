@@ -92,7 +92,7 @@ Outcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic, bool
 void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                         const Respond& respond) {
   Result<CreateTopicsRequest> request = DecodeCreateTopicsRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   std::map<std::string, int> count;
   for (const auto& topic : request->topics) count[topic.name]++;
   CreateTopicsResponse response;
@@ -106,7 +106,7 @@ void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
     if (outcome.error != ErrorCode::kNone) t.error_message = outcome.message;
     response.topics.push_back(std::move(t));
   }
-  respond(EncodeResponseFrame(header, response, EncodeCreateTopicsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeCreateTopicsResponse), false);
 }
 
 }  // namespace daruma::broker

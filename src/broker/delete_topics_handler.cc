@@ -22,12 +22,12 @@ ErrorCode DeleteOne(HandlerEnv& env, const std::string& name) {
 void HandleDeleteTopics(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                         const Respond& respond) {
   Result<DeleteTopicsRequest> request = DecodeDeleteTopicsRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   DeleteTopicsResponse response;
   for (const std::string& name : request->topic_names) {
     response.responses.push_back({.name = name, .error_code = DeleteOne(env, name)});
   }
-  respond(EncodeResponseFrame(header, response, EncodeDeleteTopicsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeDeleteTopicsResponse), false);
 }
 
 }  // namespace daruma::broker

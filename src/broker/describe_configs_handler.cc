@@ -86,7 +86,7 @@ void DescribeBroker(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, 
 void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                            const Respond& respond) {
   Result<DescribeConfigsRequest> request = DecodeDescribeConfigsRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   const bool synonyms = header.api_version >= 1 && request->include_synonyms;
   DescribeConfigsResponse response;
   for (const auto& r : request->resources) {
@@ -103,7 +103,7 @@ void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, Protoco
     }
     response.results.push_back(std::move(out));
   }
-  respond(EncodeResponseFrame(header, response, EncodeDescribeConfigsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeDescribeConfigsResponse), false);
 }
 
 }  // namespace daruma::broker

@@ -137,18 +137,18 @@ std::vector<TopicPartition> Partitions(const FetchRequest& request) {
 void HandleFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                  const Respond& respond) {
   Result<FetchRequest> decoded = DecodeFetchRequest(body, header.api_version);
-  if (!decoded.ok()) return respond(std::nullopt, true);
+  if (!decoded.ok()) return CloseMalformed(env, header, decoded.status(), respond);
   if (ErrorCode session = CheckSession(*decoded); session != ErrorCode::kNone) {
     FetchResponse response;
     response.error_code = session;
-    return respond(EncodeResponseFrame(header, response, EncodeFetchResponse), false);
+    return respond(EncodeResponseFrame(env, header, response, EncodeFetchResponse), false);
   }
   auto request = std::make_shared<const FetchRequest>(std::move(*decoded));
   // Called now, on every wake, and forced at max wait: true once responded.
   DelayedFetchPurgatory::Attempt attempt = [env, header, request, respond](bool force) mutable {
     FetchOutcome outcome = ReadAll(env, *request);
     if (!force && !outcome.any_error && outcome.available < request->min_bytes) return false;
-    respond(EncodeResponseFrame(header, outcome.response, EncodeFetchResponse), false);
+    respond(EncodeResponseFrame(env, header, outcome.response, EncodeFetchResponse), false);
     return true;
   };
   if (attempt(request->max_wait_ms <= 0)) return;

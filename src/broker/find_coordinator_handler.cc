@@ -10,7 +10,7 @@ namespace daruma::broker {
 void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                            const Respond& respond) {
   Result<FindCoordinatorRequest> request = DecodeFindCoordinatorRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   FindCoordinatorResponse response;
   if (request->key_type != kCoordinatorKeyTypeGroup &&
       request->key_type != kCoordinatorKeyTypeTransaction) {
@@ -21,7 +21,7 @@ void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, Protoco
     response.host = env.ctx.host;
     response.port = env.ctx.port;
   }
-  respond(EncodeResponseFrame(header, response, EncodeFindCoordinatorResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeFindCoordinatorResponse), false);
 }
 
 }  // namespace daruma::broker

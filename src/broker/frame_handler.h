@@ -46,8 +46,17 @@ using Respond = std::function<void(std::optional<ResponseFrame> response, bool c
 
 // One per connection, shared with the requests it handed over. `gone` goes
 // from false to true once and never back.
+//
+// `frame_done` is set by the server (on the network thread) before each
+// Handle() and stays the same until that request is answered. A handler that
+// answers later than it stops reading the frame (a parked Fetch) copies it in
+// Handle() and calls the copy, from any thread, once the frame's bytes are no
+// longer used: the frame then stops counting against queued.max.request.bytes
+// (connection.h). Calling it is optional (the answer frees the frame too) and
+// harmless after the answer.
 struct ClientScope {
   std::atomic<bool> gone{false};
+  std::function<void()> frame_done;
 };
 using ClientScopePtr = std::shared_ptr<ClientScope>;
 

@@ -10,7 +10,7 @@ FramePool& FramePool::Default() {
   return *pool;
 }
 
-std::vector<uint8_t> FramePool::Take(size_t size) {
+std::vector<uint8_t> FramePool::TakeLargest(size_t size) {
   std::vector<uint8_t> buffer;
   if (size >= kMinBytes) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -24,7 +24,18 @@ std::vector<uint8_t> FramePool::Take(size_t size) {
       bytes_ -= buffer.capacity();
     }
   }
+  return buffer;
+}
+
+std::vector<uint8_t> FramePool::Take(size_t size) {
+  std::vector<uint8_t> buffer = TakeLargest(size);
   buffer.resize(size);
+  return buffer;
+}
+
+std::vector<uint8_t> FramePool::TakeWindow(size_t size, size_t first_window) {
+  std::vector<uint8_t> buffer = TakeLargest(size);
+  buffer.resize(std::min(size, std::max(first_window, buffer.size())));
   return buffer;
 }
 

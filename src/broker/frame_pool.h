@@ -5,9 +5,12 @@
 // to a size the buffer already had (or less) writes nothing.
 //
 // Contract: Take(n) returns a buffer of exactly n bytes with unspecified
-// contents. Only frames of at least kMinBytes are pooled (small requests
-// allocate as before, and never shrink a large pooled buffer); at most
-// kMaxBytes are kept in total, beyond that Give() frees. Thread-safe.
+// contents. TakeWindow(n, first) is for a frame read as its bytes arrive: the
+// buffer holds min(n, max(first, a pooled buffer's size)) bytes, so a pooled
+// buffer is used whole (its memory is resident already) while a fresh one
+// starts small and the reader grows it. Only frames of at least kMinBytes are pooled (small
+// requests allocate as before, and never shrink a large pooled buffer); at most kMaxBytes are kept
+// in total, beyond that Give() frees. Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -26,11 +29,15 @@ class FramePool {
   static FramePool& Default();
 
   std::vector<uint8_t> Take(size_t size);
+  std::vector<uint8_t> TakeWindow(size_t size, size_t first_window);
   void Give(std::vector<uint8_t> buffer);
 
   size_t pooled_bytes() const;
 
  private:
+  // The largest pooled buffer (empty when none) when size >= kMinBytes.
+  std::vector<uint8_t> TakeLargest(size_t size);
+
   mutable std::mutex mu_;
   std::vector<std::vector<uint8_t>> buffers_;
   size_t bytes_ = 0;  // sum of the pooled buffers' capacities

@@ -11,6 +11,7 @@ KafkaServer::KafkaServer(asio::io_context& io, KafkaServerOptions options, Reque
       options_(options),
       metrics_(metrics),
       counters_(counters),
+      memory_(options.queued_max_request_bytes),
       acceptor_(io),
       drain_timer_(io),
       accept_pause_(io) {}
@@ -44,7 +45,8 @@ void KafkaServer::Accept() {
         return;
       }
     } else {
-      ConnectionContext context{handler_, metrics_, counters_, options_.max_request_bytes,
+      ConnectionContext context{handler_,         metrics_,     counters_,
+                                &memory_,         options_.log, options_.max_request_bytes,
                                 options_.max_idle};
       auto c = std::make_shared<Connection>(std::move(socket), context,
                                             [this](Connection* closed) { OnClosed(closed); });

@@ -11,6 +11,8 @@
 //                    requests finish and are answered; idle ones close) and
 //                    runs `done` on the executor when none is left, or after
 //                    `drain_timeout`, closing the stragglers.
+// Every connection reserves its requests from one RequestMemoryPool
+// (queued.max.request.bytes, request_memory_pool.h).
 // All methods are called on the io_context's thread.
 #pragma once
 
@@ -23,6 +25,7 @@
 #include "broker/connection.h"
 #include "broker/frame_handler.h"
 #include "broker/listener_address.h"
+#include "broker/request_memory_pool.h"
 #include "broker/request_metrics.h"
 #include "common/status.h"
 
@@ -30,6 +33,8 @@ namespace daruma::broker {
 
 struct KafkaServerOptions {
   int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+  int64_t queued_max_request_bytes = -1;  // queued.max.request.bytes; <= 0 unbounded
+  EventLog* log = nullptr;                // connection lines (connection.h); null = silent
   std::chrono::milliseconds drain_timeout{30000};
   std::chrono::milliseconds max_idle{600000};  // connections.max.idle.ms
   // After accept(2) fails (EMFILE...), the listener waits this long.
@@ -58,6 +63,8 @@ class KafkaServer {
   KafkaServerOptions options_;
   RequestMetrics* metrics_;
   NetworkCounters* counters_;
+  // Declared before the connections: muted ones wait in it.
+  RequestMemoryPool memory_;
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer drain_timer_;
   asio::steady_timer accept_pause_;

@@ -46,7 +46,7 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
 void HandleListOffsets(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond) {
   Result<ListOffsetsRequest> request = DecodeListOffsetsRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   const bool committed = header.api_version >= 2 && request->isolation_level == 1;
   // Kafka answers INVALID_REQUEST for a partition named twice in one request.
   std::map<TopicPartition, int> seen;
@@ -69,7 +69,7 @@ void HandleListOffsets(HandlerEnv& env, const RequestHeader& header, ProtocolRea
     }
     response.topics.push_back(std::move(t));
   }
-  respond(EncodeResponseFrame(header, response, EncodeListOffsetsResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeListOffsetsResponse), false);
 }
 
 }  // namespace daruma::broker

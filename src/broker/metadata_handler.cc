@@ -47,7 +47,7 @@ MetadataResponse::Topic LookUpTopic(HandlerEnv& env, const std::string& name, bo
 void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                     const Respond& respond) {
   Result<MetadataRequest> request = DecodeMetadataRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   MetadataResponse response;
   response.brokers.push_back({env.ctx.node_id, env.ctx.host, env.ctx.port, std::nullopt});
   response.cluster_id = env.ctx.cluster_id;
@@ -67,7 +67,7 @@ void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader
       response.topics.push_back(LookUpTopic(env, name, may_create));
     }
   }
-  respond(EncodeResponseFrame(header, response, EncodeMetadataResponse), false);
+  respond(EncodeResponseFrame(env, header, response, EncodeMetadataResponse), false);
 }
 
 }  // namespace daruma::broker

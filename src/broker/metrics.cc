@@ -74,12 +74,12 @@ void RenderRequests(const MetricsSources& s, std::string& out) {
   const std::map<int16_t, ApiLatencyStats> stats = s.requests->Snapshot();
   Family(out, "requests_total", "counter", "Kafka requests handled, by API");
   for (const auto& [key, st] : stats) {
-    out += fmt::format("daruma_requests_total{{api=\"{}\"}} {}\n", ApiKeyName(key), st.count);
+    out += fmt::format("daruma_requests_total{{api=\"{}\"}} {}\n", ApiMetricLabel(key), st.count);
   }
   Family(out, "request_latency_seconds", "histogram",
          "Time from a whole request read to its response, by API");
   for (const auto& [key, st] : stats) {
-    const std::string_view api = ApiKeyName(key);
+    const std::string_view api = ApiMetricLabel(key);
     int64_t cumulative = 0;
     for (size_t i = 0; i < st.buckets.size(); ++i) {
       cumulative += st.buckets[i];
@@ -98,7 +98,7 @@ void RenderRequests(const MetricsSources& s, std::string& out) {
     for (double q : kQuantiles) {
       out +=
           fmt::format("daruma_request_latency_quantile_seconds{{api=\"{}\",quantile=\"{}\"}} {}\n",
-                      ApiKeyName(key), Number(q), Number(EstimateQuantile(st, q)));
+                      ApiMetricLabel(key), Number(q), Number(EstimateQuantile(st, q)));
     }
   }
 }
@@ -152,6 +152,19 @@ void RenderNetwork(const MetricsSources& s, std::string& out) {
   };
   for (const auto& [reason, value] : reasons) {
     out += fmt::format("daruma_frames_rejected_total{{reason=\"{}\"}} {}\n", reason, value);
+  }
+  const std::tuple<std::string_view, std::string_view, int64_t> memory[] = {
+      {"request_memory_bytes", "Bytes of buffers held by request frames being read or handled",
+       n.request_memory_bytes.load()},
+      {"request_queued_bytes",
+       "Declared bytes of requests being read or handled (bounded by queued.max.request.bytes)",
+       n.request_queued_bytes.load()},
+      {"connections_muted", "Connections not reading until queued.max.request.bytes frees",
+       n.connections_muted.load()},
+  };
+  for (const auto& [name, help, value] : memory) {
+    Family(out, name, "gauge", help);
+    out += fmt::format("daruma_{} {}\n", name, value);
   }
   Family(out, "requests_parked", "gauge", "Requests parked in the purgatory (long-poll fetches)");
   out += fmt::format("daruma_requests_parked {}\n", s.parked_requests);

@@ -7,7 +7,9 @@
 //                                             (LogStartOffset, LogEndOffset,
 //                                             HighWatermark, Size, NumLogSegments);
 //                                             only once recovery has finished
-//   requests_total{api}                       counter
+//   requests_total{api}                       counter; api is Kafka's name, or
+//                                             "unknown" for every other key
+//                                             (one series: request_metrics.h)
 //   request_latency_seconds{api}              histogram (_bucket{le}, _sum, _count)
 //   request_latency_quantile_seconds{api,quantile}  0.5/0.99/0.999 estimated from
 //                                             the histogram
@@ -19,6 +21,8 @@
 //   frames_rejected_total{reason}, connection_write_errors_total,
 //   connection_peer_gone_in_flight_total, accept_errors_total
 //                                             the Kafka listener
+//   request_memory_bytes, request_queued_bytes, connections_muted
+//                                             request memory (connection.h)
 //   requests_parked                          fetches waiting in the purgatory
 //   process_open_fds, process_resident_memory_bytes (no daruma_ prefix:
 //                                             Prometheus' standard names)

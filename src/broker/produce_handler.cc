@@ -93,7 +93,7 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
 void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                    const Respond& respond) {
   Result<ProduceRequest> request = DecodeProduceRequest(body, header.api_version);
-  if (!request.ok()) return respond(std::nullopt, true);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   // Request-level failures apply to every partition (§5.2 steps 1–2).
   ErrorCode all = ErrorCode::kNone;
   const int16_t acks = request->acks;
@@ -120,9 +120,13 @@ void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader&
     }
     response.responses.push_back(std::move(t));
   }
-  // acks=0: no response; a failure closes the connection so the client notices.
-  if (acks == 0) return respond(std::nullopt, any_failed);
-  respond(EncodeResponseFrame(header, response, EncodeProduceResponse), false);
+  // acks=0: no response; a failure closes the connection so the client notices
+  // (and is logged like any error response).
+  if (acks == 0) {
+    LogErrorResponse(env.ctx.log, header, ErrorsOf(response));
+    return respond(std::nullopt, any_failed);
+  }
+  respond(EncodeResponseFrame(env, header, response, EncodeProduceResponse), false);
 }
 
 }  // namespace daruma::broker

@@ -1,5 +1,7 @@
 #include "broker/request_handler.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 #include "broker/api_handlers.h"
@@ -25,11 +27,16 @@ RequestHandler::~RequestHandler() = default;
 // one handed over after is refused by closing.
 void RequestHandler::Handle(std::vector<uint8_t> frame, ClientScopePtr client, Respond respond) {
   if (shut_down_) return respond(std::nullopt, true);
-  asio::post(request_executor_, [this, frame = std::move(frame), client = std::move(client),
-                                 respond = std::move(respond)]() mutable {
-    HandleRequest(frame, client, respond);
-    FramePool::Default().Give(std::move(frame));
-  });
+  // Copied now, on the network thread: the server sets it per request.
+  std::function<void()> frame_done = client != nullptr ? client->frame_done : nullptr;
+  asio::post(request_executor_,
+             [this, frame = std::move(frame), client = std::move(client),
+              respond = std::move(respond), frame_done = std::move(frame_done)]() mutable {
+               HandleRequest(frame, client, respond);
+               // A parked Fetch keeps only its decoded request, never the frame.
+               FramePool::Default().Give(std::move(frame));
+               if (frame_done) frame_done();
+             });
 }
 
 void RequestHandler::ClientGone(const ClientScopePtr& client) {
@@ -45,43 +52,41 @@ void RequestHandler::Shutdown() {
 
 void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                                    const Respond& respond) {
+  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame, client};
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
-  if (!parsed.ok()) return respond(std::nullopt, true);
-  const RequestHeader& header = *parsed;
-  if (!IsSupportedVersion(header.api_key, header.api_version)) {
-    const ApiVersionRange* range = FindAdvertisedApi(header.api_key);
-    // Only a too-new ApiVersions gets an answer, so the client can pick (§3.1).
-    if (header.api_key == ApiKey::kApiVersions && range != nullptr &&
-        header.api_version > range->max) {
-      return HandleUnsupportedApiVersions(header, respond);
-    }
+  if (!parsed.ok()) {
+    // Key and version as far as the frame has them, for the log line.
+    const int16_t key = frame.size() >= 2 ? int16_t(frame[0] << 8 | frame[1]) : -1;
+    const int16_t version = frame.size() >= 4 ? int16_t(frame[2] << 8 | frame[3]) : -1;
+    LogRejectedRequest(ctx_.log, nullptr, key, version, RejectKind::kMalformedHeader,
+                       parsed.status().ToString(), "close");
     return respond(std::nullopt, true);
   }
-  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame, client};
-  switch (header.api_key) {
-    case ApiKey::kApiVersions:
-      return HandleApiVersions(env, header, reader, respond);
-    case ApiKey::kMetadata:
-      return HandleMetadata(env, header, reader, respond);
-    case ApiKey::kProduce:
-      return HandleProduce(env, header, reader, respond);
-    case ApiKey::kFetch:
-      return HandleFetch(env, header, reader, respond);
-    case ApiKey::kListOffsets:
-      return HandleListOffsets(env, header, reader, respond);
-    case ApiKey::kCreateTopics:
-      return HandleCreateTopics(env, header, reader, respond);
-    case ApiKey::kDeleteTopics:
-      return HandleDeleteTopics(env, header, reader, respond);
-    case ApiKey::kFindCoordinator:
-      return HandleFindCoordinator(env, header, reader, respond);
-    case ApiKey::kDescribeConfigs:
-      return HandleDescribeConfigs(env, header, reader, respond);
-    default:
-      // Advertised but not implemented here: a table/handler mismatch.
-      return respond(std::nullopt, true);
+  const RequestHeader& header = *parsed;
+  const ApiHandlerRow* row = FindApiHandler(header.api_key);
+  const ApiVersionRange* range = HandledVersions(header.api_key);
+  if (row == nullptr || range == nullptr) {
+    LogRejectedRequest(
+        ctx_.log, &header, int16_t(header.api_key), header.api_version, RejectKind::kUnknownApiKey,
+        fmt::format("api key {} is not supported by this broker", int16_t(header.api_key)),
+        "close");
+    return respond(std::nullopt, true);
   }
+  if (header.api_version < range->min || header.api_version > range->max) {
+    // Only a too-new ApiVersions gets an answer, so the client can pick (§3.1).
+    if (header.api_key == ApiKey::kApiVersions && header.api_version > range->max) {
+      return HandleUnsupportedApiVersions(env, header, respond);
+    }
+    LogRejectedRequest(
+        ctx_.log, &header, int16_t(header.api_key), header.api_version,
+        RejectKind::kUnsupportedVersion,
+        fmt::format("{} version {} is not supported (supported {}-{})", ApiKeyName(header.api_key),
+                    header.api_version, range->min, range->max),
+        "close");
+    return respond(std::nullopt, true);
+  }
+  row->handle(env, header, reader, respond);
 }
 
 ErrorCode ErrorCodeForStorageStatus(const Status& status) {

@@ -1,5 +1,6 @@
 // RequestHandler: Kafka's KafkaApis for one node — decodes a request frame,
-// dispatches on its header to one handler per API and encodes the response.
+// dispatches on its header through the handler table (api_handlers.h: a row
+// is the one place an API is switched on) and encodes the response.
 //
 // Contract (FrameHandler, the interface to the network layer):
 // - Handle() takes one frame WITHOUT its 4-byte size prefix and calls
@@ -12,6 +13,8 @@
 //   advertised range (except ApiVersions, answered UNSUPPORTED_VERSION in v0
 //   form) and an undecodable body close without a response; an acks=0 Produce
 //   with a failed partition closes after "sending" nothing.
+// - Each of those refusals, and every response carrying an error code, is
+//   one rate-limited line on ctx.log (request_log.h).
 // - Shutdown() completes every parked Fetch now (with what is available);
 //   frames handed over before it are still handled, later ones are answered
 //   by closing.

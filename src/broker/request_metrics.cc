@@ -77,7 +77,13 @@ std::string_view ApiKeyName(int16_t api_key) {
   }
 }
 
+std::string_view ApiMetricLabel(int16_t api_key) {
+  const std::string_view name = ApiKeyName(api_key);
+  return name == "Unknown" ? "unknown" : name;
+}
+
 void RequestMetrics::Record(int16_t api_key, double latency_seconds) {
+  if (ApiKeyName(api_key) == "Unknown") api_key = kUnknownApiBucket;
   const auto bound = std::lower_bound(kLatencyBucketsSeconds.begin(), kLatencyBucketsSeconds.end(),
                                       latency_seconds);
   const size_t bucket = size_t(bound - kLatencyBucketsSeconds.begin());

@@ -37,10 +37,20 @@ struct ApiLatencyStats {
 double EstimateQuantile(const ApiLatencyStats& stats, double q);
 
 // Kafka's name of an API key ("Produce", "Fetch", ...), "Unknown" otherwise.
+// A switch over literals, so fatal_signals.cc may call it in a signal handler.
 std::string_view ApiKeyName(int16_t api_key);
+
+// Every api key without a Kafka name is counted under this one key: the key
+// comes off the wire, and a series per odd key would let any client create
+// 65,536 series (and print several `api="Unknown"` ones, which the text
+// format forbids).
+inline constexpr int16_t kUnknownApiBucket = -1;
+// The `api` label: ApiKeyName, or "unknown" for kUnknownApiBucket.
+std::string_view ApiMetricLabel(int16_t api_key);
 
 class RequestMetrics {
  public:
+  // Unknown keys (ApiKeyName == "Unknown") are recorded as kUnknownApiBucket.
   void Record(int16_t api_key, double latency_seconds);
   std::map<int16_t, ApiLatencyStats> Snapshot() const;
 
@@ -66,6 +76,12 @@ struct NetworkCounters {
   std::atomic<int64_t> peer_gone_in_flight{0};
   // accept(2) failed (EMFILE, ENFILE, ENOBUFS...): the listener paused briefly.
   std::atomic<int64_t> accept_errors{0};
+  // Gauges of request memory (connection.h): bytes of the buffers of frames
+  // being read or handled; the declared sizes reserved against
+  // queued.max.request.bytes; connections muted waiting for that pool.
+  std::atomic<int64_t> request_memory_bytes{0};
+  std::atomic<int64_t> request_queued_bytes{0};
+  std::atomic<int64_t> connections_muted{0};
 };
 
 }  // namespace daruma::broker

@@ -48,6 +48,8 @@ Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
   DARUMA_RETURN_IF_ERROR(
       ReadInt<int32_t>(config, "socket.request.max.bytes", 1, &s.socket_request_max_bytes));
   DARUMA_RETURN_IF_ERROR(
+      ReadInt<int64_t>(config, "queued.max.request.bytes", INT64_MIN, &s.queued_max_request_bytes));
+  DARUMA_RETURN_IF_ERROR(
       ReadInt<int64_t>(config, "connections.max.idle.ms", INT64_MIN, &s.connections_max_idle_ms));
   int32_t max_starts = s.max_unclean_starts;
   DARUMA_RETURN_IF_ERROR(
@@ -56,6 +58,11 @@ Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
   int32_t io_threads = s.num_io_threads;
   DARUMA_RETURN_IF_ERROR(ReadInt<int32_t>(config, "num.io.threads", 1, &io_threads));
   s.num_io_threads = io_threads;
+  if (const std::string* v = Find(config, "daruma.log.level")) {
+    Result<LogLevel> level = ParseLogLevel(*v);
+    if (!level.ok()) return level.status().WithContext("daruma.log.level");
+    s.log_level = *level;
+  }
   return s;
 }
 

@@ -7,7 +7,12 @@
 //                                        default: the bound listener (its host,
 //                                        or this machine's name when it binds
 //                                        every interface)
-//   socket.request.max.bytes             largest request frame, default 104857600
+//   socket.request.max.bytes             largest request frame, default 104857600;
+//                                        a larger size field closes the connection
+//   queued.max.request.bytes             bytes of requests read or handled at once,
+//                                        over all connections; connections stop
+//                                        reading while it is used up; default -1,
+//                                        any value <= 0 = unbounded (as Kafka)
 //   connections.max.idle.ms              close a connection that sends no request
 //                                        for this long, default 600000 (10 min);
 //                                        negative = never (as Kafka)
@@ -16,6 +21,9 @@
 //                                        there, off the network thread; default 8,
 //                                        at least 1
 //   daruma.http.listener                 /health and /metrics, default 127.0.0.1:9644
+//   daruma.log.level                     DEBUG, INFO (default), WARN or ERROR: the
+//                                        least severe request/connection line
+//                                        written (event_log.h)
 //   daruma.crash.loop.max.unclean.starts refuse to start after this many starts
 //                                        without a clean shutdown, default 5
 //                                        (0 = never refuse)
@@ -25,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "broker/event_log.h"
 #include "broker/listener_address.h"
 #include "common/status.h"
 #include "recovery/server_config.h"
@@ -40,9 +49,11 @@ struct ServeSettings {
   std::optional<ListenerAddress> advertised_listener;
   ListenerAddress http_listener{"127.0.0.1", 9644};
   int32_t socket_request_max_bytes = 104857600;
+  int64_t queued_max_request_bytes = -1;     // <= 0: unbounded
   int64_t connections_max_idle_ms = 600000;  // < 0: never close idle connections
   int max_unclean_starts = kDefaultMaxUncleanStarts;
   int num_io_threads = kDefaultNumIoThreads;
+  LogLevel log_level = LogLevel::kInfo;
 
   static Result<ServeSettings> FromConfig(const ServerConfig& config);
 };

@@ -2,12 +2,15 @@
 // version selection (spec kafka-protocol-subset.md §1.4, §2.4).
 //
 // Contract:
-// - AdvertisedApis() is THE ApiVersions table, sorted by key. It lists only
-//   the APIs this broker implements (spec §2.3 rule 3); issue 7 covers
-//   ApiVersions, Metadata, Produce, Fetch, ListOffsets, CreateTopics,
-//   DeleteTopics and DescribeConfigs with the §2.4 ranges. Group, idempotence
-//   and transaction APIs join the table when they are implemented. Every
-//   version inside an advertised range has a codec in this directory.
+// - AdvertisedApis() is the range of versions each API's codecs read, sorted
+//   by key; the broker advertises the APIs of its handler table with these
+//   ranges (broker/api_handlers.h), so a range here alone switches nothing
+//   on. It lists only the APIs this broker implements (spec §2.3 rule 3);
+//   issue 7 covers ApiVersions, Metadata, Produce, Fetch, ListOffsets,
+//   CreateTopics, DeleteTopics and DescribeConfigs with the §2.4 ranges.
+//   Group, idempotence and transaction APIs join the table when they are
+//   implemented. Every version inside an advertised range has a codec in
+//   this directory.
 // - Flexibility (compact encodings + tagged fields) is a property of
 //   (key, version): version >= the first flexible version of the schema.
 // - Request header: v2 when the request version is flexible, else v1.

@@ -19,6 +19,7 @@ constexpr std::array kDarumaKeys = {
     "connections.max.idle.ms",
     "daruma.crash.loop.max.unclean.starts",
     "daruma.http.listener",
+    "daruma.log.level",
     "daruma.max.open.files",
     "daruma.recovery.point.checkpoint.tick.ms",
     "delete.topic.enable",
@@ -65,6 +66,7 @@ constexpr std::array kDarumaKeys = {
     "num.partitions",
     "num.recovery.threads.per.data.dir",
     "producer.id.expiration.ms",
+    "queued.max.request.bytes",
     "socket.request.max.bytes",
 };
 
@@ -191,7 +193,6 @@ constexpr std::array kKafkaOnlyKeys = {
     "process.roles",
     "producer.id.expiration.check.interval.ms",
     "producer.purgatory.purge.interval.requests",
-    "queued.max.request.bytes",
     "queued.max.requests",
     "quota.window.num",
     "quota.window.size.seconds",

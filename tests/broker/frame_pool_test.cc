@@ -36,6 +36,16 @@ TEST(FramePool, SmallFramesAreNeitherTakenFromNorGivenToThePool) {
   EXPECT_EQ(pool.pooled_bytes(), pooled);
 }
 
+TEST(FramePool, AWindowStartsSmallUnlessAPooledBufferIsThere) {
+  FramePool pool;
+  EXPECT_EQ(pool.TakeWindow(100 << 20, 64 << 10).size(), 64u << 10) << "fresh: the first window";
+  EXPECT_EQ(pool.TakeWindow(1000, 64 << 10).size(), 1000u) << "never beyond the frame";
+  pool.Give(std::vector<uint8_t>(4 << 20));
+  EXPECT_EQ(pool.TakeWindow(100 << 20, 64 << 10).size(), 4u << 20) << "pooled: used whole";
+  pool.Give(std::vector<uint8_t>(4 << 20));
+  EXPECT_EQ(pool.TakeWindow(1 << 20, 64 << 10).size(), 1u << 20);
+}
+
 TEST(FramePool, KeepsAtMostMaxBytes) {
   FramePool pool;
   const size_t each = 16 << 20;

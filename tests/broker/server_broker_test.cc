@@ -13,9 +13,11 @@
 
 #include "broker/broker.h"
 #include "broker/crash_loop_guard.h"
+#include "broker/metrics.h"
 #include "common/forwarding_file_system.h"
 #include "log/clean_shutdown_file.h"
 #include "log/meta_properties.h"
+#include "prometheus_text.h"
 #include "record/record_batch_builder.h"
 #include "server_test_util.h"
 #include "support/test_support.h"
@@ -196,6 +198,30 @@ TEST(ServerBrokerTest, MetricsShowPartitionsAndRequests) {
             std::string::npos);
   EXPECT_NE(m.find("daruma_recovery_logs_total 1\n"), std::string::npos);
   EXPECT_NE(m.find("daruma_connections_accepted_total 1\n"), std::string::npos);
+  EXPECT_TRUE(h.StopAndWait().ok());
+}
+
+// The whole /metrics of a serving broker reads as valid Prometheus text: a log
+// dir whose name needs escaping, and clients sending api keys Kafka never
+// named, which all land in one api="unknown" series.
+TEST(ServerBrokerTest, MetricsAreValidPrometheusTextWhateverClientsSend) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("da\"ta\\1");
+  BrokerHarness h(log_dir);
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  for (uint8_t key_low : {0x03, 0x63, 0x64, 0xff}) {  // Metadata, 99, 100, 255
+    FrameClient c(h.broker().kafka_port());
+    c.SendFrame({0, key_low, 0, 0, 0, 0, 0, 1});
+    ASSERT_TRUE(c.ReadFrame().has_value());  // the stub echoes every frame
+  }
+  const std::string m = HttpGet(h.broker().http_port(), "/metrics").body;
+  const testing::PrometheusParse p = testing::ParsePrometheusText(m);
+  std::string errors;
+  for (const std::string& e : p.errors) errors += e + "\n";
+  EXPECT_TRUE(p.errors.empty()) << errors << m;
+  EXPECT_NE(m.find("daruma_requests_total{api=\"unknown\"} 3\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("dir=\"" + EscapeLabelValue(log_dir) + "\""), std::string::npos) << m;
   EXPECT_TRUE(h.StopAndWait().ok());
 }
 

@@ -52,7 +52,9 @@ TEST(ServerListenerTest, SettingsDefaults) {
   EXPECT_EQ(s->socket_request_max_bytes, 104857600);
   EXPECT_EQ(s->max_unclean_starts, 5);
   EXPECT_EQ(s->connections_max_idle_ms, 600000);
-  EXPECT_EQ(s->num_io_threads, 8);  // Kafka's num.io.threads default
+  EXPECT_EQ(s->num_io_threads, 8);             // Kafka's num.io.threads default
+  EXPECT_EQ(s->queued_max_request_bytes, -1);  // Kafka's default: unbounded
+  EXPECT_EQ(s->log_level, LogLevel::kInfo);
   EXPECT_FALSE(s->advertised_listener.has_value());
 }
 
@@ -64,7 +66,9 @@ TEST(ServerListenerTest, SettingsFromProperties) {
                   {"socket.request.max.bytes", "1024"},
                   {"daruma.crash.loop.max.unclean.starts", "0"},
                   {"connections.max.idle.ms", " 1500 "},
-                  {"num.io.threads", "3"}};
+                  {"num.io.threads", "3"},
+                  {"queued.max.request.bytes", "1048576"},
+                  {"daruma.log.level", "debug"}};
   auto s = ServeSettings::FromConfig(config);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->kafka_listener.ToString(), "127.0.0.1:19092");
@@ -74,6 +78,8 @@ TEST(ServerListenerTest, SettingsFromProperties) {
   EXPECT_EQ(s->max_unclean_starts, 0);
   EXPECT_EQ(s->connections_max_idle_ms, 1500);
   EXPECT_EQ(s->num_io_threads, 3);
+  EXPECT_EQ(s->queued_max_request_bytes, 1048576);
+  EXPECT_EQ(s->log_level, LogLevel::kDebug);
   config.other = {{"connections.max.idle.ms", "-1"}};
   EXPECT_EQ(ServeSettings::FromConfig(config)->connections_max_idle_ms, -1);
 }
@@ -91,6 +97,11 @@ TEST(ServerListenerTest, SettingsRejectBadNumbers) {
   s = ServeSettings::FromConfig(config);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("\"10m\" for connections.max.idle.ms"), std::string::npos);
+  config.other = {{"daruma.log.level", "chatty"}};
+  s = ServeSettings::FromConfig(config);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().ToString().find("daruma.log.level"), std::string::npos)
+      << s.status().ToString();
   config.other = {{"num.io.threads", "0"}};
   s = ServeSettings::FromConfig(config);
   ASSERT_FALSE(s.ok());

@@ -1,0 +1,100 @@
+#include "broker/response_errors.h"
+
+#include <fmt/format.h>
+
+namespace daruma::broker {
+namespace {
+
+std::string TopicPartitionAt(std::string_view topic, int32_t partition) {
+  return fmt::format("topic={} partition={}", topic, partition);
+}
+
+}  // namespace
+
+void ResponseErrors::Note(ErrorCode code, std::string_view at,
+                          const std::optional<std::string>& msg) {
+  if (code == ErrorCode::kNone) return;
+  if (count++ > 0) return;
+  first = code;
+  where = at;
+  if (msg) message = *msg;
+}
+
+ResponseErrors ErrorsOf(const ApiVersionsResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
+ResponseErrors ErrorsOf(const MetadataResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    const std::string topic = t.name.value_or("");
+    e.Note(t.error_code, "topic=" + topic);
+    for (const auto& p : t.partitions)
+      e.Note(p.error_code, TopicPartitionAt(topic, p.partition_index));
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const ProduceResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.responses) {
+    for (const auto& p : t.partition_responses) {
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.index), p.error_message);
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const FetchResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  for (const auto& t : r.responses) {
+    for (const auto& p : t.partitions) {
+      e.Note(p.error_code, TopicPartitionAt(t.topic, p.partition_index));
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const ListOffsetsResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions) {
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const CreateTopicsResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) e.Note(t.error_code, "topic=" + t.name, t.error_message);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DeleteTopicsResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.responses) {
+    e.Note(t.error_code, "topic=" + t.name.value_or(""), t.error_message);
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DescribeConfigsResponse& r) {
+  ResponseErrors e;
+  for (const auto& res : r.results) {
+    e.Note(res.error_code, "resource=" + res.resource_name, res.error_message);
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const FindCoordinatorResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "", r.error_message);
+  for (const auto& c : r.coordinators) e.Note(c.error_code, "key=" + c.key, c.error_message);
+  return e;
+}
+
+}  // namespace daruma::broker
