@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include "common/bytes.h"
@@ -385,7 +385,9 @@ void LoadJournal::NoteSynced(const OpenPathCell& cell, uint64_t counter) {
   at = std::max(at, counter);
 }
 
-void LoadJournal::NoteChangeLocked(const std::string& path) { changed_at_[path] = ++changes_; }
+void LoadJournal::NoteChangeLocked(const std::string& path) {
+  changed_at_[path] = ++changes_;
+}
 
 Status LoadJournal::BeforeCreate(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,5 +1,7 @@
 #include "recovery/load_transaction.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 namespace daruma {
@@ -160,6 +162,32 @@ std::shared_ptr<LoadTransaction> LoadTransaction::Begin(FileSystem* base,
 Result<bool> LoadTransaction::RollBackInterrupted(FileSystem* base,
                                                   const std::string& partition_dir) {
   return RollBackUndoDir(base, partition_dir);
+}
+
+Status LoadTransaction::RollBackInterrupted(FileSystem* base, const std::string& partition_dir,
+                                            PartitionRecoveryReport* report) {
+  DARUMA_ASSIGN_OR_RETURN(bool rolled, RollBackUndoDir(base, partition_dir));
+  if (rolled) {
+    report->warnings.push_back(
+        fmt::format("{}: an earlier load or repair of this partition was interrupted; its "
+                    "changes were undone first ({})",
+                    partition_dir, kLoadUndoDirName));
+  }
+  return Status::Ok();
+}
+
+Status LoadTransaction::RollbackAfter(const Status& failure, PartitionRecoveryReport* report) {
+  Status undone = Rollback();
+  if (!undone.ok()) {
+    return Status(failure.code(), fmt::format("{}; undoing the changes failed too: {}",
+                                              failure.message(), undone.ToString()));
+  }
+  report->quarantined.clear();
+  report->deleted_files.clear();
+  report->rebuilt_indexes.clear();
+  report->truncated_bytes = 0;
+  report->left_unchanged = true;
+  return failure;
 }
 
 FileSystem* LoadTransaction::fs() {

@@ -43,6 +43,7 @@
 #include "common/file_system.h"
 #include "common/status.h"
 #include "recovery/load_journal.h"
+#include "recovery/recovery_report.h"
 
 namespace daruma {
 
@@ -55,6 +56,9 @@ class LoadTransaction {
   // If an earlier load of `partition_dir` was interrupted (an undo dir is
   // there), restores the state before it. Returns whether there was one.
   static Result<bool> RollBackInterrupted(FileSystem* base, const std::string& partition_dir);
+  // The same, noting a rollback in report->warnings (load and repair).
+  static Status RollBackInterrupted(FileSystem* base, const std::string& partition_dir,
+                                    PartitionRecoveryReport* report);
 
   ~LoadTransaction();
   LoadTransaction(const LoadTransaction&) = delete;
@@ -74,6 +78,12 @@ class LoadTransaction {
   Status Commit();
   // Restores the old state; the undo dir is gone afterwards.
   Status Rollback();
+  // After `failure` of the load or repair (whose Log the caller has closed
+  // and dropped): rolls back and returns `failure`, with the rollback's
+  // error added if that failed too. Once rolled back, none of what *report
+  // lists as quarantined, deleted, rebuilt or truncated happened, and it
+  // says the partition was left unchanged.
+  Status RollbackAfter(const Status& failure, PartitionRecoveryReport* report);
 
  private:
   LoadTransaction(FileSystem* base, const std::string& partition_dir);

@@ -1007,14 +1007,7 @@ Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecov
   if (!p.transaction) {
     // A load or repair that a crash interrupted is undone before anything
     // else reads the dir.
-    Result<bool> rolled = LoadTransaction::RollBackInterrupted(p.fs, p.partition_dir);
-    if (!rolled.ok()) return rolled.status();
-    if (*rolled) {
-      report->warnings.push_back(
-          fmt::format("{}: an earlier load or repair of this partition was interrupted; its "
-                      "changes were undone before loading ({})",
-                      p.partition_dir, kLoadUndoDirName));
-    }
+    DARUMA_RETURN_IF_ERROR(LoadTransaction::RollBackInterrupted(p.fs, p.partition_dir, report));
   }
   if (own_transaction) p.transaction = LoadTransaction::Begin(p.fs, p.partition_dir);
   if (p.transaction) p.fs = p.transaction->fs();
@@ -1039,18 +1032,7 @@ Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecov
   if (st.ok()) return log;
   if (log) (void)log->Close();
   log.reset();  // before the files are restored
-  Status undone = p.transaction->Rollback();
-  if (!undone.ok()) {
-    return Status(st.code(), fmt::format("{}; undoing the load's changes failed too: {}",
-                                         st.message(), undone.ToString()));
-  }
-  // None of it happened.
-  report->quarantined.clear();
-  report->deleted_files.clear();
-  report->rebuilt_indexes.clear();
-  report->truncated_bytes = 0;
-  report->left_unchanged = true;
-  return st;
+  return p.transaction->RollbackAfter(st, report);
 }
 
 }  // namespace daruma

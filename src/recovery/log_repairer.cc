@@ -89,13 +89,7 @@ Status CutLog(const PartitionCheck& p, const RepairApplyOptions& o,
 Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
                        const RepairApplyOptions& o, PartitionRecoveryReport* report, std::mutex* mu,
                        NewCheckpoints* out) {
-  DARUMA_ASSIGN_OR_RETURN(bool rolled, LoadTransaction::RollBackInterrupted(o.fs, p.dir));
-  if (rolled) {
-    report->warnings.push_back(fmt::format(
-        "{}: an earlier load or repair of this partition was interrupted; its changes were "
-        "undone first",
-        p.dir));
-  }
+  DARUMA_RETURN_IF_ERROR(LoadTransaction::RollBackInterrupted(o.fs, p.dir, report));
   std::shared_ptr<LoadTransaction> txn = LoadTransaction::Begin(o.fs, p.dir);
   RepairApplyOptions in_txn = o;
   in_txn.fs = txn->fs();
@@ -131,17 +125,7 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
   if (!st.ok()) {
     if (log) (void)log->Close();
     log.reset();  // before the files are restored
-    Status undone = txn->Rollback();
-    if (!undone.ok()) {
-      return Status(st.code(), fmt::format("{}; undoing the repair's changes failed too: {}",
-                                           st.message(), undone.ToString()));
-    }
-    report->quarantined.clear();
-    report->deleted_files.clear();
-    report->rebuilt_indexes.clear();
-    report->truncated_bytes = 0;
-    report->left_unchanged = true;
-    return st;
+    return txn->RollbackAfter(st, report);
   }
   {
     std::lock_guard<std::mutex> lock(*mu);
