@@ -65,6 +65,8 @@ enum class ErrorCode : int16_t {
   kInvalidRecord = 87,
   kUnstableOffsetCommit = 88,
   kProducerFenced = 90,
+  kUnknownTopicId = 100,
+  kInconsistentTopicId = 103,
 };
 
 // Kafka's name ("UNKNOWN_TOPIC_OR_PARTITION"), or "UNKNOWN_ERROR_CODE".
