@@ -20,6 +20,12 @@
 //                         with the legacy batch consumer (no group); broker
 //                         and client CPU seconds per GB (the broker sends
 //                         the log with sendfile: fetch_slice_reader.h)
+//   BM_ProduceBaseline, BM_ConsumeBaseline
+//                         the same, against a second broker binary named by
+//                         $DARUMA_BENCH_BROKER_BASELINE (bench/run builds the
+//                         commit before the protocol layer was generated from
+//                         schemas, issue 19), registered only when it is set;
+//                         the two brokers run one after the other in one run
 //
 // Issue targets (one broker core): produce >= 1 GB/s, consume >= 2 GB/s.
 // The data size is $DARUMA_BENCH_BROKER_MIB (default 1024). The broker runs
@@ -86,11 +92,26 @@ bool CanConnect(uint16_t port) {
   return ok;
 }
 
+// Which broker binary a benchmark drives: this build's, or the baseline's.
+enum Binary { kThisBuild = 0, kBaseline = 1 };
+
+std::string BinaryPath(Binary which) {
+  if (which == kBaseline) {
+    const char* baseline = std::getenv("DARUMA_BENCH_BROKER_BASELINE");
+    return baseline ? baseline : "";
+  }
+  return std::string(DARUMA_BINARY_DIR) + "/daruma";
+}
+
 // `daruma serve` in a scratch dir for the whole process; killed at exit.
 class Broker {
  public:
-  static Broker& Get() {
-    static Broker broker;
+  static Broker& Get(Binary which = kThisBuild) {
+    if (which == kBaseline) {
+      static Broker baseline(BinaryPath(kBaseline));
+      return baseline;
+    }
+    static Broker broker(BinaryPath(kThisBuild));
     return broker;
   }
   bool ok() const { return pid_ > 0; }
@@ -119,7 +140,7 @@ class Broker {
   }
 
  private:
-  Broker() {
+  explicit Broker(const std::string& bin) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/daruma-broker-bench-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) return;
@@ -130,7 +151,6 @@ class Broker {
                           << "/data\nlisteners=PLAINTEXT://127.0.0.1:" << port_
                           << "\ndaruma.http.listener=127.0.0.1:" << FreePort()
                           << "\nnum.partitions=1\n";
-    const std::string bin = std::string(DARUMA_BINARY_DIR) + "/daruma";
     const std::string log = dir_ + "/daruma.log";
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -282,8 +302,9 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   ++stats->delivered;
 }
 
-std::string g_last_topic;  // what BM_Consume reads
-int64_t g_last_count = 0;
+// What BM_Consume reads, per Binary.
+std::string g_last_topic[2];
+int64_t g_last_count[2] = {0, 0};
 
 // CPU seconds (user + system) of this whole process: the benchmark thread
 // and librdkafka's threads, i.e. what the client costs.
@@ -301,9 +322,9 @@ double Percentile(std::vector<double>& v, double p) {
   return v[i];
 }
 
-rd_kafka_t* MakeProducer(const std::string& acks, ProduceStats* stats) {
+rd_kafka_t* MakeProducer(const Broker& broker, const std::string& acks, ProduceStats* stats) {
   char err[512];
-  rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", Broker::Get().bootstrap()},
+  rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", broker.bootstrap()},
                                 {"acks", acks},
                                 {"linger.ms", "5"},
                                 {"batch.size", "1048576"},
@@ -340,8 +361,8 @@ void ProduceOne(rd_kafka_t* producer, rd_kafka_topic_t* rkt, const std::string& 
 
 // Saturating: the producer's queue (64 MiB) stays full, so p50/p99 are
 // mostly queueing; BM_ProduceLatency has the unloaded latency.
-void BM_Produce(benchmark::State& state) {
-  Broker& broker = Broker::Get();
+void ProduceOn(benchmark::State& state, Binary which) {
+  Broker& broker = Broker::Get(which);
   if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
   const std::string acks = std::to_string(state.range(0));
   const int64_t count = DataBytes() / int64_t(kMessageBytes);
@@ -356,7 +377,7 @@ void BM_Produce(benchmark::State& state) {
     const std::string topic = "bench-acks" + acks + "-" + std::to_string(run++);
     ProduceStats stats;
     stats.latency_ms.reserve(size_t(count));
-    rd_kafka_t* producer = MakeProducer(acks, &stats);
+    rd_kafka_t* producer = MakeProducer(broker, acks, &stats);
     if (producer == nullptr) return state.SkipWithError("rd_kafka_new failed");
     rd_kafka_topic_t* rkt = MakeTopic(producer, topic);
     const double cpu_before = broker.CpuSeconds();
@@ -374,8 +395,8 @@ void BM_Produce(benchmark::State& state) {
     latencies.insert(latencies.end(), stats.latency_ms.begin(), stats.latency_ms.end());
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(producer);
-    g_last_topic = topic;
-    g_last_count = count;
+    g_last_topic[which] = topic;
+    g_last_count[which] = count;
     state.ResumeTiming();
   }
   if (failed > 0) state.SkipWithError("some deliveries failed");
@@ -403,7 +424,7 @@ void BM_ProduceLatency(benchmark::State& state) {
   std::vector<double> latencies;
   for (auto _ : state) {
     ProduceStats stats;
-    rd_kafka_t* producer = MakeProducer(acks, &stats);
+    rd_kafka_t* producer = MakeProducer(broker, acks, &stats);
     if (producer == nullptr) return state.SkipWithError("rd_kafka_new failed");
     rd_kafka_topic_t* rkt = MakeTopic(producer, "bench-latency-acks" + acks);
     auto next = Clock::now();
@@ -498,9 +519,9 @@ class PartitionReader {
 // client (librdkafka fetches one response at a time per broker connection, so
 // one consumer is bounded by its own fetch thread; two show what the broker
 // serves when the client is not the limit).
-void BM_Consume(benchmark::State& state) {
-  Broker& broker = Broker::Get();
-  if (!broker.ok() || g_last_topic.empty()) {
+void ConsumeOn(benchmark::State& state, Binary which) {
+  Broker& broker = Broker::Get(which);
+  if (!broker.ok() || g_last_topic[which].empty()) {
     return state.SkipWithError("no produced topic (BM_Produce must run first)");
   }
   const int consumers = int(state.range(0));
@@ -511,7 +532,7 @@ void BM_Consume(benchmark::State& state) {
     state.PauseTiming();
     std::vector<std::unique_ptr<PartitionReader>> readers;
     for (int i = 0; i < consumers; ++i) {
-      readers.push_back(std::make_unique<PartitionReader>(broker.bootstrap(), g_last_topic));
+      readers.push_back(std::make_unique<PartitionReader>(broker.bootstrap(), g_last_topic[which]));
       if (!readers.back()->error().empty())
         return state.SkipWithError(readers.back()->error().c_str());
     }
@@ -521,7 +542,8 @@ void BM_Consume(benchmark::State& state) {
     std::vector<int64_t> read(size_t(consumers), 0);
     std::vector<std::thread> threads;
     for (int i = 0; i < consumers; ++i) {
-      threads.emplace_back([&, i] { read[size_t(i)] = readers[size_t(i)]->ReadAll(g_last_count); });
+      threads.emplace_back(
+          [&, i] { read[size_t(i)] = readers[size_t(i)]->ReadAll(g_last_count[which]); });
     }
     for (std::thread& t : threads) t.join();
     state.PauseTiming();
@@ -542,6 +564,19 @@ void BM_Consume(benchmark::State& state) {
   state.SetLabel(consumers == 1 ? "1 consumer" : std::to_string(consumers) + " consumers");
 }
 
+void BM_Produce(benchmark::State& state) {
+  ProduceOn(state, kThisBuild);
+}
+void BM_ProduceBaseline(benchmark::State& state) {
+  ProduceOn(state, kBaseline);
+}
+void BM_Consume(benchmark::State& state) {
+  ConsumeOn(state, kThisBuild);
+}
+void BM_ConsumeBaseline(benchmark::State& state) {
+  ConsumeOn(state, kBaseline);
+}
+
 BENCHMARK(BM_LoopbackTcp)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FileWriteBaseline)->Iterations(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Produce)->Arg(1)->Arg(-1)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -555,4 +590,26 @@ BENCHMARK(BM_Consume)->Arg(1)->Arg(2)->Iterations(1)->UseRealTime()->Unit(benchm
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // The baseline runs right after this build's produce (and consume), so the
+  // two see the same machine state.
+  if (!BinaryPath(kBaseline).empty()) {
+    benchmark::RegisterBenchmark("BM_ProduceBaseline", BM_ProduceBaseline)
+        ->Arg(1)
+        ->Arg(-1)
+        ->Iterations(1)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_ConsumeBaseline", BM_ConsumeBaseline)
+        ->Arg(1)
+        ->Arg(2)
+        ->Iterations(1)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
