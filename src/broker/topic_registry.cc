@@ -113,6 +113,64 @@ Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partiti
   return ToInfo(it->first, it->second);
 }
 
+Status TopicRegistry::ValidateAddPartitions(const std::string& name, int32_t new_count) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
+  const int32_t current = it->second.partitions;
+  if (new_count == current) {
+    return Status::OutOfRange("Topic already has " + std::to_string(current) + " partition(s).");
+  }
+  if (new_count < current) {
+    return Status::OutOfRange("The topic " + name + " currently has " + std::to_string(current) +
+                              " partition(s); " + std::to_string(new_count) +
+                              " would not be an increase.");
+  }
+  return Status::Ok();
+}
+
+Result<TopicInfo> TopicRegistry::AddPartitions(const std::string& name, int32_t new_count) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  DARUMA_RETURN_IF_ERROR(ValidateAddPartitions(name, new_count));
+  Topic t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    t = topics_.at(name);
+  }
+  for (int32_t p = t.partitions; p < new_count; ++p) {
+    TopicPartition tp{name, p};
+    DARUMA_ASSIGN_OR_RETURN(Log * log, log_manager_->GetOrCreateLog(tp, t.id, t.config));
+    log->UpdateHighWatermark(log->log_end_offset());
+    // Counted as soon as it exists: GetLog must find every created log.
+    std::lock_guard<std::mutex> lock(mu_);
+    topics_.at(name).partitions = p + 1;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return ToInfo(name, topics_.at(name));
+}
+
+Result<LogConfig> TopicRegistry::ValidateOverrides(const std::string& name,
+                                                   const TopicOverrides& overrides) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (topics_.count(name) == 0) return Status::NotFound("unknown topic '" + name + "'");
+  }
+  return ApplyTopicOverrides(defaults_, overrides);
+}
+
+Result<TopicInfo> TopicRegistry::ReplaceOverrides(const std::string& name,
+                                                  const TopicOverrides& overrides) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ValidateOverrides(name, overrides));
+  // Applied to the live logs and persisted (LogManager::SetTopicConfig).
+  log_manager_->SetTopicConfig(name, config, overrides);
+  std::lock_guard<std::mutex> lock(mu_);
+  Topic& t = topics_.at(name);
+  t.overrides = overrides;
+  t.config = config;
+  return ToInfo(name, t);
+}
+
 Status TopicRegistry::Delete(const std::string& name) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   int32_t partitions = 0;

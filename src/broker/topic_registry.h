@@ -14,8 +14,9 @@
 // after a restart.
 //
 // Thread safety: every method may be called from any thread (request
-// handlers run on several). Lookups take `mu_` only. Create and Delete also
-// hold `admin_mu_` for their whole run, so two of them never interleave (two
+// handlers run on several). Lookups take `mu_` only. Create, Delete,
+// AddPartitions and ReplaceOverrides also hold `admin_mu_` for their whole
+// run, so two of them never interleave (two
 // auto-creating Metadata requests for one name create it once; a Delete and a
 // Create of one name see each other's result). Log pointers stay valid until
 // the topic is deleted, and after that until LogManager removes the renamed
@@ -80,6 +81,24 @@ class TopicRegistry {
   // Creates every partition log (with partition.metadata) under a new id.
   Result<TopicInfo> Create(const std::string& name, int32_t partitions,
                            const TopicOverrides& overrides);
+  // CreatePartitions: checks that `name` is known (kNotFound) and that
+  // `new_count` is larger than its partition count (kOutOfRange, with Kafka's
+  // wording), without changing anything.
+  Status ValidateAddPartitions(const std::string& name, int32_t new_count) const;
+  // Grows the topic to `new_count` partitions: each new partition log is
+  // created through LogManager (with the topic's id in partition.metadata and
+  // its current config) before the count is raised, so a restart finds them
+  // (Load counts partitions from the directories). A failure part-way leaves
+  // the partitions created so far on disk and counted.
+  Result<TopicInfo> AddPartitions(const std::string& name, int32_t new_count);
+  // AlterConfigs / IncrementalAlterConfigs: `overrides` become the topic's
+  // whole override set (an empty set = broker defaults), validated as
+  // CreateTopics validates them (kInvalidArgument naming config and value),
+  // persisted by LogManager::SetTopicConfig (daruma-topic-configs.json) and
+  // applied to the live logs. kNotFound when the topic is unknown.
+  Result<LogConfig> ValidateOverrides(const std::string& name,
+                                      const TopicOverrides& overrides) const;
+  Result<TopicInfo> ReplaceOverrides(const std::string& name, const TopicOverrides& overrides);
   // Schedules every partition directory for deletion (`-delete` rename, removal
   // later) and forgets the topic. kNotFound when unknown.
   Status Delete(const std::string& name);
@@ -98,7 +117,7 @@ class TopicRegistry {
   FileSystem* fs_;
   // Lock order: admin_mu_ -> mu_ -> LogManager's locks. Once Load has run,
   // mu_ is never held across a LogManager call or disk I/O.
-  std::mutex admin_mu_;    // one Create or Delete at a time
+  std::mutex admin_mu_;    // one Create, Delete, AddPartitions or ReplaceOverrides at a time
   mutable std::mutex mu_;  // guards topics_
   std::map<std::string, Topic> topics_;
 };
