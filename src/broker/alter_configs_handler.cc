@@ -23,7 +23,8 @@ AlterOutcome AlterOne(HandlerEnv& env, const AlterConfigsRequest::Resource& r, b
   if (auto bad = CheckConfigKeys(keys, null_values)) return *bad;
   if (r.resource_type == kResourceTypeBroker) return AlterBrokerConfigs(env, r.resource_name, keys);
   if (r.resource_type != kResourceTypeTopic) return UnknownResourceType(r.resource_type);
-  return ReplaceTopicOverrides(env, r.resource_name, overrides, validate_only);
+  return EditTopicOverrides(
+      env, r.resource_name, [&](const TopicOverrides&) { return overrides; }, validate_only);
 }
 
 }  // namespace

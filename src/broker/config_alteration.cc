@@ -47,29 +47,18 @@ AlterOutcome AlterBrokerConfigs(const HandlerEnv& env, const std::string& name,
                       "Cannot update these configs dynamically: Set(" + names + ")");
 }
 
-AlterOutcome ReplaceTopicOverrides(HandlerEnv& env, const std::string& topic,
-                                   const TopicOverrides& overrides, bool validate_only) {
-  Result<LogConfig> valid = env.topics.ValidateOverrides(topic, overrides);
-  if (!valid.ok()) {
-    if (valid.status().IsNotFound()) {
-      return AlterFailure(ErrorCode::kUnknownTopicOrPartition,
-                          "The topic '" + topic + "' does not exist.");
-    }
-    return AlterFailure(ErrorCode::kInvalidConfig, valid.status().message());
+AlterOutcome EditTopicOverrides(HandlerEnv& env, const std::string& topic,
+                                const TopicRegistry::OverridesEdit& edit, bool validate_only) {
+  Result<TopicInfo> edited = env.topics.EditOverrides(topic, edit, validate_only);
+  if (edited.ok()) return {};
+  const Status& st = edited.status();
+  if (st.IsNotFound()) {
+    return AlterFailure(ErrorCode::kUnknownTopicOrPartition,
+                        "The topic '" + topic + "' does not exist.");
   }
-  if (validate_only) return {};
-  Result<TopicInfo> replaced = env.topics.ReplaceOverrides(topic, overrides);
-  if (!replaced.ok()) {
-    const Status& st = replaced.status();
-    if (st.IsNotFound()) {
-      return AlterFailure(ErrorCode::kUnknownTopicOrPartition,
-                          "The topic '" + topic + "' does not exist.");
-    }
-    return AlterFailure(st.code() == StatusCode::kInvalidArgument ? ErrorCode::kInvalidConfig
-                                                                  : ErrorCode::kUnknownServerError,
-                        st.message());
-  }
-  return {};
+  return AlterFailure(st.code() == StatusCode::kInvalidArgument ? ErrorCode::kInvalidConfig
+                                                                : ErrorCode::kUnknownServerError,
+                      st.message());
 }
 
 AlterOutcome UnknownResourceType(int8_t type) {

@@ -20,7 +20,7 @@
 // so for compatibility, not INVALID_CONFIG). Daruma changes no broker setting
 // at runtime, so every key is such a key; an empty set is a no-op (NONE).
 //
-// Topic overrides are replaced as a whole (TopicRegistry::ReplaceOverrides):
+// Topic overrides are replaced as a whole (TopicRegistry::EditOverrides):
 // persisted in daruma-topic-configs.json like CreateTopics overrides, applied
 // to the live logs, reported by DescribeConfigs. ValidateOnly checks the same
 // and changes nothing.
@@ -67,10 +67,11 @@ std::optional<AlterOutcome> CheckConfigKeys(const std::vector<std::string>& keys
 AlterOutcome AlterBrokerConfigs(const HandlerEnv& env, const std::string& name,
                                 const std::vector<std::string>& keys);
 
-// A TOPIC resource: its overrides become `overrides` (validated, and applied
-// unless validate_only).
-AlterOutcome ReplaceTopicOverrides(HandlerEnv& env, const std::string& topic,
-                                   const TopicOverrides& overrides, bool validate_only);
+// A TOPIC resource: its overrides become edit(current overrides), validated
+// and applied unless validate_only. An edit's kInvalidArgument is
+// INVALID_CONFIG with its message.
+AlterOutcome EditTopicOverrides(HandlerEnv& env, const std::string& topic,
+                                const TopicRegistry::OverridesEdit& edit, bool validate_only);
 
 AlterOutcome UnknownResourceType(int8_t type);
 

@@ -62,24 +62,24 @@ std::string CurrentValue(const HandlerEnv& env, const TopicOverrides& overrides,
   return "";
 }
 
-std::optional<AlterOutcome> Apply(const HandlerEnv& env,
-                                  const IncrementalAlterConfigsRequest::Config& c,
-                                  TopicOverrides* overrides) {
+// One operation on *overrides. kInvalidArgument (INVALID_CONFIG) for a list
+// operation on a key that is not a list.
+Status Apply(const HandlerEnv& env, const IncrementalAlterConfigsRequest::Config& c,
+             TopicOverrides* overrides) {
   switch (c.config_operation) {
     case kOpSet:
       (*overrides)[c.name] = *c.value;
-      return std::nullopt;
+      return Status::Ok();
     case kOpDelete:
       overrides->erase(c.name);
-      return std::nullopt;
+      return Status::Ok();
     case kOpAppend:
     case kOpSubtract: {
       const bool append = c.config_operation == kOpAppend;
       if (std::find(kListTopicConfigs.begin(), kListTopicConfigs.end(), c.name) ==
           kListTopicConfigs.end()) {
-        return AlterFailure(ErrorCode::kInvalidConfig,
-                            std::string("Can't ") + (append ? "APPEND" : "SUBTRACT") + " to key " +
-                                c.name + " because its type is not LIST.");
+        return Status::InvalidArgument(std::string("Can't ") + (append ? "APPEND" : "SUBTRACT") +
+                                       " to key " + c.name + " because its type is not LIST.");
       }
       std::vector<std::string> items = SplitList(CurrentValue(env, *overrides, c.name));
       for (const std::string& item : SplitList(*c.value)) {
@@ -88,11 +88,11 @@ std::optional<AlterOutcome> Apply(const HandlerEnv& env,
         if (!append && at != items.end()) items.erase(at);
       }
       (*overrides)[c.name] = JoinList(items);
-      return std::nullopt;
+      return Status::Ok();
     }
-    default:
-      return AlterFailure(ErrorCode::kInvalidRequest,
-                          "Unknown operations type " + std::to_string(int(c.config_operation)));
+    default:  // AlterOne refuses unknown operations first
+      return Status::InvalidArgument("Unknown operations type " +
+                                     std::to_string(int(c.config_operation)));
   }
 }
 
@@ -117,16 +117,12 @@ AlterOutcome AlterOne(HandlerEnv& env, const IncrementalAlterConfigsRequest::Res
     return AlterFailure(ErrorCode::kInvalidConfig, "Logger " + keys.front() + " does not exist!");
   }
   if (r.resource_type != kResourceTypeTopic) return UnknownResourceType(r.resource_type);
-  std::optional<TopicInfo> info = env.topics.Find(r.resource_name);
-  if (!info) {
-    return AlterFailure(ErrorCode::kUnknownTopicOrPartition,
-                        "The topic '" + r.resource_name + "' does not exist.");
-  }
-  TopicOverrides overrides = info->overrides;
-  for (const auto& c : r.configs) {
-    if (auto bad = Apply(env, c, &overrides)) return *bad;
-  }
-  return ReplaceTopicOverrides(env, r.resource_name, overrides, validate_only);
+  auto edit = [&](const TopicOverrides& current) -> Result<TopicOverrides> {
+    TopicOverrides overrides = current;
+    for (const auto& c : r.configs) DARUMA_RETURN_IF_ERROR(Apply(env, c, &overrides));
+    return overrides;
+  };
+  return EditTopicOverrides(env, r.resource_name, edit, validate_only);
 }
 
 }  // namespace

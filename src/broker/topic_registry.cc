@@ -149,25 +149,28 @@ Result<TopicInfo> TopicRegistry::AddPartitions(const std::string& name, int32_t 
   return ToInfo(name, topics_.at(name));
 }
 
-Result<LogConfig> TopicRegistry::ValidateOverrides(const std::string& name,
-                                                   const TopicOverrides& overrides) const {
+Result<TopicInfo> TopicRegistry::EditOverrides(const std::string& name, const OverridesEdit& edit,
+                                               bool validate_only) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  TopicOverrides current;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (topics_.count(name) == 0) return Status::NotFound("unknown topic '" + name + "'");
+    auto it = topics_.find(name);
+    if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
+    current = it->second.overrides;
   }
-  return ApplyTopicOverrides(defaults_, overrides);
-}
-
-Result<TopicInfo> TopicRegistry::ReplaceOverrides(const std::string& name,
-                                                  const TopicOverrides& overrides) {
-  std::lock_guard<std::mutex> admin(admin_mu_);
-  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ValidateOverrides(name, overrides));
-  // Applied to the live logs and persisted (LogManager::SetTopicConfig).
-  log_manager_->SetTopicConfig(name, config, overrides);
+  DARUMA_ASSIGN_OR_RETURN(TopicOverrides overrides, edit(current));
+  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ApplyTopicOverrides(defaults_, overrides));
+  if (!validate_only) {
+    // Applied to the live logs and persisted (LogManager::SetTopicConfig).
+    log_manager_->SetTopicConfig(name, config, overrides);
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  Topic& t = topics_.at(name);
-  t.overrides = overrides;
-  t.config = config;
+  Topic& t = topics_.at(name);  // admin_mu_ held: no Delete in between
+  if (!validate_only) {
+    t.overrides = std::move(overrides);
+    t.config = config;
+  }
   return ToInfo(name, t);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
 
 #include "broker/api_handlers.h"
 #include "broker/handler_harness.h"
@@ -404,6 +405,32 @@ TEST(HandlerIncrementalAlterConfigs, ValidateOnlyChangesNothing) {
   h.CreateTopic("t", 1, {{"retention.ms", "1000"}});
   EXPECT_EQ(Incremental(h, "t", {{"retention.ms", 0, "9"}}, 1, true).error_code, ErrorCode::kNone);
   EXPECT_EQ(ConfigsOf(h, "t")["retention.ms"].value, "1000");
+}
+
+TEST(HandlerIncrementalAlterConfigs, ConcurrentEditsOfOneTopicLoseNothing) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  TopicRegistry& topics = h.handler().topics();
+  // Each edit reads the current overrides and adds to them: without the
+  // registry's admin lock around the whole edit, one thread's write could
+  // drop the other's key.
+  auto editor = [&](const std::string& key) {
+    for (int i = 1; i <= 20; ++i) {
+      auto edit = [&](const TopicOverrides& current) -> Result<TopicOverrides> {
+        TopicOverrides next = current;
+        next[key] = std::to_string(100000 + i);
+        return next;
+      };
+      EXPECT_TRUE(topics.EditOverrides("t", edit, false).ok());
+    }
+  };
+  std::thread a(editor, "retention.ms");
+  std::thread b(editor, "segment.bytes");
+  a.join();
+  b.join();
+  TopicOverrides overrides = topics.Find("t")->overrides;
+  EXPECT_EQ(overrides["retention.ms"], "100020");
+  EXPECT_EQ(overrides["segment.bytes"], "100020");
 }
 
 }  // namespace
