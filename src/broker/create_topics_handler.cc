@@ -1,5 +1,8 @@
 // CreateTopics (spec §3.7): validated per topic, created synchronously (or
-// only validated with validateOnly); this node is the controller.
+// only validated with validateOnly); this node is the controller. From v5 a
+// topic that was (or would be) created is answered with its partition count,
+// replication factor and configs as DescribeConfigs reports them, from v7
+// with its id, as Kafka's controller answers.
 #include <map>
 
 #include "broker/api_handlers.h"
@@ -11,6 +14,10 @@ namespace {
 struct Outcome {
   ErrorCode error = ErrorCode::kNone;
   std::string message;
+  // On success: what was (or would be) created.
+  int32_t partitions = -1;
+  TopicOverrides overrides;
+  Uuid id;  // zero when only validated
 };
 
 Outcome Fail(ErrorCode error, std::string message) {
@@ -65,11 +72,14 @@ Outcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic, bool
   int32_t partitions = 0;
   Outcome resolved = ResolvePartitions(env, topic, &partitions);
   if (resolved.error != ErrorCode::kNone) return resolved;
+  Outcome done;
+  done.partitions = partitions;
   TopicOverrides overrides;
   for (const auto& c : topic.configs) {
     if (!c.value) return Fail(ErrorCode::kInvalidConfig, "null value for config " + c.name);
     overrides[c.name] = *c.value;
   }
+  done.overrides = overrides;
   Result<LogConfig> valid = env.topics.ValidateCreate(topic.name, partitions, overrides);
   if (!valid.ok()) {
     const StatusCode code = valid.status().code();
@@ -77,14 +87,29 @@ Outcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic, bool
                                                    : ErrorCode::kInvalidConfig,
                 valid.status().message());
   }
-  if (validate_only) return {};
+  if (validate_only) return done;
   Result<TopicInfo> created = env.topics.Create(topic.name, partitions, overrides);
   if (!created.ok()) {
     return Fail(created.status().IsIoError() ? ErrorCode::kKafkaStorageError
                                              : ErrorCode::kUnknownServerError,
                 created.status().message());
   }
-  return {};
+  done.id = created->id;
+  return done;
+}
+
+void Describe(const HandlerEnv& env, const Outcome& outcome, CreateTopicsResponse::Topic* t) {
+  t->topic_id = outcome.id.bytes();
+  t->num_partitions = outcome.partitions;
+  t->replication_factor = 1;
+  t->configs.emplace();
+  for (SourcedTopicConfig& c : DescribeTopicConfigSources(env.ctx.config.log, outcome.overrides)) {
+    CreateTopicsResponse::Config config;
+    config.name = std::move(c.name);
+    config.value = std::move(c.value);
+    config.config_source = int8_t(c.source);
+    t->configs->push_back(std::move(config));
+  }
 }
 
 }  // namespace
@@ -103,7 +128,11 @@ void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
     CreateTopicsResponse::Topic t;
     t.name = topic.name;
     t.error_code = outcome.error;
-    if (outcome.error != ErrorCode::kNone) t.error_message = outcome.message;
+    if (outcome.error != ErrorCode::kNone) {
+      t.error_message = outcome.message;
+    } else if (header.api_version >= 5) {
+      Describe(env, outcome, &t);
+    }
     response.topics.push_back(std::move(t));
   }
   respond(EncodeResponseFrame(env, header, response, EncodeCreateTopicsResponse), false);

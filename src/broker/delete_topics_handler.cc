@@ -1,5 +1,7 @@
 // DeleteTopics (spec §3.8): every partition directory is renamed `-delete`
-// and removed later (LogManager::AsyncDelete).
+// and removed later (LogManager::AsyncDelete). Topics are named up to v5;
+// from v6 each is named by name or by id, not both (Kafka's rules: both is
+// INVALID_REQUEST, an unknown id UNKNOWN_TOPIC_ID).
 #include "broker/api_handlers.h"
 #include "protocol/messages.h"
 
@@ -26,6 +28,29 @@ void HandleDeleteTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
   DeleteTopicsResponse response;
   for (const std::string& name : request->topic_names) {
     response.responses.push_back({.name = name, .error_code = DeleteOne(env, name)});
+  }
+  for (const DeleteTopicsRequest::Topic& topic : request->topics) {
+    DeleteTopicsResponse::TopicResult result;
+    result.name = topic.name;
+    result.topic_id = topic.topic_id;
+    const bool by_id = topic.topic_id != WireUuid{};
+    if (topic.name && by_id) {
+      result.error_code = ErrorCode::kInvalidRequest;
+      result.error_message = "topic name and topic id can not both be specified";
+    } else if (by_id) {
+      std::optional<TopicInfo> info = env.topics.FindById(Uuid(topic.topic_id));
+      if (!info) {
+        result.error_code = ErrorCode::kUnknownTopicId;
+      } else {
+        result.name = info->name;
+        result.error_code = DeleteOne(env, info->name);
+      }
+    } else {
+      const std::string name = topic.name.value_or("");
+      if (std::optional<TopicInfo> info = env.topics.Find(name)) result.topic_id = info->id.bytes();
+      result.error_code = DeleteOne(env, name);
+    }
+    response.responses.push_back(std::move(result));
   }
   respond(EncodeResponseFrame(env, header, response, EncodeDeleteTopicsResponse), false);
 }

@@ -13,9 +13,10 @@ namespace {
 using Config = DescribeConfigsResponse::Config;
 using ResourceResult = DescribeConfigsResponse::ResourceResult;
 
-Config MakeConfig(std::string name, std::string value, ConfigSource source, bool read_only,
-                  bool synonyms) {
+Config MakeConfig(std::string name, std::string value, ConfigSource source, ConfigType type,
+                  bool read_only, bool synonyms) {
   Config c;
+  c.config_type = int8_t(type);
   c.name = std::move(name);
   c.value = std::move(value);
   c.read_only = read_only;
@@ -41,18 +42,10 @@ void DescribeTopic(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, b
     out->error_message = "unknown topic " + r.resource_name;
     return;
   }
-  // Kafka's own defaults, to tell a server.properties value from a default.
-  const auto kafka_defaults = DescribeTopicConfigs(LogConfig{}, {});
-  const auto entries = DescribeTopicConfigs(env.ctx.config.log, info->overrides);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const TopicConfigEntry& e = entries[i];
+  for (SourcedTopicConfig& e : DescribeTopicConfigSources(env.ctx.config.log, info->overrides)) {
     if (!Wanted(r, e.name)) continue;
-    ConfigSource source = ConfigSource::kTopicConfig;
-    if (e.is_default) {
-      source = e.value == kafka_defaults[i].value ? ConfigSource::kDefaultConfig
-                                                  : ConfigSource::kStaticBrokerConfig;
-    }
-    out->configs.push_back(MakeConfig(e.name, e.value, source, false, synonyms));
+    out->configs.push_back(
+        MakeConfig(std::move(e.name), std::move(e.value), e.source, e.type, false, synonyms));
   }
 }
 
@@ -65,20 +58,24 @@ void DescribeBroker(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, 
   }
   const BrokerContext& c = env.ctx;
   const BrokerContext kafka;  // Kafka's defaults
-  auto add = [&](const std::string& name, const std::string& value, const std::string& def) {
+  auto add = [&](const std::string& name, const std::string& value, const std::string& def,
+                 ConfigType type) {
     if (!Wanted(r, name)) return;
     ConfigSource source =
         value == def ? ConfigSource::kDefaultConfig : ConfigSource::kStaticBrokerConfig;
-    out->configs.push_back(MakeConfig(name, value, source, true, synonyms));
+    out->configs.push_back(MakeConfig(name, value, source, type, true, synonyms));
   };
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
   add("auto.create.topics.enable", flag(c.auto_create_topics_enable),
-      flag(kafka.auto_create_topics_enable));
-  add("delete.topic.enable", flag(c.delete_topic_enable), flag(kafka.delete_topic_enable));
-  add("fetch.max.bytes", std::to_string(c.fetch_max_bytes), std::to_string(kafka.fetch_max_bytes));
+      flag(kafka.auto_create_topics_enable), ConfigType::kBoolean);
+  add("delete.topic.enable", flag(c.delete_topic_enable), flag(kafka.delete_topic_enable),
+      ConfigType::kBoolean);
+  add("fetch.max.bytes", std::to_string(c.fetch_max_bytes), std::to_string(kafka.fetch_max_bytes),
+      ConfigType::kInt);
   add("message.max.bytes", std::to_string(c.config.log.max_message_bytes),
-      std::to_string(LogConfig{}.max_message_bytes));
-  add("num.partitions", std::to_string(c.num_partitions), std::to_string(kafka.num_partitions));
+      std::to_string(LogConfig{}.max_message_bytes), ConfigType::kInt);
+  add("num.partitions", std::to_string(c.num_partitions), std::to_string(kafka.num_partitions),
+      ConfigType::kInt);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // purgatory (woken by appends, forced at max wait or shutdown). READ_UNCOMMITTED
 // log bytes are file ranges sent with sendfile when the FetchSliceReader can
 // serve them (fetch_slice_reader.h), else bytes copied by Log::Read.
+// From v13 topics are named by id; ids are resolved once, when the request
+// arrives (an unknown id: UNKNOWN_TOPIC_ID for each of its partitions).
 #include <algorithm>
 #include <memory>
 
@@ -22,9 +24,36 @@ struct FetchOutcome {
   bool any_error = false;
 };
 
+// A fetch with its topics' names: the request's own up to v12, resolved from
+// the topic ids from v13 (nullopt: unknown id).
+struct ResolvedFetch {
+  FetchRequest request;
+  std::vector<std::optional<std::string>> names;  // one per request.topics
+};
+
+ResolvedFetch Resolve(const HandlerEnv& env, FetchRequest request, int16_t version) {
+  ResolvedFetch out;
+  for (const auto& topic : request.topics) {
+    if (version < 13) {
+      out.names.push_back(topic.topic);
+    } else if (auto info = env.topics.FindById(Uuid(topic.topic_id))) {
+      out.names.push_back(info->name);
+    } else {
+      out.names.push_back(std::nullopt);
+    }
+  }
+  out.request = std::move(request);
+  return out;
+}
+
+// The fetching replica: ReplicaId up to v14, ReplicaState from v15.
+int32_t ReplicaIdOf(const FetchRequest& request) {
+  return std::max(request.replica_id, request.replica_state.replica_id);
+}
+
 // Per-partition errors that need no read (§3.4).
 ErrorCode CheckPartition(const FetchRequest& request, const FetchRequest::Partition& p) {
-  if (request.replica_id >= 0) return ErrorCode::kNotLeaderOrFollower;
+  if (ReplicaIdOf(request) >= 0) return ErrorCode::kNotLeaderOrFollower;
   if (p.current_leader_epoch >= 0 && p.current_leader_epoch < kLeaderEpoch) {
     return ErrorCode::kFencedLeaderEpoch;
   }
@@ -93,16 +122,27 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
   return out;
 }
 
-FetchOutcome ReadAll(HandlerEnv& env, const FetchRequest& request) {
+FetchOutcome ReadAll(HandlerEnv& env, const ResolvedFetch& fetch) {
+  const FetchRequest& request = fetch.request;
   FetchOutcome outcome;
   int64_t remaining = std::min<int64_t>(request.max_bytes, env.ctx.fetch_max_bytes);
-  for (const auto& topic : request.topics) {
+  for (size_t i = 0; i < request.topics.size(); ++i) {
+    const FetchRequest::Topic& topic = request.topics[i];
     FetchResponse::Topic t;
     t.topic = topic.topic;
+    t.topic_id = topic.topic_id;
     for (const auto& p : topic.partitions) {
+      if (!fetch.names[i]) {
+        FetchResponse::Partition unknown;
+        unknown.partition_index = p.partition;
+        unknown.error_code = ErrorCode::kUnknownTopicId;
+        outcome.any_error = true;
+        t.partitions.push_back(std::move(unknown));
+        continue;
+      }
       const int64_t limit = std::min<int64_t>(p.partition_max_bytes, remaining);
       FetchResponse::Partition out =
-          ReadPartition(env, request, topic.topic, p, limit, outcome.available == 0);
+          ReadPartition(env, request, *fetch.names[i], p, limit, outcome.available == 0);
       int64_t size = out.records ? int64_t(out.records->size()) : 0;
       for (const FileSlice& slice : out.file_records) size += int64_t(slice.length);
       outcome.available += size;
@@ -124,10 +164,13 @@ ErrorCode CheckSession(const FetchRequest& request) {
   return ErrorCode::kNone;
 }
 
-std::vector<TopicPartition> Partitions(const FetchRequest& request) {
+std::vector<TopicPartition> Partitions(const ResolvedFetch& fetch) {
   std::vector<TopicPartition> out;
-  for (const auto& topic : request.topics) {
-    for (const auto& p : topic.partitions) out.push_back({topic.topic, p.partition});
+  for (size_t i = 0; i < fetch.request.topics.size(); ++i) {
+    if (!fetch.names[i]) continue;
+    for (const auto& p : fetch.request.topics[i].partitions) {
+      out.push_back({*fetch.names[i], p.partition});
+    }
   }
   return out;
 }
@@ -143,16 +186,19 @@ void HandleFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& b
     response.error_code = session;
     return respond(EncodeResponseFrame(env, header, response, EncodeFetchResponse), false);
   }
-  auto request = std::make_shared<const FetchRequest>(std::move(*decoded));
+  auto request =
+      std::make_shared<const ResolvedFetch>(Resolve(env, std::move(*decoded), header.api_version));
   // Called now, on every wake, and forced at max wait: true once responded.
   DelayedFetchPurgatory::Attempt attempt = [env, header, request, respond](bool force) mutable {
     FetchOutcome outcome = ReadAll(env, *request);
-    if (!force && !outcome.any_error && outcome.available < request->min_bytes) return false;
+    if (!force && !outcome.any_error && outcome.available < request->request.min_bytes) {
+      return false;
+    }
     respond(EncodeResponseFrame(env, header, outcome.response, EncodeFetchResponse), false);
     return true;
   };
-  if (attempt(request->max_wait_ms <= 0)) return;
-  env.purgatory.Park(Partitions(*request), std::chrono::milliseconds(request->max_wait_ms),
+  if (attempt(request->request.max_wait_ms <= 0)) return;
+  env.purgatory.Park(Partitions(*request), std::chrono::milliseconds(request->request.max_wait_ms),
                      env.client, std::move(attempt));
 }
 

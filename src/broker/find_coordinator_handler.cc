@@ -2,20 +2,53 @@
 // and transactional id is this broker. Groups and transactions are not served
 // yet (their APIs are not advertised), so a client that goes on to JoinGroup
 // gets a clear "unsupported" from its own version negotiation.
+#include <optional>
+#include <string>
+
 #include "broker/api_handlers.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
+
+namespace {
+
+// Group (0) and transactional id (1) keys are coordinated here; share groups
+// (2, v6) are not served, which Kafka answers with INVALID_REQUEST too.
+std::optional<std::string> RefuseKeyType(int8_t key_type) {
+  if (key_type == kCoordinatorKeyTypeGroup || key_type == kCoordinatorKeyTypeTransaction) {
+    return std::nullopt;
+  }
+  return "unsupported coordinator key type " + std::to_string(key_type);
+}
+
+}  // namespace
 
 void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                            const Respond& respond) {
   Result<FindCoordinatorRequest> request = DecodeFindCoordinatorRequest(body, header.api_version);
   if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   FindCoordinatorResponse response;
-  if (request->key_type != kCoordinatorKeyTypeGroup &&
-      request->key_type != kCoordinatorKeyTypeTransaction) {
+  const std::optional<std::string> refused = RefuseKeyType(request->key_type);
+  if (header.api_version >= 4) {
+    // Batched keys (KIP-699): one answer per key, in request order.
+    for (const std::string& key : request->coordinator_keys) {
+      FindCoordinatorResponse::Coordinator c;
+      c.key = key;
+      if (refused) {
+        c.node_id = -1;
+        c.port = -1;
+        c.error_code = ErrorCode::kInvalidRequest;
+        c.error_message = *refused;
+      } else {
+        c.node_id = env.ctx.node_id;
+        c.host = env.ctx.host;
+        c.port = env.ctx.port;
+      }
+      response.coordinators.push_back(std::move(c));
+    }
+  } else if (refused) {
     response.error_code = ErrorCode::kInvalidRequest;
-    response.error_message = "unknown coordinator key type " + std::to_string(request->key_type);
+    response.error_message = *refused;
   } else {
     response.node_id = env.ctx.node_id;
     response.host = env.ctx.host;

@@ -1,7 +1,11 @@
 // ListOffsets (spec §3.5, §5.6): earliest (-2) = log start, latest (-1) =
 // high watermark (v1, READ_UNCOMMITTED) or last stable offset (v2
 // READ_COMMITTED), a timestamp = the first offset at or after it below that
-// same bound.
+// same bound. The special timestamps of later versions, as Kafka answers them
+// whatever the request's version: max timestamp (-3) = the first record with
+// the log's largest timestamp; earliest local (-4) = the log start (every
+// byte is local: Daruma has no tiered storage); latest tiered (-5) = offset
+// -1 (nothing is tiered).
 #include <map>
 
 #include "broker/api_handlers.h"
@@ -24,10 +28,15 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
     out.offset = log->log_start_offset();
   } else if (p.timestamp == kListOffsetsLatest) {
     out.offset = bound;
-  } else if (p.timestamp < 0) {
-    out.error_code = ErrorCode::kInvalidRequest;  // -3 .. -5 exist only in v7+
+  } else if (p.timestamp == kListOffsetsEarliestLocal) {
+    out.offset = log->log_start_offset();
+  } else if (p.timestamp == kListOffsetsLatestTiered) {
+    out.offset = -1;
+  } else if (p.timestamp < 0 && p.timestamp != kListOffsetsMaxTimestamp) {
+    out.error_code = ErrorCode::kInvalidRequest;
   } else {
-    auto found = log->FetchOffsetByTimestamp(p.timestamp);
+    auto found = p.timestamp == kListOffsetsMaxTimestamp ? log->FetchMaxTimestampOffset()
+                                                         : log->FetchOffsetByTimestamp(p.timestamp);
     if (!found.ok()) {
       out.error_code = ErrorCodeForStorageStatus(found.status());
       if (out.error_code == ErrorCode::kCorruptMessage) {

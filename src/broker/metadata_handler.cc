@@ -1,5 +1,7 @@
 // Metadata (spec §3.2): one broker (this node), leader = replicas = ISR = us,
-// and auto-creation of explicitly requested topics.
+// and auto-creation of explicitly requested topics. From v10 every topic
+// carries its id (partition.metadata); from v12 a topic may be asked for by
+// id alone (an unknown id: UNKNOWN_TOPIC_ID, as Kafka answers).
 #include <set>
 
 #include "broker/api_handlers.h"
@@ -11,6 +13,7 @@ namespace {
 MetadataResponse::Topic DescribeTopic(const HandlerEnv& env, const TopicInfo& info) {
   MetadataResponse::Topic t;
   t.name = info.name;
+  t.topic_id = info.id.bytes();
   t.is_internal = IsInternalTopic(info.name);
   for (int32_t p = 0; p < info.partitions; ++p) {
     MetadataResponse::Partition part;
@@ -42,6 +45,35 @@ MetadataResponse::Topic LookUpTopic(HandlerEnv& env, const std::string& name, bo
   return t;
 }
 
+// Kafka refuses names left null and ids given before v12 (topic ids in
+// requests came with v12): every requested topic gets INVALID_REQUEST and the
+// response lists no broker, as Kafka's error response for the request does.
+bool RefuseIds(const MetadataRequest& request, int16_t version, MetadataResponse* response) {
+  if (version >= 12 || !request.topics) return false;
+  bool refused = false;
+  for (const MetadataRequest::Topic& topic : *request.topics) {
+    refused = refused || !topic.name || topic.topic_id != WireUuid{};
+  }
+  if (!refused) return false;
+  for (const MetadataRequest::Topic& topic : *request.topics) {
+    MetadataResponse::Topic t;
+    t.name = topic.name.value_or("");
+    t.topic_id = topic.topic_id;
+    t.error_code = ErrorCode::kInvalidRequest;
+    response->topics.push_back(std::move(t));
+  }
+  return true;
+}
+
+MetadataResponse::Topic LookUpTopicId(HandlerEnv& env, const WireUuid& id) {
+  if (auto info = env.topics.FindById(Uuid(id))) return DescribeTopic(env, *info);
+  MetadataResponse::Topic t;
+  t.name = std::nullopt;
+  t.topic_id = id;
+  t.error_code = ErrorCode::kUnknownTopicId;
+  return t;
+}
+
 }  // namespace
 
 void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
@@ -49,6 +81,9 @@ void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader
   Result<MetadataRequest> request = DecodeMetadataRequest(body, header.api_version);
   if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
   MetadataResponse response;
+  if (RefuseIds(*request, header.api_version, &response)) {
+    return respond(EncodeResponseFrame(env, header, response, EncodeMetadataResponse), false);
+  }
   response.brokers.push_back({env.ctx.node_id, env.ctx.host, env.ctx.port, std::nullopt});
   response.cluster_id = env.ctx.cluster_id;
   response.controller_id = env.ctx.node_id;
@@ -60,11 +95,16 @@ void HandleMetadata(HandlerEnv& env, const RequestHeader& header, ProtocolReader
     const bool may_create = env.ctx.auto_create_topics_enable &&
                             (header.api_version < 4 || request->allow_auto_topic_creation);
     std::set<std::string> seen;
+    std::set<WireUuid> seen_ids;
     for (const MetadataRequest::Topic& topic : *request->topics) {
-      // Named in every advertised version (null names need topic ids, v10+).
-      const std::string name = topic.name.value_or("");
-      if (!seen.insert(name).second) continue;
-      response.topics.push_back(LookUpTopic(env, name, may_create));
+      if (!topic.name) {  // by id (v12+; RefuseIds turned earlier versions away)
+        if (seen_ids.insert(topic.topic_id).second) {
+          response.topics.push_back(LookUpTopicId(env, topic.topic_id));
+        }
+        continue;
+      }
+      if (!seen.insert(*topic.name).second) continue;
+      response.topics.push_back(LookUpTopic(env, *topic.name, may_create));
     }
   }
   respond(EncodeResponseFrame(env, header, response, EncodeMetadataResponse), false);

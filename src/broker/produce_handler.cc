@@ -60,6 +60,8 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
   ProduceCheck check = ValidateProduceRecords(p.records, version, config);
   if (!check.ok()) {
     out.error_code = check.error;
+    // v8+: the reason beside the code (written only from v8, as Kafka's).
+    if (!check.message.empty()) out.error_message = check.message;
     return out;
   }
   Result<LogAppendInfo> info = log->AppendAsLeaderInPlace(Writable(env, *p.records), kLeaderEpoch);

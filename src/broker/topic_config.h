@@ -21,6 +21,7 @@
 
 #include "common/status.h"
 #include "log/log_config.h"
+#include "protocol/messages.h"
 
 namespace daruma::broker {
 
@@ -44,5 +45,19 @@ std::vector<TopicConfigEntry> DescribeTopicConfigs(const LogConfig& defaults,
                                                    const TopicOverrides& overrides);
 
 bool IsKnownTopicConfig(std::string_view name);
+
+// A topic config as DescribeConfigs and CreateTopics v5+ report it.
+struct SourcedTopicConfig {
+  std::string name;
+  std::string value;
+  // TOPIC_CONFIG for an override, STATIC_BROKER_CONFIG where the broker's
+  // default (server.properties) differs from Kafka's, else DEFAULT_CONFIG.
+  ConfigSource source = ConfigSource::kDefaultConfig;
+  ConfigType type = ConfigType::kString;  // Kafka's ConfigDef type of the name
+};
+// Every known topic config, sorted by name, with its source and type;
+// `broker_defaults` is the broker's configured LogConfig.
+std::vector<SourcedTopicConfig> DescribeTopicConfigSources(const LogConfig& broker_defaults,
+                                                           const TopicOverrides& overrides);
 
 }  // namespace daruma::broker

@@ -45,6 +45,8 @@ Status TopicRegistry::Load() {
       DARUMA_RETURN_IF_ERROR(file.Write(t.id));
     }
   }
+  names_by_id_.clear();
+  for (const auto& [name, t] : topics_) names_by_id_[t.id] = name;
   return Status::Ok();
 }
 
@@ -55,6 +57,16 @@ TopicInfo TopicRegistry::ToInfo(const std::string& name, const Topic& t) const {
 std::optional<TopicInfo> TopicRegistry::Find(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = topics_.find(name);
+  if (it == topics_.end()) return std::nullopt;
+  return ToInfo(it->first, it->second);
+}
+
+std::optional<TopicInfo> TopicRegistry::FindById(const Uuid& id) const {
+  if (id.IsZero()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = names_by_id_.find(id);
+  if (name == names_by_id_.end()) return std::nullopt;
+  auto it = topics_.find(name->second);
   if (it == topics_.end()) return std::nullopt;
   return ToInfo(it->first, it->second);
 }
@@ -110,6 +122,7 @@ Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partiti
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = topics_.emplace(name, t);
   if (!inserted) return Status::AlreadyExists("topic '" + name + "' already exists");
+  names_by_id_[t.id] = name;
   return ToInfo(it->first, it->second);
 }
 
@@ -182,6 +195,7 @@ Status TopicRegistry::Delete(const std::string& name) {
     auto it = topics_.find(name);
     if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
     partitions = it->second.partitions;
+    names_by_id_.erase(it->second.id);
     topics_.erase(it);
   }
   for (int32_t p = 0; p < partitions; ++p) {

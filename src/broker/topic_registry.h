@@ -69,6 +69,9 @@ class TopicRegistry {
   Status Load();
 
   std::optional<TopicInfo> Find(const std::string& name) const;
+  // The topic with this id (Metadata v10+, Fetch v13+, DeleteTopics v6+), or
+  // nullopt; never matches the zero id.
+  std::optional<TopicInfo> FindById(const Uuid& id) const;
   // Every topic, sorted by name.
   std::vector<TopicInfo> All() const;
   // The partition's log, or nullptr when the topic or partition is unknown.
@@ -125,6 +128,7 @@ class TopicRegistry {
   std::mutex admin_mu_;    // one Create, Delete, AddPartitions or EditOverrides at a time
   mutable std::mutex mu_;  // guards topics_
   std::map<std::string, Topic> topics_;
+  std::map<Uuid, std::string> names_by_id_;  // guarded by mu_; the ids of topics_
 };
 
 }  // namespace daruma::broker

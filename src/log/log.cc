@@ -566,6 +566,39 @@ Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchOffsetByTimestamp(i
   return std::optional<std::pair<int64_t, int64_t>>();
 }
 
+Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchMaxTimestampOffset() {
+  using Found = std::optional<std::pair<int64_t, int64_t>>;
+  std::lock_guard<std::mutex> lock(mu_);
+  LogSegment* latest = nullptr;
+  int64_t largest = -1;
+  for (auto& [base, segment] : segments_) {
+    DARUMA_ASSIGN_OR_RETURN(int64_t ts, segment->MaxTimestampSoFar());
+    if (latest == nullptr || ts > largest) {
+      latest = segment.get();
+      largest = ts;
+    }
+  }
+  if (latest == nullptr) return Found();
+  FileBatchReaderOptions ro;
+  ro.end_position = uint64_t(latest->size());
+  FileBatchReader reader(latest->log_file(), ro);
+  while (auto e = reader.Next()) {
+    if (e->max_timestamp() != largest) continue;
+    // A legacy entry, or a LogAppendTime batch (every record carries the
+    // batch's timestamp): the first offset it holds.
+    if (!e->is_v2()) return Found(std::make_pair(largest, e->last_offset()));
+    if (e->batch().timestamp_type() == TimestampType::kLogAppendTime) {
+      return Found(std::make_pair(largest, e->batch().base_offset()));
+    }
+    auto records = e->batch().DecodeRecords(size_t(config_.max_message_bytes) * 64);
+    if (!records.ok()) return records.status();
+    for (const auto& r : *records) {
+      if (r.timestamp == largest) return Found(std::make_pair(r.timestamp, r.offset));
+    }
+  }
+  return Found();
+}
+
 int64_t Log::log_start_offset() const {
   std::lock_guard<std::mutex> l(mu_);
   return log_start_offset_;

@@ -163,6 +163,11 @@ class Log {
   ProducerStateManager& producer_state() { return *producer_state_; }
   // The first offset with timestamp >= ts (ListOffsets by time), or nullopt.
   Result<std::optional<std::pair<int64_t, int64_t>>> FetchOffsetByTimestamp(int64_t ts);
+  // ListOffsets MAX_TIMESTAMP (-3): (timestamp, offset) of the first record
+  // carrying the largest timestamp in the log, as Kafka finds it: the first
+  // segment with the largest max timestamp, its first batch with that max
+  // timestamp, that batch's first record with it. nullopt for an empty log.
+  Result<std::optional<std::pair<int64_t, int64_t>>> FetchMaxTimestampOffset();
   // Segments (for retention/cleaner/tools). The caller holds no lock across calls.
   std::vector<LogSegment*> segments_for_inspection();
 

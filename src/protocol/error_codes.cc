@@ -118,6 +118,10 @@ const char* ErrorCodeName(ErrorCode code) {
       return "UNSTABLE_OFFSET_COMMIT";
     case ErrorCode::kProducerFenced:
       return "PRODUCER_FENCED";
+    case ErrorCode::kUnknownTopicId:
+      return "UNKNOWN_TOPIC_ID";
+    case ErrorCode::kInconsistentTopicId:
+      return "INCONSISTENT_TOPIC_ID";
     case ErrorCode::kPolicyViolation:
       return "POLICY_VIOLATION";
     case ErrorCode::kElectionNotNeeded:
@@ -150,6 +154,8 @@ bool IsRetriable(ErrorCode code) {
     case ErrorCode::kFencedLeaderEpoch:
     case ErrorCode::kUnknownLeaderEpoch:
     case ErrorCode::kUnstableOffsetCommit:
+    case ErrorCode::kUnknownTopicId:
+    case ErrorCode::kInconsistentTopicId:
       return true;
     default:
       return false;

@@ -68,6 +68,8 @@ enum class ErrorCode : int16_t {
   kInvalidRecord = 87,
   kUnstableOffsetCommit = 88,
   kProducerFenced = 90,
+  kUnknownTopicId = 100,
+  kInconsistentTopicId = 103,
   kMismatchedEndpointType = 114,
   kUnsupportedEndpointType = 115,
 };

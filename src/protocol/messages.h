@@ -21,6 +21,9 @@ namespace daruma {
 // offset at or after it.
 inline constexpr int64_t kListOffsetsLatest = -1;
 inline constexpr int64_t kListOffsetsEarliest = -2;
+inline constexpr int64_t kListOffsetsMaxTimestamp = -3;   // v7+
+inline constexpr int64_t kListOffsetsEarliestLocal = -4;  // v8+ (KIP-405)
+inline constexpr int64_t kListOffsetsLatestTiered = -5;   // v9+ (KIP-1005)
 
 // DescribeConfigs ResourceType.
 inline constexpr int8_t kResourceTypeTopic = 2;
@@ -35,6 +38,20 @@ enum class ConfigSource : int8_t {
   kStaticBrokerConfig = 4,
   kDefaultConfig = 5,
   kDynamicBrokerLoggerConfig = 6,
+};
+
+// DescribeConfigs v3+ ConfigType values (Kafka's ConfigDef.Type).
+enum class ConfigType : int8_t {
+  kUnknown = 0,
+  kBoolean = 1,
+  kString = 2,
+  kInt = 3,
+  kShort = 4,
+  kLong = 5,
+  kDouble = 6,
+  kList = 7,
+  kClass = 8,
+  kPassword = 9,
 };
 
 // FindCoordinator KeyType.

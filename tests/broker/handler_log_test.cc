@@ -79,15 +79,15 @@ TEST(HandlerLog, AKafkaApiWithoutAHandlerRowIsAnUnknownKeyToo) {
 
 TEST(HandlerLog, AVersionOutsideTheRangeClosesNamingTheRange) {
   LoggedHarness l;
-  auto above = l.Send(ApiKey::kProduce, 8);
+  auto above = l.Send(ApiKey::kProduce, 12);
   EXPECT_TRUE(above->done && above->close && !above->frame);
   auto below = l.Send(ApiKey::kFetch, 3);
   EXPECT_TRUE(below->done && below->close && !below->frame);
   const std::string text = l.out.str();
   EXPECT_TRUE(Has(text,
-                  "api_key=0 api=Produce api_version=8 correlation_id=5 "
-                  "kind=unsupported_version reason=\"Produce version 8 is not supported "
-                  "(supported 0-7)\" action=close"))
+                  "api_key=0 api=Produce api_version=12 correlation_id=5 "
+                  "kind=unsupported_version reason=\"Produce version 12 is not supported "
+                  "(supported 0-11)\" action=close"))
       << text;
   EXPECT_TRUE(Has(text, "api=Fetch api_version=3")) << text;
 }

@@ -18,18 +18,18 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
     int16_t min, max;
   };
   const Expected expected[] = {
-      {ApiKey::kProduce, 0, 7},
-      {ApiKey::kFetch, 4, 11},
-      {ApiKey::kListOffsets, 1, 2},
-      {ApiKey::kMetadata, 0, 4},
-      {ApiKey::kFindCoordinator, 0, 2},
-      {ApiKey::kApiVersions, 0, 3},
-      {ApiKey::kCreateTopics, 0, 4},
-      {ApiKey::kDeleteTopics, 0, 1},
+      {ApiKey::kProduce, 0, 11},
+      {ApiKey::kFetch, 4, 17},
+      {ApiKey::kListOffsets, 1, 10},
+      {ApiKey::kMetadata, 0, 12},
+      {ApiKey::kFindCoordinator, 0, 6},
+      {ApiKey::kApiVersions, 0, 4},
+      {ApiKey::kCreateTopics, 0, 7},
+      {ApiKey::kDeleteTopics, 0, 6},
       // The admin APIs: Kafka 3.9's ranges (issue 19).
       {ApiKey::kDeleteRecords, 0, 2},
       {ApiKey::kOffsetForLeaderEpoch, 0, 4},
-      {ApiKey::kDescribeConfigs, 0, 1},
+      {ApiKey::kDescribeConfigs, 0, 4},
       {ApiKey::kAlterConfigs, 0, 2},
       {ApiKey::kDescribeLogDirs, 0, 4},
       {ApiKey::kCreatePartitions, 0, 3},
@@ -54,8 +54,8 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
 
 TEST(ApiKeysTest, SupportedVersionsAndUnknownKeys) {
   EXPECT_TRUE(IsSupportedVersion(ApiKey::kProduce, 0));
-  EXPECT_TRUE(IsSupportedVersion(ApiKey::kProduce, 7));
-  EXPECT_FALSE(IsSupportedVersion(ApiKey::kProduce, 8));
+  EXPECT_TRUE(IsSupportedVersion(ApiKey::kProduce, 11));
+  EXPECT_FALSE(IsSupportedVersion(ApiKey::kProduce, 12));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kFetch, 3));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kListOffsets, 0));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kJoinGroup, 0));  // not implemented yet
@@ -64,8 +64,8 @@ TEST(ApiKeysTest, SupportedVersionsAndUnknownKeys) {
   EXPECT_FALSE(IsKnownApiKey(ApiKey(999)));
   EXPECT_STREQ(ApiKeyName(ApiKey::kDescribeConfigs), "DescribeConfigs");
   EXPECT_STREQ(ApiKeyName(ApiKey(999)), "Unknown");
-  EXPECT_EQ(CheckSupportedVersion(ApiKey::kFetch, 12).message(),
-            "Fetch version 12 is not supported (advertised 4-11)");
+  EXPECT_EQ(CheckSupportedVersion(ApiKey::kFetch, 18).message(),
+            "Fetch version 18 is not supported (advertised 4-17)");
   EXPECT_EQ(CheckSupportedVersion(ApiKey(-5), 0).message(),
             "API key -5 (Unknown) is not supported");
   EXPECT_TRUE(CheckSupportedVersion(ApiKey::kMetadata, 4).ok());

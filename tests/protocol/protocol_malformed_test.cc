@@ -121,15 +121,15 @@ TEST(ProtocolMalformedTest, NegativeStringLengthInNestedStruct) {
 TEST(ProtocolMalformedTest, UnsupportedVersionsAreRejectedBeforeReading) {
   Bytes body;
   ProtocolReader r(body);
-  Result<ProduceRequest> produce = DecodeProduceRequest(r, 8);
+  Result<ProduceRequest> produce = DecodeProduceRequest(r, 12);
   ASSERT_FALSE(produce.ok());
   EXPECT_EQ(produce.status().code(), StatusCode::kUnsupported);
   EXPECT_EQ(produce.status().message(),
-            "Produce request: version 8 is not supported (advertised 0-7)");
+            "Produce request: version 12 is not supported (advertised 0-11)");
   EXPECT_FALSE(DecodeFetchRequest(r, 3).ok());
-  EXPECT_FALSE(DecodeApiVersionsRequest(r, 4).ok());
+  EXPECT_FALSE(DecodeApiVersionsRequest(r, 5).ok());
   EXPECT_FALSE(DecodeMetadataRequest(r, -1).ok());
-  EXPECT_FALSE(DecodeDescribeConfigsRequest(r, 2).ok());
+  EXPECT_FALSE(DecodeDescribeConfigsRequest(r, 5).ok());
   EXPECT_EQ(r.position(), 0u);
 }
 

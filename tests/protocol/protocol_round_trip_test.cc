@@ -122,6 +122,12 @@ TEST(ProtocolRoundTripTest, Fetch) {
                                           .partition_max_bytes = 10}}});
     if (v >= 7) req.forgotten_topics_data.push_back({.topic = "old", .partitions = {0, 2}});
     if (v >= 11) req.rack_id = "rack-a";
+    if (v >= 13) {  // topics by id, no names
+      req.topics[0].topic.clear();
+      req.topics[0].topic_id = WireUuid{1, 2, 3};
+      req.forgotten_topics_data[0].topic.clear();
+      req.forgotten_topics_data[0].topic_id = WireUuid{4, 5, 6};
+    }
     ExpectRoundTrip(req, v, EncodeFetchRequest, DecodeFetchRequest);
 
     FetchResponse resp;
@@ -145,6 +151,10 @@ TEST(ProtocolRoundTripTest, Fetch) {
     null_records.partition_index = 2;
     null_records.records = std::nullopt;
     resp.responses.push_back({.topic = "t", .partitions = {data, empty, null_records}});
+    if (v >= 13) {
+      resp.responses[0].topic.clear();
+      resp.responses[0].topic_id = WireUuid{1, 2, 3};
+    }
     ExpectRoundTrip(resp, v, EncodeFetchResponse, DecodeFetchResponse);
   });
 }
@@ -201,6 +211,11 @@ TEST(ProtocolRoundTripTest, CreateTopics) {
 TEST(ProtocolRoundTripTest, DeleteTopics) {
   ForEachVersion(ApiKey::kDeleteTopics, [](int16_t v) {
     DeleteTopicsRequest req{.topic_names = {"a", "bb"}, .timeout_ms = 30000};
+    if (v >= 6) {  // by name or by id
+      req.topic_names.clear();
+      req.topics = {{.name = "a", .topic_id = WireUuid{}},
+                    {.name = std::nullopt, .topic_id = WireUuid{7, 7}}};
+    }
     ExpectRoundTrip(req, v, EncodeDeleteTopicsRequest, DecodeDeleteTopicsRequest);
 
     DeleteTopicsResponse resp;
