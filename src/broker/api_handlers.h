@@ -115,5 +115,28 @@ void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, Protoco
                            const Respond& respond);
 void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                            const Respond& respond);
+// The admin APIs (issue 19).
+void HandleDeleteRecords(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                         const Respond& respond);
+void HandleOffsetForLeaderEpoch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                                const Respond& respond);
+void HandleAlterConfigs(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
+void HandleDescribeLogDirs(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                           const Respond& respond);
+void HandleCreatePartitions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                            const Respond& respond);
+void HandleElectLeaders(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
+void HandleIncrementalAlterConfigs(HandlerEnv& env, const RequestHeader& header,
+                                   ProtocolReader& body, const Respond& respond);
+void HandleAlterPartitionReassignments(HandlerEnv& env, const RequestHeader& header,
+                                       ProtocolReader& body, const Respond& respond);
+void HandleListPartitionReassignments(HandlerEnv& env, const RequestHeader& header,
+                                      ProtocolReader& body, const Respond& respond);
+void HandleDescribeCluster(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                           const Respond& respond);
+void HandleDescribeProducers(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                             const Respond& respond);
 
 }  // namespace daruma::broker

@@ -10,7 +10,7 @@ namespace {
 
 // Sorted by key. Adding a row advertises the API with every version its
 // codec reads (protocol/api_keys.cc); a codec alone switches nothing on.
-constexpr std::array<ApiHandlerRow, 9> kHandlers = {{
+constexpr std::array<ApiHandlerRow, 20> kHandlers = {{
     {ApiKey::kProduce, HandleProduce},
     {ApiKey::kFetch, HandleFetch},
     {ApiKey::kListOffsets, HandleListOffsets},
@@ -19,7 +19,18 @@ constexpr std::array<ApiHandlerRow, 9> kHandlers = {{
     {ApiKey::kApiVersions, HandleApiVersions},
     {ApiKey::kCreateTopics, HandleCreateTopics},
     {ApiKey::kDeleteTopics, HandleDeleteTopics},
+    {ApiKey::kDeleteRecords, HandleDeleteRecords},
+    {ApiKey::kOffsetForLeaderEpoch, HandleOffsetForLeaderEpoch},
     {ApiKey::kDescribeConfigs, HandleDescribeConfigs},
+    {ApiKey::kAlterConfigs, HandleAlterConfigs},
+    {ApiKey::kDescribeLogDirs, HandleDescribeLogDirs},
+    {ApiKey::kCreatePartitions, HandleCreatePartitions},
+    {ApiKey::kElectLeaders, HandleElectLeaders},
+    {ApiKey::kIncrementalAlterConfigs, HandleIncrementalAlterConfigs},
+    {ApiKey::kAlterPartitionReassignments, HandleAlterPartitionReassignments},
+    {ApiKey::kListPartitionReassignments, HandleListPartitionReassignments},
+    {ApiKey::kDescribeCluster, HandleDescribeCluster},
+    {ApiKey::kDescribeProducers, HandleDescribeProducers},
 }};
 
 }  // namespace

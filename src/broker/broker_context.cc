@@ -47,6 +47,9 @@ Status ResolveBrokerSettings(BrokerContext* ctx) {
   // Kafka: node.id (KRaft) wins over broker.id (ZooKeeper mode).
   DARUMA_RETURN_IF_ERROR(ReadInt(props, "broker.id", 0, &ctx->node_id));
   DARUMA_RETURN_IF_ERROR(ReadInt(props, "node.id", 0, &ctx->node_id));
+  if (auto rack = props.find("broker.rack"); rack != props.end()) {
+    ctx->rack = std::string(Trim(rack->second));
+  }
   DARUMA_RETURN_IF_ERROR(
       ReadBool(props, "auto.create.topics.enable", &ctx->auto_create_topics_enable));
   DARUMA_RETURN_IF_ERROR(ReadInt(props, "num.partitions", 1, &ctx->num_partitions));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "broker/event_log.h"
@@ -30,6 +31,7 @@ struct BrokerContext {
   int32_t port = 9092;
   Clock* clock = Clock::System();
   std::string cluster_id = kDefaultClusterId;
+  std::optional<std::string> rack;  // broker.rack; DescribeCluster reports it
 
   bool auto_create_topics_enable = true;  // auto.create.topics.enable
   int32_t num_partitions = 1;             // num.partitions
@@ -43,8 +45,8 @@ struct BrokerContext {
   EventLog* log = nullptr;
 };
 
-// Reads node.id/broker.id, auto.create.topics.enable, num.partitions,
-// delete.topic.enable and fetch.max.bytes from `ctx->config.other` (absent keys
+// Reads node.id/broker.id, broker.rack, auto.create.topics.enable,
+// num.partitions, delete.topic.enable and fetch.max.bytes from `ctx->config.other` (absent keys
 // keep the defaults above). kInvalidArgument naming the key and the value when
 // one does not parse or is out of Kafka's range.
 Status ResolveBrokerSettings(BrokerContext* ctx);

@@ -58,8 +58,12 @@ std::string_view ApiKeyName(int16_t api_key) {
       return "CreateTopics";
     case 20:
       return "DeleteTopics";
+    case 21:
+      return "DeleteRecords";
     case 22:
       return "InitProducerId";
+    case 23:
+      return "OffsetForLeaderEpoch";
     case 24:
       return "AddPartitionsToTxn";
     case 25:
@@ -70,8 +74,26 @@ std::string_view ApiKeyName(int16_t api_key) {
       return "TxnOffsetCommit";
     case 32:
       return "DescribeConfigs";
+    case 33:
+      return "AlterConfigs";
+    case 35:
+      return "DescribeLogDirs";
     case 36:
       return "SaslAuthenticate";
+    case 37:
+      return "CreatePartitions";
+    case 43:
+      return "ElectLeaders";
+    case 44:
+      return "IncrementalAlterConfigs";
+    case 45:
+      return "AlterPartitionReassignments";
+    case 46:
+      return "ListPartitionReassignments";
+    case 60:
+      return "DescribeCluster";
+    case 61:
+      return "DescribeProducers";
     default:
       return "Unknown";
   }

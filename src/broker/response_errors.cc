@@ -97,4 +97,95 @@ ResponseErrors ErrorsOf(const FindCoordinatorResponse& r) {
   return e;
 }
 
+ResponseErrors ErrorsOf(const DeleteRecordsResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions) {
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const OffsetForLeaderEpochResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions) e.Note(p.error_code, TopicPartitionAt(t.topic, p.partition));
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const AlterConfigsResponse& r) {
+  ResponseErrors e;
+  for (const auto& res : r.responses) {
+    e.Note(res.error_code, "resource=" + res.resource_name, res.error_message);
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DescribeLogDirsResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  for (const auto& d : r.results) e.Note(d.error_code, "log_dir=" + d.log_dir);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const CreatePartitionsResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.results) e.Note(t.error_code, "topic=" + t.name, t.error_message);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const ElectLeadersResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  for (const auto& t : r.replica_election_results) {
+    for (const auto& p : t.partition_result) {
+      e.Note(p.error_code, TopicPartitionAt(t.topic, p.partition_id), p.error_message);
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const IncrementalAlterConfigsResponse& r) {
+  ResponseErrors e;
+  for (const auto& res : r.responses) {
+    e.Note(res.error_code, "resource=" + res.resource_name, res.error_message);
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const AlterPartitionReassignmentsResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "", r.error_message);
+  for (const auto& t : r.responses) {
+    for (const auto& p : t.partitions) {
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index), p.error_message);
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const ListPartitionReassignmentsResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "", r.error_message);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DescribeClusterResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "", r.error_message);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DescribeProducersResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions) {
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index), p.error_message);
+    }
+  }
+  return e;
+}
+
 }  // namespace daruma::broker

@@ -33,5 +33,16 @@ ResponseErrors ErrorsOf(const CreateTopicsResponse& r);
 ResponseErrors ErrorsOf(const DeleteTopicsResponse& r);
 ResponseErrors ErrorsOf(const DescribeConfigsResponse& r);
 ResponseErrors ErrorsOf(const FindCoordinatorResponse& r);
+ResponseErrors ErrorsOf(const DeleteRecordsResponse& r);
+ResponseErrors ErrorsOf(const OffsetForLeaderEpochResponse& r);
+ResponseErrors ErrorsOf(const AlterConfigsResponse& r);
+ResponseErrors ErrorsOf(const DescribeLogDirsResponse& r);
+ResponseErrors ErrorsOf(const CreatePartitionsResponse& r);
+ResponseErrors ErrorsOf(const ElectLeadersResponse& r);
+ResponseErrors ErrorsOf(const IncrementalAlterConfigsResponse& r);
+ResponseErrors ErrorsOf(const AlterPartitionReassignmentsResponse& r);
+ResponseErrors ErrorsOf(const ListPartitionReassignmentsResponse& r);
+ResponseErrors ErrorsOf(const DescribeClusterResponse& r);
+ResponseErrors ErrorsOf(const DescribeProducersResponse& r);
 
 }  // namespace daruma::broker

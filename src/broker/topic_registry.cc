@@ -126,6 +126,67 @@ Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partiti
   return ToInfo(it->first, it->second);
 }
 
+Status TopicRegistry::ValidateAddPartitions(const std::string& name, int32_t new_count) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
+  const int32_t current = it->second.partitions;
+  if (new_count == current) {
+    return Status::OutOfRange("Topic already has " + std::to_string(current) + " partition(s).");
+  }
+  if (new_count < current) {
+    return Status::OutOfRange("The topic " + name + " currently has " + std::to_string(current) +
+                              " partition(s); " + std::to_string(new_count) +
+                              " would not be an increase.");
+  }
+  return Status::Ok();
+}
+
+Result<TopicInfo> TopicRegistry::AddPartitions(const std::string& name, int32_t new_count) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  DARUMA_RETURN_IF_ERROR(ValidateAddPartitions(name, new_count));
+  Topic t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    t = topics_.at(name);
+  }
+  for (int32_t p = t.partitions; p < new_count; ++p) {
+    TopicPartition tp{name, p};
+    DARUMA_ASSIGN_OR_RETURN(Log * log, log_manager_->GetOrCreateLog(tp, t.id, t.config));
+    log->UpdateHighWatermark(log->log_end_offset());
+    // Counted as soon as it exists: GetLog must find every created log.
+    std::lock_guard<std::mutex> lock(mu_);
+    topics_.at(name).partitions = p + 1;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return ToInfo(name, topics_.at(name));
+}
+
+Result<TopicInfo> TopicRegistry::EditOverrides(const std::string& name, const OverridesEdit& edit,
+                                               bool validate_only) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  TopicOverrides current;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = topics_.find(name);
+    if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
+    current = it->second.overrides;
+  }
+  DARUMA_ASSIGN_OR_RETURN(TopicOverrides overrides, edit(current));
+  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ApplyTopicOverrides(defaults_, overrides));
+  if (!validate_only) {
+    // Applied to the live logs and persisted (LogManager::SetTopicConfig).
+    log_manager_->SetTopicConfig(name, config, overrides);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Topic& t = topics_.at(name);  // admin_mu_ held: no Delete in between
+  if (!validate_only) {
+    t.overrides = std::move(overrides);
+    t.config = config;
+  }
+  return ToInfo(name, t);
+}
+
 Status TopicRegistry::Delete(const std::string& name) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   int32_t partitions = 0;

@@ -14,16 +14,18 @@
 // after a restart.
 //
 // Thread safety: every method may be called from any thread (request
-// handlers run on several). Lookups take `mu_` only. Create and Delete also
-// hold `admin_mu_` for their whole run, so two of them never interleave (two
-// auto-creating Metadata requests for one name create it once; a Delete and a
-// Create of one name see each other's result). Log pointers stay valid until
+// handlers run on several). Lookups take `mu_` only. Create, Delete,
+// AddPartitions and EditOverrides also hold `admin_mu_` for their whole
+// run, so two of them never interleave (two auto-creating Metadata requests
+// for one name create it once; a Delete and a Create of one name see each
+// other's result). Log pointers stay valid until
 // the topic is deleted, and after that until LogManager removes the renamed
 // directory (file.delete.delay.ms): a request that looked a log up just
 // before a delete may still append to or read the doomed log, as in Kafka.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -83,6 +85,28 @@ class TopicRegistry {
   // Creates every partition log (with partition.metadata) under a new id.
   Result<TopicInfo> Create(const std::string& name, int32_t partitions,
                            const TopicOverrides& overrides);
+  // CreatePartitions: checks that `name` is known (kNotFound) and that
+  // `new_count` is larger than its partition count (kOutOfRange, with Kafka's
+  // wording), without changing anything.
+  Status ValidateAddPartitions(const std::string& name, int32_t new_count) const;
+  // Grows the topic to `new_count` partitions: each new partition log is
+  // created through LogManager (with the topic's id in partition.metadata and
+  // its current config) before the count is raised, so a restart finds them
+  // (Load counts partitions from the directories). A failure part-way leaves
+  // the partitions created so far on disk and counted.
+  Result<TopicInfo> AddPartitions(const std::string& name, int32_t new_count);
+  // AlterConfigs / IncrementalAlterConfigs: `edit` maps the topic's current
+  // overrides to its new whole override set (an empty set = broker defaults),
+  // which is validated as CreateTopics validates overrides (kInvalidArgument
+  // naming config and value), then, unless validate_only, persisted by
+  // LogManager::SetTopicConfig (daruma-topic-configs.json) and applied to the
+  // live logs. `edit` runs under admin_mu_, so two concurrent edits of one
+  // topic never lose one (so it must not call this registry's Create, Delete,
+  // AddPartitions or EditOverrides); an error it returns is returned as is.
+  // kNotFound when the topic is unknown.
+  using OverridesEdit = std::function<Result<TopicOverrides>(const TopicOverrides& current)>;
+  Result<TopicInfo> EditOverrides(const std::string& name, const OverridesEdit& edit,
+                                  bool validate_only);
   // Schedules every partition directory for deletion (`-delete` rename, removal
   // later) and forgets the topic. kNotFound when unknown.
   Status Delete(const std::string& name);
@@ -101,7 +125,7 @@ class TopicRegistry {
   FileSystem* fs_;
   // Lock order: admin_mu_ -> mu_ -> LogManager's locks. Once Load has run,
   // mu_ is never held across a LogManager call or disk I/O.
-  std::mutex admin_mu_;    // one Create or Delete at a time
+  std::mutex admin_mu_;    // one Create, Delete, AddPartitions or EditOverrides at a time
   mutable std::mutex mu_;  // guards topics_
   std::map<std::string, Topic> topics_;
   std::map<Uuid, std::string> names_by_id_;  // guarded by mu_; the ids of topics_

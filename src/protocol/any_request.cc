@@ -35,6 +35,28 @@ Result<AnyRequest> DecodeAnyRequest(ProtocolReader& reader, ApiKey key, int16_t 
       return Wrap(DecodeDescribeConfigsRequest(reader, version));
     case ApiKey::kFindCoordinator:
       return Wrap(DecodeFindCoordinatorRequest(reader, version));
+    case ApiKey::kDeleteRecords:
+      return Wrap(DecodeDeleteRecordsRequest(reader, version));
+    case ApiKey::kOffsetForLeaderEpoch:
+      return Wrap(DecodeOffsetForLeaderEpochRequest(reader, version));
+    case ApiKey::kAlterConfigs:
+      return Wrap(DecodeAlterConfigsRequest(reader, version));
+    case ApiKey::kDescribeLogDirs:
+      return Wrap(DecodeDescribeLogDirsRequest(reader, version));
+    case ApiKey::kCreatePartitions:
+      return Wrap(DecodeCreatePartitionsRequest(reader, version));
+    case ApiKey::kElectLeaders:
+      return Wrap(DecodeElectLeadersRequest(reader, version));
+    case ApiKey::kIncrementalAlterConfigs:
+      return Wrap(DecodeIncrementalAlterConfigsRequest(reader, version));
+    case ApiKey::kAlterPartitionReassignments:
+      return Wrap(DecodeAlterPartitionReassignmentsRequest(reader, version));
+    case ApiKey::kListPartitionReassignments:
+      return Wrap(DecodeListPartitionReassignmentsRequest(reader, version));
+    case ApiKey::kDescribeCluster:
+      return Wrap(DecodeDescribeClusterRequest(reader, version));
+    case ApiKey::kDescribeProducers:
+      return Wrap(DecodeDescribeProducersRequest(reader, version));
     default: {
       Status unsupported = CheckSupportedVersion(key, version);
       if (!unsupported.ok()) return unsupported;
@@ -59,6 +81,33 @@ void EncodeAnyRequest(const AnyRequest& request, int16_t version, ProtocolWriter
     }
     void operator()(const FindCoordinatorRequest& r) {
       EncodeFindCoordinatorRequest(r, version, w);
+    }
+    void operator()(const DeleteRecordsRequest& r) { EncodeDeleteRecordsRequest(r, version, w); }
+    void operator()(const OffsetForLeaderEpochRequest& r) {
+      EncodeOffsetForLeaderEpochRequest(r, version, w);
+    }
+    void operator()(const AlterConfigsRequest& r) { EncodeAlterConfigsRequest(r, version, w); }
+    void operator()(const DescribeLogDirsRequest& r) {
+      EncodeDescribeLogDirsRequest(r, version, w);
+    }
+    void operator()(const CreatePartitionsRequest& r) {
+      EncodeCreatePartitionsRequest(r, version, w);
+    }
+    void operator()(const ElectLeadersRequest& r) { EncodeElectLeadersRequest(r, version, w); }
+    void operator()(const IncrementalAlterConfigsRequest& r) {
+      EncodeIncrementalAlterConfigsRequest(r, version, w);
+    }
+    void operator()(const AlterPartitionReassignmentsRequest& r) {
+      EncodeAlterPartitionReassignmentsRequest(r, version, w);
+    }
+    void operator()(const ListPartitionReassignmentsRequest& r) {
+      EncodeListPartitionReassignmentsRequest(r, version, w);
+    }
+    void operator()(const DescribeClusterRequest& r) {
+      EncodeDescribeClusterRequest(r, version, w);
+    }
+    void operator()(const DescribeProducersRequest& r) {
+      EncodeDescribeProducersRequest(r, version, w);
     }
   };
   std::visit(Encoder{version, writer}, request);

@@ -19,9 +19,14 @@
 
 namespace daruma {
 
-using AnyRequest = std::variant<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
-                                ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
-                                DescribeConfigsRequest, FindCoordinatorRequest>;
+using AnyRequest =
+    std::variant<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
+                 ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
+                 DescribeConfigsRequest, FindCoordinatorRequest, DeleteRecordsRequest,
+                 OffsetForLeaderEpochRequest, AlterConfigsRequest, DescribeLogDirsRequest,
+                 CreatePartitionsRequest, ElectLeadersRequest, IncrementalAlterConfigsRequest,
+                 AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest,
+                 DescribeClusterRequest, DescribeProducersRequest>;
 
 Result<AnyRequest> DecodeAnyRequest(ProtocolReader& reader, ApiKey key, int16_t version);
 // Encodes the alternative held by `request` at `version` (which must be

@@ -22,8 +22,8 @@ constexpr int16_t SchemaFlexible(ApiKey key) {
 // The versions a Kafka 3.9 / 4.0 broker advertises for each implemented API,
 // from the oldest any client in our tests still sends (Produce v0, Metadata
 // v0 and ListOffsets v1 by kafka-python 2.0; Fetch v4 is the oldest with
-// isolation levels, which librdkafka and kafka-python both exceed).
-constexpr std::array<ApiVersionRange, 9> kAdvertised = {{
+// isolation levels, which librdkafka and kafka-python both exceed), by key.
+constexpr std::array<ApiVersionRange, 20> kAdvertised = {{
     {ApiKey::kProduce, 0, 11, SchemaFlexible(ApiKey::kProduce)},
     {ApiKey::kFetch, 4, 17, SchemaFlexible(ApiKey::kFetch)},
     {ApiKey::kListOffsets, 1, 10, SchemaFlexible(ApiKey::kListOffsets)},
@@ -33,7 +33,22 @@ constexpr std::array<ApiVersionRange, 9> kAdvertised = {{
     {ApiKey::kApiVersions, 0, 4, SchemaFlexible(ApiKey::kApiVersions)},
     {ApiKey::kCreateTopics, 0, 7, SchemaFlexible(ApiKey::kCreateTopics)},
     {ApiKey::kDeleteTopics, 0, 6, SchemaFlexible(ApiKey::kDeleteTopics)},
+    // The admin APIs (issue 19) with every version Kafka 3.9 advertises (4.0
+    // drops DescribeLogDirs v0 and OffsetForLeaderEpoch v0-1, KIP-896).
+    {ApiKey::kDeleteRecords, 0, 2, SchemaFlexible(ApiKey::kDeleteRecords)},
+    {ApiKey::kOffsetForLeaderEpoch, 0, 4, SchemaFlexible(ApiKey::kOffsetForLeaderEpoch)},
     {ApiKey::kDescribeConfigs, 0, 4, SchemaFlexible(ApiKey::kDescribeConfigs)},
+    {ApiKey::kAlterConfigs, 0, 2, SchemaFlexible(ApiKey::kAlterConfigs)},
+    {ApiKey::kDescribeLogDirs, 0, 4, SchemaFlexible(ApiKey::kDescribeLogDirs)},
+    {ApiKey::kCreatePartitions, 0, 3, SchemaFlexible(ApiKey::kCreatePartitions)},
+    {ApiKey::kElectLeaders, 0, 2, SchemaFlexible(ApiKey::kElectLeaders)},
+    {ApiKey::kIncrementalAlterConfigs, 0, 1, SchemaFlexible(ApiKey::kIncrementalAlterConfigs)},
+    {ApiKey::kAlterPartitionReassignments, 0, 0,
+     SchemaFlexible(ApiKey::kAlterPartitionReassignments)},
+    {ApiKey::kListPartitionReassignments, 0, 0,
+     SchemaFlexible(ApiKey::kListPartitionReassignments)},
+    {ApiKey::kDescribeCluster, 0, 1, SchemaFlexible(ApiKey::kDescribeCluster)},
+    {ApiKey::kDescribeProducers, 0, 0, SchemaFlexible(ApiKey::kDescribeProducers)},
 }};
 static_assert(kAdvertised[0].first_flexible == 9, "Produce is flexible from v9");
 

@@ -39,26 +39,22 @@ struct Reply {
 
 class HandlerHarness {
  public:
-  explicit HandlerHarness(std::function<void(BrokerContext&)> tweak = {}) {
-    Status started = manager_.Startup({dir_.path()}, LogConfig{}, 1);
-    EXPECT_TRUE(started.ok()) << started.ToString();
-    BrokerContext ctx;
-    ctx.log_manager = &manager_;
-    ctx.node_id = kNodeId;
-    ctx.host = "broker.test";
-    ctx.port = 19092;
-    if (tweak) tweak(ctx);
-    handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor(), io_.get_executor());
-    EXPECT_TRUE(handler_->init_status().ok()) << handler_->init_status().ToString();
+  explicit HandlerHarness(std::function<void(BrokerContext&)> tweak = {})
+      : tweak_(std::move(tweak)) {
+    Start();
   }
-  ~HandlerHarness() {
-    handler_.reset();
-    EXPECT_TRUE(manager_.Shutdown().ok());
-  }
+  ~HandlerHarness() { Stop(); }
 
   const std::string& dir() const { return dir_.path(); }
   RequestHandler& handler() { return *handler_; }
-  LogManager& manager() { return manager_; }
+  LogManager& manager() { return *manager_; }
+
+  // A clean shutdown and a new broker on the same log dir (what survives a
+  // restart). References from manager() and handler() are invalidated.
+  void Restart() {
+    Stop();
+    Start();
+  }
 
   // Hands `frame` to the handler and runs whatever is ready now.
   std::shared_ptr<Reply> SubmitFrame(Bytes frame) {
@@ -180,8 +176,29 @@ class HandlerHarness {
   }
 
  private:
+  void Start() {
+    manager_ = std::make_unique<LogManager>();
+    Status started = manager_->Startup({dir_.path()}, LogConfig{}, 1);
+    EXPECT_TRUE(started.ok()) << started.ToString();
+    BrokerContext ctx;
+    ctx.log_manager = manager_.get();
+    ctx.config.log_dirs = {dir_.path()};
+    ctx.node_id = kNodeId;
+    ctx.host = "broker.test";
+    ctx.port = 19092;
+    if (tweak_) tweak_(ctx);
+    handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor(), io_.get_executor());
+    EXPECT_TRUE(handler_->init_status().ok()) << handler_->init_status().ToString();
+  }
+  void Stop() {
+    handler_.reset();
+    EXPECT_TRUE(manager_->Shutdown().ok());
+    manager_.reset();
+  }
+
+  std::function<void(BrokerContext&)> tweak_;
   daruma::testing::TempDir dir_;
-  LogManager manager_;
+  std::unique_ptr<LogManager> manager_;
   asio::io_context io_;
   std::unique_ptr<RequestHandler> handler_;
   ClientScopePtr client_ = std::make_shared<ClientScope>();  // one connection
