@@ -631,6 +631,14 @@ size_t Log::active_producer_count() const {
   std::lock_guard<std::mutex> l(mu_);
   return producer_state_->ActiveProducers().size();
 }
+std::vector<ProducerSnapshotEntry> Log::ActiveProducerEntries() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return producer_state_->SnapshotEntries();
+}
+EpochEntry Log::EndOffsetForEpoch(int32_t requested_epoch) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return leader_epoch_cache_->EndOffsetFor(requested_epoch, log_end_offset_);
+}
 std::vector<LogSegment*> Log::segments_for_inspection() {
   std::lock_guard<std::mutex> l(mu_);
   std::vector<LogSegment*> out;

@@ -151,8 +151,15 @@ class Log {
   int64_t active_segment_base() const;
   int64_t active_segment_size() const;
   std::vector<EpochEntry> leader_epochs() const;
+  // Kafka's endOffsetForEpoch (OffsetForLeaderEpoch): the epoch cache's
+  // EndOffsetFor(requested_epoch, log end offset), read under the log's lock
+  // so the cache and the log end agree. (-1, -1) when the epoch is unknown.
+  EpochEntry EndOffsetForEpoch(int32_t requested_epoch) const;
   std::vector<AbortedTxn> AllAbortedTransactions() const;
   size_t active_producer_count() const;
+  // Kafka's activeProducers (DescribeProducers): a copy of every active
+  // producer's state, by producer id, taken under the log's lock.
+  std::vector<ProducerSnapshotEntry> ActiveProducerEntries() const;
   ProducerStateManager& producer_state() { return *producer_state_; }
   // The first offset with timestamp >= ts (ListOffsets by time), or nullopt.
   Result<std::optional<std::pair<int64_t, int64_t>>> FetchOffsetByTimestamp(int64_t ts);

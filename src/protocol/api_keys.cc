@@ -19,9 +19,9 @@ constexpr int16_t SchemaFlexible(ApiKey key) {
   return kNeverFlexible;
 }
 
-// Spec §2.4 ranges for the implemented APIs (none of these is flexible inside
-// its range except ApiVersions v3).
-constexpr std::array<ApiVersionRange, 9> kAdvertised = {{
+// The implemented APIs by key: the spec's §2.4 ranges for the first nine
+// (none flexible inside its range except ApiVersions v3), then the admin APIs.
+constexpr std::array<ApiVersionRange, 20> kAdvertised = {{
     {ApiKey::kProduce, 0, 7, SchemaFlexible(ApiKey::kProduce)},
     {ApiKey::kFetch, 4, 11, SchemaFlexible(ApiKey::kFetch)},
     {ApiKey::kListOffsets, 1, 2, SchemaFlexible(ApiKey::kListOffsets)},
@@ -31,7 +31,22 @@ constexpr std::array<ApiVersionRange, 9> kAdvertised = {{
     {ApiKey::kApiVersions, 0, 3, SchemaFlexible(ApiKey::kApiVersions)},
     {ApiKey::kCreateTopics, 0, 4, SchemaFlexible(ApiKey::kCreateTopics)},
     {ApiKey::kDeleteTopics, 0, 1, SchemaFlexible(ApiKey::kDeleteTopics)},
+    // Admin APIs (issue 19): every version Kafka 3.9 advertises (4.0 drops
+    // DescribeLogDirs v0 and OffsetForLeaderEpoch v0-1, KIP-896).
+    {ApiKey::kDeleteRecords, 0, 2, SchemaFlexible(ApiKey::kDeleteRecords)},
+    {ApiKey::kOffsetForLeaderEpoch, 0, 4, SchemaFlexible(ApiKey::kOffsetForLeaderEpoch)},
     {ApiKey::kDescribeConfigs, 0, 1, SchemaFlexible(ApiKey::kDescribeConfigs)},
+    {ApiKey::kAlterConfigs, 0, 2, SchemaFlexible(ApiKey::kAlterConfigs)},
+    {ApiKey::kDescribeLogDirs, 0, 4, SchemaFlexible(ApiKey::kDescribeLogDirs)},
+    {ApiKey::kCreatePartitions, 0, 3, SchemaFlexible(ApiKey::kCreatePartitions)},
+    {ApiKey::kElectLeaders, 0, 2, SchemaFlexible(ApiKey::kElectLeaders)},
+    {ApiKey::kIncrementalAlterConfigs, 0, 1, SchemaFlexible(ApiKey::kIncrementalAlterConfigs)},
+    {ApiKey::kAlterPartitionReassignments, 0, 0,
+     SchemaFlexible(ApiKey::kAlterPartitionReassignments)},
+    {ApiKey::kListPartitionReassignments, 0, 0,
+     SchemaFlexible(ApiKey::kListPartitionReassignments)},
+    {ApiKey::kDescribeCluster, 0, 1, SchemaFlexible(ApiKey::kDescribeCluster)},
+    {ApiKey::kDescribeProducers, 0, 0, SchemaFlexible(ApiKey::kDescribeProducers)},
 }};
 static_assert(kAdvertised[0].first_flexible == 9, "Produce is flexible from v9");
 

@@ -7,7 +7,11 @@
 //   ranges (broker/api_handlers.h), so a range here alone switches nothing
 //   on. It lists only the APIs this broker implements (spec §2.3 rule 3);
 //   issue 7 covers ApiVersions, Metadata, Produce, Fetch, ListOffsets,
-//   CreateTopics, DeleteTopics and DescribeConfigs with the §2.4 ranges.
+//   CreateTopics, DeleteTopics and DescribeConfigs with the §2.4 ranges;
+//   issue 19 adds the admin APIs (DescribeCluster, DescribeLogDirs,
+//   CreatePartitions, DeleteRecords, AlterConfigs, IncrementalAlterConfigs,
+//   OffsetForLeaderEpoch, DescribeProducers, ElectLeaders and the partition
+//   reassignment pair) with the whole range a Kafka 3.9 broker advertises.
 //   Group, idempotence and transaction APIs join the table when they are
 //   implemented. Every version inside an advertised range has a codec in
 //   this directory.
@@ -47,13 +51,24 @@ enum class ApiKey : int16_t {
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
+  kDeleteRecords = 21,
   kInitProducerId = 22,
+  kOffsetForLeaderEpoch = 23,
   kAddPartitionsToTxn = 24,
   kAddOffsetsToTxn = 25,
   kEndTxn = 26,
   kTxnOffsetCommit = 28,
   kDescribeConfigs = 32,
+  kAlterConfigs = 33,
+  kDescribeLogDirs = 35,
   kSaslAuthenticate = 36,
+  kCreatePartitions = 37,
+  kElectLeaders = 43,
+  kIncrementalAlterConfigs = 44,
+  kAlterPartitionReassignments = 45,
+  kListPartitionReassignments = 46,
+  kDescribeCluster = 60,
+  kDescribeProducers = 61,
 };
 
 // Field names follow the design note; kNeverFlexible marks schemas with no

@@ -118,6 +118,16 @@ const char* ErrorCodeName(ErrorCode code) {
       return "UNSTABLE_OFFSET_COMMIT";
     case ErrorCode::kProducerFenced:
       return "PRODUCER_FENCED";
+    case ErrorCode::kPolicyViolation:
+      return "POLICY_VIOLATION";
+    case ErrorCode::kElectionNotNeeded:
+      return "ELECTION_NOT_NEEDED";
+    case ErrorCode::kNoReassignmentInProgress:
+      return "NO_REASSIGNMENT_IN_PROGRESS";
+    case ErrorCode::kMismatchedEndpointType:
+      return "MISMATCHED_ENDPOINT_TYPE";
+    case ErrorCode::kUnsupportedEndpointType:
+      return "UNSUPPORTED_ENDPOINT_TYPE";
   }
   return "UNKNOWN_ERROR_CODE";
 }

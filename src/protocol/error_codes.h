@@ -41,6 +41,7 @@ enum class ErrorCode : int16_t {
   kInvalidConfig = 40,
   kInvalidRequest = 42,
   kUnsupportedForMessageFormat = 43,
+  kPolicyViolation = 44,
   kOutOfOrderSequenceNumber = 45,
   kDuplicateSequenceNumber = 46,
   kInvalidProducerEpoch = 47,
@@ -62,9 +63,13 @@ enum class ErrorCode : int16_t {
   kMemberIdRequired = 79,
   kGroupMaxSizeReached = 81,
   kFencedInstanceId = 82,
+  kElectionNotNeeded = 84,
+  kNoReassignmentInProgress = 85,
   kInvalidRecord = 87,
   kUnstableOffsetCommit = 88,
   kProducerFenced = 90,
+  kMismatchedEndpointType = 114,
+  kUnsupportedEndpointType = 115,
 };
 
 // Kafka's name ("UNKNOWN_TOPIC_OR_PARTITION"), or "UNKNOWN_ERROR_CODE".

@@ -427,7 +427,9 @@ class Gen:
         flex = "false" if m.flexible.empty() else m.flexible.cond(m)
         tag_path = f"{path}._tagged_fields" if path else "_tagged_fields"
         out = []
-        out.append(f"Status {qual}::Read(ProtocolReader& reader, int16_t version) {{")
+        # A message with one version whose fields all span it never reads
+        # `version` in a nested struct: hence [[maybe_unused]].
+        out.append(f"Status {qual}::Read(ProtocolReader& reader, [[maybe_unused]] int16_t version) {{")
         out.append(f"  [[maybe_unused]] const bool flexible = {flex};")
         out.append("  [[maybe_unused]] const Encoding enc = EncodingFor(flexible);")
         body = []
@@ -464,7 +466,8 @@ class Gen:
         out.append("  return reader.status();")
         out.append("}")
         out.append("")
-        out.append(f"void {qual}::Write(ProtocolWriter& writer, int16_t version) const {{")
+        out.append(
+            f"void {qual}::Write(ProtocolWriter& writer, [[maybe_unused]] int16_t version) const {{")
         out.append(f"  [[maybe_unused]] const bool flexible = {flex};")
         out.append("  [[maybe_unused]] const Encoding enc = EncodingFor(flexible);")
         body = []

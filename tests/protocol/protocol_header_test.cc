@@ -18,11 +18,27 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
     int16_t min, max;
   };
   const Expected expected[] = {
-      {ApiKey::kProduce, 0, 7},         {ApiKey::kFetch, 4, 11},
-      {ApiKey::kListOffsets, 1, 2},     {ApiKey::kMetadata, 0, 4},
-      {ApiKey::kFindCoordinator, 0, 2}, {ApiKey::kApiVersions, 0, 3},
-      {ApiKey::kCreateTopics, 0, 4},    {ApiKey::kDeleteTopics, 0, 1},
+      {ApiKey::kProduce, 0, 7},
+      {ApiKey::kFetch, 4, 11},
+      {ApiKey::kListOffsets, 1, 2},
+      {ApiKey::kMetadata, 0, 4},
+      {ApiKey::kFindCoordinator, 0, 2},
+      {ApiKey::kApiVersions, 0, 3},
+      {ApiKey::kCreateTopics, 0, 4},
+      {ApiKey::kDeleteTopics, 0, 1},
+      // The admin APIs: Kafka 3.9's ranges (issue 19).
+      {ApiKey::kDeleteRecords, 0, 2},
+      {ApiKey::kOffsetForLeaderEpoch, 0, 4},
       {ApiKey::kDescribeConfigs, 0, 1},
+      {ApiKey::kAlterConfigs, 0, 2},
+      {ApiKey::kDescribeLogDirs, 0, 4},
+      {ApiKey::kCreatePartitions, 0, 3},
+      {ApiKey::kElectLeaders, 0, 2},
+      {ApiKey::kIncrementalAlterConfigs, 0, 1},
+      {ApiKey::kAlterPartitionReassignments, 0, 0},
+      {ApiKey::kListPartitionReassignments, 0, 0},
+      {ApiKey::kDescribeCluster, 0, 1},
+      {ApiKey::kDescribeProducers, 0, 0},
   };
   auto table = AdvertisedApis();
   ASSERT_EQ(table.size(), std::size(expected));
@@ -64,6 +80,15 @@ TEST(ApiKeysTest, FlexibilityAndHeaderVersions) {
   EXPECT_TRUE(IsFlexible(ApiKey::kOffsetFetch, 6));
   EXPECT_FALSE(IsFlexible(ApiKey::kSaslHandshake, 1));
   EXPECT_FALSE(IsFlexible(ApiKey(999), 100));
+  // Admin APIs: flexible from their schemas' first flexible version.
+  EXPECT_TRUE(IsFlexible(ApiKey::kDescribeCluster, 0));
+  EXPECT_FALSE(IsFlexible(ApiKey::kCreatePartitions, 1));
+  EXPECT_TRUE(IsFlexible(ApiKey::kCreatePartitions, 2));
+  EXPECT_FALSE(IsFlexible(ApiKey::kIncrementalAlterConfigs, 0));
+  EXPECT_TRUE(IsFlexible(ApiKey::kIncrementalAlterConfigs, 1));
+  EXPECT_FALSE(IsFlexible(ApiKey::kOffsetForLeaderEpoch, 3));
+  EXPECT_TRUE(IsFlexible(ApiKey::kOffsetForLeaderEpoch, 4));
+  EXPECT_STREQ(ApiKeyName(ApiKey::kDescribeProducers), "DescribeProducers");
 
   EXPECT_EQ(RequestHeaderVersion(ApiKey::kProduce, 7), 1);
   EXPECT_EQ(RequestHeaderVersion(ApiKey::kApiVersions, 3), 2);
