@@ -2,8 +2,9 @@
 # src/protocol/schemas/*.schema by src/protocol/generate.py (python3, standard
 # library only) into the build dir; nothing generated is committed. Every
 # schema and the script itself are dependencies, so editing either
-# regenerates. Sets DARUMA_PROTOCOL_ROUND_TRIP_TEST (the generated test source,
-# built into protocol_unit_tests by tests/CMakeLists.txt).
+# regenerates. Sets DARUMA_PROTOCOL_ROUND_TRIP_TEST (the generated test source)
+# and DARUMA_PROTOCOL_SAMPLE_SOURCES (sample messages), built into
+# protocol_unit_tests by tests/CMakeLists.txt and the seed writer by fuzz/.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 file(GLOB daruma_protocol_schemas CONFIGURE_DEPENDS
@@ -16,6 +17,9 @@ set(daruma_protocol_sources)
 set(daruma_protocol_outputs
     ${daruma_generated_out}/api_schemas.h
     ${daruma_generated_out}/messages.h
+    ${daruma_generated_out}/any_message.h
+    ${daruma_generated_out}/samples.h
+    ${daruma_generated_out}/samples.cc
     ${daruma_generated_out}/round_trip_test.cc)
 foreach(schema ${daruma_protocol_schemas})
   get_filename_component(base ${schema} NAME_WE)
@@ -35,6 +39,9 @@ add_custom_command(
 target_sources(daruma_protocol PRIVATE ${daruma_protocol_sources})
 target_include_directories(daruma_protocol PUBLIC ${daruma_generated_dir})
 set(DARUMA_PROTOCOL_ROUND_TRIP_TEST ${daruma_generated_out}/round_trip_test.cc)
+# Sample values of every message and version (Fill, MessageSamples): built into
+# the protocol tests and the fuzz seed writer, never into daruma_protocol.
+set(DARUMA_PROTOCOL_SAMPLE_SOURCES ${daruma_generated_out}/samples.cc)
 
 # Every member of a generated struct has a default initialiser (its schema
 # default), so an aggregate initialiser that names only the leading fields is

@@ -2,7 +2,9 @@
 # Builds the `fuzz` preset (clang, libFuzzer, ASan+UBSan) and runs every fuzz
 # target (fuzz/*_fuzz.cc) for the given number of seconds, each seeded with its
 # own corpus from fuzz/seed_corpus.sh (fixture files linked, never copied;
-# request frames generated). New corpus entries go to build/fuzz/corpus/<target>,
+# request frames generated from the schemas) and the minimised corpus kept in
+# fuzz/corpus/<target without _fuzz> when there is one. New corpus entries go
+# to build/fuzz/corpus/<target>,
 # findings (crash-*, leak-*, timeout-*, oom-*) to build/fuzz/findings/<target>.
 # FUZZ_PARALLEL targets run at a time (default 2, the machine's cores), so the
 # wall time is about ceil(targets / FUZZ_PARALLEL) * seconds plus the build.
@@ -46,8 +48,12 @@ run_target() {
   mkdir -p "$corpus" "$findings" "$build/seeds/$target"
   local stamp
   stamp=$(mktemp)
+  # The corpus kept in the repository (fuzz/corpus/<target without _fuzz>), read
+  # but never written: libFuzzer adds new inputs to the first directory only.
+  local kept=()
+  [[ -d fuzz/corpus/${target%_fuzz} ]] && kept=("fuzz/corpus/${target%_fuzz}")
   # shellcheck disable=SC2086
-  "$build/fuzz/$target" "$corpus" "$build/seeds/$target" -max_total_time="$seconds" \
+  "$build/fuzz/$target" "$corpus" "$build/seeds/$target" "${kept[@]}" -max_total_time="$seconds" \
     -max_len="${FUZZ_MAX_LEN:-65536}" -rss_limit_mb=2048 -timeout=10 \
     -artifact_prefix="$findings/" -print_final_stats=1 ${FUZZ_ARGS:-} >"$log" 2>&1
   local rc=$?

@@ -40,4 +40,17 @@ Result<T> FinishDecode(const ProtocolReader& reader, T value, ApiKey key, int16_
   return Result<T>(std::move(value));
 }
 
+// What every generated Decode<Message> is, for any message struct T (its
+// kApiKey, kIsRequest and Read): the version check, the whole body, the
+// error named after the message. Generic code (any_request.cc) calls it with
+// the T it got from the visitors of protocol/generated/any_message.h.
+template <typename T>
+Result<T> DecodeMessage(ProtocolReader& reader, int16_t version) {
+  const char* direction = T::kIsRequest ? "request" : "response";
+  DARUMA_RETURN_IF_ERROR(CheckDecodeVersion(ApiKey(T::kApiKey), version, direction));
+  T message;
+  (void)message.Read(reader, version);
+  return FinishDecode(reader, std::move(message), ApiKey(T::kApiKey), version, direction);
+}
+
 }  // namespace daruma
