@@ -42,20 +42,31 @@ struct AlterOutcome {
 
 AlterOutcome AlterFailure(ErrorCode error, std::string message);
 
-// The (type, name) pairs named more than once in `resources` (any struct with
-// resource_type and resource_name).
-template <typename Resource>
-std::vector<bool> DuplicateResources(const std::vector<Resource>& resources) {
-  std::vector<bool> dup(resources.size(), false);
+// The per-resource answers of AlterConfigs or IncrementalAlterConfigs (both
+// answer with a `responses` array of the same fields): INVALID_REQUEST for
+// every (type, name) named more than once, else alter_one(resource).
+template <typename Response, typename Resource, typename AlterOne>
+void AnswerEachResource(const std::vector<Resource>& resources, AlterOne alter_one,
+                        Response* response) {
+  std::vector<bool> duplicate(resources.size(), false);
   for (size_t i = 0; i < resources.size(); ++i) {
     for (size_t j = i + 1; j < resources.size(); ++j) {
       if (resources[i].resource_type == resources[j].resource_type &&
           resources[i].resource_name == resources[j].resource_name) {
-        dup[i] = dup[j] = true;
+        duplicate[i] = duplicate[j] = true;
       }
     }
   }
-  return dup;
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const Resource& r = resources[i];
+    AlterOutcome outcome = duplicate[i] ? AlterFailure(ErrorCode::kInvalidRequest,
+                                                       "Each resource must appear at most once.")
+                                        : alter_one(r);
+    response->responses.push_back({.error_code = outcome.error,
+                                   .error_message = outcome.message,
+                                   .resource_type = r.resource_type,
+                                   .resource_name = r.resource_name});
+  }
 }
 
 // INVALID_REQUEST when a key repeats or a key in `null_values` has a null

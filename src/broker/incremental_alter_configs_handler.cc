@@ -132,18 +132,10 @@ void HandleIncrementalAlterConfigs(HandlerEnv& env, const RequestHeader& header,
   Result<IncrementalAlterConfigsRequest> request =
       DecodeIncrementalAlterConfigsRequest(body, header.api_version);
   if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
-  const std::vector<bool> duplicate = DuplicateResources(request->resources);
   IncrementalAlterConfigsResponse response;
-  for (size_t i = 0; i < request->resources.size(); ++i) {
-    const auto& r = request->resources[i];
-    AlterOutcome outcome = duplicate[i] ? AlterFailure(ErrorCode::kInvalidRequest,
-                                                       "Each resource must appear at most once.")
-                                        : AlterOne(env, r, request->validate_only);
-    response.responses.push_back({.error_code = outcome.error,
-                                  .error_message = outcome.message,
-                                  .resource_type = r.resource_type,
-                                  .resource_name = r.resource_name});
-  }
+  AnswerEachResource(
+      request->resources, [&](const auto& r) { return AlterOne(env, r, request->validate_only); },
+      &response);
   respond(EncodeResponseFrame(env, header, response, EncodeIncrementalAlterConfigsResponse), false);
 }
 
