@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "bench_data.h"
 #include "recovery/log_checker.h"

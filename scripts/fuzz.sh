@@ -34,6 +34,7 @@ if [[ $build == build/fuzz ]]; then
   cmake --preset fuzz >/dev/null
 else
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DDARUMA_FUZZ=ON -DDARUMA_BUILD_TESTS=OFF -DDARUMA_BUILD_BENCH=OFF >/dev/null
 fi
 cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}"

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset asan >/dev/null
 targets=()
-for layer in common record log recovery broker tools; do
+for layer in common record protocol log recovery coordinator broker tools; do
   if compgen -G "tests/${layer}/*_test.cc" >/dev/null; then targets+=("${layer}_unit_tests"); fi
 done
 cmake --build --preset asan --target "${targets[@]}"

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "broker/broker_context.h"

@@ -1,5 +1,7 @@
 #include "broker/health.h"
 
+#include <nlohmann/json.hpp>
+
 namespace daruma::broker {
 
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,

@@ -9,7 +9,7 @@
 // or a readiness probe can use the status alone.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "broker/broker_state.h"

@@ -1,6 +1,7 @@
 #include "broker/topic_registry.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "log/partition_metadata_file.h"
 

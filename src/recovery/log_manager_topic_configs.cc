@@ -4,6 +4,8 @@
 // log_manager.h.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "recovery/log_manager.h"
 #include "recovery/log_manager_dir_state.h"
 #include "recovery/topic_config_file.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "log/clean_shutdown_file.h"

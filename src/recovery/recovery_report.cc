@@ -1,5 +1,7 @@
 #include "recovery/recovery_report.h"
 
+#include <nlohmann/json.hpp>
+
 namespace daruma {
 
 nlohmann::json ToJson(const PartitionRecoveryReport& p) {

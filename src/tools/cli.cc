@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "tools/check_command.h"
 #include "tools/dump_command.h"

@@ -1,6 +1,7 @@
 // /health and /metrics bodies (health.h, metrics.h) and the HTTP server itself.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "broker/health.h"

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "recovery/crash_workload.h"
 #include "support/fault_injection_file_system.h"

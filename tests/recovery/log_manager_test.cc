@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
 #include "log/clean_shutdown_file.h"

@@ -3,6 +3,8 @@
 // read at Startup before the logs open.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "log/topic_config_overrides.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"

@@ -39,6 +39,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "recovery/crash_workload.h"
 #include "support/fault_injection_file_system.h"

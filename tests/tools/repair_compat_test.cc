@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "recovery/log_loader.h"
