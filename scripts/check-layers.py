@@ -3,7 +3,7 @@
 and the layers below it.
 
 Layers, lowest first: common -> record -> protocol -> log -> recovery ->
-{broker, tools}. broker and tools are siblings and never include each other;
+coordinator -> {broker, tools}. broker and tools are siblings and never include each other;
 only src/main.cc sees both. Prints one line per violation (file:line, the
 include, why) and exits 1 if there is any; exit 0 otherwise.
 Usage: scripts/check-layers.py [source root, default: the repository]
@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-RANK = {"common": 0, "record": 1, "protocol": 2, "log": 3, "recovery": 4, "broker": 5, "tools": 5}
+RANK = {"common": 0, "record": 1, "protocol": 2, "log": 3, "recovery": 4, "coordinator": 5,
+        "broker": 6, "tools": 6}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 
 

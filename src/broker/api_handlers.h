@@ -32,6 +32,8 @@
 #include "broker/response_errors.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
+#include "coordinator/producer_id_manager.h"
+#include "log/producer_append_info.h"
 #include "protocol/error_codes.h"
 #include "protocol/protocol_reader.h"
 #include "protocol/protocol_writer.h"
@@ -54,6 +56,9 @@ struct HandlerEnv {
   // The connection the request came from (a parked fetch is completed early
   // when it goes away); may be null in tests.
   ClientScopePtr client;
+  // InitProducerId's ids; null when no log dir could keep them (the API then
+  // answers KAFKA_STORAGE_ERROR).
+  ProducerIdManager* producer_ids = nullptr;
 };
 
 // The response frame: header for (key, version) of `header`, then the body
@@ -92,6 +97,8 @@ std::vector<ApiVersionsResponse::Key> HandledApiKeys();
 
 // Maps a storage Status to the Kafka error a client sees for a partition.
 ErrorCode ErrorCodeForStorageStatus(const Status& status);
+// The wire error for a producer-state rejection of the log layer.
+ErrorCode ErrorCodeForProducerAppend(ProducerAppendError error);
 
 void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond);
@@ -115,6 +122,8 @@ void HandleDescribeConfigs(HandlerEnv& env, const RequestHeader& header, Protoco
                            const Respond& respond);
 void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                            const Respond& respond);
+void HandleInitProducerId(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                          const Respond& respond);
 // The admin APIs (issue 19).
 void HandleDeleteRecords(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                          const Respond& respond);

@@ -10,7 +10,7 @@ namespace {
 
 // Sorted by key. Adding a row advertises the API with every version its
 // codec reads (protocol/api_keys.cc); a codec alone switches nothing on.
-constexpr std::array<ApiHandlerRow, 20> kHandlers = {{
+constexpr std::array<ApiHandlerRow, 21> kHandlers = {{
     {ApiKey::kProduce, HandleProduce},
     {ApiKey::kFetch, HandleFetch},
     {ApiKey::kListOffsets, HandleListOffsets},
@@ -20,6 +20,7 @@ constexpr std::array<ApiHandlerRow, 20> kHandlers = {{
     {ApiKey::kCreateTopics, HandleCreateTopics},
     {ApiKey::kDeleteTopics, HandleDeleteTopics},
     {ApiKey::kDeleteRecords, HandleDeleteRecords},
+    {ApiKey::kInitProducerId, HandleInitProducerId},
     {ApiKey::kOffsetForLeaderEpoch, HandleOffsetForLeaderEpoch},
     {ApiKey::kDescribeConfigs, HandleDescribeConfigs},
     {ApiKey::kAlterConfigs, HandleAlterConfigs},

@@ -1,8 +1,11 @@
 // Produce (spec §3.3, §5.2, §5.4): validate, append as leader with epoch 0,
 // advance the high watermark to the log end (one node = the whole ISR), wake
 // parked fetches, answer per partition in request order.
+#include <fmt/format.h>
+
 #include "broker/api_handlers.h"
 #include "broker/produce_validator.h"
+#include "common/bytes.h"
 #include "protocol/messages.h"
 #include "record/record_batch.h"
 
@@ -11,14 +14,18 @@ namespace {
 
 constexpr int32_t kLeaderEpoch = 0;
 
+// The transactional bit of the first batch in `records` (the low byte of the
+// big-endian attributes), false when the bytes are too short to say.
+bool IsTransactional(const std::optional<ByteSpan>& records) {
+  const size_t attr = batch_layout::kAttributes + 1;
+  return records && records->size() > attr &&
+         ((*records)[attr] & batch_attributes::kTransactional) != 0;
+}
+
 bool HasTransactionalBatch(const ProduceRequest& request) {
   for (const auto& topic : request.topic_data) {
     for (const auto& p : topic.partition_data) {
-      const size_t attr = batch_layout::kAttributes + 1;
-      if (p.records && p.records->size() > attr &&
-          ((*p.records)[attr] & batch_attributes::kTransactional) != 0) {
-        return true;
-      }
+      if (IsTransactional(p.records)) return true;
     }
   }
   return false;
@@ -62,6 +69,22 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
     out.error_code = check.error;
     // v8+: the reason beside the code (written only from v8, as Kafka's).
     if (!check.message.empty()) out.error_message = check.message;
+    return out;
+  }
+  if (IsTransactional(p.records)) {
+    // Kafka's verification before a transactional write (KIP-890): only a
+    // producer id and epoch that the transaction coordinator has in an
+    // ongoing transaction with this partition may write one. No coordinator
+    // serves transactions here yet, so no producer id belongs to a
+    // transactional id, and a batch accepted now could never be committed
+    // or aborted: the partition's last stable offset would stop at it for
+    // good, stalling every read_committed consumer.
+    out.error_code = ErrorCode::kInvalidProducerIdMapping;
+    out.error_message = fmt::format(
+        "producer id {} epoch {} has no ongoing transaction with {}-{} (this broker does not "
+        "serve transactions yet); nothing was appended",
+        int64_t(LoadBe64(p.records->data() + batch_layout::kProducerId)),
+        int16_t(LoadBe16(p.records->data() + batch_layout::kProducerEpoch)), topic, p.index);
     return out;
   }
   Result<LogAppendInfo> info = log->AppendAsLeaderInPlace(Writable(env, *p.records), kLeaderEpoch);

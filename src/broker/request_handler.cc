@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "broker/api_handlers.h"
@@ -19,6 +20,33 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor network_
       purgatory_(std::move(network_executor), std::move(request_executor)),
       slices_(ctx_.zero_copy_fs) {
   init_status_ = topics_.Load();
+  if (init_status_.ok()) init_status_ = OpenProducerIds();
+}
+
+// The ids go to the first online dir. Every online dir's file is read, and
+// the logs' largest producer id bounds the start from below, so an id is not
+// reused when the dir that held the file went offline or the data came from
+// elsewhere (Kafka, a copy).
+Status RequestHandler::OpenProducerIds() {
+  std::vector<std::string> online;
+  for (const std::string& dir : ctx_.config.log_dirs) {
+    if (!ctx_.log_manager->failure_channel().IsOffline(dir)) online.push_back(dir);
+  }
+  if (online.empty()) return Status::Ok();
+  int64_t first_free = 0;
+  for (Log* log : ctx_.log_manager->AllLogs()) {
+    for (const ProducerSnapshotEntry& e : log->ActiveProducerEntries()) {
+      first_free = std::max(first_free, e.producer_id + 1);
+    }
+  }
+  Result<std::unique_ptr<ProducerIdManager>> ids =
+      ProducerIdManager::Open(FileSystem::Default(), online.front(), online, first_free);
+  if (!ids.ok()) {
+    return ids.status().WithContext(
+        "producer ids (move the file away to restart from the logs' largest producer id)");
+  }
+  producer_ids_ = std::move(*ids);
+  return Status::Ok();
 }
 
 RequestHandler::~RequestHandler() = default;
@@ -52,7 +80,7 @@ void RequestHandler::Shutdown() {
 
 void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                                    const Respond& respond) {
-  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame, client};
+  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame, client, producer_ids_.get()};
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
   if (!parsed.ok()) {
@@ -89,6 +117,21 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
   row->handle(env, header, reader, respond);
 }
 
+// The one table from the log layer's producer rejections to the wire.
+ErrorCode ErrorCodeForProducerAppend(ProducerAppendError error) {
+  switch (error) {
+    case ProducerAppendError::kInvalidProducerEpoch:
+      return ErrorCode::kInvalidProducerEpoch;
+    case ProducerAppendError::kOutOfOrderSequence:
+      return ErrorCode::kOutOfOrderSequenceNumber;
+    case ProducerAppendError::kInvalidTxnState:
+      return ErrorCode::kInvalidTxnState;
+    case ProducerAppendError::kTransactionCoordinatorFenced:
+      return ErrorCode::kTransactionCoordinatorFenced;
+  }
+  return ErrorCode::kUnknownServerError;
+}
+
 ErrorCode ErrorCodeForStorageStatus(const Status& status) {
   switch (status.code()) {
     case StatusCode::kOk:
@@ -103,20 +146,11 @@ ErrorCode ErrorCodeForStorageStatus(const Status& status) {
       return ErrorCode::kMessageTooLarge;
     case StatusCode::kInvalidRecord:
       return ErrorCode::kInvalidRecord;
-    case StatusCode::kInvalidTxnState: {
-      // ProducerAppendInfo names the Kafka error first in its message.
-      const std::string& m = status.message();
-      if (m.find("OUT_OF_ORDER_SEQUENCE_NUMBER") != std::string::npos) {
-        return ErrorCode::kOutOfOrderSequenceNumber;
-      }
-      if (m.find("INVALID_PRODUCER_EPOCH") != std::string::npos) {
-        return ErrorCode::kInvalidProducerEpoch;
-      }
-      if (m.find("TRANSACTION_COORDINATOR_FENCED") != std::string::npos) {
-        return ErrorCode::kTransactionCoordinatorFenced;
+    case StatusCode::kInvalidTxnState:
+      if (auto rejection = ProducerAppendErrorOf(status)) {
+        return ErrorCodeForProducerAppend(*rejection);
       }
       return ErrorCode::kInvalidTxnState;
-    }
     default:
       return ErrorCode::kUnknownServerError;
   }

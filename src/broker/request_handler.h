@@ -48,6 +48,7 @@
 #include "broker/frame_handler.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
+#include "coordinator/producer_id_manager.h"
 
 namespace daruma::broker {
 
@@ -76,6 +77,7 @@ class RequestHandler final : public FrameHandler {
  private:
   void HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                      const Respond& respond);
+  Status OpenProducerIds();
 
   BrokerContext ctx_;  // read-only after construction
   asio::any_io_executor request_executor_;
@@ -86,6 +88,9 @@ class RequestHandler final : public FrameHandler {
   // produces, so a partition's high watermark never moves back (Kafka's
   // maybeIncrementLeaderHW). Held only around those two in-memory calls.
   std::mutex hw_mu_;
+  // InitProducerId's ids, kept in the first online log dir; null when none is
+  // online.
+  std::unique_ptr<ProducerIdManager> producer_ids_;
   Status init_status_;
   std::atomic<bool> shut_down_{false};
 };

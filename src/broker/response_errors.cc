@@ -172,6 +172,12 @@ ResponseErrors ErrorsOf(const ListPartitionReassignmentsResponse& r) {
   return e;
 }
 
+ResponseErrors ErrorsOf(const InitProducerIdResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
 ResponseErrors ErrorsOf(const DescribeClusterResponse& r) {
   ResponseErrors e;
   e.Note(r.error_code, "", r.error_message);

@@ -44,5 +44,6 @@ ResponseErrors ErrorsOf(const AlterPartitionReassignmentsResponse& r);
 ResponseErrors ErrorsOf(const ListPartitionReassignmentsResponse& r);
 ResponseErrors ErrorsOf(const DescribeClusterResponse& r);
 ResponseErrors ErrorsOf(const DescribeProducersResponse& r);
+ResponseErrors ErrorsOf(const InitProducerIdResponse& r);
 
 }  // namespace daruma::broker

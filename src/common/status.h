@@ -66,12 +66,25 @@ class [[nodiscard]] Status {
   // "Corruption: <message>", or "OK".
   std::string ToString() const;
 
-  // Returns a copy whose message is prefixed with `context: `.
+  // Returns a copy whose message is prefixed with `context: ` (the detail is
+  // kept).
   Status WithContext(const std::string& context) const;
+
+  // A finer kind within the code, for callers that branch on more than the
+  // code, so none of them ever parses a message. 0 means none; each layer
+  // that sets one documents its values with the function that reads it (the
+  // log layer's producer rejections: ProducerAppendErrorOf).
+  int detail() const { return detail_; }
+  Status WithDetail(int detail) const {
+    Status copy = *this;
+    copy.detail_ = detail;
+    return copy;
+  }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  int detail_ = 0;
 };
 
 // Result<T> holds either a value or a non-OK Status.

@@ -66,9 +66,31 @@ std::string ProducerAppendInfo::Where(int64_t offset) const {
          " in " + partition_;
 }
 
+namespace {
+
+Status Rejection(ProducerAppendError error, const std::string& detail) {
+  return Status::InvalidTxnState(std::string(ProducerAppendErrorName(error)) + ": " + detail)
+      .WithDetail(int(error));
+}
+
+}  // namespace
+
+std::optional<ProducerAppendError> ProducerAppendErrorOf(const Status& status) {
+  if (status.code() != StatusCode::kInvalidTxnState) return std::nullopt;
+  switch (status.detail()) {
+    case int(ProducerAppendError::kInvalidProducerEpoch):
+    case int(ProducerAppendError::kOutOfOrderSequence):
+    case int(ProducerAppendError::kInvalidTxnState):
+    case int(ProducerAppendError::kTransactionCoordinatorFenced):
+      return ProducerAppendError(status.detail());
+    default:
+      return std::nullopt;
+  }
+}
+
 Status ProducerAppendInfo::Reject(ProducerAppendError error, const std::string& detail) {
   rejection_ = error;
-  return Status::InvalidTxnState(std::string(ProducerAppendErrorName(error)) + ": " + detail);
+  return Rejection(error, detail);
 }
 
 Status ProducerAppendInfo::CheckProducerEpoch(int16_t epoch, int64_t offset) {
@@ -84,10 +106,9 @@ Status ProducerAppendInfo::CheckSequence(int16_t epoch, int32_t first_seq, int64
   if (epoch != updated_.producer_epoch()) {
     // A new epoch must start at sequence 0, unless the producer is unknown.
     if (first_seq != 0 && updated_.producer_epoch() != kNoProducerEpoch) {
-      return Status::InvalidTxnState(
-          std::string(ProducerAppendErrorName(ProducerAppendError::kOutOfOrderSequence)) + ": " +
-          Where(offset) + ": new epoch " + std::to_string(epoch) +
-          " must start at sequence 0, found " + std::to_string(first_seq));
+      return Rejection(ProducerAppendError::kOutOfOrderSequence,
+                       Where(offset) + ": new epoch " + std::to_string(epoch) +
+                           " must start at sequence 0, found " + std::to_string(first_seq));
     }
     return Status::Ok();
   }
@@ -101,10 +122,10 @@ Status ProducerAppendInfo::CheckSequence(int16_t epoch, int32_t first_seq, int64
   if (current_.producer_epoch() == kNoProducerEpoch || InSequence(last_seq, first_seq)) {
     return Status::Ok();
   }
-  return Status::InvalidTxnState(
-      std::string(ProducerAppendErrorName(ProducerAppendError::kOutOfOrderSequence)) + ": " +
-      Where(offset) + ": sequence: expected " + std::to_string(IncrementSequence(last_seq, 1)) +
-      ", found " + std::to_string(first_seq));
+  return Rejection(ProducerAppendError::kOutOfOrderSequence,
+                   Where(offset) + ": sequence: expected " +
+                       std::to_string(IncrementSequence(last_seq, 1)) + ", found " +
+                       std::to_string(first_seq));
 }
 
 Result<std::optional<CompletedTxn>> ProducerAppendInfo::Append(const RecordBatchView& batch) {

@@ -16,7 +16,8 @@
 //
 // A rejected batch leaves the copy unchanged. Rejections return Status code
 // kInvalidTxnState ("producer state forbids the operation") whose message starts
-// with Kafka's error name; rejection() gives the kind as a value.
+// with Kafka's error name and whose detail is the ProducerAppendError
+// (ProducerAppendErrorOf reads it back); rejection() gives the same kind.
 #pragma once
 
 #include <cstdint>
@@ -50,14 +51,18 @@ struct TxnMetadata {
   bool operator==(const TxnMetadata&) const = default;
 };
 
-// Kafka error a leader returns for a rejected append.
+// Kafka error a leader returns for a rejected append. The values are the
+// Status detail of a rejection (never 0, which means "no detail").
 enum class ProducerAppendError {
-  kInvalidProducerEpoch,         // INVALID_PRODUCER_EPOCH: epoch below the known one
+  kInvalidProducerEpoch = 1,     // INVALID_PRODUCER_EPOCH: epoch below the known one
   kOutOfOrderSequence,           // OUT_OF_ORDER_SEQUENCE_NUMBER
   kInvalidTxnState,              // INVALID_TXN_STATE: plain data inside an open transaction
   kTransactionCoordinatorFenced  // TRANSACTION_COORDINATOR_FENCED: older coordinator epoch
 };
 const char* ProducerAppendErrorName(ProducerAppendError error);
+// The producer rejection a Status carries (from any append of the log layer,
+// with context added or not), or nullopt for every other status.
+std::optional<ProducerAppendError> ProducerAppendErrorOf(const Status& status);
 
 class ProducerAppendInfo {
  public:

@@ -23,7 +23,7 @@ constexpr int16_t SchemaFlexible(ApiKey key) {
 // from the oldest any client in our tests still sends (Produce v0, Metadata
 // v0 and ListOffsets v1 by kafka-python 2.0; Fetch v4 is the oldest with
 // isolation levels, which librdkafka and kafka-python both exceed), by key.
-constexpr std::array<ApiVersionRange, 20> kAdvertised = {{
+constexpr std::array<ApiVersionRange, 21> kAdvertised = {{
     {ApiKey::kProduce, 0, 11, SchemaFlexible(ApiKey::kProduce)},
     {ApiKey::kFetch, 4, 17, SchemaFlexible(ApiKey::kFetch)},
     {ApiKey::kListOffsets, 1, 10, SchemaFlexible(ApiKey::kListOffsets)},
@@ -36,6 +36,9 @@ constexpr std::array<ApiVersionRange, 20> kAdvertised = {{
     // The admin APIs (issue 19) with every version Kafka 3.9 advertises (4.0
     // drops DescribeLogDirs v0 and OffsetForLeaderEpoch v0-1, KIP-896).
     {ApiKey::kDeleteRecords, 0, 2, SchemaFlexible(ApiKey::kDeleteRecords)},
+    // Idempotent producers (issue 20); transactional ids wait for the
+    // transaction coordinator.
+    {ApiKey::kInitProducerId, 0, 5, SchemaFlexible(ApiKey::kInitProducerId)},
     {ApiKey::kOffsetForLeaderEpoch, 0, 4, SchemaFlexible(ApiKey::kOffsetForLeaderEpoch)},
     {ApiKey::kDescribeConfigs, 0, 4, SchemaFlexible(ApiKey::kDescribeConfigs)},
     {ApiKey::kAlterConfigs, 0, 2, SchemaFlexible(ApiKey::kAlterConfigs)},

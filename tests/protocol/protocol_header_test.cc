@@ -28,6 +28,8 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
       {ApiKey::kDeleteTopics, 0, 6},
       // The admin APIs: Kafka 3.9's ranges (issue 19).
       {ApiKey::kDeleteRecords, 0, 2},
+      // Idempotent producers (issue 20).
+      {ApiKey::kInitProducerId, 0, 5},
       {ApiKey::kOffsetForLeaderEpoch, 0, 4},
       {ApiKey::kDescribeConfigs, 0, 4},
       {ApiKey::kAlterConfigs, 0, 2},

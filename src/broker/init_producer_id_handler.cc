@@ -1,0 +1,54 @@
+// InitProducerId (KIP-98, KIP-360; Kafka's KafkaApis.handleInitProducerIdRequest
+// and TransactionCoordinator.handleInitProducerId).
+//
+// Without a transactional id the producer is idempotent only: Kafka always
+// answers with a new producer id and epoch 0, whatever id and epoch the
+// request names (a v3+ producer that lost its sequence state asks again and
+// simply starts over under a new id). The ids come from ProducerIdManager,
+// durable in blocks, so none is handed out twice across crashes.
+//
+// A transactional id needs the transaction coordinator, which is not served
+// yet: the answer is COORDINATOR_NOT_AVAILABLE (retriable, so a client's
+// init_transactions() fails by its own timeout, naming the error), and no
+// transactional batch is accepted (produce_handler.cc).
+#include "broker/api_handlers.h"
+#include "protocol/messages.h"
+#include "record/record_batch.h"
+
+namespace daruma::broker {
+
+void HandleInitProducerId(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                          const Respond& respond) {
+  Result<InitProducerIdRequest> request = DecodeInitProducerIdRequest(body, header.api_version);
+  if (!request.ok()) return CloseMalformed(env, header, request.status(), respond);
+  InitProducerIdResponse response;
+  response.producer_id = kNoProducerId;
+  response.producer_epoch = kNoProducerEpoch;
+  // Kafka: an id without an epoch (or the reverse) is INVALID_REQUEST.
+  const bool has_id = request->producer_id != kNoProducerId;
+  const bool has_epoch = request->producer_epoch != kNoProducerEpoch;
+  if (has_id != has_epoch) {
+    response.error_code = ErrorCode::kInvalidRequest;
+  } else if (request->transactional_id && request->transactional_id->empty()) {
+    response.error_code = ErrorCode::kInvalidRequest;
+  } else if (request->transactional_id) {
+    response.error_code = ErrorCode::kCoordinatorNotAvailable;
+  } else if (env.producer_ids == nullptr) {
+    response.error_code = ErrorCode::kKafkaStorageError;
+  } else {
+    Result<int64_t> id = env.producer_ids->Generate();
+    if (id.ok()) {
+      response.producer_id = *id;
+      response.producer_epoch = 0;
+    } else {
+      response.error_code = ErrorCodeForStorageStatus(id.status());
+      if (env.ctx.log != nullptr) {
+        env.ctx.log->Write(LogLevel::kError, "producer_id_block_failed",
+                           LogFields().Add("reason", id.status().ToString()));
+      }
+    }
+  }
+  respond(EncodeResponseFrame(env, header, response, EncodeInitProducerIdResponse), false);
+}
+
+}  // namespace daruma::broker

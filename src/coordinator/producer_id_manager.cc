@@ -1,0 +1,76 @@
+#include "coordinator/producer_id_manager.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "common/bytes.h"
+
+namespace daruma {
+namespace {
+
+constexpr int kVersion = 0;
+
+}  // namespace
+
+std::string ProducerIdManager::Serialize(int64_t block_end) {
+  return fmt::format("{{\"version\":{},\"nextBlockStartId\":{}}}\n", kVersion, block_end);
+}
+
+Result<int64_t> ProducerIdManager::Parse(const std::string& path, std::string_view content) {
+  const nlohmann::json json = nlohmann::json::parse(content, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) {
+    return Status::Corruption(fmt::format("producer id file {}: not a JSON object", path));
+  }
+  auto version = json.find("version");
+  if (version == json.end() || !version->is_number_integer() || version->get<int>() != kVersion) {
+    return Status::Corruption(
+        fmt::format("producer id file {}: field version: expected {}", path, kVersion));
+  }
+  auto end = json.find("nextBlockStartId");
+  if (end == json.end() || !end->is_number_integer() || end->get<int64_t>() < 0) {
+    return Status::Corruption(
+        fmt::format("producer id file {}: field nextBlockStartId: expected an integer >= 0", path));
+  }
+  return end->get<int64_t>();
+}
+
+Result<std::unique_ptr<ProducerIdManager>> ProducerIdManager::Open(
+    FileSystem* fs, const std::string& dir, const std::vector<std::string>& read_dirs,
+    int64_t first_free, int32_t block_size) {
+  if (block_size <= 0) return Status::InvalidArgument("producer id block size must be > 0");
+  int64_t next = std::max<int64_t>(first_free, 0);
+  std::vector<std::string> dirs = read_dirs;
+  dirs.push_back(dir);
+  for (const std::string& d : dirs) {
+    const std::string path = JoinPath(d, kFileName);
+    if (!fs->Exists(path)) continue;
+    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
+    DARUMA_ASSIGN_OR_RETURN(int64_t end, Parse(path, AsStringView(bytes)));
+    next = std::max(next, end);
+  }
+  return std::unique_ptr<ProducerIdManager>(
+      new ProducerIdManager(fs, JoinPath(dir, kFileName), next, block_size));
+}
+
+Result<int64_t> ProducerIdManager::Generate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (next_ >= block_end_) {
+    if (next_ > std::numeric_limits<int64_t>::max() - block_size_) {
+      return Status::OutOfRange(fmt::format("producer ids exhausted at {}", next_));
+    }
+    const int64_t end = next_ + block_size_;
+    const std::string content = Serialize(end);
+    Status st = fs_->WriteFileAtomically(path_, AsBytes(content));
+    if (!st.ok()) {
+      return Status(st.code(), fmt::format("reserving producer ids {} to {} in {}: {}", next_,
+                                           end - 1, path_, st.message()));
+    }
+    block_end_ = end;
+  }
+  return next_++;
+}
+
+}  // namespace daruma

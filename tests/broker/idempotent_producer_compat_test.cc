@@ -1,0 +1,140 @@
+// Idempotent producers against `daruma serve` with real clients (issue 20,
+// label compat): confluent-kafka (librdkafka) with enable.idempotence=true,
+// Kafka's Java default since 3.0, produces to three partitions with acks=all;
+// the broker is killed (SIGKILL) and restarted, a second producer goes on, and
+// kcat then reads back every message exactly once. kcat's own idempotent
+// producer does the same on one partition.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "daruma_process.h"
+#include "support/test_support.h"
+
+namespace daruma::broker {
+namespace {
+
+using daruma::testing::ReadFileToString;
+using daruma::testing::TempDir;
+using daruma::testing::WriteStringToFile;
+using testing::DarumaProcess;
+using testing::FindOnPath;
+
+int Shell(const std::string& command) {
+  const int rc = std::system(command.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// produce.py BOOTSTRAP TOPIC FIRST COUNT: values m<FIRST>..m<FIRST+COUNT-1>,
+// value i to partition i % 3; "ok" when every one was acknowledged.
+constexpr char kProduceScript[] = R"PY(
+import sys
+from confluent_kafka import Producer
+bootstrap, topic, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+errors = []
+def delivered(err, msg):
+    if err is not None:
+        errors.append(str(err))
+p = Producer({'bootstrap.servers': bootstrap, 'enable.idempotence': True, 'acks': 'all',
+              'linger.ms': 5, 'message.timeout.ms': 30000})
+for i in range(first, first + count):
+    p.produce(topic, value=('m%06d' % i).encode(), partition=i % 3, on_delivery=delivered)
+    p.poll(0)
+left = p.flush(30)
+if left or errors:
+    sys.exit('FAILED: %d undelivered, errors %r' % (left, errors[:5]))
+print('ok')
+)PY";
+
+std::string MissingTools() {
+  if (::access(testing::DarumaBinary().c_str(), X_OK) != 0) {
+    return testing::DarumaBinary() + " not built";
+  }
+  if (FindOnPath("kcat").empty()) return "kcat not installed (apt-get install kcat)";
+  if (Shell("/usr/bin/python3 -c 'import confluent_kafka' 2>/dev/null") != 0) {
+    return "/usr/bin/python3 has no confluent_kafka module";
+  }
+  return "";
+}
+
+// Every value of `topic`, read with kcat from the beginning to the end, sorted.
+std::vector<std::string> ConsumeAll(const DarumaProcess& daruma, const TempDir& dir,
+                                    const std::string& topic) {
+  const std::string out = dir.Join("consumed.txt");
+  const std::string cmd = "timeout 60 kcat -C -q -b " + daruma.bootstrap() + " -t " + topic +
+                          " -e -o beginning -f '%s\\n' >" + out + " 2>" + dir.Join("kcat.err");
+  EXPECT_EQ(Shell(cmd), 0) << ReadFileToString(dir.Join("kcat.err"));
+  std::vector<std::string> values;
+  std::istringstream in(ReadFileToString(out));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) values.push_back(line);
+  }
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+std::vector<std::string> Expected(int count) {
+  std::vector<std::string> values;
+  for (int i = 0; i < count; ++i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "m%06d", i);
+    values.push_back(buf);
+  }
+  return values;
+}
+
+TEST(IdempotentProducerCompat, ConfluentKafkaProducesExactlyOnceAcrossABrokerCrash) {
+  if (const std::string missing = MissingTools(); !missing.empty()) {
+    GTEST_SKIP() << "SKIPPED: " << missing;
+  }
+  TempDir dir;
+  DarumaProcess daruma(dir.path(), "num.partitions=3\n");
+  ASSERT_TRUE(daruma.Start());
+  ASSERT_TRUE(daruma.WaitServing()) << daruma.Log();
+  const std::string script = dir.Join("produce.py");
+  WriteStringToFile(script, kProduceScript);
+  auto produce = [&](int first, int count) {
+    const std::string out = dir.Join("py.out");
+    const std::string cmd = "timeout 90 /usr/bin/python3 " + script + " " + daruma.bootstrap() +
+                            " idem " + std::to_string(first) + " " + std::to_string(count) + " >" +
+                            out + " 2>&1";
+    EXPECT_EQ(Shell(cmd), 0) << ReadFileToString(out) << daruma.Log();
+    EXPECT_EQ(ReadFileToString(out), "ok\n");
+  };
+  produce(0, 1500);
+  // A crash: the producer ids handed out so far must never come back.
+  ASSERT_TRUE(daruma.Kill());
+  ASSERT_TRUE(daruma.Start());
+  ASSERT_TRUE(daruma.WaitServing()) << daruma.Log();
+  produce(1500, 1500);
+  EXPECT_EQ(ConsumeAll(daruma, dir, "idem"), Expected(3000));
+  EXPECT_EQ(daruma.Stop(), 0) << daruma.Log();
+}
+
+TEST(IdempotentProducerCompat, KcatIdempotentProducer) {
+  if (const std::string missing = MissingTools(); !missing.empty()) {
+    GTEST_SKIP() << "SKIPPED: " << missing;
+  }
+  TempDir dir;
+  DarumaProcess daruma(dir.path(), "");
+  ASSERT_TRUE(daruma.Start());
+  ASSERT_TRUE(daruma.WaitServing()) << daruma.Log();
+  std::string input;
+  for (const std::string& v : Expected(500)) input += v + "\n";
+  WriteStringToFile(dir.Join("in.txt"), input);
+  const std::string cmd = "timeout 60 kcat -P -b " + daruma.bootstrap() +
+                          " -t kidem -p 0 -X enable.idempotence=true -X acks=all " +
+                          dir.Join("in.txt") + " 2>" + dir.Join("kcat-p.err");
+  ASSERT_EQ(Shell(cmd), 0) << ReadFileToString(dir.Join("kcat-p.err")) << daruma.Log();
+  EXPECT_EQ(ConsumeAll(daruma, dir, "kidem"), Expected(500));
+  EXPECT_EQ(daruma.Stop(), 0) << daruma.Log();
+}
+
+}  // namespace
+}  // namespace daruma::broker
