@@ -56,7 +56,9 @@ MarkerDecision DecideMarker(const MarkerRuleInput& in) {
   MarkerDecision d;
   d.epoch = in.unclean_epoch;
   if (!in.had_marker) {
-    d.why = "unclean shutdown (no .kafka_cleanshutdown on input): recovered, so no broker epoch";
+    d.why = in.partitions.empty()
+                ? "empty log dir without a marker on input: no broker epoch to keep"
+                : "unclean shutdown (no .kafka_cleanshutdown on input): no broker epoch to keep";
     return d;
   }
   std::vector<std::string> changes;

@@ -7,7 +7,7 @@
 // only when the dir started clean AND this run changed nothing Kafka would
 // read differently, and writes -1 otherwise (never claiming a clean shutdown
 // Kafka did not have):
-//   * no marker on input (an unclean shutdown): -1;
+//   * no marker on input (an unclean shutdown, or a dir never used): -1;
 //   * a marker without a readable epoch (Kafka before 3.7 wrote it empty): -1;
 //   * a partition truncated, or bytes quarantined or files removed other than
 //     the leftovers every start deletes (`.deleted`, `.cleaned`, `.swap`):

@@ -52,6 +52,13 @@ TEST(CleanShutdownMarkerRuleTest, UncleanWritesMinusOne) {
   EXPECT_NE(d.why.find("unclean shutdown"), std::string::npos) << d.why;
 }
 
+TEST(CleanShutdownMarkerRuleTest, EmptyDirWithoutMarkerIsNotCalledUnclean) {
+  MarkerRuleInput in;
+  const MarkerDecision d = DecideMarker(in);
+  EXPECT_EQ(d.epoch, -1);
+  EXPECT_EQ(d.why, "empty log dir without a marker on input: no broker epoch to keep");
+}
+
 TEST(CleanShutdownMarkerRuleTest, MarkerWithoutEpochWritesMinusOne) {
   const PartitionRecoveryReport p = Untouched();
   MarkerRuleInput in = CleanWithEpoch(7, &p);
