@@ -25,11 +25,14 @@ struct flock WholeFileWriteLock() {
 }
 
 Status HeldByRecordLock(const std::string& dir, const std::string& path, pid_t pid) {
-  // A POSIX record lock has an owning pid; an open-file-description lock
-  // (another Daruma) reports -1.
-  const std::string holder = pid > 0 ? "process " + std::to_string(pid) : "another process";
-  return Status::IoError("log dir " + dir + " " + kHeldElsewhere + " (" + path + " is held by " +
-                         holder +
+  // A POSIX record lock (Kafka's) has an owning pid; an open-file-description
+  // lock (another Daruma's) reports -1.
+  if (pid <= 0) {
+    return Status::IoError("log dir " + dir + " " + kHeldElsewhere + " (" + path +
+                           " is held by another Daruma process)");
+  }
+  return Status::IoError("log dir " + dir + " " + kHeldElsewhere + " (" + path +
+                         " is held by process " + std::to_string(pid) +
                          " with a record lock, as a running Kafka broker holds it); stop that "
                          "broker first");
 }

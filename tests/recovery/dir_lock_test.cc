@@ -64,5 +64,16 @@ TEST(DirLockTest, CheckNotHeldSeesKafkaAndChangesNothing) {
   EXPECT_TRUE(KafkaCouldLock(tmp.Join(".lock")));       // and the probe holds nothing
 }
 
+TEST(DirLockTest, CheckNotHeldSeesAnotherDaruma) {
+  TempDir tmp;
+  auto lock = DirLock::Acquire(tmp.path());
+  ASSERT_TRUE(lock.ok());
+  Status st = DirLock::CheckNotHeld(tmp.path());
+  EXPECT_TRUE(DirLock::IsHeldElsewhere(st)) << st.ToString();
+  EXPECT_NE(st.message().find(tmp.Join(".lock") + " is held by another Daruma process"),
+            std::string::npos)
+      << st.message();
+}
+
 }  // namespace
 }  // namespace daruma
