@@ -5,17 +5,9 @@
 
 #include "common/file_system.h"
 #include "recovery/dir_lock.h"
+#include "tools/tool_config.h"
 
 namespace daruma::tools {
-namespace {
-
-std::string Normal(const std::string& path) {
-  std::string s = std::filesystem::path(path).lexically_normal().string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
-}  // namespace
 
 KafkaMetadataLog FindMetadataLog(const ServerConfig& config,
                                  const std::vector<std::string>& log_dirs) {
@@ -35,7 +27,7 @@ KafkaMetadataLog FindMetadataLog(const ServerConfig& config,
   }
   const std::string dir = it->second;
   for (const std::string& d : log_dirs) {
-    if (Normal(d) == Normal(dir)) {
+    if (NormalDirPath(d) == NormalDirPath(dir)) {
       return {JoinPath(dir, kMetadataPartitionDirName),
               "KRaft metadata log (metadata.log.dir is a log dir too): skipped, left untouched"};
     }

@@ -63,18 +63,12 @@ Totals Sum(const RecoveryReport& r) {
   return t;
 }
 
-std::string Normal(const std::string& path) {
-  std::string s = std::filesystem::path(path).lexically_normal().string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
 // The partitions of one log dir (a partition's dir is <log dir>/<topic>-<n>).
 Totals SumDir(const RecoveryReport& r, const std::string& log_dir) {
   Totals t;
-  const std::string dir = Normal(log_dir);
+  const std::string dir = NormalDirPath(log_dir);
   for (const auto& p : r.partitions) {
-    if (Normal(std::filesystem::path(p.dir).parent_path().string()) == dir) Add(p, &t);
+    if (NormalDirPath(std::filesystem::path(p.dir).parent_path().string()) == dir) Add(p, &t);
   }
   return t;
 }
