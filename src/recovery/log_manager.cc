@@ -10,6 +10,7 @@
 #include "log/log_file_names.h"
 #include "log/meta_properties.h"
 #include "log/partition_metadata_file.h"
+#include "recovery/clean_shutdown_marker_rule.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager_dir_state.h"
 
@@ -215,7 +216,7 @@ void LogManager::ReadDirState(LogDirState& d) {
   d.counters->remaining_logs.store(int64_t(d.partitions.size()));
   total_logs_.fetch_add(int64_t(d.partitions.size()));
   remaining_logs_.fetch_add(int64_t(d.partitions.size()));
-  if (!d.had_clean_shutdown) EstimateBytesToScan(d);
+  if (!d.had_clean_shutdown || options_.full_rescan) EstimateBytesToScan(d);
 }
 
 OffsetMap LogManager::ReadCheckpoint(LogDirState& d, const char* name) {
@@ -241,7 +242,8 @@ void LogManager::EstimateBytesToScan(LogDirState& d) {
       if (base.ok()) logs.emplace(*base, e.name);
     }
     auto rp = d.recovery_points.find(p.name.tp);
-    auto first = logs.upper_bound(rp == d.recovery_points.end() ? 0 : rp->second);
+    const bool from_start = options_.full_rescan || rp == d.recovery_points.end();
+    auto first = logs.upper_bound(from_start ? 0 : rp->second);
     if (first != logs.begin()) --first;
     for (auto it = first; it != logs.end(); ++it) {
       auto size = options_.fs->FileSize(JoinPath(p.path, it->second));
@@ -284,6 +286,13 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
     auto it = m.find(tp);
     return it == m.end() ? int64_t{0} : it->second;
   };
+  // --full: every segment from the first, as an unclean start from 0 does.
+  const bool full = options_.full_rescan;
+  if (full && d.had_clean_shutdown && options_.keep_clean_broker_epoch) {
+    auto digests = IndexFileDigests(options_.fs, p.path);
+    std::lock_guard<std::mutex> lock(mu_);
+    d.index_digests[p.path] = std::move(digests);
+  }
   LoadLogParams params{
       .fs = options_.fs,
       .log_dir = d.path,
@@ -291,8 +300,8 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
       .tp = tp,
       .config = ConfigFor(tp.topic),
       .clock = options_.clock,
-      .had_clean_shutdown = d.had_clean_shutdown,
-      .recovery_point_checkpoint = find(d.recovery_points),
+      .had_clean_shutdown = d.had_clean_shutdown && !full,
+      .recovery_point_checkpoint = full ? 0 : find(d.recovery_points),
       .log_start_offset_checkpoint = find(d.log_start_offsets),
       .quarantine = options_.quarantine,
       .remaining_segments = &d.counters->remaining_segments[size_t(thread_index)],
@@ -446,6 +455,8 @@ void LogManager::FillDirReports() {
     r.path = d->path;
     r.clean_shutdown = d->had_clean_shutdown;
     r.broker_epoch = d->broker_epoch;
+    r.marker_out = d->marker_out;
+    r.marker_why = d->marker_why;
     Status error = failure_channel_.ErrorFor(d->path);
     r.offline = !error.ok();
     r.error = error.ok() ? "" : error.ToString();
@@ -460,10 +471,16 @@ Status LogManager::Shutdown() {
   if (scheduler_) scheduler_->Shutdown();
   Status first_error;
   for (auto& d : dirs_) {
-    if (!d->all_loaded || failure_channel_.IsOffline(d->path)) continue;
+    if (!d->all_loaded || failure_channel_.IsOffline(d->path)) {
+      d->marker_out.reset();
+      d->marker_why = "log dir offline or not loaded: no marker, the next start is unclean";
+      continue;
+    }
     Status st = ShutdownDir(*d);
     if (!st.ok()) {
       MarkOffline(*d, st);
+      d->marker_out.reset();
+      d->marker_why = "shutdown failed: no marker, the next start is unclean";
       if (first_error.ok()) first_error = st;
     }
   }
@@ -499,9 +516,37 @@ Status LogManager::ShutdownDir(LogDirState& d) {
   // undone): then the marker comes back, and those partitions are as clean
   // as they were.
   if (d.failed_partitions > 0 && !(d.had_clean_shutdown && d.failed_all_unchanged)) {
+    d.marker_out.reset();
+    d.marker_why = std::to_string(d.failed_partitions) +
+                   " partition(s) not loaded: no marker, the next start scans them again";
     return Status::Ok();
   }
-  return CleanShutdownFile(d.path, options_.fs).Write(options_.broker_epoch);
+  DecideDirMarker(d);
+  return CleanShutdownFile(d.path, options_.fs).Write(*d.marker_out);
+}
+
+// After the logs are closed, so --full compares the index files as Kafka
+// will find them (trimmed).
+void LogManager::DecideDirMarker(LogDirState& d) {
+  if (!options_.keep_clean_broker_epoch) {
+    d.marker_out = options_.broker_epoch;
+    d.marker_why = "the broker's own epoch";
+    return;
+  }
+  MarkerRuleInput in;
+  in.had_marker = d.had_clean_shutdown;
+  in.epoch_in = d.broker_epoch;
+  in.full_rescan = options_.full_rescan;
+  in.unclean_epoch = options_.broker_epoch;
+  for (const auto& [path, before] : d.index_digests) {
+    in.index_files_changed += CountChangedFiles(before, IndexFileDigests(options_.fs, path));
+  }
+  for (const PartitionRecoveryReport& p : report_.partitions) {
+    if (ParentDir(p.dir) == d.path) in.partitions.push_back(&p);
+  }
+  const MarkerDecision decision = DecideMarker(in);
+  d.marker_out = decision.epoch;
+  d.marker_why = decision.why;
 }
 
 // ---- Accessors ----------------------------------------------------------------

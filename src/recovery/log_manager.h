@@ -31,7 +31,9 @@
 //
 // Shutdown (dirs that are online and fully loaded): per log FlushAll + Close
 // (producer snapshot at the LEO, indexes trimmed), then the checkpoints, then
-// `.kafka_cleanshutdown` LAST ({"version":0,"brokerEpoch":<broker_epoch>}).
+// `.kafka_cleanshutdown` LAST ({"version":0,"brokerEpoch":<broker_epoch>}, or
+// the input's epoch under keep_clean_broker_epoch); each dir's report says
+// which epoch it got and why (LogDirReport::marker_*).
 // Locks of every dir are released. Destroying a started manager without
 // Shutdown releases the locks only, exactly like a crash.
 //
@@ -162,6 +164,17 @@ struct LogManagerOptions {
   Clock* clock = Clock::System();
   bool quarantine = true;     // false: Kafka's plain truncate/delete (--no-quarantine)
   int64_t broker_epoch = -1;  // written into `.kafka_cleanshutdown`
+  // `daruma recover` (recovery/clean_shutdown_marker_rule.h): a dir that
+  // started clean and that this run changed nothing in gets its input
+  // marker's broker epoch back instead of `broker_epoch`. Off for the broker,
+  // whose own epoch is the one to write.
+  bool keep_clean_broker_epoch = false;
+  // `daruma recover --full`: every partition is recovered from its first
+  // segment as after an unclean shutdown with recovery point 0, whatever the
+  // marker and the recovery-point checkpoint say (so a dir handed back to
+  // Kafka holds only valid batches). The dir's clean/unclean state is still
+  // read, reported and used by the marker rule.
+  bool full_rescan = false;
   LogManagerJobsConfig jobs{};
   // daruma.max.open.files: the manager runs over a CachingFileSystem on top
   // of `fs` holding at most this many descriptors for segments and indexes
@@ -312,6 +325,8 @@ class LogManager {
   void FinishDir(LogDirState& d);
   Status WriteCheckpoints(LogDirState& d);
   Status ShutdownDir(LogDirState& d);
+  // The marker ShutdownDir writes for a fully loaded dir (epoch and why).
+  void DecideDirMarker(LogDirState& d);
   void MarkOffline(LogDirState& d, const Status& error);
   void FillDirReports();
   void SortPartitionReports();

@@ -50,6 +50,11 @@ struct LogManager::LogDirState {
   std::map<std::string, DirKind> kinds;              // same keys
   std::map<std::string, Uuid> topic_ids;  // verified partition.metadata, by path (create_mu_)
   std::atomic<bool> recovery_points_dirty{false};  // a flush moved a recovery point
+  // full_rescan of a clean dir: each partition's index files before its load,
+  // by partition path (guarded by mu_ while loading).
+  std::map<std::string, std::map<std::string, uint32_t>> index_digests;
+  std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
+  std::string marker_why;
   int64_t duration_ms = 0;
 };
 

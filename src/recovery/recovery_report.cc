@@ -52,6 +52,15 @@ nlohmann::json RecoveryReport::ToJson() const {
                         {"offline", d.offline},
                         {"error", d.offline ? nlohmann::json(d.error) : nlohmann::json()}};
     if (d.broker_epoch) j["brokerEpoch"] = *d.broker_epoch;
+    if (!d.marker_why.empty()) {
+      nlohmann::json marker = {
+          {"out", d.marker_out ? nlohmann::json(*d.marker_out) : nlohmann::json()},
+          {"why", d.marker_why}};
+      if (d.clean_shutdown) {
+        marker["in"] = d.broker_epoch ? nlohmann::json(*d.broker_epoch) : nlohmann::json();
+      }
+      j["marker"] = marker;
+    }
     dirs.push_back(j);
   }
   nlohmann::json parts = nlohmann::json::array();

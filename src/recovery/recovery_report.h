@@ -63,9 +63,16 @@ struct PartitionRecoveryReport {
 struct LogDirReport {
   std::string path;
   bool clean_shutdown = false;
-  std::optional<int64_t> broker_epoch;
+  std::optional<int64_t> broker_epoch;  // the input marker's, when readable
   bool offline = false;
   std::string error;
+  // The marker Shutdown wrote (recovery/clean_shutdown_marker_rule.h):
+  // its broker epoch, nullopt when it wrote none, and why. JSON "marker":
+  // {"in": input epoch (null: a marker without one; absent: no marker),
+  //  "out": epoch written (null: none), "why": ...}, only once `marker_why`
+  // is set.
+  std::optional<int64_t> marker_out;
+  std::string marker_why;
 };
 
 struct RecoveryReport {

@@ -86,9 +86,19 @@ void AddRecover(CLI::App& app, RecoverOptions& o, int& rc) {
       "changed."));
   recover->add_option("--log-dirs", o.log_dirs, "Comma-separated log dirs (overrides log.dirs)")
       ->delimiter(',');
-  recover->add_option("--config", o.config_file, "A Kafka server.properties file")
-      ->check(CLI::ExistingFile);
+  CLI::Option* config =
+      recover->add_option("--config", o.config_file, "A Kafka server.properties file")
+          ->check(CLI::ExistingFile);
+  recover
+      ->add_option("--kafka-config", o.kafka_config_file,
+                   "A stopped Kafka broker's own server.properties: its log dirs and settings; "
+                   "the KRaft metadata log is left untouched; refuses while the broker runs")
+      ->check(CLI::ExistingFile)
+      ->excludes(config);
   recover->add_option("--set", o.overrides, "Override one property, key=value (repeatable)");
+  recover->add_flag("--full", o.full,
+                    "Rescan every segment from the log start, whatever the clean-shutdown marker "
+                    "and recovery points say");
   recover
       ->add_option("--threads", o.threads,
                    "Recovery threads per log dir [default: num.recovery.threads.per.data.dir, "

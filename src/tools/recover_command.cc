@@ -10,6 +10,7 @@
 #include "common/bytes.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
+#include "tools/kafka_broker_config.h"
 #include "tools/tool_config.h"
 
 namespace daruma::tools {
@@ -25,8 +26,11 @@ constexpr size_t kMaxPartitionLines = 20;
 constexpr char kCrashLoopGuardFileName[] = ".daruma_unclean_starts";
 
 Result<ToolConfig> ResolveConfig(const RecoverOptions& o) {
-  DARUMA_ASSIGN_OR_RETURN(ToolConfig config,
-                          ResolveToolConfig(o.log_dirs, o.config_file, o.overrides));
+  if (!o.config_file.empty() && !o.kafka_config_file.empty()) {
+    return Status::InvalidArgument("--config and --kafka-config name the same file: pass one");
+  }
+  const std::string& file = o.kafka_config_file.empty() ? o.config_file : o.kafka_config_file;
+  DARUMA_ASSIGN_OR_RETURN(ToolConfig config, ResolveToolConfig(o.log_dirs, file, o.overrides));
   if (o.threads < 0) return Status::InvalidArgument("--threads: must be at least 1");
   if (o.threads > 0) config.server.num_recovery_threads_per_data_dir = o.threads;
   return config;
@@ -60,18 +64,12 @@ Totals Sum(const RecoveryReport& r) {
   return t;
 }
 
-std::string Normal(const std::string& path) {
-  std::string s = std::filesystem::path(path).lexically_normal().string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
 // The partitions of one log dir (a partition's dir is <log dir>/<topic>-<n>).
 Totals SumDir(const RecoveryReport& r, const std::string& log_dir) {
   Totals t;
-  const std::string dir = Normal(log_dir);
+  const std::string dir = NormalDirPath(log_dir);
   for (const auto& p : r.partitions) {
-    if (Normal(std::filesystem::path(p.dir).parent_path().string()) == dir) Add(p, &t);
+    if (NormalDirPath(std::filesystem::path(p.dir).parent_path().string()) == dir) Add(p, &t);
   }
   return t;
 }
@@ -116,9 +114,16 @@ std::string DirState(const LogDirReport& d, const RecoveryReport& r) {
   return state;
 }
 
+// "brokerEpoch 7 (why)" / "none written (why)".
+std::string MarkerLine(const LogDirReport& d) {
+  if (!d.marker_out) return "none written (" + d.marker_why + ")";
+  return fmt::format("brokerEpoch {} ({})", *d.marker_out, d.marker_why);
+}
+
 void PrintDirs(const LogManager& m, std::ostream& out) {
   for (const LogDirReport& d : m.report().log_dirs) {
     out << "  " << d.path << "  " << DirState(d, m.report()) << "\n";
+    if (!d.marker_why.empty()) out << "      .kafka_cleanshutdown: " << MarkerLine(d) << "\n";
     auto w = m.dir_warnings().find(d.path);
     if (w == m.dir_warnings().end()) continue;
     for (const std::string& warning : w->second) out << "      warning: " << warning << "\n";
@@ -203,9 +208,9 @@ void PrintProblems(const LogManager& m, std::ostream& err) {
 // After a clean shutdown of every dir: the broker's crash-loop count is stale
 // (the next start is a clean one), so it goes, as the broker's own clean
 // shutdown removes it. Returns the files removed.
-std::vector<std::string> ClearCrashLoopGuard(const ToolConfig& config, std::ostream& err) {
+std::vector<std::string> ClearCrashLoopGuard(const ToolConfig& config, FileSystem* fs,
+                                             std::ostream& err) {
   std::vector<std::string> removed;
-  FileSystem* fs = FileSystem::Default();
   for (const std::string& dir : config.log_dirs) {
     const std::string path = JoinPath(dir, kCrashLoopGuardFileName);
     if (!fs->Exists(path)) continue;
@@ -220,9 +225,34 @@ std::vector<std::string> ClearCrashLoopGuard(const ToolConfig& config, std::ostr
   return removed;
 }
 
-Status WriteReport(const LogManager& m, const std::string& path) {
-  const std::string text = m.ReportJson().dump(2) + "\n";
+// `kafka`: the --kafka-config part of the report (null without it).
+Status WriteReport(const LogManager& m, const nlohmann::json& kafka, const std::string& path) {
+  nlohmann::json json = m.ReportJson();
+  if (!kafka.is_null()) json["kafkaConfig"] = kafka;
+  const std::string text = json.dump(2) + "\n";
   return FileSystem::Default()->WriteFileAtomically(path, AsBytes(text));
+}
+
+// --kafka-config: the broker's metadata log, and no Kafka broker on any dir.
+Result<KafkaMetadataLog> CheckKafkaBroker(const ToolConfig& config) {
+  KafkaMetadataLog metadata = FindMetadataLog(config.server, config.log_dirs);
+  std::vector<std::string> dirs = config.log_dirs;
+  if (!metadata.path.empty() && BaseName(metadata.path) != kMetadataPartitionDirName) {
+    dirs.push_back(metadata.path);
+  }
+  DARUMA_RETURN_IF_ERROR(CheckNoKafkaBrokerRuns(dirs));
+  return metadata;
+}
+
+void PrintKafkaConfig(const RecoverOptions& o, const ToolConfig& config,
+                      const KafkaMetadataLog& metadata, std::ostream& out) {
+  out << fmt::format(
+      "Kafka broker config {}: {}, {} recovery thread(s) per dir, log.index.interval.bytes={}, "
+      "log.index.size.max.bytes={}, log.segment.bytes={}\n",
+      o.kafka_config_file, Plural(int64_t(config.log_dirs.size()), "log dir"),
+      config.server.num_recovery_threads_per_data_dir, config.log.index_interval_bytes,
+      config.log.segment_index_bytes, config.log.segment_bytes);
+  if (!metadata.path.empty()) out << "  " << metadata.path << "  " << metadata.why << "\n";
 }
 
 }  // namespace
@@ -234,7 +264,25 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   PrintConfigWarnings(config->server, "recover", err);
+  nlohmann::json kafka;
+  if (!o.kafka_config_file.empty()) {
+    Result<KafkaMetadataLog> metadata = CheckKafkaBroker(*config);
+    if (!metadata.ok()) {
+      err << "daruma recover: " << metadata.status().message() << "; nothing was changed\n";
+      return kExitUsage;
+    }
+    kafka = KafkaConfigJson(o.kafka_config_file, *metadata);
+    if (!o.quiet) PrintKafkaConfig(o, *config, *metadata, out);
+  }
+  if (o.full && !o.quiet) {
+    out << "Full rescan: every segment of every partition from its first, whatever the "
+           "clean-shutdown marker and recovery points say\n";
+  }
+  FileSystem* fs = o.fs != nullptr ? o.fs : FileSystem::Default();
   LogManagerOptions manager_options;
+  manager_options.fs = fs;
+  manager_options.keep_clean_broker_epoch = true;
+  manager_options.full_rescan = o.full;
   manager_options.quarantine = !o.no_quarantine;
   manager_options.max_open_files = size_t(config->server.max_open_files);
   LogManager manager(manager_options);
@@ -250,7 +298,7 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
     // Nothing ran: the dirs are as they were (a lock held by a broker, a
     // missing permission, ...).
     err << "daruma recover: " << startup.message() << "; nothing was changed\n";
-    if (!o.report_file.empty()) (void)WriteReport(manager, o.report_file);
+    if (!o.report_file.empty()) (void)WriteReport(manager, kafka, o.report_file);
     return kExitUsage;
   }
   Status shutdown = manager.Shutdown();
@@ -264,13 +312,13 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
     PrintSummary(manager, out);
   }
   if (healthy) {
-    for (const std::string& f : ClearCrashLoopGuard(*config, err)) {
+    for (const std::string& f : ClearCrashLoopGuard(*config, fs, err)) {
       if (!o.quiet) out << "Cleared the crash-loop guard's count of unclean starts (" << f << ")\n";
     }
   }
   int rc = healthy ? kExitOk : kExitFailed;
   if (!o.report_file.empty()) {
-    Status st = WriteReport(manager, o.report_file);
+    Status st = WriteReport(manager, kafka, o.report_file);
     if (!st.ok()) {
       err << "daruma recover: cannot write the report: " << st.ToString() << "\n";
       rc = kExitUsage;

@@ -37,6 +37,12 @@ Result<ToolConfig> ResolveToolConfig(const std::vector<std::string>& log_dirs,
   return out;
 }
 
+std::string NormalDirPath(const std::string& path) {
+  std::string s = std::filesystem::path(path).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
 void PrintConfigWarnings(const ServerConfig& config, std::string_view command, std::ostream& err) {
   for (const std::string& w : config.warnings) {
     err << "daruma " << command << ": warning: " << w << "\n";

@@ -37,6 +37,10 @@ Result<ToolConfig> ResolveToolConfig(const std::vector<std::string>& log_dirs,
 // "log dir <d>: no such directory" / "...: not a directory (a file)".
 Status CheckLogDirsExist(const std::vector<std::string>& log_dirs);
 
+// `path` without "." / ".." steps and trailing slashes, for comparing log
+// dir paths as written ("/data/kafka/" and "/data/kafka" are one dir).
+std::string NormalDirPath(const std::string& path);
+
 // "daruma <command>: warning: <w>" on `err` for each configuration warning.
 void PrintConfigWarnings(const ServerConfig& config, std::string_view command, std::ostream& err);
 

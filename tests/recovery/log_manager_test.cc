@@ -317,6 +317,44 @@ TEST(LogManagerTest, SecondStartAfterCleanShutdownScansNothing) {
   EXPECT_EQ(manager.GetLog(kOrders)->log_end_offset(), 3);
 }
 
+// A dir shut down cleanly by a manager, then given broker epoch 7 as a Kafka
+// broker's shutdown would.
+void MakeCleanDir(const std::string& log_dir) {
+  MakePartition(log_dir, kOrders, 3);
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({log_dir}, LogConfig{}, 1).ok());
+  ASSERT_TRUE(manager.Shutdown().ok());
+  ASSERT_TRUE(CleanShutdownFile(log_dir).Write(7).ok());
+}
+
+TEST(LogManagerTest, FullRescanRecoversEverySegmentOfACleanDir) {
+  TempDir a;
+  MakeCleanDir(a.path());
+  const int64_t log_bytes =
+      int64_t(*FileSystem::Default()->FileSize(a.Join("orders-0/00000000000000000000.log")));
+  LogManager manager({.keep_clean_broker_epoch = true, .full_rescan = true});
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  EXPECT_TRUE(manager.report().log_dirs[0].clean_shutdown);
+  EXPECT_EQ(manager.Progress().total_bytes, log_bytes);  // the progress line's estimate
+  EXPECT_EQ(manager.report().partitions[0].recovered_segments, 1);
+  EXPECT_GE(manager.report().partitions[0].scanned_bytes, log_bytes);
+  ASSERT_TRUE(manager.Shutdown().ok());
+  // Nothing found and the indexes came out the same: the epoch is kept.
+  EXPECT_EQ(manager.report().log_dirs[0].marker_out, 7);
+  EXPECT_EQ(ReadFileToString(a.Join(kCleanShutdownFileName)), "{\"version\":0,\"brokerEpoch\":7}");
+}
+
+TEST(LogManagerTest, WithoutKeepingTheEpochTheBrokersOwnIsWritten) {
+  TempDir a;
+  MakeCleanDir(a.path());
+  LogManager manager({.broker_epoch = 12});
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  ASSERT_TRUE(manager.Shutdown().ok());
+  EXPECT_EQ(manager.report().log_dirs[0].marker_out, 12);
+  EXPECT_EQ(manager.report().log_dirs[0].marker_why, "the broker's own epoch");
+  EXPECT_EQ(ReadFileToString(a.Join(kCleanShutdownFileName)), "{\"version\":0,\"brokerEpoch\":12}");
+}
+
 TEST(LogManagerTest, IoErrorTakesOnlyThatDirOffline) {
   TempDir a, b;
   MakePartition(a.path(), kOrders, 3);

@@ -298,6 +298,22 @@ TEST(CliTableSummaryTest, HelpShowsDefaultsAndTheExitCodeRule) {
   EXPECT_NE(repair.out.find("--max-corrupt-bytes INT=0 "), std::string::npos) << repair.out;
 }
 
+TEST(CliTableSummaryTest, RecoverTakesConfigOrKafkaConfigNotBoth) {
+  TempDir tmp;
+  const std::string config = tmp.Join("server.properties");
+  WriteStringToFile(config, "log.dirs=" + tmp.path() + "\n");
+  const CliResult both =
+      RunDaruma(tmp.path(), {"recover", "--config", config, "--kafka-config", config});
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+  const CliResult kafka = RunDaruma(tmp.path(), {"recover", "--kafka-config", config, "--full"});
+  EXPECT_EQ(kafka.rc, 0) << kafka.err;
+  EXPECT_NE(kafka.out.find("Kafka broker config " + config + ": 1 log dir, 1 recovery thread(s)"),
+            std::string::npos)
+      << kafka.out;
+  EXPECT_NE(kafka.out.find("Full rescan: every segment"), std::string::npos) << kafka.out;
+}
+
 TEST(CliTableSummaryTest, VersionNamesTheCommitAndBuildType) {
   TempDir tmp;
   const CliResult r = RunDaruma(tmp.path(), {"--version"});

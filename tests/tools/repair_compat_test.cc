@@ -20,9 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "recovery/log_loader.h"
 #include "support/test_support.h"
-#include "tools/generated_log_dir.h"
+#include "tools/kafka_fixture_view.h"
 #include "tools/repair_command.h"
 
 namespace daruma::tools {
@@ -30,131 +29,20 @@ namespace {
 
 namespace fsys = std::filesystem;
 using daruma::testing::CopyTree;
-using daruma::testing::FixturesDir;
 using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
-
-constexpr int64_t kNowMs = 1733000000000;
-const std::vector<std::string> kFixtureSettings = {"log.index.interval.bytes=1024",
-                                                   "log.index.size.max.bytes=65536"};
-
-struct Scenario {
-  std::string name;
-  std::string topic;
-};
-
-// The CTest name shows the parameter: the scenario, not the struct's bytes.
-void PrintTo(const Scenario& s, std::ostream* os) {
-  *os << s.name;
-}
-
-std::string ScenarioDir(const Scenario& s) {
-  return FixturesDir() + "/kafka-generated/" + s.name;
-}
-
-// What a load leaves visible: the fields expected-load.txt prints, except
-// the recovery point (repair moves it to the LEO) and the producer count
-// (clock-dependent, see the fixtures' README).
-struct View {
-  std::map<std::string, std::string> fields;
-  std::vector<std::string> leader_epochs;
-  std::vector<std::string> aborted;
-  bool operator==(const View&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const View& v) {
-  for (const auto& [k, val] : v.fields) os << k << "=" << val << " ";
-  os << "epochs";
-  for (const auto& e : v.leader_epochs) os << " " << e;
-  os << " aborted " << v.aborted.size();
-  return os;
-}
-
-// The first block of expected-load.txt ("as a broker would").
-View KafkaView(const Scenario& s) {
-  std::istringstream in(ReadFileToString(ScenarioDir(s) + "/expected-load.txt"));
-  View v;
-  std::string line, section;
-  while (std::getline(in, line)) {
-    if (line.rfind("# files after load", 0) == 0) break;
-    if (line.rfind("logStartOffset=", 0) == 0) {
-      std::istringstream words(line);
-      for (std::string w; words >> w;) {
-        const std::string key = w.substr(0, w.find('='));
-        if (key != "recoveryPoint" && key != "activeProducers") {
-          v.fields[key] = w.substr(w.find('=') + 1);
-        }
-      }
-    } else if (line.rfind("leaderEpochs=", 0) == 0) {
-      section = "epochs";
-      if (line.size() > 13) v.leader_epochs.push_back(line.substr(13));
-    } else if (line.rfind("abortedTxns=", 0) == 0) {
-      section = "aborted";
-    } else if (!line.empty() && line[0] == ' ') {
-      const std::string item = line.substr(line.find_first_not_of(' '));
-      (section == "epochs" ? v.leader_epochs : v.aborted).push_back(item);
-    }
-  }
-  return v;
-}
-
-View ViewOf(const Log& log) {
-  View v;
-  auto fuo = log.first_unstable_offset();
-  v.fields = {{"logStartOffset", std::to_string(log.log_start_offset())},
-              {"nextOffset", std::to_string(log.log_end_offset())},
-              {"activeSegmentBase", std::to_string(log.active_segment_base())},
-              {"activeSegmentSize", std::to_string(log.active_segment_size())},
-              {"segments", std::to_string(log.num_segments())},
-              {"firstUnstableOffset", fuo ? std::to_string(*fuo) : "none"}};
-  for (const auto& [epoch, start] : log.leader_epochs()) {
-    v.leader_epochs.push_back("(" + std::to_string(epoch) + "," + std::to_string(start) + ")");
-  }
-  for (const AbortedTxn& t : log.AllAbortedTransactions()) {
-    v.aborted.push_back("(pid=" + std::to_string(t.producer_id) + ",first=" +
-                        std::to_string(t.first_offset) + ",last=" + std::to_string(t.last_offset) +
-                        ",lso=" + std::to_string(t.last_stable_offset) + ")");
-  }
-  return v;
-}
-
-int64_t CheckpointedOffset(const std::string& path) {
-  std::istringstream in(ReadFileToString(path));
-  std::string line, topic;
-  std::getline(in, line);
-  std::getline(in, line);
-  int partition = 0;
-  int64_t offset = 0;
-  in >> topic >> partition >> offset;
-  return offset;
-}
-
-// Loads `log_dir` as a broker would (marker, recovery point checkpoint), or
-// (`from_zero`) as after an unclean shutdown from offset 0.
-View Load(const std::string& log_dir, const Scenario& s, bool from_zero) {
-  LoadLogParams p;
-  p.fs = FileSystem::Default();
-  p.log_dir = log_dir;
-  p.tp = TopicPartition{s.topic, 0};
-  p.partition_dir = log_dir + "/" + p.tp.ToString();
-  p.config.segment_index_bytes = 65536;
-  p.config.index_interval_bytes = 1024;
-  ManualClock clock(kNowMs);
-  p.clock = &clock;
-  p.had_clean_shutdown = !from_zero && fsys::exists(log_dir + "/.kafka_cleanshutdown");
-  p.recovery_point_checkpoint =
-      from_zero ? 0 : CheckpointedOffset(log_dir + "/recovery-point-offset-checkpoint");
-  p.quarantine = true;
-  PartitionRecoveryReport report;
-  auto log = LoadLog(p, &report);
-  EXPECT_TRUE(log.ok()) << log.status().ToString();
-  if (!log.ok()) return {};
-  EXPECT_TRUE(report.warnings.empty() && report.quarantined.empty() && report.truncated_bytes == 0)
-      << "the load had to repair again: " << ToJson(report).dump();
-  View v = ViewOf(**log);
-  EXPECT_TRUE((*log)->Close().ok());
-  return v;
-}
+using testlog::FlipMiddleSegment;
+using testlog::FullRecoveryView;
+using testlog::KafkaView;
+using testlog::kCompressed;
+using testlog::kFixtureSettings;
+using testlog::kIdem;
+using testlog::kTorn;
+using testlog::kTxn;
+using testlog::Load;
+using testlog::Scenario;
+using testlog::ScenarioDir;
+using testlog::View;
 
 struct Run {
   int rc = -1;
@@ -199,11 +87,6 @@ void RemoveWithSuffix(const std::string& part, const std::string& suffix) {
     if (e.path().string().ends_with(suffix)) fsys::remove(e.path());
   }
 }
-
-const Scenario kIdem{"multi-segment-idempotent", "fixture-idem"};
-const Scenario kTxn{"transactional", "fixture-txn"};
-const Scenario kCompressed{"compressed", "fixture-compressed"};
-const Scenario kTorn{"unclean-torn-tail", "fixture-crash"};
 
 TEST(RepairCompatTest, TornTailRepairedToKafkasView) {
   DARUMA_REQUIRE_FIXTURES();
@@ -250,51 +133,21 @@ TEST_P(CleanScenarioRepairTest, MissingSnapshotsRebuilt) {
 TEST_P(CleanScenarioRepairTest, BitFlipBelowTheRecoveryPoint) {
   DARUMA_REQUIRE_FIXTURES();
   const Scenario& s = GetParam();
-  auto flip = [](const std::string& part) {
-    std::vector<std::string> logs;
-    for (const auto& e : fsys::directory_iterator(part)) {
-      if (e.path().string().ends_with(".log")) logs.push_back(e.path());
-    }
-    std::sort(logs.begin(), logs.end());
-    const std::string victim = logs[logs.size() / 2];
-    testlog::FlipByte(victim, int64_t(fsys::file_size(victim)) / 2);
-  };
+  PartitionRecoveryReport report;  // Daruma's recovery of every segment, untouched by repair
   TempDir ref_tmp;
   const std::string ref = ref_tmp.Join("logdir");
   CopyTree(ScenarioDir(s) + "/logdir", ref);
-  flip(ref + "/" + s.topic + "-0");
-  View expected;
-  {
-    LoadLogParams p;  // Daruma's recovery of every segment, untouched by repair
-    p.fs = FileSystem::Default();
-    p.log_dir = ref;
-    p.tp = TopicPartition{s.topic, 0};
-    p.partition_dir = ref + "/" + p.tp.ToString();
-    p.config.segment_index_bytes = 65536;
-    p.config.index_interval_bytes = 1024;
-    ManualClock clock(kNowMs);
-    p.clock = &clock;
-    p.had_clean_shutdown = false;
-    p.recovery_point_checkpoint = 0;
-    p.quarantine = true;
-    PartitionRecoveryReport report;
-    auto log = LoadLog(p, &report);
-    ASSERT_TRUE(log.ok()) << log.status().ToString();
-    ASSERT_FALSE(report.quarantined.empty()) << "the flip was not seen";
-    expected = ViewOf(**log);
-    ASSERT_TRUE((*log)->Close().ok());
-  }
-  EXPECT_LT(std::stoll(expected.fields["nextOffset"]),
+  FlipMiddleSegment(ref + "/" + s.topic + "-0");
+  const View expected = FullRecoveryView(ref, s, &report);
+  ASSERT_FALSE(report.quarantined.empty()) << "the flip was not seen";
+  EXPECT_LT(std::stoll(expected.fields.at("nextOffset")),
             std::stoll(KafkaView(s).fields["nextOffset"]));
-  RepairThenLoad(s, flip, expected);
+  RepairThenLoad(s, FlipMiddleSegment, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CleanScenarioRepairTest,
-                         ::testing::Values(kIdem, kTxn, kCompressed), [](const auto& info) {
-                           std::string n = info.param.name;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+                         ::testing::Values(kIdem, kTxn, kCompressed),
+                         [](const auto& info) { return testlog::ScenarioTestName(info.param); });
 
 }  // namespace
 }  // namespace daruma::tools

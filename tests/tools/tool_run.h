@@ -1,4 +1,4 @@
-// Runs `daruma check` / `daruma repair` in-process the way the tests need
+// Runs `daruma check` / `daruma repair` / `daruma recover` in-process the way the tests need
 // them: quiet, output captured, the JSON report (when one is asked for) parsed
 // and its file removed. One place for every tools test.
 #pragma once
@@ -13,6 +13,7 @@
 #include "recovery/quarantine.h"
 #include "support/test_support.h"
 #include "tools/check_command.h"
+#include "tools/recover_command.h"
 #include "tools/repair_command.h"
 
 namespace daruma::tools::testlog {
@@ -46,6 +47,17 @@ inline ToolRun RunRepairQuietly(RepairCommandOptions o) {
   std::ostringstream out, err;
   ToolRun run;
   run.rc = RunRepair(o, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  run.json = TakeJsonFile(o.report_file);
+  return run;
+}
+
+inline ToolRun RunRecoverQuietly(RecoverOptions o) {
+  o.progress = ProgressMode::kQuiet;
+  std::ostringstream out, err;
+  ToolRun run;
+  run.rc = RunRecover(o, out, err);
   run.out = out.str();
   run.err = err.str();
   run.json = TakeJsonFile(o.report_file);
