@@ -13,6 +13,9 @@ namespace daruma {
 namespace {
 
 constexpr char kHeldElsewhere[] = "is locked by another process";
+// The Status detail of every "held by another process" failure, which
+// IsHeldElsewhere reads (no caller parses the message).
+constexpr int kHeldElsewhereDetail = 1;
 
 struct flock WholeFileWriteLock() {
   struct flock lock {};
@@ -29,12 +32,14 @@ Status HeldByRecordLock(const std::string& dir, const std::string& path, pid_t p
   // lock (another Daruma's) reports -1.
   if (pid <= 0) {
     return Status::IoError("log dir " + dir + " " + kHeldElsewhere + " (" + path +
-                           " is held by another Daruma process)");
+                           " is held by another Daruma process)")
+        .WithDetail(kHeldElsewhereDetail);
   }
   return Status::IoError("log dir " + dir + " " + kHeldElsewhere + " (" + path +
                          " is held by process " + std::to_string(pid) +
                          " with a record lock, as a running Kafka broker holds it); stop that "
-                         "broker first");
+                         "broker first")
+      .WithDetail(kHeldElsewhereDetail);
 }
 
 // Who holds a record lock conflicting with a write lock on all of `fd`.
@@ -69,7 +74,8 @@ Result<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& log_dir) {
     ::close(fd);
     if (err == EWOULDBLOCK) {
       return Status::IoError("log dir " + log_dir + " " + kHeldElsewhere + " (" + path +
-                             " is held); another Daruma or broker process uses this directory");
+                             " is held); another Daruma or broker process uses this directory")
+          .WithDetail(kHeldElsewhereDetail);
     }
     return Status::IoError("cannot lock " + path + ": " + std::strerror(err));
   }
@@ -97,7 +103,7 @@ DirLock::~DirLock() {
 }
 
 bool DirLock::IsHeldElsewhere(const Status& status) {
-  return status.message().find(kHeldElsewhere) != std::string::npos;
+  return status.IsIoError() && status.detail() == kHeldElsewhereDetail;
 }
 
 Status DirLock::CheckNotHeld(const std::string& dir) {

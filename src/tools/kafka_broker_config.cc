@@ -1,6 +1,7 @@
 #include "tools/kafka_broker_config.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "common/file_system.h"
