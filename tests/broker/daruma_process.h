@@ -133,6 +133,7 @@ class DarumaProcess {
   std::string Log() const { return daruma::testing::ReadFileToString(dir_ + "/daruma.log"); }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(kafka_port_); }
   uint16_t http_port() const { return http_port_; }
+  pid_t pid() const { return pid_; }
   std::string data_dir() const { return dir_ + "/data"; }
 
  private:
