@@ -16,6 +16,8 @@
 //                         produce() to the delivery report (mostly queueing
 //                         in the client's 64 MiB queue)
 //   BM_ProduceLatency/<acks>  p50/p99 at a light 10 MB/s, acks=1 and acks=-1
+//   BM_ProduceIdempotent/-1   BM_Produce/-1 with enable.idempotence=true
+//                         (producer ids, sequences, duplicate checks)
 //   BM_Consume            the partition of the last produce, from offset 0,
 //                         with the legacy batch consumer (no group); broker
 //                         and client CPU seconds per GB (the broker sends
@@ -322,9 +324,11 @@ double Percentile(std::vector<double>& v, double p) {
   return v[i];
 }
 
-rd_kafka_t* MakeProducer(const Broker& broker, const std::string& acks, ProduceStats* stats) {
+rd_kafka_t* MakeProducer(const Broker& broker, const std::string& acks, ProduceStats* stats,
+                         bool idempotent = false) {
   char err[512];
   rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", broker.bootstrap()},
+                                {"enable.idempotence", idempotent ? "true" : "false"},
                                 {"acks", acks},
                                 {"linger.ms", "5"},
                                 {"batch.size", "1048576"},
@@ -361,7 +365,7 @@ void ProduceOne(rd_kafka_t* producer, rd_kafka_topic_t* rkt, const std::string& 
 
 // Saturating: the producer's queue (64 MiB) stays full, so p50/p99 are
 // mostly queueing; BM_ProduceLatency has the unloaded latency.
-void ProduceOn(benchmark::State& state, Binary which) {
+void ProduceOn(benchmark::State& state, Binary which, bool idempotent = false) {
   Broker& broker = Broker::Get(which);
   if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
   const std::string acks = std::to_string(state.range(0));
@@ -374,10 +378,11 @@ void ProduceOn(benchmark::State& state, Binary which) {
   int64_t failed = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    const std::string topic = "bench-acks" + acks + "-" + std::to_string(run++);
+    const std::string topic = std::string(idempotent ? "bench-idem-acks" : "bench-acks") + acks +
+                              "-" + std::to_string(run++);
     ProduceStats stats;
     stats.latency_ms.reserve(size_t(count));
-    rd_kafka_t* producer = MakeProducer(broker, acks, &stats);
+    rd_kafka_t* producer = MakeProducer(broker, acks, &stats, idempotent);
     if (producer == nullptr) return state.SkipWithError("rd_kafka_new failed");
     rd_kafka_topic_t* rkt = MakeTopic(producer, topic);
     const double cpu_before = broker.CpuSeconds();
@@ -409,7 +414,7 @@ void ProduceOn(benchmark::State& state, Binary which) {
       broker_cpu / (double(total * int64_t(kMessageBytes)) / 1e9);
   state.counters["client_cpu_s_per_GB"] =
       client_cpu / (double(total * int64_t(kMessageBytes)) / 1e9);
-  state.SetLabel("acks=" + acks);
+  state.SetLabel(std::string(idempotent ? "idempotent, " : "") + "acks=" + acks);
 }
 
 // Unloaded latency: 10,000 msgs/s (10 MB/s) for 2 s, produce() to delivery
@@ -567,6 +572,11 @@ void ConsumeOn(benchmark::State& state, Binary which) {
 void BM_Produce(benchmark::State& state) {
   ProduceOn(state, kThisBuild);
 }
+// Kafka's Java producer default since 3.0: enable.idempotence with acks=all,
+// against BM_Produce/-1 in the same run (issue 20: >= 90 % of it).
+void BM_ProduceIdempotent(benchmark::State& state) {
+  ProduceOn(state, kThisBuild, /*idempotent=*/true);
+}
 void BM_ProduceBaseline(benchmark::State& state) {
   ProduceOn(state, kBaseline);
 }
@@ -587,6 +597,12 @@ BENCHMARK(BM_ProduceLatency)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Consume)->Arg(1)->Arg(2)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+// After the consume, which keeps reading the plain acks=-1 topic.
+BENCHMARK(BM_ProduceIdempotent)
+    ->Arg(-1)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
