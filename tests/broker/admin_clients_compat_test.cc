@@ -20,11 +20,7 @@ using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
 using testing::DarumaProcess;
-
-int Shell(const std::string& command) {
-  const int rc = std::system(command.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using testing::Shell;
 
 // admin.py CLIENT BOOTSTRAP: prints "ok" after every step passed; any
 // failure exits non-zero with the reason.

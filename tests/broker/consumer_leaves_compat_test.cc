@@ -20,11 +20,7 @@ namespace {
 using daruma::testing::TempDir;
 using testing::DarumaProcess;
 using testing::FindOnPath;
-
-int Shell(const std::string& command) {
-  const int rc = std::system(command.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using testing::Shell;
 
 // Why these tests cannot run here ("" when they can): the binary, and kcat
 // when `need_kcat`.

@@ -27,6 +27,12 @@ inline std::string DarumaBinary() {
 }
 
 // The first `name` on $PATH, or "".
+// Runs a shell command; its exit status (-1 when it did not exit normally).
+inline int Shell(const std::string& command) {
+  const int rc = std::system(command.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 inline std::string FindOnPath(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/bin:/bin";

@@ -42,6 +42,7 @@ using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
 using testing::DarumaProcess;
 using testing::FindOnPath;
+using testing::Shell;
 
 constexpr char kPython[] = "/usr/bin/python3";
 
@@ -102,11 +103,6 @@ else:
     if next_offset < high:
         sys.exit('timed out at offset %d of %d' % (next_offset, high))
 )PY";
-
-int Shell(const std::string& command) {
-  const int rc = std::system(command.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 bool HavePythonClient() {
   return ::access(kPython, X_OK) == 0 &&

@@ -28,11 +28,7 @@ using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
 using testing::DarumaProcess;
 using testing::FindOnPath;
-
-int Shell(const std::string& command) {
-  const int rc = std::system(command.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using testing::Shell;
 
 // produce.py BOOTSTRAP TOPIC FIRST COUNT: values m<FIRST>..m<FIRST+COUNT-1>,
 // value i to partition i % 3; "ok" when every one was acknowledged.
@@ -104,17 +100,28 @@ std::string MissingTools() {
   return "";
 }
 
+// Each partition's values in offset order, read with kcat ("<partition> <value>"
+// lines, which kcat prints per partition in offset order).
+std::map<int, std::vector<std::string>> ConsumeByPartition(const DarumaProcess& daruma,
+                                                           const TempDir& dir,
+                                                           const std::string& topic) {
+  const std::string out = dir.Join("by-partition.txt");
+  const std::string cmd = "timeout 60 kcat -C -q -b " + daruma.bootstrap() + " -t " + topic +
+                          " -e -o beginning -f '%p %s\\n' >" + out + " 2>" + dir.Join("kcat.err");
+  EXPECT_EQ(Shell(cmd), 0) << ReadFileToString(dir.Join("kcat.err"));
+  std::map<int, std::vector<std::string>> values;
+  std::istringstream in(ReadFileToString(out));
+  int partition = 0;
+  for (std::string value; in >> partition >> value;) values[partition].push_back(value);
+  return values;
+}
+
 // Every value of `topic`, read with kcat from the beginning to the end, sorted.
 std::vector<std::string> ConsumeAll(const DarumaProcess& daruma, const TempDir& dir,
                                     const std::string& topic) {
-  const std::string out = dir.Join("consumed.txt");
-  const std::string cmd = "timeout 60 kcat -C -q -b " + daruma.bootstrap() + " -t " + topic +
-                          " -e -o beginning -f '%s\\n' >" + out + " 2>" + dir.Join("kcat.err");
-  EXPECT_EQ(Shell(cmd), 0) << ReadFileToString(dir.Join("kcat.err"));
   std::vector<std::string> values;
-  std::istringstream in(ReadFileToString(out));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) values.push_back(line);
+  for (const auto& [partition, in_partition] : ConsumeByPartition(daruma, dir, topic)) {
+    values.insert(values.end(), in_partition.begin(), in_partition.end());
   }
   std::sort(values.begin(), values.end());
   return values;
@@ -158,22 +165,6 @@ TEST(IdempotentProducerCompat, ConfluentKafkaProducesExactlyOnceAcrossABrokerCra
   EXPECT_EQ(daruma.Stop(), 0) << daruma.Log();
 }
 
-// Each partition's values in offset order, read with kcat ("<partition> <value>"
-// lines, which kcat prints per partition in offset order).
-std::map<int, std::vector<std::string>> ConsumeByPartition(const DarumaProcess& daruma,
-                                                           const TempDir& dir,
-                                                           const std::string& topic) {
-  const std::string out = dir.Join("by-partition.txt");
-  const std::string cmd = "timeout 60 kcat -C -q -b " + daruma.bootstrap() + " -t " + topic +
-                          " -e -o beginning -f '%p %s\\n' >" + out + " 2>" + dir.Join("kcat.err");
-  EXPECT_EQ(Shell(cmd), 0) << ReadFileToString(dir.Join("kcat.err"));
-  std::map<int, std::vector<std::string>> values;
-  std::istringstream in(ReadFileToString(out));
-  int partition = 0;
-  for (std::string value; in >> partition >> value;) values[partition].push_back(value);
-  return values;
-}
-
 TEST(IdempotentProducerCompat, RetriesOfRequestsTheBrokerStillHoldsAreWrittenOnceInOrder) {
   if (const std::string missing = MissingTools(); !missing.empty()) {
     GTEST_SKIP() << "SKIPPED: " << missing;
@@ -213,8 +204,9 @@ TEST(IdempotentProducerCompat, KcatIdempotentProducer) {
   std::string input;
   for (const std::string& v : Expected(500)) input += v + "\n";
   WriteStringToFile(dir.Join("in.txt"), input);
+  // From stdin, one message per line (a file argument is sent as one message).
   const std::string cmd = "timeout 60 kcat -P -b " + daruma.bootstrap() +
-                          " -t kidem -p 0 -X enable.idempotence=true -X acks=all " +
+                          " -t kidem -p 0 -X enable.idempotence=true -X acks=all <" +
                           dir.Join("in.txt") + " 2>" + dir.Join("kcat-p.err");
   ASSERT_EQ(Shell(cmd), 0) << ReadFileToString(dir.Join("kcat-p.err")) << daruma.Log();
   EXPECT_EQ(ConsumeAll(daruma, dir, "kidem"), Expected(500));

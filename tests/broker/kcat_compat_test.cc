@@ -25,15 +25,10 @@ using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
 using testing::DarumaProcess;
 using testing::FindOnPath;
+using testing::Shell;
 
 constexpr int kMessages = 100000;  // per codec, over kPartitions (the proof)
 constexpr int kPartitions = 3;
-
-// Runs a shell command; its exit status.
-int Shell(const std::string& command) {
-  const int rc = std::system(command.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 #define DARUMA_REQUIRE_BROKER_BINARY()                                   \
   do {                                                                   \

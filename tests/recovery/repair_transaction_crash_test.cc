@@ -50,15 +50,6 @@ class RepairTransactionTest : public ::testing::Test {
     files_ = ReadTree(log_dir_);
   }
 
-  void Fill(MemFileSystem* mem) const {
-    for (const auto& [path, bytes] : files_) {
-      ASSERT_TRUE(mem->CreateDir(ParentDir(path)).ok());
-      auto f = mem->Open(path, OpenMode::kTruncate);
-      ASSERT_TRUE(f.ok());
-      ASSERT_TRUE((*f)->WriteAt(0, bytes).ok());
-    }
-  }
-
   // Plans on `fs`, then applies through a fault layer crashing at op `n`
   // (0: never). Returns the fault layer's op count; `image` (if set) gets
   // the durable state.
@@ -97,10 +88,10 @@ class RepairTransactionTest : public ::testing::Test {
 
 TEST_F(RepairTransactionTest, CrashAtEveryStepLeavesTheOldOrTheRepairedPartition) {
   MemFileSystem original;
-  Fill(&original);
+  WriteTree(files_, &original);
   const Image before = original.Files(partition_dir_);
   MemFileSystem reference;
-  Fill(&reference);
+  WriteTree(files_, &reference);
   const uint64_t total = RepairWithCrash(&reference, 0, nullptr);
   const Image repaired = reference.Files(partition_dir_);
   ASSERT_NE(repaired, before);
@@ -110,7 +101,7 @@ TEST_F(RepairTransactionTest, CrashAtEveryStepLeavesTheOldOrTheRepairedPartition
     for (int kill = 0; kill < 2; ++kill) {
       SCOPED_TRACE("crash at op " + std::to_string(n) + (kill ? " (kill)" : " (power loss)"));
       MemFileSystem mem;
-      Fill(&mem);
+      WriteTree(files_, &mem);
       MemFileSystem image;
       RepairWithCrash(&mem, n, kill ? nullptr : &image);
       MemFileSystem& after = kill ? mem : image;

@@ -2,6 +2,8 @@
 // transactional fixture made unloadable the way the issue found it.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -9,6 +11,8 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/file_system.h"
+#include "support/mem_file_system.h"
 #include "support/test_support.h"
 
 namespace daruma::testing {
@@ -23,6 +27,17 @@ inline std::map<std::string, std::vector<uint8_t>> ReadTree(const std::string& r
     out[e.path().string()] = std::vector<uint8_t>(s.begin(), s.end());
   }
   return out;
+}
+
+// Writes a tree read by ReadTree into `fs` under the same paths (parent
+// directories created as needed), for crash tests that run on a copy in memory.
+inline void WriteTree(const std::map<std::string, std::vector<uint8_t>>& files, MemFileSystem* fs) {
+  for (const auto& [path, bytes] : files) {
+    ASSERT_TRUE(fs->CreateDir(ParentDir(path)).ok()) << path;
+    auto f = fs->Open(path, OpenMode::kTruncate);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE((*f)->WriteAt(0, bytes).ok()) << path;
+  }
 }
 
 // Segment 0 of `partition_dir` (a copy of the transactional fixture) with the

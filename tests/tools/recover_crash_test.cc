@@ -51,15 +51,6 @@ class RecoverCrashTest : public ::testing::TestWithParam<Case> {
     files_ = daruma::testing::ReadTree(log_dir_);
   }
 
-  void Fill(MemFileSystem* mem) const {
-    for (const auto& [path, bytes] : files_) {
-      ASSERT_TRUE(mem->CreateDir(ParentDir(path)).ok());
-      auto f = mem->Open(path, OpenMode::kTruncate);
-      ASSERT_TRUE(f.ok());
-      ASSERT_TRUE((*f)->WriteAt(0, bytes).ok());
-    }
-  }
-
   int Recover(FileSystem* fs) const {
     RecoverOptions o;
     o.log_dirs = {log_dir_};
@@ -112,7 +103,7 @@ TEST_P(RecoverCrashTest, EveryCrashPointLeavesADirASecondRecoverLoads) {
   const Scenario& s = GetParam().scenario;
   const testlog::View expected = testlog::KafkaView(s);
   MemFileSystem reference;
-  Fill(&reference);
+  daruma::testing::WriteTree(files_, &reference);
   const uint64_t total = RecoverWithCrash(&reference, 0, nullptr);
   ASSERT_GT(total, 10u);
   EXPECT_EQ(testlog::Load(log_dir_, s, /*from_zero=*/false, &reference), expected);
@@ -122,7 +113,7 @@ TEST_P(RecoverCrashTest, EveryCrashPointLeavesADirASecondRecoverLoads) {
       SCOPED_TRACE("crash at op " + std::to_string(n) + " of " + std::to_string(total) +
                    (kill ? " (kill)" : " (power loss)"));
       MemFileSystem mem;
-      Fill(&mem);
+      daruma::testing::WriteTree(files_, &mem);
       MemFileSystem image;
       RecoverWithCrash(&mem, n, kill ? nullptr : &image);
       MemFileSystem& after = kill ? mem : image;
