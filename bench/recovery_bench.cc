@@ -51,6 +51,7 @@
 #include "log/log.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"
+#include "recovery_support.h"
 
 namespace daruma {
 namespace {
@@ -65,29 +66,6 @@ constexpr int kCleanStartSegments = 4;
 int64_t RecoveryBytes() {
   const char* mib = std::getenv("DARUMA_BENCH_RECOVERY_MIB");
   return int64_t(mib && *mib ? std::atoi(mib) : 1024) << 20;
-}
-
-// read() + CRC-32C over files[first], files[first + stride], ...: with
-// stride = T, T threads share the files as recovery threads share segments.
-uint64_t ReadAndCrc(const std::vector<std::string>& files, size_t first = 0, size_t stride = 1) {
-  // The block size of recovery's scans (log/segment_recovery_scan.cc).
-  thread_local std::vector<uint8_t> buffer(256 << 10);
-  uint64_t bytes = 0;
-  uint32_t acc = 0;
-  for (size_t i = first; i < files.size(); i += stride) {
-    const std::string& path = files[i];
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) std::abort();
-    for (;;) {
-      ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n <= 0) break;
-      acc ^= Crc32c(buffer.data(), size_t(n));
-      bytes += uint64_t(n);
-    }
-    ::close(fd);
-  }
-  benchmark::DoNotOptimize(acc);
-  return bytes;
 }
 
 const std::string& BigLogDir() {
@@ -122,15 +100,6 @@ void Prepare(const std::string& log_dir, const Scenario& scenario) {
   }
 }
 
-// User + system CPU seconds of this process so far (every thread, also
-// finished ones: recovery's threads are joined before Startup returns).
-double ProcessCpuSeconds() {
-  struct rusage usage {};
-  ::getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 // One timed Startup; adds its CPU seconds (all threads) to *cpu_seconds.
 int64_t Recover(const std::string& log_dir, int threads, double* cpu_seconds = nullptr) {
   LogManager manager;
@@ -144,21 +113,6 @@ int64_t Recover(const std::string& log_dir, int threads, double* cpu_seconds = n
   if (manager.HasFailures()) Die("recovery", Status::Corruption(manager.ReportJson().dump()));
   if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
   return ns;
-}
-
-// Runs `fn` in a child process and returns the child's peak RSS in MiB.
-double PeakRssMiBOfChild(const std::function<void()>& fn) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    fn();
-    std::_Exit(0);
-  }
-  int status = 0;
-  struct rusage usage {};
-  if (::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return -1;
-  }
-  return double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
 // The T = 2 runs report `speedup_vs_1_thread` from pairs: each iteration

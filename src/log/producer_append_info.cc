@@ -39,6 +39,10 @@ Result<MarkerRecord> ReadEndTxnMarker(const RecordBatchView& batch) {
 
 }  // namespace
 
+bool EndTxnMarkerReadable(const RecordBatchView& batch) {
+  return batch.records_count() == 0 || ReadEndTxnMarker(batch).ok();
+}
+
 const char* ProducerAppendErrorName(ProducerAppendError error) {
   switch (error) {
     case ProducerAppendError::kInvalidProducerEpoch:

@@ -64,6 +64,12 @@ const char* ProducerAppendErrorName(ProducerAppendError error);
 // with context added or not), or nullopt for every other status.
 std::optional<ProducerAppendError> ProducerAppendErrorOf(const Status& status);
 
+// Whether Append of this control batch can read its end-transaction marker:
+// true for an emptied control batch, which Append skips. A marker it cannot
+// read is the only way a replicated append fails other than
+// INVALID_TXN_STATE.
+bool EndTxnMarkerReadable(const RecordBatchView& batch);
+
 class ProducerAppendInfo {
  public:
   ProducerAppendInfo(std::string partition, int64_t producer_id,

@@ -10,7 +10,9 @@
 //     (index.interval.bytes, counted from the last entry) produces, the final
 //     (max timestamp, shallow offset) pair, and the batches whose effect is
 //     not local to the segment (v2 batches with a producer id, and v2 batches
-//     whose leader epoch exceeds every earlier epoch of the segment).
+//     whose leader epoch exceeds every earlier epoch of the segment), less
+//     the producer batches a later batch of the same producer makes
+//     invisible, so that what is kept does not grow with the batch count.
 //  2. LogSegment::ApplyRecovery replays that scan in batch order: index
 //     entries, then the caller's visitor for each retained batch (which may
 //     still stop recovery at a batch, as a corrupt control record does), and
@@ -33,6 +35,7 @@
 #include "common/file_system.h"
 #include "common/status.h"
 #include "record/file_batch_reader.h"
+#include "record/record_batch.h"
 
 namespace daruma {
 
@@ -45,8 +48,9 @@ struct SegmentRecoveryScan {
     int64_t max_timestamp = -1;
     int64_t shallow_offset_of_max = -1;
   };
-  // A retained batch. `bytes` is the whole batch for a control batch and the
-  // 61-byte header otherwise (all producer state reads from a data batch).
+  // A retained batch: the whole batch for a control batch, the 61-byte header
+  // otherwise (all producer state reads from a data batch), kept inline so
+  // that retaining a batch allocates nothing.
   struct Batch {
     int64_t position = 0;
     int64_t end = 0;             // position + size
@@ -56,11 +60,23 @@ struct SegmentRecoveryScan {
     // v2_next_offset (below) before this batch: what the state reflects
     // after the batches not retained since the previous retained one.
     int64_t prev_v2_next_offset = 0;
-    Bytes bytes;
+    uint8_t header[kRecordBatchOverhead] = {};
+    bool dropped = false;  // thinned out (see batches below); never set once returned
+    Bytes control;         // the whole batch, for a control batch only
+
+    ByteSpan bytes() const {
+      return control.empty() ? ByteSpan(header, sizeof header) : ByteSpan(control);
+    }
   };
 
   std::vector<IndexPoint> index_points;
-  std::vector<Batch> batches;  // in file order
+  // In file order: the batches with a producer id or a new leader epoch,
+  // except those whose replay provably leaves no trace in the state after
+  // the segment (a producer's data batch followed by five more of its epoch;
+  // segment_recovery_scan.cc states the rule). What is left is bounded by the
+  // producers, transactions and epochs of the segment, not by its batches.
+  std::vector<Batch> batches;
+  int64_t thinned_batches = 0;  // producer batches left out of `batches`
 
   int64_t valid_bytes = 0;
   int64_t batch_count = 0;

@@ -1,0 +1,348 @@
+// Unclean recovery from offset 0 of partitions that look like Kafka's since
+// 3.0, when the Java producer became idempotent by default (issue 23): every
+// batch carries a producer id and sequence, and recovery rebuilds producer
+// state from them.
+//
+//   BM_RecoverShape/<shape>/T   LogManager::Startup of one partition with no
+//                               clean-shutdown marker and no recovery point, T
+//                               recovery threads (as `daruma recover` runs it)
+//
+// Shapes (each $DARUMA_BENCH_PRODUCER_MIB MiB, default 1024, 128 MiB segments):
+//   plain_1k          ~1 KiB batches (8 records), no producer id: the old row
+//   idempotent_1k     ~1 KiB batches, one idempotent producer
+//   idempotent_100b   ~100-byte batches (one record), one idempotent producer
+//   producers_10k     ~100-byte batches from 10,000 idempotent producers
+//   txn_aborts        ~1 KiB transactional batches, 100 producers, 1-10
+//                     batches per transaction, one in ten aborted
+//   lz4_1k            lz4-compressed batches of 8 ~118-byte records, one
+//                     idempotent producer
+//
+// Each iteration first reads the same .log files with read() + CRC-32C on one
+// thread (counter read_crc_gbps, and vs_read_crc = recovery / that pass), so
+// every recovery figure stands beside the machine's ceiling measured seconds
+// earlier. Counters also give ns_per_batch (wall time / batches), cpu_ms,
+// peak_rss_mib of a forked child running one recovery, and, when the `daruma`
+// binary sits beside this one, the same recovery end to end through `daruma
+// recover` (e2e_seconds, e2e_gbps, e2e_peak_rss_mib).
+//
+// Data: written once under $TMPDIR as raw segments (template batches with
+// offsets, producer ids and sequences patched, CRCs recomputed), then brought
+// to a clean shutdown by one LogManager start; timestamps are those of the
+// generation and producer expiration is off, so every producer stays live.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench_data.h"
+#include "common/bytes.h"
+#include "log/log_file_names.h"
+#include "record/record_batch.h"
+#include "record/record_batch_builder.h"
+#include "recovery/log_manager.h"
+#include "recovery_support.h"
+
+namespace daruma {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace daruma::bench;  // NOLINT: shared data and measurement helpers
+
+struct Shape {
+  const char* name;
+  int records = 8;        // per batch
+  int value_bytes = 100;  // per record
+  int producers = 1;      // 0: no producer id
+  bool transactional = false;
+  CompressionType compression = CompressionType::kNone;
+};
+
+const Shape kShapes[] = {
+    {"plain_1k", 8, 100, 0, false, CompressionType::kNone},
+    {"idempotent_1k", 8, 100, 1, false, CompressionType::kNone},
+    {"idempotent_100b", 1, 27, 1, false, CompressionType::kNone},
+    {"producers_10k", 1, 27, 10000, false, CompressionType::kNone},
+    {"txn_aborts", 8, 100, 100, true, CompressionType::kNone},
+    {"lz4_1k", 8, 100, 1, false, CompressionType::kLz4},
+};
+
+int64_t ShapeBytes() {
+  const char* mib = std::getenv("DARUMA_BENCH_PRODUCER_MIB");
+  return int64_t(mib && *mib ? std::atoi(mib) : 1024) << 20;
+}
+
+LogConfig ShapeConfig() {
+  LogConfig config = BenchConfig();
+  config.producer_id_expiration_ms = std::numeric_limits<int32_t>::max();
+  return config;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Writes raw segments; rolls at kSegmentBytes as a log would.
+class SegmentWriter {
+ public:
+  explicit SegmentWriter(std::string dir) : dir_(std::move(dir)) {}
+  ~SegmentWriter() { Close(); }
+
+  void Write(ByteSpan batch, int64_t base_offset) {
+    if (!out_.is_open() || size_ + int64_t(batch.size()) > kSegmentBytes) {
+      Close();
+      out_.open(LogFileName(dir_, base_offset), std::ios::binary | std::ios::trunc);
+      if (!out_) Die("creating a segment", Status::IoError(dir_));
+      size_ = 0;
+    }
+    out_.write(reinterpret_cast<const char*>(batch.data()), std::streamsize(batch.size()));
+    size_ += int64_t(batch.size());
+    written_ += int64_t(batch.size());
+  }
+  int64_t written() const { return written_; }
+
+ private:
+  void Close() {
+    if (out_.is_open()) out_.close();
+  }
+  std::string dir_;
+  std::ofstream out_;
+  int64_t size_ = 0;
+  int64_t written_ = 0;
+};
+
+Bytes TemplateBatch(const Shape& shape, int64_t now_ms) {
+  BatchBuilderOptions o;
+  o.partition_leader_epoch = 0;
+  o.compression = shape.compression;
+  if (shape.producers > 0) {
+    o.producer_id = 0;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.is_transactional = shape.transactional;
+  }
+  std::vector<RecordInput> records(size_t(shape.records));
+  for (int i = 0; i < shape.records; ++i) {
+    records[size_t(i)].timestamp = now_ms;
+    records[size_t(i)].key = "k-" + std::to_string(i % 10) + std::to_string(i / 10);
+    records[size_t(i)].value = std::string(size_t(shape.value_bytes), char('a' + i % 26));
+  }
+  auto batch = BuildRecordBatch(o, records);
+  if (!batch.ok()) Die("building a batch", batch.status());
+  return *batch;
+}
+
+// xorshift64: a cheap reproducible producer choice.
+uint64_t NextRandom(uint64_t* s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+void GenerateShape(const Shape& shape, const std::string& log_dir) {
+  fs::remove_all(log_dir);
+  const std::string dir = log_dir + "/bench-0";
+  fs::create_directories(dir);
+  const int64_t now_ms = NowMs();
+  Bytes batch = TemplateBatch(shape, now_ms);
+  const int64_t first_producer = 1000;
+  std::vector<int32_t> sequence(size_t(std::max(shape.producers, 1)), 0);
+  std::vector<int> txn_left(sequence.size(), 0);
+  uint64_t random = 0x9E3779B97F4A7C15ull;
+  SegmentWriter writer(dir);
+  int64_t offset = 0;
+  int64_t batches = 0;
+  for (; writer.written() < ShapeBytes(); ++batches) {
+    if (shape.producers == 0) {
+      SetBatchBaseOffset(batch, offset);
+      writer.Write(batch, offset);
+      offset += shape.records;
+      continue;
+    }
+    const size_t p =
+        shape.producers == 1 ? 0 : size_t(NextRandom(&random) % uint64_t(shape.producers));
+    const int64_t pid = first_producer + int64_t(p);
+    if (shape.transactional && txn_left[p] == 0 && sequence[p] > 0) {
+      // The transaction's last batch was written: its marker, one in ten an abort.
+      const bool abort = NextRandom(&random) % 10 == 0;
+      Bytes marker = BuildEndTxnMarkerBatch(
+          offset, 0, pid, 0, abort ? ControlRecordType::kAbort : ControlRecordType::kCommit, 0,
+          now_ms);
+      writer.Write(marker, offset);
+      offset += 1;
+      txn_left[p] = -1;  // the next batch starts a new transaction
+      continue;
+    }
+    if (shape.transactional && txn_left[p] <= 0) txn_left[p] = 1 + int(NextRandom(&random) % 10);
+    StoreBe64(batch.data() + batch_layout::kProducerId, uint64_t(pid));
+    StoreBe32(batch.data() + batch_layout::kBaseSequence, uint32_t(sequence[p]));
+    RewriteBatchCrc(batch);
+    SetBatchBaseOffset(batch, offset);
+    writer.Write(batch, offset);
+    offset += shape.records;
+    sequence[p] += shape.records;
+    if (shape.transactional) txn_left[p]--;
+  }
+  std::ofstream(log_dir + ".batches") << batches << "\n";
+}
+
+// The shape's log dir under $TMPDIR, generated and cleanly shut down once.
+std::string ShapeDir(const Shape& shape) {
+  const std::string d = TmpRoot() + "/daruma-bench-shape-" + shape.name + "-" +
+                        std::to_string(ShapeBytes() >> 20) + "m";
+  if (!fs::exists(d + "/.kafka_cleanshutdown")) {
+    std::fprintf(stderr, "producer_recovery_bench: generating %s\n", d.c_str());
+    GenerateShape(shape, d);
+    LogManager manager;
+    if (Status s = manager.Startup({d}, ShapeConfig(), 2); !s.ok()) Die("startup", s);
+    if (manager.HasFailures()) Die("generation", Status::Corruption(manager.ReportJson().dump()));
+    if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
+  }
+  return d;
+}
+
+// No marker, no recovery point: every segment is recovered from offset 0.
+void PrepareUnclean(const std::string& log_dir) {
+  fs::remove(log_dir + "/.kafka_cleanshutdown");
+  fs::remove(log_dir + "/" + kRecoveryPointCheckpointFile);
+}
+
+int64_t RecoverNs(const std::string& log_dir, int threads, double* cpu_seconds) {
+  LogManager manager;
+  const double cpu_before = ProcessCpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  if (Status s = manager.Startup({log_dir}, ShapeConfig(), threads); !s.ok()) Die("startup", s);
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (cpu_seconds != nullptr) *cpu_seconds += ProcessCpuSeconds() - cpu_before;
+  if (manager.HasFailures()) Die("recovery", Status::Corruption(manager.ReportJson().dump()));
+  if (Status s = manager.Shutdown(); !s.ok()) Die("shutdown", s);
+  return ns;
+}
+
+// `daruma recover` beside this binary, or "" if there is none.
+std::string DarumaBinary() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path daruma = self.parent_path() / "daruma";
+  return fs::exists(daruma) ? daruma.string() : "";
+}
+
+struct EndToEnd {
+  double seconds = -1;
+  double peak_rss_mib = -1;
+};
+
+// One `daruma recover` of the prepared dir, timed from fork to exit
+// (process start, recovery, clean shutdown with its syncs).
+EndToEnd RecoverEndToEnd(const std::string& binary, const std::string& log_dir, int threads) {
+  const std::string threads_arg = std::to_string(threads);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(binary.c_str(), binary.c_str(), "recover", "--log-dirs", log_dir.c_str(), "--threads",
+            threads_arg.c_str(), "--quiet", "--set", "producer.id.expiration.ms=2147483647",
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  if (::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "producer_recovery_bench: %s recover failed (status %d)\n", binary.c_str(),
+                 status);
+    return {};
+  }
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+          double(usage.ru_maxrss) / 1024.0};
+}
+
+// The batch count GenerateShape wrote beside the log dir.
+int64_t CountBatches(const std::string& log_dir) {
+  std::ifstream in(log_dir + ".batches");
+  int64_t batches = 0;
+  in >> batches;
+  return batches;
+}
+
+void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
+  const std::string dir = ShapeDir(shape);
+  const std::vector<std::string> files = FilesWithSuffix(dir + "/bench-0", ".log");
+  const int threads = int(state.range(0));
+  ReadAndCrc(files);  // warm the page cache
+  PrepareUnclean(dir);
+  const int64_t batches = CountBatches(dir);
+  double seconds = 0;
+  double crc_seconds = 0;
+  double cpu_seconds = 0;
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    const auto crc_start = std::chrono::steady_clock::now();
+    const uint64_t read = ReadAndCrc(files);
+    crc_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - crc_start).count();
+    PrepareUnclean(dir);
+    const int64_t ns = RecoverNs(dir, threads, &cpu_seconds);
+    state.SetIterationTime(double(ns) / 1e9);
+    seconds += double(ns) / 1e9;
+    bytes += int64_t(read);
+  }
+  const double iterations = double(std::max<int64_t>(1, state.iterations()));
+  state.SetBytesProcessed(bytes);
+  state.counters["batches"] = double(batches);
+  state.counters["ns_per_batch"] =
+      seconds / iterations * 1e9 / double(std::max<int64_t>(1, batches));
+  state.counters["read_crc_gbps"] = double(bytes) / crc_seconds / 1e9;
+  state.counters["vs_read_crc"] = crc_seconds / seconds;
+  state.counters["cpu_ms"] = cpu_seconds * 1e3 / iterations;
+  PrepareUnclean(dir);
+  state.counters["peak_rss_mib"] = PeakRssMiBOfChild([&] { RecoverNs(dir, threads, nullptr); });
+  if (const std::string binary = DarumaBinary(); !binary.empty()) {
+    PrepareUnclean(dir);
+    const EndToEnd e2e = RecoverEndToEnd(binary, dir, threads);
+    state.counters["e2e_seconds"] = e2e.seconds;
+    state.counters["e2e_gbps"] =
+        e2e.seconds > 0 ? double(bytes) / iterations / e2e.seconds / 1e9 : -1;
+    state.counters["e2e_peak_rss_mib"] = e2e.peak_rss_mib;
+  }
+  std::fprintf(stderr,
+               "producer_recovery_bench: %s, %lld MiB, %lld batches, %d thread(s): %.2f GB/s "
+               "(%.0f ns/batch), read+CRC %.2f GB/s in the same iterations\n",
+               shape.name, static_cast<long long>(ShapeBytes() >> 20),
+               static_cast<long long>(batches), threads, double(bytes) / seconds / 1e9,
+               seconds / iterations * 1e9 / double(std::max<int64_t>(1, batches)),
+               double(bytes) / crc_seconds / 1e9);
+}
+
+}  // namespace
+}  // namespace daruma
+
+int main(int argc, char** argv) {
+  for (const daruma::Shape& shape : daruma::kShapes) {
+    benchmark::RegisterBenchmark((std::string("BM_RecoverShape/") + shape.name).c_str(),
+                                 daruma::BM_RecoverShape, shape)
+        ->Arg(1)
+        ->Arg(2)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime()
+        ->Iterations(3);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

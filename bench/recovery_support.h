@@ -1,0 +1,70 @@
+// Measuring recovery (recovery_bench, producer_recovery_bench): the
+// read()+CRC-32C baseline a scan of the same files is compared with, and the
+// CPU time and peak RSS of one recovery.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/crc32c.h"
+
+namespace daruma::bench {
+
+// read() + CRC-32C over files[first], files[first + stride], ...: with
+// stride = T, T threads share the files as recovery threads share segments.
+inline uint64_t ReadAndCrc(const std::vector<std::string>& files, size_t first = 0,
+                           size_t stride = 1) {
+  // The block size of recovery's scans (log/segment_recovery_scan.cc).
+  thread_local std::vector<uint8_t> buffer(256 << 10);
+  uint64_t bytes = 0;
+  uint32_t acc = 0;
+  for (size_t i = first; i < files.size(); i += stride) {
+    const std::string& path = files[i];
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) std::abort();
+    for (;;) {
+      ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n <= 0) break;
+      acc ^= Crc32c(buffer.data(), size_t(n));
+      bytes += uint64_t(n);
+    }
+    ::close(fd);
+  }
+  benchmark::DoNotOptimize(acc);
+  return bytes;
+}
+
+// User + system CPU seconds of this process so far (every thread, also
+// finished ones: recovery's threads are joined before Startup returns).
+inline double ProcessCpuSeconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// Runs `fn` in a child process and returns the child's peak RSS in MiB.
+inline double PeakRssMiBOfChild(const std::function<void()>& fn) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    fn();
+    std::_Exit(0);
+  }
+  int status = 0;
+  struct rusage usage {};
+  if (::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return -1;
+  }
+  return double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+}  // namespace daruma::bench
