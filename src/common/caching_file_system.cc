@@ -25,11 +25,11 @@ class CachedFile final : public File {
     return file->WriteAt(pos, data);
   }
 
+  // Also reports the failure of a sync the cache made to release the handle.
   Status Sync() override {
     DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, false));
     DARUMA_RETURN_IF_ERROR(file->Sync());
-    cache_->MarkSynced(slot_);
-    return Status::Ok();
+    return cache_->MarkSynced(slot_);
   }
 
   // No pin: a size change leaves no dirty pages behind (see the cache).
@@ -65,12 +65,14 @@ class CachedFile final : public File {
     return (*file)->MapForRead(pos, len);
   }
 
-  // The region outlives an eviction of the handle (an mmap survives close),
-  // and is not pinned: stores through it after the next Sync are unknown to
-  // the cache, so the handle may be evicted with dirty pages, as 10,000
-  // active segments could not otherwise stay within the capacity. That loses
-  // no error: a later Sync reopens the file, and Linux (>= 4.16) reports a
-  // writeback error that no descriptor has seen yet to a new opener's fsync.
+  // Pins the handle like a write until the next Sync (or until the cache
+  // syncs and releases it for room). The region outlives an eviction of the
+  // handle (an mmap survives close, and holds no descriptor): stores through
+  // it after that Sync are unknown to the cache, so the handle may be evicted
+  // with dirty pages, as 10,000 active segments could not otherwise stay
+  // within the capacity. That loses no error: a later Sync reopens the file,
+  // and Linux (>= 4.16) reports a writeback error that no descriptor has seen
+  // yet to a new opener's fsync.
   Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len,
                                                              AppendFaults faults) override {
     DARUMA_ASSIGN_OR_RETURN(std::shared_ptr<File> file, cache_->Acquire(slot_, true));
@@ -100,11 +102,24 @@ Result<std::unique_ptr<File>> CachingFileSystem::Open(const std::string& path, O
   // third of an open + close. Anything else (a missing file included, so the
   // caller gets the inner system's own error) is opened now.
   const bool existing = mode == OpenMode::kRead || mode == OpenMode::kReadWrite;
+  FileHandleCache::Room room;
   if (!defer_opens_ || !existing || !inner_->FileSize(path).ok()) {
-    cache_->MakeRoomForOne();
-    DARUMA_ASSIGN_OR_RETURN(opened, inner_->Open(path, mode));
+    // An open refused for lack of descriptors has no side effect (no file
+    // created or truncated), so it is simply tried again after releasing.
+    for (;;) {
+      room = cache_->Reserve();
+      Result<std::unique_ptr<File>> result = inner_->Open(path, mode);
+      if (result.ok()) {
+        opened = std::move(*result);
+        break;
+      }
+      room = FileHandleCache::Room();
+      if (!IsTooManyOpenFiles(result.status()) || !cache_->ReleaseForRetry()) {
+        return result.status();
+      }
+    }
   }
-  FileHandleCache::Slot* slot = cache_->Register(std::move(opened), path, mode);
+  FileHandleCache::Slot* slot = cache_->Register(std::move(opened), std::move(room), path, mode);
   return std::unique_ptr<File>(new CachedFile(cache_, slot));
 }
 
@@ -116,13 +131,14 @@ Result<std::unique_ptr<File>> CachingFileSystem::OpenWithSize(const std::string&
   Result<uint64_t> stat_size = inner_->FileSize(path);
   if (!stat_size.ok()) return FileSystem::OpenWithSize(path, mode, size);  // the inner error
   *size = *stat_size;
-  FileHandleCache::Slot* slot = cache_->Register(nullptr, path, mode);
+  FileHandleCache::Slot* slot = cache_->Register(nullptr, FileHandleCache::Room(), path, mode);
   return std::unique_ptr<File>(new CachedFile(cache_, slot));
 }
 
+// A one-shot use of a descriptor (ReadFile, ListDir, SyncDir) counts against
+// the budget while it runs, and is retried after releasing on EMFILE.
 Result<std::vector<uint8_t>> CachingFileSystem::ReadFile(const std::string& path) {
-  cache_->MakeRoomForOne();  // its descriptor counts while it is open
-  return inner_->ReadFile(path);
+  return cache_->WithDescriptor([&] { return inner_->ReadFile(path); });
 }
 
 Status CachingFileSystem::Rename(const std::string& from, const std::string& to) {
@@ -140,7 +156,9 @@ Status CachingFileSystem::Remove(const std::string& path) {
 
 Status CachingFileSystem::RemoveAll(const std::string& path) {
   cache_->BeforeRemove(path, /*tree=*/true);
-  Status st = inner_->RemoveAll(path);
+  // The walk holds a descriptor per directory level; it counts as one, and
+  // an EMFILE (the walk stops where it was) is retried after releasing.
+  Status st = cache_->WithDescriptor([&] { return inner_->RemoveAll(path); });
   cache_->AfterRemove(path, true, st.ok());
   return st;
 }
@@ -149,10 +167,10 @@ Status CachingFileSystem::CreateDir(const std::string& path) {
   return inner_->CreateDir(path);
 }
 Status CachingFileSystem::SyncDir(const std::string& path) {
-  return inner_->SyncDir(path);
+  return cache_->WithDescriptor([&] { return inner_->SyncDir(path); });
 }
 Result<std::vector<DirEntry>> CachingFileSystem::ListDir(const std::string& path) {
-  return inner_->ListDir(path);
+  return cache_->WithDescriptor([&] { return inner_->ListDir(path); });
 }
 bool CachingFileSystem::Exists(const std::string& path) {
   return inner_->Exists(path);

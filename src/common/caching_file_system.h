@@ -9,8 +9,15 @@
 //    kTruncate, kCreateExclusive side effects) happen exactly as without the
 //    decorator. Reopens after an eviction use kRead/kReadWrite only.
 //  * Data written and not yet synced keeps its handle open until Sync()
-//    succeeds; Sync() on an evicted file reopens it and fsyncs (it may hold
-//    bytes written by an earlier process).
+//    succeeds, or until the cache needs its descriptor: then it syncs the file
+//    itself and closes it, and a failure of that sync is returned by the
+//    file's next Sync(). Sync() on an evicted file reopens it and fsyncs (it
+//    may hold bytes written by an earlier process).
+//  * Directory listings, directory fsyncs, RemoveAll and ReadFile count
+//    against the budget (one descriptor) while they run.
+//  * EMFILE/ENFILE (IsTooManyOpenFiles) from an open, a listing, a directory
+//    fsync, RemoveAll or ReadFile makes the cache release handles and try
+//    again; the caller sees it only when nothing is left to release.
 //  * Size() of an evicted file is a stat of its path (no reopen).
 //  * ReadAt stays safe concurrently; an eviction never closes a descriptor
 //    under an in-flight operation.

@@ -1,5 +1,7 @@
 #include "common/file_handle_cache.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -14,12 +16,25 @@ struct FileHandleCache::Slot {
   bool dirty = false;
   // The path was removed or replaced: no reopen is possible.
   bool orphaned = false;
+  // Bumped by every dirtying Acquire: a step-2 sync that started before it
+  // did not cover that write, so it must not unpin the handle.
+  uint64_t dirty_generation = 0;
+  // A step-2 sync of the handle is under way (outside the mutex).
+  bool syncing = false;
+  // A step-2 sync failed: the handle stays pinned and the next MarkSynced
+  // returns this.
+  Status sync_error;
   // Its entry in by_path_; none once a removal or rename took its path.
   std::optional<std::multimap<std::string, Slot*>::iterator> path_entry;
-  // In lru_ while the handle is open and unpinned.
-  std::optional<std::list<Slot*>::iterator> lru_entry;
+  // Its entry in lru_ or dirty_ (`list`) while the handle is open and not
+  // orphaned.
+  std::list<Slot*>* list = nullptr;
+  std::list<Slot*>::iterator list_entry;
 
   bool pinned() const { return dirty || orphaned; }
+  // No operation holds the handle now. Exact under the mutex: copies are
+  // only made under it, so the count can only fall outside it.
+  bool unborrowed() const { return handle.use_count() == 1; }
 };
 
 namespace {
@@ -36,25 +51,130 @@ bool IsAtOrBelow(const std::string& candidate, const std::string& path) {
 
 }  // namespace
 
+FileHandleCache::Room& FileHandleCache::Room::operator=(Room&& other) noexcept {
+  if (this != &other) {
+    Return();
+    cache_ = other.cache_;
+    other.cache_ = nullptr;
+  }
+  return *this;
+}
+
+void FileHandleCache::Room::Return() {
+  if (cache_ != nullptr) cache_->ReturnRoom();
+  cache_ = nullptr;
+}
+
 FileHandleCache::FileHandleCache(FileSystem* inner, size_t capacity)
     : inner_(inner), capacity_(capacity == 0 ? 1 : capacity) {}
 
 FileHandleCache::~FileHandleCache() = default;
 
-FileHandleCache::Slot* FileHandleCache::Register(std::unique_ptr<File> opened,
+void FileHandleCache::ReturnRoom() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --rooms_;
+}
+
+FileHandleCache::Room FileHandleCache::Reserve() {
+  std::vector<std::shared_ptr<File>> closed;  // closed after the unlock
+  std::unique_lock<std::mutex> lock(mu_);
+  ReleaseDownToLocked(lock, capacity_ - 1, SIZE_MAX, &closed);
+  ++rooms_;
+  return Room(this);
+}
+
+bool FileHandleCache::ReleaseForRetry() {
+  std::vector<std::shared_ptr<File>> closed;
+  std::unique_lock<std::mutex> lock(mu_);
+  ++shortages_;
+  return ReleaseDownToLocked(lock, 0, std::max<size_t>(1, open_ / 2), &closed) > 0;
+}
+
+size_t FileHandleCache::EvictCleanLocked(size_t limit, size_t max_releases,
+                                         std::vector<std::shared_ptr<File>>* closed) {
+  size_t released = 0;
+  // From the least recently used end; `it` is one past the next candidate.
+  auto it = lru_.end();
+  while (counted() > limit && released < max_releases && it != lru_.begin()) {
+    --it;
+    Slot* slot = *it;
+    if (!slot->unborrowed()) continue;
+    ++it;  // stays valid when `slot` leaves the list
+    DropHandleLocked(slot, closed);
+    ++evictions_;
+    ++released;
+  }
+  return released;
+}
+
+size_t FileHandleCache::ReleaseDownToLocked(std::unique_lock<std::mutex>& lock, size_t limit,
+                                            size_t max_releases,
+                                            std::vector<std::shared_ptr<File>>* closed) {
+  size_t released = 0;
+  for (;;) {
+    // Step 1: the least recently used clean handles nobody borrowed (again
+    // after each sync: a borrower may have returned one meanwhile).
+    released += EvictCleanLocked(limit, max_releases - released, closed);
+    if (counted() <= limit || released >= max_releases) break;
+    // Step 2: sync the least recently written unsynced handle and close it.
+    Slot* victim = nullptr;
+    for (auto it = dirty_.rbegin(); it != dirty_.rend(); ++it) {
+      Slot* s = *it;
+      if (!s->syncing && s->sync_error.ok() && s->unborrowed()) {
+        victim = s;
+        break;
+      }
+    }
+    if (victim == nullptr) break;  // everything left is borrowed, failed or orphaned
+    victim->syncing = true;
+    std::shared_ptr<File> handle = victim->handle;
+    const uint64_t generation = victim->dirty_generation;
+    lock.unlock();
+    Status synced = handle->Sync();
+    lock.lock();
+    victim->syncing = false;
+    sync_done_.notify_all();
+    if (!synced.ok()) {
+      victim->sync_error = synced;  // reported by the owner's next Sync
+      continue;
+    }
+    // A write that began after the snapshot (a dirtying Acquire) may not be
+    // covered by this sync: the handle stays pinned then.
+    if (victim->handle != handle || victim->orphaned || victim->dirty_generation != generation) {
+      continue;
+    }
+    handle.reset();
+    victim->dirty = false;
+    if (!victim->unborrowed()) {
+      // A reader took it during the sync: clean now, step 1 closes it once
+      // returned (closing it now would not free its descriptor).
+      RelinkLocked(victim);
+      continue;
+    }
+    DropHandleLocked(victim, closed);
+    ++evictions_;
+    ++synced_releases_;
+    ++released;
+  }
+  return released;
+}
+
+FileHandleCache::Slot* FileHandleCache::Register(std::unique_ptr<File> opened, Room room,
                                                  const std::string& path, OpenMode mode) {
   auto* slot = new Slot;
   slot->path = path;
   slot->reopen_mode = ReopenMode(mode);
   std::vector<std::shared_ptr<File>> closed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    slot->path_entry = by_path_.emplace(path, slot);
-    if (opened) {
-      ++opens_;
-      InstallLocked(slot, std::shared_ptr<File>(std::move(opened)), /*pin=*/false);
-      EvictExcessLocked(&closed);
+  std::lock_guard<std::mutex> lock(mu_);
+  slot->path_entry = by_path_.emplace(path, slot);
+  if (opened) {
+    ++opens_;
+    InstallLocked(slot, std::shared_ptr<File>(std::move(opened)), /*dirtying=*/false);
+    if (room.cache_ != nullptr) {
+      room.cache_ = nullptr;  // the handle takes its place
+      --rooms_;
     }
+    EvictCleanLocked(capacity_, SIZE_MAX, &closed);  // if it was opened without room
   }
   return slot;
 }
@@ -62,63 +182,50 @@ FileHandleCache::Slot* FileHandleCache::Register(std::unique_ptr<File> opened,
 void FileHandleCache::Unregister(Slot* slot) {
   std::vector<std::shared_ptr<File>> closed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    sync_done_.wait(lock, [slot] { return !slot->syncing; });
     DropHandleLocked(slot, &closed);
     ForgetPathLocked(slot);
   }
   delete slot;
 }
 
-void FileHandleCache::InstallLocked(Slot* slot, std::shared_ptr<File> handle, bool pin) {
+void FileHandleCache::InstallLocked(Slot* slot, std::shared_ptr<File> handle, bool dirtying) {
   slot->handle = std::move(handle);
   ++open_;
-  slot->dirty = slot->dirty || pin;
-  if (slot->pinned()) {
-    ++pinned_;
-  } else {
-    lru_.push_front(slot);
-    slot->lru_entry = lru_.begin();
+  if (dirtying) {
+    slot->dirty = true;
+    ++slot->dirty_generation;
   }
+  RelinkLocked(slot);
+}
+
+void FileHandleCache::UnlinkLocked(Slot* slot) {
+  if (slot->list == nullptr) return;
+  slot->list->erase(slot->list_entry);
+  slot->list = nullptr;
+}
+
+void FileHandleCache::RelinkLocked(Slot* slot) {
+  std::list<Slot*>* target = nullptr;
+  if (slot->handle && !slot->orphaned) target = slot->dirty ? &dirty_ : &lru_;
+  if (target == nullptr) return UnlinkLocked(slot);
+  if (slot->list != nullptr) {
+    // Moves the node (no allocation on every Acquire); list_entry stays valid.
+    target->splice(target->begin(), *slot->list, slot->list_entry);
+  } else {
+    target->push_front(slot);
+    slot->list_entry = target->begin();
+  }
+  slot->list = target;
 }
 
 void FileHandleCache::DropHandleLocked(Slot* slot, std::vector<std::shared_ptr<File>>* closed) {
   if (!slot->handle) return;
-  if (slot->lru_entry) {
-    lru_.erase(*slot->lru_entry);
-    slot->lru_entry.reset();
-  } else {
-    --pinned_;
-  }
+  UnlinkLocked(slot);
   --open_;
   closed->push_back(std::move(slot->handle));
   slot->handle.reset();
-}
-
-void FileHandleCache::MakeRoomForOne() {
-  std::vector<std::shared_ptr<File>> closed;
-  std::lock_guard<std::mutex> lock(mu_);
-  EvictDownToLocked(capacity_ - 1, &closed);
-}
-
-void FileHandleCache::EvictDownToLocked(size_t limit, std::vector<std::shared_ptr<File>>* closed) {
-  while (open_ > limit && !lru_.empty()) {
-    DropHandleLocked(lru_.back(), closed);
-    ++evictions_;
-  }
-}
-
-void FileHandleCache::PinLocked(Slot* slot) {
-  if (!slot->handle || !slot->lru_entry) return;
-  lru_.erase(*slot->lru_entry);
-  slot->lru_entry.reset();
-  ++pinned_;
-}
-
-void FileHandleCache::UnpinLocked(Slot* slot) {
-  if (!slot->handle || slot->lru_entry || slot->pinned()) return;
-  --pinned_;
-  lru_.push_front(slot);
-  slot->lru_entry = lru_.begin();
 }
 
 Result<std::shared_ptr<File>> FileHandleCache::Acquire(Slot* slot, bool dirtying) {
@@ -129,10 +236,9 @@ Result<std::shared_ptr<File>> FileHandleCache::Acquire(Slot* slot, bool dirtying
       if (slot->handle) {
         if (dirtying) {
           slot->dirty = true;
-          PinLocked(slot);
-        } else if (slot->lru_entry) {
-          lru_.splice(lru_.begin(), lru_, *slot->lru_entry);
+          ++slot->dirty_generation;
         }
+        RelinkLocked(slot);  // most recently used (or written) now
         return slot->handle;
       }
       if (slot->orphaned) {
@@ -143,8 +249,13 @@ Result<std::shared_ptr<File>> FileHandleCache::Acquire(Slot* slot, bool dirtying
     }
     // Reopen outside the lock; another thread may reopen the same Slot
     // meanwhile (the first one installed wins) or rename it (then retry).
-    MakeRoomForOne();
+    Room room = Reserve();
     Result<std::unique_ptr<File>> opened = inner_->Open(path, slot->reopen_mode);
+    if (!opened.ok() && IsTooManyOpenFiles(opened.status())) {
+      room = Room();
+      if (ReleaseForRetry()) continue;
+      return opened.status();
+    }
     std::shared_ptr<File> loser;
     std::vector<std::shared_ptr<File>> closed;
     std::lock_guard<std::mutex> lock(mu_);
@@ -158,8 +269,12 @@ Result<std::shared_ptr<File>> FileHandleCache::Acquire(Slot* slot, bool dirtying
     }
     ++opens_;
     InstallLocked(slot, std::shared_ptr<File>(std::move(*opened)), dirtying);
+    room.cache_ = nullptr;  // the handle takes its place
+    --rooms_;
+    // Borrowed first, so the eviction of an excess (a room given up after a
+    // race) spares it.
     std::shared_ptr<File> handle = slot->handle;
-    EvictExcessLocked(&closed);
+    EvictCleanLocked(capacity_, SIZE_MAX, &closed);
     return handle;
   }
 }
@@ -169,13 +284,17 @@ std::shared_ptr<File> FileHandleCache::AcquireIfOpen(Slot* slot) {
   return slot->handle;
 }
 
-void FileHandleCache::MarkSynced(Slot* slot) {
+Status FileHandleCache::MarkSynced(Slot* slot) {
   std::vector<std::shared_ptr<File>> closed;
   std::lock_guard<std::mutex> lock(mu_);
-  if (!slot->dirty) return;
+  Status earlier = std::move(slot->sync_error);
+  slot->sync_error = Status::Ok();
+  if (!slot->dirty) return earlier;
   slot->dirty = false;
-  UnpinLocked(slot);
-  EvictExcessLocked(&closed);
+  RelinkLocked(slot);
+  // Pinned handles beyond the capacity (see the invariant) go once clean.
+  EvictCleanLocked(capacity_, SIZE_MAX, &closed);
+  return earlier;
 }
 
 const std::string& FileHandleCache::PathOf(const Slot* slot) const {
@@ -201,7 +320,7 @@ void FileHandleCache::BeforeRemove(const std::string& path, bool tree) {
   std::lock_guard<std::mutex> lock(mu_);
   ForEachAtOrBelowLocked(path, tree, [this](Slot* slot) {
     slot->orphaned = true;
-    PinLocked(slot);
+    RelinkLocked(slot);
   });
 }
 
@@ -210,7 +329,7 @@ void FileHandleCache::AfterRemove(const std::string& path, bool tree, bool remov
   ForEachAtOrBelowLocked(path, tree, [&](Slot* slot) {
     if (removed) return ForgetPathLocked(slot);
     slot->orphaned = false;
-    UnpinLocked(slot);
+    RelinkLocked(slot);
   });
 }
 
@@ -238,7 +357,7 @@ void FileHandleCache::AfterRename(const std::string& from, const std::string& to
   for (Slot* slot : replaced) {
     ForgetPathLocked(slot);
     slot->orphaned = true;
-    PinLocked(slot);
+    RelinkLocked(slot);
   }
   std::vector<Slot*> moved;
   ForEachAtOrBelowLocked(from, true, [&](Slot* slot) { moved.push_back(slot); });
@@ -252,7 +371,7 @@ size_t FileHandleCache::open_handles() const {
 
 size_t FileHandleCache::pinned_handles() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return pinned_;
+  return open_ - lru_.size();
 }
 
 uint64_t FileHandleCache::opens() const {
@@ -263,6 +382,16 @@ uint64_t FileHandleCache::opens() const {
 uint64_t FileHandleCache::evictions() const {
   std::lock_guard<std::mutex> lock(mu_);
   return evictions_;
+}
+
+uint64_t FileHandleCache::synced_releases() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return synced_releases_;
+}
+
+uint64_t FileHandleCache::descriptor_shortages() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shortages_;
 }
 
 }  // namespace daruma

@@ -127,6 +127,17 @@ class File {
   virtual const std::string& path() const = 0;
 };
 
+// The kIoError detail (Status::detail) of an operation refused because the
+// process (EMFILE) or the system (ENFILE) has no descriptor left: a shortage
+// that closing descriptors cures, not a failing disk, so it never takes a log
+// dir offline (common/file_handle_cache.h releases handles and retries).
+// Distinct from every other layer's kIoError details.
+inline constexpr int kTooManyOpenFilesDetail = 0x4d46;
+
+inline bool IsTooManyOpenFiles(const Status& status) {
+  return status.IsIoError() && status.detail() == kTooManyOpenFilesDetail;
+}
+
 struct DirEntry {
   std::string name;
   bool is_directory = false;

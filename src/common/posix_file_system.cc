@@ -17,7 +17,9 @@ namespace daruma {
 namespace {
 
 Status ErrnoStatus(const std::string& op, const std::string& path, int err) {
-  return Status::IoError(op + " " + path + ": " + std::strerror(err));
+  Status status = Status::IoError(op + " " + path + ": " + std::strerror(err));
+  if (err == EMFILE || err == ENFILE) return status.WithDetail(kTooManyOpenFilesDetail);
+  return status;
 }
 
 class PosixMappedRegion final : public MappedRegion {
@@ -222,7 +224,7 @@ class PosixFileSystem final : public FileSystem {
   Status RemoveAll(const std::string& path) override {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
-    if (ec) return Status::IoError("remove " + path + ": " + ec.message());
+    if (ec) return ErrnoStatus("remove", path, ec.value());  // an errno (EMFILE included)
     return Status::Ok();
   }
 

@@ -1,8 +1,11 @@
 #include "recovery/log_dir_failure_channel.h"
 
+#include "common/file_system.h"
+
 namespace daruma {
 
 bool LogDirFailureChannel::MaybeAddOfflineLogDir(const std::string& log_dir, const Status& error) {
+  if (IsTooManyOpenFiles(error)) return false;  // the process's shortage, not the disk's
   std::lock_guard<std::mutex> lock(mu_);
   return offline_.emplace(log_dir, error).second;
 }

@@ -6,6 +6,10 @@
 // kept (later ones add nothing); the directory stays offline for the life of
 // the channel. Readers ask IsOffline() to stop work in that directory early and
 // OfflineDirs() to act on the failures. Thread-safe.
+//
+// Exception: an error of running out of descriptors (IsTooManyOpenFiles,
+// EMFILE/ENFILE) says nothing about the disk; it fails the one operation (a
+// partition's load, a job's round) and never takes a directory offline.
 #pragma once
 
 #include <map>
@@ -18,7 +22,8 @@ namespace daruma {
 
 class LogDirFailureChannel {
  public:
-  // Returns true when this call took the directory offline (first error).
+  // Returns true when this call took the directory offline (first error);
+  // false, and nothing changes, for an IsTooManyOpenFiles error.
   bool MaybeAddOfflineLogDir(const std::string& log_dir, const Status& error);
   bool IsOffline(const std::string& log_dir) const;
   // The first error of an offline directory; OK when it is online.

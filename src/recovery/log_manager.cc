@@ -321,9 +321,12 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
     st = log->FlushAll();
   }
   d.counters->remaining_segments[size_t(thread_index)].store(0);
+  // Out of descriptors (IsTooManyOpenFiles, after the cache released what it
+  // could) fails this partition only, like any non-I/O error.
+  const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st);
   if (!st.ok()) {
     pr.errors.push_back(st.ToString());
-    if (st.IsIoError()) failure_channel_.MaybeAddOfflineLogDir(d.path, st);
+    if (dir_failed) failure_channel_.MaybeAddOfflineLogDir(d.path, st);
     log.reset();
   } else {
     pr.log_start_offset = log->log_start_offset();
@@ -338,7 +341,7 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
   if (log) {
     d.kinds[p.path] = p.name.kind;
     d.logs[p.path] = std::move(log);
-  } else if (!st.IsIoError()) {
+  } else if (!dir_failed) {
     ++d.failed_partitions;
     d.failed_all_unchanged = d.failed_all_unchanged && pr.left_unchanged;
     d.failed_tps.insert(tp);
@@ -349,6 +352,12 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
 void LogManager::FinishDir(LogDirState& d) {
   Status st = failure_channel_.ErrorFor(d.path);
   if (st.ok()) st = WriteCheckpoints(d);
+  if (IsTooManyOpenFiles(st)) {
+    // Every log is flushed: a checkpoint left old only makes the next
+    // unclean start scan more, and the checkpoint jobs write it again.
+    dir_warnings_[d.path].push_back(st.ToString() + " (checkpoints not written)");
+    st = Status::Ok();
+  }
   if (!st.ok()) return MarkOffline(d, st);
   d.all_loaded = true;
 }
@@ -424,7 +433,12 @@ Status LogManager::CheckpointLogStartOffsetsOf(LogDirState& d) {
 // Takes a dir offline: its logs are dropped without flushing (their files may
 // be unwritable), and their reports say so.
 void LogManager::MarkOffline(LogDirState& d, const Status& error) {
-  failure_channel_.MaybeAddOfflineLogDir(d.path, error);
+  // Always offline, even for a lack of descriptors (which the channel
+  // ignores, and which reaches here only after the cache's release-and-retry
+  // failed): the callers found the dir itself unusable (its lock, its
+  // clean-shutdown marker) or could not shut it down, and its logs are gone.
+  failure_channel_.MaybeAddOfflineLogDir(
+      d.path, IsTooManyOpenFiles(error) ? Status(error.code(), error.message()) : error);
   std::lock_guard<std::mutex> lock(mu_);
   d.logs.clear();
   d.all_loaded = false;

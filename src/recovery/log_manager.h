@@ -22,6 +22,13 @@
 //   * kIoError anywhere in a dir goes to the LogDirFailureChannel: the dir is
 //     offline (report logDirs[].offline/error), its logs are dropped without
 //     flushing, its checkpoints are not written; other dirs finish loading.
+//   * Running out of descriptors (IsTooManyOpenFiles: EMFILE/ENFILE that
+//     persists after the descriptor cache released what it could) is not an
+//     I/O error of the dir: it fails the one partition (as below), a job's
+//     round (JobErrors) or, when writing the checkpoints after loading, only
+//     leaves them to the checkpoint jobs (a dir warning). Only a dir whose
+//     own lock or clean-shutdown marker cannot be handled, or whose Shutdown
+//     fails, goes offline for it.
 //   * Any other error loading a partition is recorded in that partition's
 //     report `errors`; the partition is not loaded. Its old checkpoint entries
 //     are carried over unchanged, and the dir gets no clean-shutdown marker at
@@ -248,6 +255,8 @@ class LogManager {
   std::vector<Log*> AllLogs() const;
   Log* GetLog(const TopicPartition& tp) const;  // the live (current) replica
   LogDirFailureChannel& failure_channel() { return failure_channel_; }
+  // The descriptor cache (daruma.max.open.files); null when it is off.
+  const CachingFileSystem* caching_file_system() const { return caching_fs_.get(); }
 
   // ---- Runtime ----------------------------------------------------------------
 

@@ -89,7 +89,7 @@ std::vector<Log*> LogManager::JobLogs() const {
 }
 
 void LogManager::OnJobError(const std::string& log_dir, const Status& st) {
-  if (st.IsIoError()) {
+  if (st.IsIoError() && !IsTooManyOpenFiles(st)) {
     failure_channel_.MaybeAddOfflineLogDir(log_dir, st);
     return;
   }

@@ -1,6 +1,7 @@
 // CachingFileSystem / FileHandleCache: a bounded number of real handles behind
 // any number of Files, with eviction, transparent reopen, pinning of unsynced
-// handles, renames followed, removed files kept readable, concurrent reads.
+// handles (synced and released when the budget needs them), renames followed,
+// removed files kept readable, concurrent reads, EMFILE released and retried.
 #include "common/caching_file_system.h"
 
 #include <gtest/gtest.h>
@@ -398,6 +399,148 @@ TEST_F(CachingFileSystemTest, FilesOutliveTheFileSystem) {
     f = std::move(*opened);
   }
   EXPECT_EQ(ReadAll(*f), "late read");
+}
+
+TEST_F(CachingFileSystemTest, UnsyncedHandlesBeyondTheCapacityAreSyncedAndReleased) {
+  // Capacity 2, four files written and never synced by their owners: the
+  // cache syncs the least recently written one and closes it instead of
+  // holding a third descriptor.
+  std::vector<std::unique_ptr<File>> files;
+  for (int i = 0; i < 4; ++i) {
+    files.push_back(OpenOrDie("w" + std::to_string(i), OpenMode::kCreate));
+    ASSERT_TRUE(files.back()->WriteAt(0, AsSpan("written " + std::to_string(i))).ok());
+    EXPECT_LE(inner_.open_now(), 2) << "after writing file " << i;
+  }
+  EXPECT_EQ(inner_.max_open(), 2);
+  EXPECT_EQ(fs_.cache().synced_releases(), 2u);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("w0")), 0);
+  EXPECT_EQ(inner_.open_for(tmp_.Join("w3")), 1);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(ReadAll(*files[size_t(i)]), "written " + std::to_string(i));
+    ASSERT_TRUE(files[size_t(i)]->Sync().ok());
+    EXPECT_LE(inner_.open_now(), 2);
+  }
+  EXPECT_EQ(fs_.cache().pinned_handles(), 0u);
+}
+
+// Fails every Sync while `fail_syncs` is set.
+class FailingSyncFileSystem final : public ForwardingFileSystem {
+ public:
+  explicit FailingSyncFileSystem(FileSystem* base) : ForwardingFileSystem(base) {}
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    DARUMA_ASSIGN_OR_RETURN(auto f, base()->Open(path, mode));
+    return std::unique_ptr<File>(new FailingSyncFile(this, std::move(f)));
+  }
+  std::atomic<bool> fail_syncs{false};
+
+ private:
+  class FailingSyncFile final : public ForwardingFile {
+   public:
+    FailingSyncFile(FailingSyncFileSystem* owner, std::unique_ptr<File> f)
+        : ForwardingFile(std::move(f)), owner_(owner) {}
+    Status Sync() override {
+      if (owner_->fail_syncs.load()) return Status::IoError("fsync " + path() + ": EIO");
+      return ForwardingFile::Sync();
+    }
+
+   private:
+    FailingSyncFileSystem* owner_;
+  };
+};
+
+TEST_F(CachingFileSystemTest, FailedSyncOfAReleaseIsReportedByTheOwnersNextSync) {
+  FailingSyncFileSystem failing(&inner_);
+  CachingFileSystem fs(&failing, 1);
+  auto dirty = fs.Open(tmp_.Join("dirty"), OpenMode::kCreate);
+  ASSERT_TRUE(dirty.ok());
+  ASSERT_TRUE((*dirty)->WriteAt(0, AsSpan("unsynced")).ok());
+  failing.fail_syncs = true;
+  WriteStringToFile(tmp_.Join("other"), "other");
+  auto other = fs.Open(tmp_.Join("other"), OpenMode::kRead);
+  ASSERT_TRUE(other.ok());
+  // The release failed: the dirty handle stays open (over the capacity
+  // rather than losing the error) and its owner's Sync reports it once.
+  EXPECT_EQ(inner_.open_for(tmp_.Join("dirty")), 1);
+  EXPECT_EQ(fs.cache().synced_releases(), 0u);
+  failing.fail_syncs = false;
+  Status first = (*dirty)->Sync();
+  EXPECT_TRUE(first.IsIoError()) << first.ToString();
+  EXPECT_NE(first.message().find("EIO"), std::string::npos) << first.ToString();
+  EXPECT_TRUE((*dirty)->Sync().ok());
+  EXPECT_EQ(fs.cache().pinned_handles(), 0u);
+}
+
+// Refuses opens and listings with EMFILE while `limit` real handles are open.
+class DescriptorLimitedFileSystem final : public ForwardingFileSystem {
+ public:
+  DescriptorLimitedFileSystem(CountingFileSystem* base, int limit)
+      : ForwardingFileSystem(base), counting_(base), limit_(limit) {}
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    DARUMA_RETURN_IF_ERROR(Check("open " + path));
+    return base()->Open(path, mode);
+  }
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    DARUMA_RETURN_IF_ERROR(Check("list " + path));
+    return base()->ListDir(path);
+  }
+  int refusals() const { return refusals_.load(); }
+
+ private:
+  Status Check(const std::string& what) {
+    if (counting_->open_now() < limit_) return Status::Ok();
+    ++refusals_;
+    return Status::IoError(what + ": Too many open files").WithDetail(kTooManyOpenFilesDetail);
+  }
+  CountingFileSystem* counting_;
+  int limit_;
+  std::atomic<int> refusals_{0};
+};
+
+TEST_F(CachingFileSystemTest, TooManyOpenFilesReleasesHandlesAndRetries) {
+  // A budget of 10 over a process that can open only 3.
+  DescriptorLimitedFileSystem limited(&inner_, 3);
+  CachingFileSystem fs(&limited, 10);
+  std::vector<std::unique_ptr<File>> files;
+  for (int i = 0; i < 6; ++i) {
+    WriteStringToFile(tmp_.Join("f" + std::to_string(i)), "file " + std::to_string(i));
+    auto f = fs.Open(tmp_.Join("f" + std::to_string(i)), OpenMode::kRead);
+    ASSERT_TRUE(f.ok()) << i << ": " << f.status().ToString();
+    files.push_back(std::move(*f));
+  }
+  EXPECT_EQ(inner_.max_open(), 3);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(ReadAll(*files[size_t(i)]), "file " + std::to_string(i));
+  EXPECT_TRUE(fs.ListDir(tmp_.path()).ok());
+  EXPECT_GT(limited.refusals(), 0);
+  EXPECT_EQ(fs.cache().descriptor_shortages(), uint64_t(limited.refusals()));
+  EXPECT_LE(inner_.max_open(), 3);
+}
+
+TEST_F(CachingFileSystemTest, TooManyOpenFilesWithNothingToReleaseIsTheCallersError) {
+  DescriptorLimitedFileSystem limited(&inner_, 0);
+  CachingFileSystem fs(&limited, 10);
+  WriteStringToFile(tmp_.Join("f"), "f");
+  auto f = fs.Open(tmp_.Join("f"), OpenMode::kRead);
+  ASSERT_FALSE(f.ok());
+  EXPECT_TRUE(IsTooManyOpenFiles(f.status())) << f.status().ToString();
+  EXPECT_TRUE(IsTooManyOpenFiles(fs.ListDir(tmp_.path()).status()));
+  EXPECT_EQ(fs.cache().open_handles(), 0u);
+}
+
+TEST(TooManyOpenFilesTest, PosixOpenPastTheLimitCarriesTheDetail) {
+  TempDir tmp;
+  WriteStringToFile(tmp.Join("f"), "f");
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct rlimit none = saved;
+  none.rlim_cur = 0;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &none), 0);
+  auto f = FileSystem::Default()->Open(tmp.Join("f"), OpenMode::kRead);
+  auto listed = FileSystem::Default()->ListDir(tmp.path());
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_FALSE(f.ok());
+  EXPECT_TRUE(IsTooManyOpenFiles(f.status())) << f.status().ToString();
+  EXPECT_TRUE(IsTooManyOpenFiles(listed.status())) << listed.status().ToString();
+  EXPECT_FALSE(IsTooManyOpenFiles(Status::IoError("fsync: Input/output error")));
 }
 
 TEST(DefaultMaxOpenFilesTest, IsHalfTheSoftLimitAndAtLeast64) {
