@@ -21,22 +21,19 @@
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
+#include "support/descriptor_limit.h"
 #include "support/test_support.h"
 
 namespace daruma {
 namespace {
 
+using testing::DescriptorLimit;
+using testing::OpenDescriptors;
 using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
 constexpr int64_t kT0 = 1700000000000;
-
-int OpenDescriptors() {
-  int n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-  return n;
-}
 
 // Descriptors open on files of partition directories under `log_dir` (the
 // dir's `.lock` and the scheduler's eventfd/epoll/timerfd are not counted).
@@ -110,21 +107,6 @@ Result<std::string> ReadOneValue(Log* log, int64_t offset) {
   if (records.size() != 1 || !records[0].value) return Status::Corruption("expected one record");
   return *records[0].value;
 }
-
-// Lowers the soft RLIMIT_NOFILE for the scope, so going past it is EMFILE.
-class DescriptorLimit {
- public:
-  explicit DescriptorLimit(rlim_t soft) {
-    EXPECT_EQ(::getrlimit(RLIMIT_NOFILE, &saved_), 0);
-    struct rlimit lowered = saved_;
-    lowered.rlim_cur = soft;
-    EXPECT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  }
-  ~DescriptorLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
-
- private:
-  struct rlimit saved_ {};
-};
 
 TEST(MaxOpenFilesConfigTest, DefaultIsHalfTheSoftLimitAndTheKeyIsParsed) {
   auto defaults = ServerConfig::FromProperties({});

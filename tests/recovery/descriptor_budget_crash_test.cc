@@ -22,40 +22,20 @@
 #include "record/record_batch.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_manager.h"
+#include "support/descriptor_limit.h"
 #include "support/test_support.h"
 
 namespace daruma {
 namespace {
 
+using testing::DescriptorLimit;
+using testing::OpenDescriptors;
 using testing::TempDir;
 
 constexpr int64_t kT0 = 1700000000000;
 constexpr int kPartitions = 200;
 constexpr int kBatches = 3;
 constexpr size_t kMaxOpenFiles = 32;
-
-int OpenDescriptors() {
-  int n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-  return n;
-}
-
-// Lowers the soft RLIMIT_NOFILE for the scope, so going past it is EMFILE.
-class DescriptorLimit {
- public:
-  explicit DescriptorLimit(rlim_t soft) {
-    EXPECT_EQ(::getrlimit(RLIMIT_NOFILE, &saved_), 0);
-    struct rlimit lowered = saved_;
-    lowered.rlim_cur = soft;
-    EXPECT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  }
-  ~DescriptorLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
-  DescriptorLimit(const DescriptorLimit&) = delete;
-  DescriptorLimit& operator=(const DescriptorLimit&) = delete;
-
- private:
-  struct rlimit saved_ {};
-};
 
 // Counts the Files of the real file system alive at once (each holds one
 // descriptor) and their peak, below the manager's CachingFileSystem: what the
