@@ -169,6 +169,14 @@ Status CachingFileSystem::CreateDir(const std::string& path) {
 Status CachingFileSystem::SyncDir(const std::string& path) {
   return cache_->WithDescriptor([&] { return inner_->SyncDir(path); });
 }
+// Handles of files under `path` written before the sync are durable after
+// it: they need not stay pinned (nor be synced again to make room).
+Status CachingFileSystem::SyncFileSystem(const std::string& path) {
+  const uint64_t stamp = cache_->WriteStamp();
+  DARUMA_RETURN_IF_ERROR(cache_->WithDescriptor([&] { return inner_->SyncFileSystem(path); }));
+  cache_->MarkSyncedBelow(path, stamp);
+  return Status::Ok();
+}
 Result<std::vector<DirEntry>> CachingFileSystem::ListDir(const std::string& path) {
   return cache_->WithDescriptor([&] { return inner_->ListDir(path); });
 }

@@ -63,6 +63,7 @@ class CachingFileSystem final : public FileSystem {
   Status RemoveAll(const std::string& path) override;
   Status CreateDir(const std::string& path) override;
   Status SyncDir(const std::string& path) override;
+  Status SyncFileSystem(const std::string& path) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override;
   bool Exists(const std::string& path) override;
   Result<uint64_t> FileSize(const std::string& path) override;

@@ -19,6 +19,9 @@ struct FileHandleCache::Slot {
   // Bumped by every dirtying Acquire: a step-2 sync that started before it
   // did not cover that write, so it must not unpin the handle.
   uint64_t dirty_generation = 0;
+  // The cache-wide write stamp (FileHandleCache::stamp_) of its last
+  // dirtying Acquire.
+  uint64_t dirtied_stamp = 0;
   // A step-2 sync of the handle is under way (outside the mutex).
   bool syncing = false;
   // A step-2 sync failed: the handle stays pinned and the next MarkSynced
@@ -196,6 +199,7 @@ void FileHandleCache::InstallLocked(Slot* slot, std::shared_ptr<File> handle, bo
   if (dirtying) {
     slot->dirty = true;
     ++slot->dirty_generation;
+    slot->dirtied_stamp = ++stamp_;
   }
   RelinkLocked(slot);
 }
@@ -237,6 +241,7 @@ Result<std::shared_ptr<File>> FileHandleCache::Acquire(Slot* slot, bool dirtying
         if (dirtying) {
           slot->dirty = true;
           ++slot->dirty_generation;
+          slot->dirtied_stamp = ++stamp_;
         }
         RelinkLocked(slot);  // most recently used (or written) now
         return slot->handle;
@@ -295,6 +300,28 @@ Status FileHandleCache::MarkSynced(Slot* slot) {
   // Pinned handles beyond the capacity (see the invariant) go once clean.
   EvictCleanLocked(capacity_, SIZE_MAX, &closed);
   return earlier;
+}
+
+uint64_t FileHandleCache::WriteStamp() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stamp_;
+}
+
+void FileHandleCache::MarkSyncedBelow(const std::string& dir, uint64_t stamp) {
+  std::vector<std::shared_ptr<File>> closed;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Slot*> synced;
+  for (Slot* slot : dirty_) {
+    if (slot->dirtied_stamp <= stamp && !slot->syncing && slot->sync_error.ok() &&
+        IsAtOrBelow(slot->path, dir)) {
+      synced.push_back(slot);
+    }
+  }
+  for (Slot* slot : synced) {
+    slot->dirty = false;
+    RelinkLocked(slot);
+  }
+  EvictCleanLocked(capacity_, SIZE_MAX, &closed);
 }
 
 const std::string& FileHandleCache::PathOf(const Slot* slot) const {

@@ -142,6 +142,13 @@ class FileHandleCache {
   // the error of a sync the cache made of it meanwhile (step 2), which
   // the caller's Sync must report as its own.
   Status MarkSynced(Slot* slot);
+  // After a sync of the whole file system (FileSystem::SyncFileSystem) that
+  // began when WriteStamp() returned `stamp`: unpins the handles of files at
+  // or below `dir` whose last write came before it. Only for a caller that
+  // knows no write to those files was under way then (LogManager syncs a
+  // log dir once its loads or its shutdown flushes are done).
+  uint64_t WriteStamp() const;
+  void MarkSyncedBelow(const std::string& dir, uint64_t stamp);
 
   // The Slot's current path. The reference stays valid while the Slot lives;
   // it changes only on a rename, which must not race with the caller.
@@ -219,6 +226,7 @@ class FileHandleCache {
   uint64_t evictions_ = 0;
   uint64_t synced_releases_ = 0;
   uint64_t shortages_ = 0;
+  uint64_t stamp_ = 0;  // bumped by every dirtying Acquire
   // Every live Slot by its current path (several Slots may share a path).
   std::multimap<std::string, Slot*> by_path_;
 };

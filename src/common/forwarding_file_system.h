@@ -55,6 +55,7 @@ class ForwardingFileSystem : public FileSystem {
   Status RemoveAll(const std::string& path) override { return base_->RemoveAll(path); }
   Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
   Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Status SyncFileSystem(const std::string& path) override { return base_->SyncFileSystem(path); }
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
     return base_->ListDir(path);
   }

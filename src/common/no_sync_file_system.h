@@ -26,6 +26,9 @@ class NoSyncFileSystem final : public ForwardingFileSystem {
   Status SyncDir(const std::string& path) override {
     return syncs() ? ForwardingFileSystem::SyncDir(path) : Status::Ok();
   }
+  Status SyncFileSystem(const std::string& path) override {
+    return syncs() ? ForwardingFileSystem::SyncFileSystem(path) : Status::Ok();
+  }
 
   // A process-wide instance, syncs off.
   static NoSyncFileSystem* Instance() {

@@ -100,6 +100,25 @@ Status PutBack(FileSystem* fs, const std::string& undo, const std::string& path)
   return fs->Rename(undo, path);
 }
 
+// kCreateAny's inverse: the files created in r.path since the listing.
+Status RemoveFilesNotListed(FileSystem* fs, const UndoRecord& r) {
+  if (!Exists(fs, r.path)) return Status::Ok();
+  std::set<std::string> listed;
+  for (size_t start = 0; start < r.to.size();) {
+    const size_t end = r.to.find('\0', start);
+    if (end == std::string::npos) break;
+    listed.insert(r.to.substr(start, end - start));
+    start = end + 1;
+  }
+  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(r.path));
+  for (const DirEntry& e : entries) {
+    if (e.is_regular && listed.count(e.name) == 0) {
+      DARUMA_RETURN_IF_ERROR(fs->Remove(JoinPath(r.path, e.name)));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<uint8_t> EncodeUndoRecord(const UndoRecord& r) {
@@ -135,7 +154,7 @@ std::vector<UndoRecord> DecodeUndoRecords(const std::vector<uint8_t>& journal) {
     PayloadReader in{payload, len};
     UndoRecord r;
     const uint8_t kind = in.U8();
-    if (kind < uint8_t(UndoRecord::Kind::kCreate) || kind > uint8_t(UndoRecord::Kind::kModTime)) {
+    if (kind < uint8_t(UndoRecord::Kind::kCreate) || kind > uint8_t(UndoRecord::Kind::kReplace)) {
       break;
     }
     r.kind = UndoRecord::Kind(kind);
@@ -192,6 +211,17 @@ Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records) 
         if (Exists(fs, r.path))
           DARUMA_RETURN_IF_ERROR(fs->SetModifiedTimeMs(r.path, int64_t(r.size)));
         break;
+      case UndoRecord::Kind::kCreateAny:
+        dirs.insert(r.path);
+        DARUMA_RETURN_IF_ERROR(RemoveFilesNotListed(fs, r));
+        break;
+      case UndoRecord::Kind::kReplace:
+        dirs.insert(ParentDir(r.undo));
+        if (Exists(fs, r.undo)) {
+          if (fs->Exists(r.path)) DARUMA_RETURN_IF_ERROR(fs->Remove(r.path));
+          DARUMA_RETURN_IF_ERROR(fs->Rename(r.undo, r.path));
+        }
+        break;
     }
   }
   // Deepest first, so a restored sub-directory's entry is durable before its
@@ -204,8 +234,11 @@ Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records) 
 
 // ---- LoadJournal --------------------------------------------------------------
 
-LoadJournal::LoadJournal(FileSystem* base, std::string partition_dir)
-    : base_(base), dir_(std::move(partition_dir)), undo_dir_(JoinPath(dir_, kLoadUndoDirName)) {}
+LoadJournal::LoadJournal(FileSystem* base, std::string partition_dir, FileSystem* data)
+    : base_(base),
+      data_(data != nullptr ? data : base),
+      dir_(std::move(partition_dir)),
+      undo_dir_(JoinPath(dir_, kLoadUndoDirName)) {}
 
 bool LoadJournal::recording() const {
   return recording_.load(std::memory_order_acquire);
@@ -249,10 +282,10 @@ std::shared_ptr<OpenPathCell> LoadJournal::Track(const std::string& path) {
 Status LoadJournal::EnsureUndoDirLocked() {
   if (journal_) return Status::Ok();
   if (!base_->Exists(undo_dir_)) DARUMA_RETURN_IF_ERROR(base_->CreateDir(undo_dir_));
-  DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
+  if (!defer_record_syncs_) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
   DARUMA_ASSIGN_OR_RETURN(auto file,
                           base_->Open(JoinPath(undo_dir_, kJournalFileName), OpenMode::kTruncate));
-  DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
+  if (!defer_record_syncs_) DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
   journal_ = std::move(file);
   journal_size_ = 0;
   return Status::Ok();
@@ -263,7 +296,9 @@ Status LoadJournal::AppendLocked(const UndoRecord& r) {
   const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
   DARUMA_RETURN_IF_ERROR(journal_->WriteAt(journal_size_, bytes));
   journal_size_ += bytes.size();
-  // The record must be durable before the mutation it undoes can be.
+  // The record must be durable before the mutation it undoes can be (under
+  // Presave, the caller's SyncFileSystem does it before the load starts).
+  if (defer_record_syncs_) return Status::Ok();
   return journal_->Sync();
 }
 
@@ -284,6 +319,10 @@ Result<LoadJournal::PathState*> LoadJournal::StateLocked(const std::string& path
 }
 
 void LoadJournal::MoveNameLocked(const std::string& from, const std::string& to) {
+  // A kReplace names the original under `from`: once that file moves (or
+  // `to` is replaced), the record no longer describes a removal to come.
+  replaceable_.erase(from);
+  replaceable_.erase(to);
   // The file's content keeps its sync state under its new name.
   for (auto* m : {&changed_at_, &synced_at_}) {
     auto moved = m->find(from);
@@ -332,8 +371,26 @@ Status LoadJournal::SaveLocked(const std::string& path, File* file, uint64_t fro
   r.path = path;
   r.size = state->original_size;
   std::vector<uint8_t> chunk;
+  auto add_zeros = [&r](uint64_t pos, uint64_t n) {
+    if (!r.ranges.empty() && r.ranges.back().zeros &&
+        r.ranges.back().position + r.ranges.back().length == pos) {
+      r.ranges.back().length += n;
+    } else {
+      r.ranges.push_back({pos, n, true, {}});
+    }
+  };
   for (const auto& [start, end] : missing) {
     for (uint64_t pos = start; pos < end;) {
+      // A hole (a preallocated index never written: 10 MiB of it per
+      // crashed active segment) reads as zeros; SEEK_DATA says so without
+      // reading it.
+      DARUMA_ASSIGN_OR_RETURN(uint64_t data, file->DataFrom(pos));
+      if (data > pos) {
+        const uint64_t hole_end = std::min(data, end);
+        add_zeros(pos, hole_end - pos);
+        pos = hole_end;
+        continue;
+      }
       const uint64_t n = std::min(kSaveChunk, end - pos);
       chunk.resize(n);
       DARUMA_ASSIGN_OR_RETURN(size_t got, file->ReadAt(pos, chunk));
@@ -341,13 +398,16 @@ Status LoadJournal::SaveLocked(const std::string& path, File* file, uint64_t fro
         return Status::IoError(
             fmt::format("{}: short read at byte {} while saving it for undo", path, pos + got));
       }
-      const bool zeros = std::all_of(chunk.begin(), chunk.end(), [](uint8_t b) { return b == 0; });
-      if (zeros && !r.ranges.empty() && r.ranges.back().zeros &&
-          r.ranges.back().position + r.ranges.back().length == pos) {
-        r.ranges.back().length += n;
-      } else {
-        r.ranges.push_back({pos, n, zeros, zeros ? std::vector<uint8_t>() : chunk});
+      // Trailing zeros (the entries of an index end, its preallocated rest
+      // follows) are saved as a run, not as bytes.
+      uint64_t data_len = n;
+      while (data_len > 0 && chunk[data_len - 1] == 0) --data_len;
+      if (data_len > 0) {
+        r.ranges.push_back(
+            {pos, data_len, false,
+             std::vector<uint8_t>(chunk.begin(), chunk.begin() + int64_t(data_len))});
       }
+      if (data_len < n) add_zeros(pos + data_len, n - data_len);
       pos += n;
     }
   }
@@ -394,6 +454,15 @@ Status LoadJournal::BeforeCreate(const std::string& path) {
   if (!CoversLocked(path)) return Status::Ok();
   NoteChangeLocked(path);
   NoteChangeLocked(ParentDir(path));
+  // A name the presaved listing lacks is removed by its kCreateAny record.
+  // A listed name (a file this load removed and now recreates) still needs
+  // its own record: its removal's inverse only puts the original back once
+  // the new file is gone.
+  if ((listed_ && ParentDir(path) == dir_ && listing_.count(BaseName(path)) == 0) ||
+      replaced_.count(path) > 0) {
+    paths_[path] = PathState{.fresh = true};
+    return Status::Ok();
+  }
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kCreate, path, "", "", 0, {}}));
   paths_[path] = PathState{.fresh = true};
   return Status::Ok();
@@ -440,6 +509,21 @@ Status LoadJournal::Remove(const std::string& path) {
     if (it != paths_.end()) paths_.erase(it);
     return base_->Remove(path);
   }
+  auto replace = replaceable_.find(path);
+  if (replace != replaceable_.end()) {
+    // Its kReplace record is durable already. The rename needs no sync of
+    // the undo dir: the partition dir's side of it becomes durable only with
+    // the caller's SyncFileSystem, which takes the undo dir's side along; if
+    // a sync of the undo dir alone makes it durable first, both names hold
+    // the original, and the record's inverse keeps the one in the undo dir.
+    const std::string undo = replace->second;
+    replaceable_.erase(replace);
+    DARUMA_RETURN_IF_ERROR(base_->Rename(path, undo));
+    MoveNameLocked(path, undo);
+    paths_.erase(undo);
+    replaced_.insert(path);
+    return Status::Ok();
+  }
   // The file goes into the undo dir instead of away.
   const std::string undo = NextUndoPathLocked();
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRemove, path, "", undo, 0, {}}));
@@ -470,6 +554,57 @@ Status LoadJournal::Rename(const std::string& from, const std::string& to) {
   DARUMA_RETURN_IF_ERROR(base_->Rename(from, to));
   MoveNameLocked(from, to);
   return Status::Ok();
+}
+
+Status LoadJournal::Presave(const std::vector<std::string>& paths,
+                            const std::vector<std::string>& removable) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!recording_) return Status::Ok();
+  defer_record_syncs_ = true;
+  Status st = [&]() -> Status {
+    DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, base_->ListDir(dir_));
+    UndoRecord listing{UndoRecord::Kind::kCreateAny, dir_, "", "", 0, {}};
+    std::set<std::string> names;
+    for (const DirEntry& e : entries) {
+      if (!e.is_regular) continue;
+      names.insert(e.name);
+      listing.to += e.name;
+      listing.to.push_back('\0');
+    }
+    DARUMA_RETURN_IF_ERROR(AppendLocked(listing));
+    listing_ = std::move(names);
+    listed_ = true;
+    for (const std::string& path : paths) {
+      if (!CoversLocked(path) || listing_.count(BaseName(path)) == 0) continue;
+      DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(path, OpenMode::kRead));
+      DARUMA_RETURN_IF_ERROR(SaveLocked(path, file.get(), 0, UINT64_MAX));
+    }
+    for (const std::string& path : removable) {
+      if (!CoversLocked(path) || listing_.count(BaseName(path)) == 0) continue;
+      const std::string undo = NextUndoPathLocked();
+      DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kReplace, path, "", undo, 0, {}}));
+      replaceable_[path] = undo;
+    }
+    return Status::Ok();
+  }();
+  defer_record_syncs_ = false;
+  return st;
+}
+
+void LoadJournal::Seal() {
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.store(false, std::memory_order_release);
+  cells_.clear();
+  paths_.clear();
+  changed_at_.clear();
+  synced_at_.clear();
+}
+
+Status LoadJournal::FinishSealed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!journal_) return Status::Ok();
+  journal_.reset();
+  return base_->RemoveAll(undo_dir_);
 }
 
 Status LoadJournal::Commit() {

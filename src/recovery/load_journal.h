@@ -18,6 +18,19 @@
 //   kSave(path, size, ranges) if `path` exists: truncate to `size`, write
 //                            the saved ranges (zero runs as zeros)
 //   kModTime(path, ms)       if `path` exists: set its modification time
+//   kCreateAny(dir, names)   remove every regular file directly in `dir`
+//                            whose name is not in `names` (the listing
+//                            when the record was written; `to` holds the
+//                            names, each ended by a NUL byte). Written by
+//                            Presave, so files the load creates later in
+//                            `dir` under new names need no record of their
+//                            own.
+//   kReplace(path, undo)     if `undo` exists: remove `path` if present and
+//                            rename `undo` to `path`. Written by Presave for
+//                            a file the load may remove (and write again):
+//                            harmless if it never did, and once it did, the
+//                            removal and any new file under the name need
+//                            no record of their own.
 #pragma once
 
 #include <atomic>
@@ -51,6 +64,8 @@ struct UndoRecord {
     kRemove = 4,
     kSave = 5,
     kModTime = 6,
+    kCreateAny = 7,
+    kReplace = 8,
   };
   Kind kind = Kind::kCreate;
   std::string path;                // kRename: from
@@ -81,9 +96,14 @@ struct OpenPathCell {
 // records. Thread-safe (one mutex).
 class LoadJournal {
  public:
-  LoadJournal(FileSystem* base, std::string partition_dir);
+  // `base` holds the journal, the undo dir and every sync that orders a
+  // record before its change; `data` (default: `base`) is what the load's
+  // own reads, writes and syncs go through (a DeferredSyncFileSystem over
+  // `base` when the caller makes the whole dir durable at once).
+  LoadJournal(FileSystem* base, std::string partition_dir, FileSystem* data = nullptr);
 
   FileSystem* base() const { return base_; }
+  FileSystem* data() const { return data_; }
   bool recording() const;
   bool changed() const;
   void StopRecording();
@@ -113,9 +133,25 @@ class LoadJournal {
   Status Remove(const std::string& path);
   Status Rename(const std::string& from, const std::string& to);
 
+  // Saves, before the load starts, what it will most likely change: the
+  // whole original content of each of `paths` that exists (as kSave
+  // records), and the names of the partition dir (kCreateAny), so that the
+  // load's rebuild of those files and its new files need no record, and no
+  // fsync, of their own; and for each of `removable` that exists, a kReplace
+  // record, so that its removal (and a new file under its name) needs none
+  // either. Nothing is synced here: the caller makes the records durable
+  // (SyncFileSystem) before the load may change anything.
+  Status Presave(const std::vector<std::string>& paths, const std::vector<std::string>& removable);
+
   // Syncs every file and directory the records name, then deletes the undo
   // dir (the new state is final).
   Status Commit();
+  // The first half of a commit whose durability the caller provides: stops
+  // recording. The caller then makes every change durable (SyncFileSystem),
+  // and only then calls FinishSealed, which deletes the undo dir without a
+  // sync of its own (the caller syncs again before relying on it).
+  void Seal();
+  Status FinishSealed();
   // Restores the old state and deletes the undo dir.
   Status Rollback();
 
@@ -138,6 +174,7 @@ class LoadJournal {
   Status SaveLocked(const std::string& path, File* file, uint64_t from, uint64_t to);
 
   FileSystem* base_;
+  FileSystem* data_;
   const std::string dir_;
   const std::string undo_dir_;
   mutable std::mutex mu_;
@@ -148,6 +185,17 @@ class LoadJournal {
   uint64_t journal_size_ = 0;
   uint64_t next_undo_ = 0;
   std::map<std::string, PathState> paths_;
+  // Names in the partition dir when Presave ran (valid if `listed_`): a
+  // file created under any other name is undone by the kCreateAny record.
+  bool listed_ = false;
+  std::set<std::string> listing_;
+  // While Presave writes its records (the caller syncs them all at once).
+  bool defer_record_syncs_ = false;
+  // kReplace records not used yet: path -> its undo name; and the paths
+  // whose original went to the undo dir under one (a new file there needs
+  // no kCreate).
+  std::map<std::string, std::string> replaceable_;
+  std::set<std::string> replaced_;
   std::vector<std::weak_ptr<OpenPathCell>> cells_;
   // Durability bookkeeping, so Commit syncs only what the load left
   // unsynced: per file or directory path, the change counter at its last

@@ -68,7 +68,7 @@ class JournaledFile final : public File {
 class JournalingFileSystem final : public FileSystem {
  public:
   explicit JournalingFileSystem(std::shared_ptr<LoadJournal> journal)
-      : journal_(std::move(journal)), base_(journal_->base()) {}
+      : journal_(std::move(journal)), base_(journal_->data()) {}
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
     if (mode == OpenMode::kRead || !journal_->Covers(path)) return base_->Open(path, mode);
@@ -148,15 +148,17 @@ class JournalingFileSystem final : public FileSystem {
 
 }  // namespace
 
-LoadTransaction::LoadTransaction(FileSystem* base, const std::string& partition_dir)
-    : journal_(std::make_shared<LoadJournal>(base, partition_dir)),
+LoadTransaction::LoadTransaction(FileSystem* base, const std::string& partition_dir,
+                                 FileSystem* data)
+    : journal_(std::make_shared<LoadJournal>(base, partition_dir, data)),
       fs_(std::make_unique<JournalingFileSystem>(journal_)) {}
 
 LoadTransaction::~LoadTransaction() = default;
 
 std::shared_ptr<LoadTransaction> LoadTransaction::Begin(FileSystem* base,
-                                                        const std::string& partition_dir) {
-  return std::shared_ptr<LoadTransaction>(new LoadTransaction(base, partition_dir));
+                                                        const std::string& partition_dir,
+                                                        FileSystem* data) {
+  return std::shared_ptr<LoadTransaction>(new LoadTransaction(base, partition_dir, data));
 }
 
 Result<bool> LoadTransaction::RollBackInterrupted(FileSystem* base,
@@ -201,8 +203,18 @@ void LoadTransaction::StopRecordingIfUnchanged() {
   if (!journal_->changed()) journal_->StopRecording();
 }
 
+Status LoadTransaction::Presave(const std::vector<std::string>& paths,
+                                const std::vector<std::string>& removable) {
+  return journal_->Presave(paths, removable);
+}
 Status LoadTransaction::Commit() {
   return journal_->Commit();
+}
+void LoadTransaction::Seal() {
+  journal_->Seal();
+}
+Status LoadTransaction::FinishSealed() {
+  return journal_->FinishSealed();
 }
 Status LoadTransaction::Rollback() {
   return journal_->Rollback();

@@ -39,6 +39,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/file_system.h"
 #include "common/status.h"
@@ -50,8 +51,11 @@ namespace daruma {
 class LoadTransaction {
  public:
   // Starts a transaction over `partition_dir`. Nothing is written until the
-  // first mutation.
-  static std::shared_ptr<LoadTransaction> Begin(FileSystem* base, const std::string& partition_dir);
+  // first mutation. `data` (default `base`): what fs() passes the load's own
+  // operations to, e.g. a DeferredSyncFileSystem over `base`; the undo log
+  // and the syncs that order it always use `base`.
+  static std::shared_ptr<LoadTransaction> Begin(FileSystem* base, const std::string& partition_dir,
+                                                FileSystem* data = nullptr);
 
   // If an earlier load of `partition_dir` was interrupted (an undo dir is
   // there), restores the state before it. Returns whether there was one.
@@ -74,8 +78,20 @@ class LoadTransaction {
   // through. For steps after the last one that can fail, when nothing was
   // recorded (a clean start's index resize).
   void StopRecordingIfUnchanged();
+  // Before the load: saves the original content of `paths` and the dir's
+  // names, and records how to put back each of `removable`
+  // (LoadJournal::Presave), unsynced; the caller must make them durable
+  // (SyncFileSystem) before the load starts.
+  Status Presave(const std::vector<std::string>& paths, const std::vector<std::string>& removable);
   // Makes the new state durable and final.
   Status Commit();
+  // Commit in two halves for a caller that makes many partitions durable at
+  // once: Seal() after the load (no more records), then SyncFileSystem by
+  // the caller, then FinishSealed() (removes the undo log, unsynced), then
+  // SyncFileSystem again before anything relies on the new state. A crash
+  // before the undo log's removal is durable rolls the partition back.
+  void Seal();
+  Status FinishSealed();
   // Restores the old state; the undo dir is gone afterwards.
   Status Rollback();
   // After `failure` of the load or repair (whose Log the caller has closed
@@ -86,7 +102,7 @@ class LoadTransaction {
   Status RollbackAfter(const Status& failure, PartitionRecoveryReport* report);
 
  private:
-  LoadTransaction(FileSystem* base, const std::string& partition_dir);
+  LoadTransaction(FileSystem* base, const std::string& partition_dir, FileSystem* data);
   std::shared_ptr<LoadJournal> journal_;
   std::unique_ptr<FileSystem> fs_;
 };

@@ -46,6 +46,11 @@ LogManager::LogManager(LogManagerOptions options) : options_(options) {
                                                       /*defer_opens=*/true);
     options_.fs = caching_fs_.get();
   }
+  durable_fs_ = options_.fs;
+  if (options_.batch_syncs) {
+    deferred_fs_ = std::make_unique<DeferredSyncFileSystem>(options_.fs);
+    options_.fs = deferred_fs_.get();
+  }
 }
 
 // Like a crash, but the cleaner threads must not outlive the logs and the
@@ -254,12 +259,15 @@ void LogManager::EstimateBytesToScan(LogDirState& d) {
 }
 
 void LogManager::LoadDirs() {
+  batching_ = deferred_fs_ != nullptr && CanBatchSyncs();
+  if (batching_) deferred_fs_->set_deferring(true);
   std::vector<std::thread> dir_threads;
   for (auto& d : dirs_) {
     if (failure_channel_.IsOffline(d->path)) continue;
     LogDirState* dir = d.get();
     dir_threads.emplace_back([this, dir] {
       const int64_t start = options_.clock->NowNanos();
+      if (batching_) PresaveDir(*dir);
       std::atomic<size_t> next{0};
       RunThreads(threads_per_dir_, [&](int thread_index) {
         for (size_t i = next++; i < dir->partitions.size(); i = next++) {
@@ -268,10 +276,116 @@ void LogManager::LoadDirs() {
           remaining_logs_.fetch_sub(1);
         }
       });
+      if (batching_) FinishBatchedLoads(*dir);
       dir->duration_ms = ElapsedMs(options_.clock, start);
     });
   }
   for (auto& t : dir_threads) t.join();
+  if (batching_) deferred_fs_->set_deferring(false);
+}
+
+// Deferring is one switch for every dir's loads, so it is on only if every
+// online dir can be made durable as a whole (a test's in-memory file system,
+// say, cannot: its loads then fsync file by file as before).
+bool LogManager::CanBatchSyncs() {
+  for (auto& d : dirs_) {
+    if (failure_channel_.IsOffline(d->path)) continue;
+    if (!durable_fs_->SyncFileSystem(d->path).ok()) return false;
+  }
+  return true;
+}
+
+// What a crashed partition's load is expected to change: the indexes of
+// every segment it recovers (pass 5 from the segment holding the recovery
+// point on, pass 4 any segment without an .index) are rebuilt in place, and
+// producer snapshots are removed and taken again (Kafka's truncateAndReload
+// before each recovered segment). Anything else it changes (a truncated
+// tail, a quarantined file) is recorded when it happens, with an fsync of
+// its own.
+LogManager::PresaveList LogManager::PresavePaths(const LogDirState& d, const PartitionDir& p) {
+  PresaveList out;
+  auto entries = durable_fs_->ListDir(p.path);
+  if (!entries.ok()) return out;
+  std::set<int64_t> bases;
+  std::set<std::string> names;
+  for (const DirEntry& e : *entries) {
+    if (!e.is_regular) continue;
+    names.insert(e.name);
+    if (e.name.ends_with(kProducerSnapshotFileSuffix)) {
+      out.removable.push_back(JoinPath(p.path, e.name));
+      continue;
+    }
+    if (!e.name.ends_with(kLogFileSuffix)) continue;
+    auto base = OffsetFromFileName(e.name);
+    if (base.ok()) bases.insert(*base);
+  }
+  auto rp = d.recovery_points.find(p.name.tp);
+  const int64_t recovery_point =
+      options_.full_rescan || rp == d.recovery_points.end() ? 0 : rp->second;
+  auto first = bases.upper_bound(recovery_point);
+  if (first != bases.begin()) --first;
+  const int64_t first_recovered = first == bases.end() ? 0 : *first;
+  for (int64_t base : bases) {
+    const std::string index = OffsetIndexFileName(p.path, base);
+    if (base < first_recovered && names.count(BaseName(index)) > 0) continue;
+    out.saved.push_back(index);
+    out.saved.push_back(TimeIndexFileName(p.path, base));
+    out.saved.push_back(TxnIndexFileName(p.path, base));
+  }
+  return out;
+}
+
+// Batched syncs, before any load of an unclean dir: every partition's
+// interrupted load is rolled back, its transaction begun and the undo
+// records its load will need written (LoadTransaction::Presave), all
+// unsynced; then one syncfs makes all of them durable before the first load
+// changes anything: the ordering an fsync per record gave, paid once.
+void LogManager::PresaveDir(LogDirState& d) {
+  if (!options_.load_undo_log || (d.had_clean_shutdown && !options_.full_rescan)) return;
+  std::atomic<size_t> next{0};
+  RunThreads(threads_per_dir_, [&](int) {
+    for (size_t i = next++; i < d.partitions.size(); i = next++) {
+      const PartitionDir& p = d.partitions[i];
+      LogDirState::Prepared prepared;
+      PartitionRecoveryReport scratch;
+      prepared.status = LoadTransaction::RollBackInterrupted(durable_fs_, p.path, &scratch);
+      if (prepared.status.ok()) {
+        prepared.txn = LoadTransaction::Begin(durable_fs_, p.path, options_.fs);
+        const PresaveList list = PresavePaths(d, p);
+        prepared.status = prepared.txn->Presave(list.saved, list.removable);
+      }
+      prepared.warnings = std::move(scratch.warnings);
+      std::lock_guard<std::mutex> lock(mu_);
+      d.prepared[p.path] = std::move(prepared);
+    }
+  });
+  Status st = durable_fs_->SyncFileSystem(d.path);
+  if (!st.ok()) MarkOffline(d, st);
+}
+
+// Batched syncs, after a dir's loads: one syncfs makes everything they
+// wrote durable (the new indexes, snapshots, truncations: what each load's
+// commit and Log::FlushAll synced file by file before), then the undo logs
+// go, and a second syncfs makes that final, all before FinishDir writes the
+// checkpoints. A crash before the second one rolls a partition back to the
+// state it was found in, never to a mix.
+void LogManager::FinishBatchedLoads(LogDirState& d) {
+  std::vector<std::shared_ptr<LoadTransaction>> sealed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sealed.swap(d.sealed);
+    d.prepared.clear();  // a load the dir going offline skipped: undone next start
+  }
+  if (failure_channel_.IsOffline(d.path)) return;
+  Status st = durable_fs_->SyncFileSystem(d.path);
+  bool removed = false;
+  for (const auto& txn : sealed) {
+    if (!st.ok()) break;
+    removed = removed || txn->changed();
+    st = txn->FinishSealed();
+  }
+  if (st.ok() && removed) st = durable_fs_->SyncFileSystem(d.path);
+  if (!st.ok()) MarkOffline(d, st);
 }
 
 void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread_index) {
@@ -310,7 +424,43 @@ void LogManager::LoadPartition(LogDirState& d, const PartitionDir& p, int thread
       // segments of one partition ahead of its recovery.
       .recovery_threads = std::max(1, threads_per_dir_ / std::max(1, int(d.partitions.size()))),
       .transactional = options_.load_undo_log};
-  Result<std::unique_ptr<Log>> loaded = LoadLog(params, &pr);
+  // Batched syncs: this manager owns the load's transaction, sealed on
+  // success and finished after the dir's syncfs (FinishBatchedLoads).
+  std::shared_ptr<LoadTransaction> txn;
+  Status prepared = Status::Ok();
+  if (batching_ && options_.load_undo_log) {
+    std::optional<LogDirState::Prepared> ahead;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = d.prepared.find(p.path);
+      if (it != d.prepared.end()) {
+        ahead = std::move(it->second);
+        d.prepared.erase(it);
+      }
+    }
+    if (ahead) {
+      for (std::string& w : ahead->warnings) pr.warnings.push_back(std::move(w));
+      txn = std::move(ahead->txn);
+      prepared = ahead->status;
+      if (!prepared.ok() && txn) {
+        (void)txn->Rollback();  // records only: the load never started
+        txn.reset();
+      }
+    } else {
+      prepared = LoadTransaction::RollBackInterrupted(durable_fs_, p.path, &pr);
+      if (prepared.ok()) txn = LoadTransaction::Begin(durable_fs_, p.path, options_.fs);
+    }
+    params.transaction = txn;
+  }
+  Result<std::unique_ptr<Log>> loaded =
+      prepared.ok() ? LoadLog(params, &pr) : Result<std::unique_ptr<Log>>(prepared);
+  if (txn && loaded.ok()) {
+    txn->Seal();
+    std::lock_guard<std::mutex> lock(mu_);
+    d.sealed.push_back(txn);
+  } else if (txn) {
+    loaded = txn->RollbackAfter(loaded.status(), &pr);
+  }
   Status st = loaded.status();
   std::unique_ptr<Log> log;
   if (st.ok()) {
@@ -512,6 +662,12 @@ Status LogManager::ShutdownDir(LogDirState& d) {
   std::mutex error_mu;
   Status error;
   std::atomic<size_t> next{0};
+  // Batched syncs: the flushes and closes defer their fsyncs (tens of
+  // thousands for thousands of partitions), and one syncfs makes them durable
+  // before the checkpoints and the marker, which sync on their own. Nothing
+  // else writes meanwhile: the jobs and the cleaner are stopped.
+  const bool batch = deferred_fs_ != nullptr && batching_;
+  if (batch) deferred_fs_->set_deferring(true);
   RunThreads(threads_per_dir_, [&](int) {
     for (size_t i = next++; i < logs.size(); i = next++) {
       Status st = logs[i]->FlushAll();
@@ -522,6 +678,10 @@ Status LogManager::ShutdownDir(LogDirState& d) {
       }
     }
   });
+  if (batch) {
+    deferred_fs_->set_deferring(false);
+    if (error.ok()) error = durable_fs_->SyncFileSystem(d.path);
+  }
   DARUMA_RETURN_IF_ERROR(error);
   DARUMA_RETURN_IF_ERROR(WriteCheckpoints(d));
   // A partition that could not be loaded was never recovered: leave the dir

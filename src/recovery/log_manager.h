@@ -121,6 +121,7 @@
 
 #include "common/caching_file_system.h"
 #include "common/clock.h"
+#include "common/deferred_sync_file_system.h"
 #include "common/file_system.h"
 #include "common/scheduler.h"
 #include "common/status.h"
@@ -192,6 +193,13 @@ struct LogManagerOptions {
   // Each partition's load is all or nothing (load_transaction.h). Off only to
   // measure what that costs (bench/load_undo_bench.cc).
   bool load_undo_log = true;
+  // Start-up loads and shutdown flushes defer their fsyncs and make each log
+  // dir durable with one SyncFileSystem (syncfs) instead
+  // (common/deferred_sync_file_system.h); the undo records a load needs in
+  // advance are written for all partitions first and made durable the same
+  // way. Falls back to per-file fsyncs by itself where `fs` has no syncfs.
+  // Off only to measure what it saves.
+  bool batch_syncs = true;
 };
 
 // What the log cleaner (compaction) plugs into the log manager. Every hook is
@@ -331,6 +339,18 @@ class LogManager {
   void EstimateBytesToScan(LogDirState& d);
   void LoadDirs();
   void LoadPartition(LogDirState& d, const PartitionDir& p, int thread_index);
+  // Batched syncs (LogManagerOptions::batch_syncs): whether every online
+  // dir's file system can sync as a whole; the undo records of an unclean
+  // dir's loads written ahead (PresaveDir); after a dir's loads, its one
+  // syncfs, the undo logs' removal, and a second syncfs (FinishBatchedLoads).
+  bool CanBatchSyncs();
+  void PresaveDir(LogDirState& d);
+  void FinishBatchedLoads(LogDirState& d);
+  struct PresaveList {
+    std::vector<std::string> saved;      // rewritten in place
+    std::vector<std::string> removable;  // may be removed (and written again)
+  };
+  PresaveList PresavePaths(const LogDirState& d, const PartitionDir& p);
   void FinishDir(LogDirState& d);
   Status WriteCheckpoints(LogDirState& d);
   Status ShutdownDir(LogDirState& d);
@@ -387,6 +407,13 @@ class LogManager {
   // Declared first so it outlives every Log and job using it; options_.fs
   // points to it when options.max_open_files > 0.
   std::unique_ptr<CachingFileSystem> caching_fs_;
+  // With batch_syncs, options_.fs is this decorator over durable_fs_ (the
+  // caching or the caller's file system): every Log's file operations go
+  // through it, and it defers their syncs during LoadDirs and ShutdownDir's
+  // flushes only. Undo logs, checkpoints and the marker sync on durable_fs_.
+  std::unique_ptr<DeferredSyncFileSystem> deferred_fs_;
+  FileSystem* durable_fs_ = nullptr;
+  bool batching_ = false;  // this start-up's loads defer their syncs
   LogManagerOptions options_;
   LogConfig config_;
   int threads_per_dir_ = 1;

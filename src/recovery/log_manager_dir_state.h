@@ -21,6 +21,7 @@
 #include "log/topic_partition.h"
 #include "log/uuid.h"
 #include "recovery/dir_lock.h"
+#include "recovery/load_transaction.h"
 #include "recovery/log_manager.h"
 
 namespace daruma {
@@ -53,6 +54,17 @@ struct LogManager::LogDirState {
   // full_rescan of a clean dir: each partition's index files before its load,
   // by partition path (guarded by mu_ while loading).
   std::map<std::string, std::map<std::string, uint32_t>> index_digests;
+  // Batched syncs (LogManager::PresaveDir): each partition's load
+  // transaction begun, rolled back or presaved ahead of its load, by path,
+  // and the transactions of loads that succeeded, sealed until the dir's
+  // syncfs (guarded by mu_ while loading).
+  struct Prepared {
+    std::shared_ptr<LoadTransaction> txn;
+    Status status;
+    std::vector<std::string> warnings;
+  };
+  std::map<std::string, Prepared> prepared;
+  std::vector<std::shared_ptr<LoadTransaction>> sealed;
   std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
   std::string marker_why;
   int64_t duration_ms = 0;

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -247,6 +248,26 @@ TEST_F(CachingFileSystemTest, UnsyncedHandleIsPinnedUntilSync) {
   for (int i = 0; i < 2; ++i) EXPECT_EQ(ReadAll(*others[size_t(i)]), "o");
   EXPECT_EQ(inner_.open_for(tmp_.Join("dirty")), 0);
   EXPECT_EQ(ReadAll(*dirty), "unsynced");
+}
+
+// A sync of the whole file system (LogManager's batched syncs) unpins the
+// handles written before it under the synced dir, and only those.
+TEST_F(CachingFileSystemTest, SyncFileSystemUnpinsWhatItCoveredUnderTheDir) {
+  std::filesystem::create_directories(tmp_.Join("a"));
+  std::filesystem::create_directories(tmp_.Join("b"));
+  auto in_a = OpenOrDie("a/f", OpenMode::kCreate);
+  auto in_b = OpenOrDie("b/f", OpenMode::kCreate);
+  ASSERT_TRUE(in_a->WriteAt(0, AsSpan("a")).ok());
+  ASSERT_TRUE(in_b->WriteAt(0, AsSpan("b")).ok());
+  EXPECT_EQ(fs_.cache().pinned_handles(), 2u);
+  ASSERT_TRUE(fs_.SyncFileSystem(tmp_.Join("a")).ok());
+  EXPECT_EQ(fs_.cache().pinned_handles(), 1u);  // b/f is not under a/
+  // A write after the sync pins again; the owner's own Sync unpins as usual.
+  ASSERT_TRUE(in_a->WriteAt(1, AsSpan("x")).ok());
+  EXPECT_EQ(fs_.cache().pinned_handles(), 2u);
+  ASSERT_TRUE(in_a->Sync().ok());
+  ASSERT_TRUE(in_b->Sync().ok());
+  EXPECT_EQ(fs_.cache().pinned_handles(), 0u);
 }
 
 TEST_F(CachingFileSystemTest, CreationAndTruncationDoNotPin) {

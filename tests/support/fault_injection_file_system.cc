@@ -307,6 +307,33 @@ Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
   return Status::Ok();
 }
 
+// syncfs: every live name and every file's current content become durable.
+Status FaultInjectionFileSystem::SyncFileSystem(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DARUMA_RETURN_IF_ERROR(CheckAliveLocked(path));
+  DARUMA_RETURN_IF_ERROR(BeginOpLocked("sync-fs", path));
+  Status base = base_->SyncFileSystem(path);
+  if (!base.ok() && base.code() != StatusCode::kUnsupported) return base;
+  DARUMA_RETURN_IF_ERROR(SyncTreeLocked(0, "/"));
+  last_unsynced_write_.reset();
+  return Status::Ok();
+}
+
+Status FaultInjectionFileSystem::SyncTreeLocked(NodeId id, const std::string& path) {
+  Node& node = nodes_[id];
+  if (!node.is_dir) {
+    auto data = base_->ReadFile(path);
+    if (data.ok()) node.data = std::move(*data);
+    return Status::Ok();
+  }
+  node.durable = node.live;
+  const std::map<std::string, NodeId> children = node.live;
+  for (const auto& [name, child] : children) {
+    DARUMA_RETURN_IF_ERROR(SyncTreeLocked(child, path == "/" ? "/" + name : path + "/" + name));
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<DirEntry>> FaultInjectionFileSystem::ListDir(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   DARUMA_RETURN_IF_ERROR(CheckAliveLocked(path));

@@ -5,7 +5,8 @@
 // Counted ("mutating") operations, numbered from 1 in call order:
 //   create (Open of a missing file with kCreate/kCreateExclusive/kTruncate),
 //   truncate (Open kTruncate of an existing file, File::Truncate), write,
-//   sync (File::Sync), rename, remove, remove-all, create-dir, sync-dir.
+//   sync (File::Sync), rename, remove, remove-all, create-dir, sync-dir,
+//   sync-fs (SyncFileSystem: everything becomes durable, like syncfs).
 // Reads, listings, stats and SetModifiedTimeMs are not counted.
 //
 // Durability model (what MaterializeDurableState writes):
@@ -79,6 +80,8 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status RemoveAll(const std::string& path) override;
   Status CreateDir(const std::string& path) override;
   Status SyncDir(const std::string& path) override;
+  // Counted as "sync-fs": makes every live name and file content durable.
+  Status SyncFileSystem(const std::string& path) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override;
   bool Exists(const std::string& path) override;
   Result<uint64_t> FileSize(const std::string& path) override;
@@ -113,6 +116,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   // Parent node and leaf name of `path`, creating untracked parents by
   // adoption; nullopt if the parent does not exist.
   std::optional<std::pair<NodeId, std::string>> ParentLocked(const std::string& path);
+  Status SyncTreeLocked(NodeId id, const std::string& path);
   Status MaterializeNode(FileSystem* target, const std::string& path, NodeId id, bool tear) const;
 
   FileSystem* base_;

@@ -44,6 +44,7 @@ class MemFileSystem final : public FileSystem {
   Status RemoveAll(const std::string& path) override;
   Status CreateDir(const std::string& path) override;
   Status SyncDir(const std::string& path) override;
+  Status SyncFileSystem(const std::string&) override { return Status::Ok(); }
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override;
   bool Exists(const std::string& path) override;
   Result<uint64_t> FileSize(const std::string& path) override;
