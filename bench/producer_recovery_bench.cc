@@ -239,8 +239,11 @@ std::string DarumaBinary() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
-  const fs::path daruma = self.parent_path() / "daruma";
-  return fs::exists(daruma) ? daruma.string() : "";
+  // Beside the benchmark, or in the build dir above bench/.
+  for (const fs::path& dir : {self.parent_path(), self.parent_path().parent_path()}) {
+    if (fs::exists(dir / "daruma")) return (dir / "daruma").string();
+  }
+  return "";
 }
 
 struct EndToEnd {

@@ -1,5 +1,6 @@
 #include "log/producer_state_entry.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace daruma {
@@ -9,6 +10,18 @@ int32_t DecrementSequence(int32_t sequence, int32_t delta) {
     return std::numeric_limits<int32_t>::max() - (delta - sequence) + 1;
   }
   return sequence - delta;
+}
+
+void RetainedBatches::push_back(const BatchMetadata& batch) {
+  if (size_ == kCapacity) {
+    std::move(slots_.begin() + 1, slots_.end(), slots_.begin());
+    --size_;
+  }
+  slots_[size_++] = batch;
+}
+
+bool RetainedBatches::operator==(const RetainedBatches& other) const {
+  return std::equal(begin(), end(), other.begin(), other.end());
 }
 
 ProducerStateEntry ProducerStateEntry::Empty(int64_t producer_id) {
@@ -51,7 +64,6 @@ int32_t ProducerStateEntry::LastOffsetDelta() const {
 void ProducerStateEntry::AddBatch(int16_t epoch, int32_t last_seq, int64_t last_offset,
                                   int32_t offset_delta, int64_t timestamp) {
   MaybeUpdateProducerEpoch(epoch);
-  if (batches_.size() == kNumBatchesToRetain) batches_.pop_front();
   batches_.push_back(BatchMetadata{last_seq, last_offset, offset_delta, timestamp});
   last_timestamp_ = timestamp;
 }

@@ -12,8 +12,9 @@
 // lives in ProducerStateManager.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 
 namespace daruma {
@@ -34,9 +35,33 @@ struct BatchMetadata {
   bool operator==(const BatchMetadata&) const = default;
 };
 
+// The last (at most 5) batches of a producer, oldest first, stored inline: an
+// entry is copied for every batch appended or replayed (ProducerAppendInfo
+// works on a copy), and a std::deque's copy costs two allocations.
+class RetainedBatches {
+ public:
+  static constexpr size_t kCapacity = 5;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const BatchMetadata& front() const { return slots_[0]; }
+  const BatchMetadata& back() const { return slots_[size_ - 1]; }
+  const BatchMetadata* begin() const { return slots_.data(); }
+  const BatchMetadata* end() const { return slots_.data() + size_; }
+  const BatchMetadata& operator[](size_t i) const { return slots_[i]; }
+  // Appends `batch`, evicting the oldest when full.
+  void push_back(const BatchMetadata& batch);
+  void clear() { size_ = 0; }
+  bool operator==(const RetainedBatches& other) const;
+
+ private:
+  std::array<BatchMetadata, kCapacity> slots_{};
+  size_t size_ = 0;
+};
+
 class ProducerStateEntry {
  public:
-  static constexpr size_t kNumBatchesToRetain = 5;
+  static constexpr size_t kNumBatchesToRetain = RetainedBatches::kCapacity;
 
   // A producer never seen before: epoch -1, coordinator epoch -1, no batches.
   static ProducerStateEntry Empty(int64_t producer_id);
@@ -50,7 +75,7 @@ class ProducerStateEntry {
   int32_t coordinator_epoch() const { return coordinator_epoch_; }
   int64_t last_timestamp() const { return last_timestamp_; }
   std::optional<int64_t> current_txn_first_offset() const { return current_txn_first_offset_; }
-  const std::deque<BatchMetadata>& batches() const { return batches_; }
+  const RetainedBatches& batches() const { return batches_; }
 
   bool IsEmpty() const { return batches_.empty(); }
   // Sequence/offset views of the cache; -1 (offset delta 0) when it is empty.
@@ -86,7 +111,7 @@ class ProducerStateEntry {
   int32_t coordinator_epoch_;
   int64_t last_timestamp_;
   std::optional<int64_t> current_txn_first_offset_;
-  std::deque<BatchMetadata> batches_;
+  RetainedBatches batches_;
 };
 
 }  // namespace daruma
