@@ -40,6 +40,7 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Open(FileSystem* fs, const std::
     DARUMA_ASSIGN_OR_RETURN(seg->log_file_, fs->Open(path, OpenMode::kTruncate));
     if (config.preallocate && config.InitFileSize() > 0) {
       DARUMA_RETURN_IF_ERROR(seg->log_file_->Truncate(uint64_t(config.InitFileSize())));
+      seg->file_may_exceed_size_ = true;
     }
   }
   seg->txn_index_ = std::make_unique<TransactionIndex>(
@@ -195,6 +196,7 @@ Status LogSegment::Append(int64_t largest_offset, int64_t largest_timestamp,
 
 Status LogSegment::WriteRecords(int64_t position, ByteSpan records) {
   if (config_.preallocate) {
+    file_may_exceed_size_ = true;  // the append window reserves ahead
     // Up to the preallocated size (segment.bytes) only, so the file never
     // grows past what Kafka would have preallocated.
     DARUMA_ASSIGN_OR_RETURN(
@@ -576,10 +578,12 @@ Status LogSegment::Close() {
   if (log_file_) {
     // Trim a preallocated file first, so the sync below covers its size too.
     ReleaseAppendWindow();
-    DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
-    if (physical != uint64_t(size_)) {
-      DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
-      log_unsynced_ = true;
+    if (file_may_exceed_size_) {
+      DARUMA_ASSIGN_OR_RETURN(uint64_t physical, log_file_->Size());
+      if (physical != uint64_t(size_)) {
+        DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(size_)));
+        log_unsynced_ = true;
+      }
     }
     if (log_unsynced_) DARUMA_RETURN_IF_ERROR(log_file_->Sync());
     log_unsynced_ = false;

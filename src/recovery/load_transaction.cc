@@ -94,6 +94,13 @@ class JournalingFileSystem final : public FileSystem {
     if (mode == OpenMode::kRead || !journal_->Covers(path)) {
       return base_->OpenWithSize(path, mode, size);
     }
+    if (mode == OpenMode::kReadWrite) {
+      // Opens an existing file only, creating nothing (as Open): no record,
+      // and the size comes with the open (one stat where the open is
+      // deferred) instead of an existence check and a stat of its own.
+      DARUMA_ASSIGN_OR_RETURN(auto file, base_->OpenWithSize(path, mode, size));
+      return Wrap(path, std::move(file));
+    }
     DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, mode));
     DARUMA_ASSIGN_OR_RETURN(*size, file->Size());
     return file;
