@@ -61,8 +61,7 @@ struct SegmentRecoveryScan {
     // after the batches not retained since the previous retained one.
     int64_t prev_v2_next_offset = 0;
     uint8_t header[kRecordBatchOverhead] = {};
-    bool dropped = false;  // thinned out (see batches below); never set once returned
-    Bytes control;         // the whole batch, for a control batch only
+    Bytes control;  // the whole batch, for a control batch only
 
     ByteSpan bytes() const {
       return control.empty() ? ByteSpan(header, sizeof header) : ByteSpan(control);
