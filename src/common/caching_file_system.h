@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,10 @@ class CachingFileSystem final : public FileSystem {
 
   FileSystem* inner() const { return inner_; }
   const FileHandleCache& cache() const { return *cache_; }
+  // Runs `use`, which opens descriptors the cache does not hold (an event
+  // loop's, say), again after releasing handles while it fails with
+  // IsTooManyOpenFiles (FileHandleCache::WithDescriptor).
+  Status WithDescriptors(const std::function<Status()>& use) { return cache_->WithDescriptor(use); }
 
  private:
   FileSystem* inner_;

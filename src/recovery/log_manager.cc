@@ -82,8 +82,7 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
   FillDirReports();
   SortPartitionReports();
   report_.duration_ms = ElapsedMs(options_.clock, start);
-  StartJobs();
-  return Status::Ok();
+  return StartJobs();
 }
 
 // ---- Prepare: validation only -------------------------------------------------

@@ -365,7 +365,9 @@ class LogManager {
   // Drops the overrides of `topic` when none of its logs is left.
   void ForgetTopicConfigIfUnused(const std::string& topic);
   // Runtime helpers.
-  void StartJobs();
+  // Fails only if the jobs' scheduler cannot get descriptors even after the
+  // handle cache released what it could.
+  Status StartJobs();
   // Deletes `dir` (a renamed `-delete` dir) and destroys `log` after delay_ms.
   void ScheduleDirDeletion(std::unique_ptr<Log> log, std::string dir, int64_t delay_ms);
   void ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms);

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <system_error>
 
 #include "recovery/log_manager.h"
 #include "recovery/log_manager_dir_state.h"
@@ -29,10 +31,26 @@ LogManagerJobsConfig LogManagerJobsConfig::From(const ServerConfig& config) {
 // Creates the scheduler (always: AsyncDelete needs it) and, with
 // jobs.enabled, schedules the periodic jobs and the deletion of `-delete`
 // dirs found at start-up.
-void LogManager::StartJobs() {
+Status LogManager::StartJobs() {
   const LogManagerJobsConfig& jobs = options_.jobs;
-  scheduler_ = std::make_unique<Scheduler>(options_.clock, jobs.threads, jobs.mode);
-  if (!jobs.enabled) return;
+  // The scheduler's thread pool opens descriptors of its own (epoll, an
+  // eventfd), which asio reports by throwing: out of descriptors, the handle
+  // cache releases handles and the pool is made again, as for a file open.
+  auto make_scheduler = [&]() -> Status {
+    try {
+      scheduler_ = std::make_unique<Scheduler>(options_.clock, jobs.threads, jobs.mode);
+      return Status::Ok();
+    } catch (const std::system_error& e) {
+      // asio reports errno values in a category of its own, which does not
+      // compare equal to std::errc: the value is what tells.
+      if (e.code().value() != EMFILE && e.code().value() != ENFILE) throw;
+      return Status::IoError(std::string("starting the log manager's jobs: ") + e.what())
+          .WithDetail(kTooManyOpenFilesDetail);
+    }
+  };
+  DARUMA_RETURN_IF_ERROR(caching_fs_ != nullptr ? caching_fs_->WithDescriptors(make_scheduler)
+                                                : make_scheduler());
+  if (!jobs.enabled) return Status::Ok();
   for (auto& d : dirs_) {
     if (!IsServing(*d)) continue;
     std::vector<std::pair<std::string, std::unique_ptr<Log>>> doomed;
@@ -66,6 +84,7 @@ void LogManager::StartJobs() {
   s.SchedulePeriodic("daruma-dirty-recovery-point-checkpoint", jobs.dirty_checkpoint_tick_ms,
                      jobs.dirty_checkpoint_tick_ms, [this] { (void)CheckpointRecoveryPoints(); });
   StartCleaner();
+  return Status::Ok();
 }
 
 int LogManager::RunDueJobsForTest() {
