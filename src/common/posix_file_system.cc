@@ -178,6 +178,18 @@ class PosixFile final : public File {
   std::string path_;
 };
 
+// Opens the directory `path`, runs `call` on its descriptor (fsync, syncfs)
+// and closes it; `what` names the call in the error.
+Status CallOnDir(const std::string& path, const char* what, int (*call)(int)) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open dir", path, errno);
+  int rc = call(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus(what, path, err);
+  return Status::Ok();
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
@@ -234,27 +246,13 @@ class PosixFileSystem final : public FileSystem {
     return Status::Ok();
   }
 
-  Status SyncDir(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open dir", path, errno);
-    int rc = ::fsync(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) return ErrnoStatus("fsync dir", path, err);
-    return Status::Ok();
-  }
+  Status SyncDir(const std::string& path) override { return CallOnDir(path, "fsync dir", ::fsync); }
 
+  // Since Linux 5.8 syncfs reports a write-back error that hit any file of
+  // the file system (the super block's error sequence): a descriptor opened
+  // now still sees an error nobody has observed yet.
   Status SyncFileSystem(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open dir", path, errno);
-    // Since Linux 5.8 syncfs reports a write-back error that hit any file of
-    // the file system (the super block's error sequence): a descriptor opened
-    // now still sees an error nobody has observed yet.
-    int rc = ::syncfs(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) return ErrnoStatus("syncfs", path, err);
-    return Status::Ok();
+    return CallOnDir(path, "syncfs", ::syncfs);
   }
 
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {

@@ -556,22 +556,22 @@ Status LoadJournal::Rename(const std::string& from, const std::string& to) {
   return Status::Ok();
 }
 
-Status LoadJournal::Presave(const std::vector<std::string>& paths,
+Status LoadJournal::Presave(const std::vector<DirEntry>& listing,
+                            const std::vector<std::string>& paths,
                             const std::vector<std::string>& removable) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!recording_) return Status::Ok();
   defer_record_syncs_ = true;
   Status st = [&]() -> Status {
-    DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, base_->ListDir(dir_));
-    UndoRecord listing{UndoRecord::Kind::kCreateAny, dir_, "", "", 0, {}};
+    UndoRecord record{UndoRecord::Kind::kCreateAny, dir_, "", "", 0, {}};
     std::set<std::string> names;
-    for (const DirEntry& e : entries) {
+    for (const DirEntry& e : listing) {
       if (!e.is_regular) continue;
       names.insert(e.name);
-      listing.to += e.name;
-      listing.to.push_back('\0');
+      record.to += e.name;
+      record.to.push_back('\0');
     }
-    DARUMA_RETURN_IF_ERROR(AppendLocked(listing));
+    DARUMA_RETURN_IF_ERROR(AppendLocked(record));
     listing_ = std::move(names);
     listed_ = true;
     for (const std::string& path : paths) {

@@ -141,7 +141,9 @@ class LoadJournal {
   // record, so that its removal (and a new file under its name) needs none
   // either. Nothing is synced here: the caller makes the records durable
   // (SyncFileSystem) before the load may change anything.
-  Status Presave(const std::vector<std::string>& paths, const std::vector<std::string>& removable);
+  // `listing` is the partition dir's entries, as the caller just listed it.
+  Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
+                 const std::vector<std::string>& removable);
 
   // Syncs every file and directory the records name, then deletes the undo
   // dir (the new state is final).

@@ -210,9 +210,10 @@ void LoadTransaction::StopRecordingIfUnchanged() {
   if (!journal_->changed()) journal_->StopRecording();
 }
 
-Status LoadTransaction::Presave(const std::vector<std::string>& paths,
+Status LoadTransaction::Presave(const std::vector<DirEntry>& listing,
+                                const std::vector<std::string>& paths,
                                 const std::vector<std::string>& removable) {
-  return journal_->Presave(paths, removable);
+  return journal_->Presave(listing, paths, removable);
 }
 Status LoadTransaction::Commit() {
   return journal_->Commit();

@@ -82,7 +82,8 @@ class LoadTransaction {
   // names, and records how to put back each of `removable`
   // (LoadJournal::Presave), unsynced; the caller must make them durable
   // (SyncFileSystem) before the load starts.
-  Status Presave(const std::vector<std::string>& paths, const std::vector<std::string>& removable);
+  Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
+                 const std::vector<std::string>& removable);
   // Makes the new state durable and final.
   Status Commit();
   // Commit in two halves for a caller that makes many partitions durable at

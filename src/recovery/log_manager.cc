@@ -301,13 +301,13 @@ bool LogManager::CanBatchSyncs() {
 // before each recovered segment). Anything else it changes (a truncated
 // tail, a quarantined file) is recorded when it happens, with an fsync of
 // its own.
-LogManager::PresaveList LogManager::PresavePaths(const LogDirState& d, const PartitionDir& p) {
+Result<LogManager::PresaveList> LogManager::PresavePaths(const LogDirState& d,
+                                                         const PartitionDir& p) {
   PresaveList out;
-  auto entries = durable_fs_->ListDir(p.path);
-  if (!entries.ok()) return out;
+  DARUMA_ASSIGN_OR_RETURN(out.listing, durable_fs_->ListDir(p.path));
   std::set<int64_t> bases;
   std::set<std::string> names;
-  for (const DirEntry& e : *entries) {
+  for (const DirEntry& e : out.listing) {
     if (!e.is_regular) continue;
     names.insert(e.name);
     if (e.name.ends_with(kProducerSnapshotFileSuffix)) {
@@ -350,8 +350,10 @@ void LogManager::PresaveDir(LogDirState& d) {
       prepared.status = LoadTransaction::RollBackInterrupted(durable_fs_, p.path, &scratch);
       if (prepared.status.ok()) {
         prepared.txn = LoadTransaction::Begin(durable_fs_, p.path, options_.fs);
-        const PresaveList list = PresavePaths(d, p);
-        prepared.status = prepared.txn->Presave(list.saved, list.removable);
+        Result<PresaveList> list = PresavePaths(d, p);
+        prepared.status = list.ok()
+                              ? prepared.txn->Presave(list->listing, list->saved, list->removable)
+                              : list.status();
       }
       prepared.warnings = std::move(scratch.warnings);
       std::lock_guard<std::mutex> lock(mu_);
@@ -665,8 +667,7 @@ Status LogManager::ShutdownDir(LogDirState& d) {
   // thousands for thousands of partitions), and one syncfs makes them durable
   // before the checkpoints and the marker, which sync on their own. Nothing
   // else writes meanwhile: the jobs and the cleaner are stopped.
-  const bool batch = deferred_fs_ != nullptr && batching_;
-  if (batch) deferred_fs_->set_deferring(true);
+  if (batching_) deferred_fs_->set_deferring(true);
   RunThreads(threads_per_dir_, [&](int) {
     for (size_t i = next++; i < logs.size(); i = next++) {
       Status st = logs[i]->FlushAll();
@@ -677,7 +678,7 @@ Status LogManager::ShutdownDir(LogDirState& d) {
       }
     }
   });
-  if (batch) {
+  if (batching_) {
     deferred_fs_->set_deferring(false);
     if (error.ok()) error = durable_fs_->SyncFileSystem(d.path);
   }

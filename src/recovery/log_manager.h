@@ -347,10 +347,11 @@ class LogManager {
   void PresaveDir(LogDirState& d);
   void FinishBatchedLoads(LogDirState& d);
   struct PresaveList {
+    std::vector<DirEntry> listing;       // the partition dir's entries
     std::vector<std::string> saved;      // rewritten in place
     std::vector<std::string> removable;  // may be removed (and written again)
   };
-  PresaveList PresavePaths(const LogDirState& d, const PartitionDir& p);
+  Result<PresaveList> PresavePaths(const LogDirState& d, const PartitionDir& p);
   void FinishDir(LogDirState& d);
   Status WriteCheckpoints(LogDirState& d);
   Status ShutdownDir(LogDirState& d);
