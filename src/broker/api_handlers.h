@@ -32,6 +32,7 @@
 #include "broker/response_errors.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
+#include "coordinator/group_coordinator.h"
 #include "coordinator/producer_id_manager.h"
 #include "log/producer_append_info.h"
 #include "protocol/error_codes.h"
@@ -59,7 +60,23 @@ struct HandlerEnv {
   // InitProducerId's ids; null when no log dir could keep them (the API then
   // answers KAFKA_STORAGE_ERROR).
   ProducerIdManager* producer_ids = nullptr;
+  // The group coordinator; null in tests that serve no groups (the group
+  // APIs then answer COORDINATOR_NOT_AVAILABLE).
+  GroupCoordinator* groups = nullptr;
 };
+
+// EncodeResponseFrame for an answer given after the handler returned (a
+// JoinGroup or SyncGroup completed by another member or by a deadline):
+// needs only the context, which outlives every request.
+template <typename Response, typename Encode>
+ResponseFrame EncodeLaterResponseFrame(const BrokerContext& ctx, const RequestHeader& header,
+                                       const Response& response, Encode encode) {
+  LogErrorResponse(ctx.log, header, ErrorsOf(response));
+  ProtocolWriter writer;
+  EncodeResponseHeader(header.correlation_id, header.api_key, header.api_version, writer);
+  encode(response, header.api_version, writer);
+  return writer.ReleaseFrame();
+}
 
 // The response frame: header for (key, version) of `header`, then the body
 // (with the file ranges a Fetch splices in). A response with an error code
@@ -147,5 +164,26 @@ void HandleDescribeCluster(HandlerEnv& env, const RequestHeader& header, Protoco
                            const Respond& respond);
 void HandleDescribeProducers(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                              const Respond& respond);
+// Consumer groups (issue 21; coordinator/group_coordinator.h).
+void HandleJoinGroup(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                     const Respond& respond);
+void HandleSyncGroup(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                     const Respond& respond);
+void HandleHeartbeat(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                     const Respond& respond);
+void HandleLeaveGroup(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                      const Respond& respond);
+void HandleOffsetCommit(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
+void HandleOffsetFetch(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                       const Respond& respond);
+void HandleOffsetDelete(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
+void HandleDescribeGroups(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                          const Respond& respond);
+void HandleListGroups(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                      const Respond& respond);
+void HandleDeleteGroups(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                        const Respond& respond);
 
 }  // namespace daruma::broker

@@ -10,12 +10,20 @@ namespace {
 
 // Sorted by key. Adding a row advertises the API with every version its
 // codec reads (protocol/api_keys.cc); a codec alone switches nothing on.
-constexpr std::array<ApiHandlerRow, 21> kHandlers = {{
+constexpr std::array<ApiHandlerRow, 31> kHandlers = {{
     {ApiKey::kProduce, HandleProduce},
     {ApiKey::kFetch, HandleFetch},
     {ApiKey::kListOffsets, HandleListOffsets},
     {ApiKey::kMetadata, HandleMetadata},
+    {ApiKey::kOffsetCommit, HandleOffsetCommit},
+    {ApiKey::kOffsetFetch, HandleOffsetFetch},
     {ApiKey::kFindCoordinator, HandleFindCoordinator},
+    {ApiKey::kJoinGroup, HandleJoinGroup},
+    {ApiKey::kHeartbeat, HandleHeartbeat},
+    {ApiKey::kLeaveGroup, HandleLeaveGroup},
+    {ApiKey::kSyncGroup, HandleSyncGroup},
+    {ApiKey::kDescribeGroups, HandleDescribeGroups},
+    {ApiKey::kListGroups, HandleListGroups},
     {ApiKey::kApiVersions, HandleApiVersions},
     {ApiKey::kCreateTopics, HandleCreateTopics},
     {ApiKey::kDeleteTopics, HandleDeleteTopics},
@@ -26,10 +34,12 @@ constexpr std::array<ApiHandlerRow, 21> kHandlers = {{
     {ApiKey::kAlterConfigs, HandleAlterConfigs},
     {ApiKey::kDescribeLogDirs, HandleDescribeLogDirs},
     {ApiKey::kCreatePartitions, HandleCreatePartitions},
+    {ApiKey::kDeleteGroups, HandleDeleteGroups},
     {ApiKey::kElectLeaders, HandleElectLeaders},
     {ApiKey::kIncrementalAlterConfigs, HandleIncrementalAlterConfigs},
     {ApiKey::kAlterPartitionReassignments, HandleAlterPartitionReassignments},
     {ApiKey::kListPartitionReassignments, HandleListPartitionReassignments},
+    {ApiKey::kOffsetDelete, HandleOffsetDelete},
     {ApiKey::kDescribeCluster, HandleDescribeCluster},
     {ApiKey::kDescribeProducers, HandleDescribeProducers},
 }};

@@ -54,7 +54,31 @@ Status ResolveBrokerSettings(BrokerContext* ctx) {
       ReadBool(props, "auto.create.topics.enable", &ctx->auto_create_topics_enable));
   DARUMA_RETURN_IF_ERROR(ReadInt(props, "num.partitions", 1, &ctx->num_partitions));
   DARUMA_RETURN_IF_ERROR(ReadBool(props, "delete.topic.enable", &ctx->delete_topic_enable));
-  return ReadInt(props, "fetch.max.bytes", 0, &ctx->fetch_max_bytes);
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "fetch.max.bytes", 0, &ctx->fetch_max_bytes));
+  GroupCoordinatorConfig& g = ctx->groups;
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "group.min.session.timeout.ms", 0, &g.min_session_timeout_ms));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "group.max.session.timeout.ms", 0, &g.max_session_timeout_ms));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "group.initial.rebalance.delay.ms", 0, &g.initial_rebalance_delay_ms));
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "group.max.size", 1, &g.max_size));
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "offsets.topic.num.partitions", 1, &g.offsets_partitions));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "offsets.topic.segment.bytes", 1, &ctx->offsets_topic_segment_bytes));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "offset.metadata.max.bytes", 0, &g.offset_metadata_max_bytes));
+  int32_t retention_minutes = int32_t(g.offsets_retention_ms / 60000);
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "offsets.retention.minutes", 1, &retention_minutes));
+  g.offsets_retention_ms = int64_t(retention_minutes) * 60000;
+  int32_t check_ms = int32_t(g.retention_check_interval_ms);
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "offsets.retention.check.interval.ms", 1, &check_ms));
+  g.retention_check_interval_ms = check_ms;
+  if (g.min_session_timeout_ms > g.max_session_timeout_ms) {
+    return Bad("group.min.session.timeout.ms", std::to_string(g.min_session_timeout_ms),
+               "larger than group.max.session.timeout.ms");
+  }
+  return Status::Ok();
 }
 
 }  // namespace daruma::broker

@@ -15,6 +15,7 @@
 #include "broker/event_log.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "coordinator/group_coordinator.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
 
@@ -40,13 +41,21 @@ struct BrokerContext {
   // Where Fetch opens segment files to send them with sendfile (the log
   // manager's FileSystem); null = every Fetch copies through Log::Read.
   FileSystem* zero_copy_fs = nullptr;
+  // The group coordinator's group.* / offsets.* settings.
+  GroupCoordinatorConfig groups;
+  int32_t offsets_topic_segment_bytes = 104857600;  // offsets.topic.segment.bytes
   // Error responses and refused requests are logged here (request_log.h);
   // null = not logged. Owned by the caller, thread-safe.
   EventLog* log = nullptr;
 };
 
 // Reads node.id/broker.id, broker.rack, auto.create.topics.enable,
-// num.partitions, delete.topic.enable and fetch.max.bytes from `ctx->config.other` (absent keys
+// num.partitions, delete.topic.enable, fetch.max.bytes and the group
+// coordinator's settings (group.min.session.timeout.ms,
+// group.max.session.timeout.ms, group.initial.rebalance.delay.ms,
+// group.max.size, offsets.topic.num.partitions, offsets.topic.segment.bytes,
+// offset.metadata.max.bytes, offsets.retention.minutes,
+// offsets.retention.check.interval.ms) from `ctx->config.other` (absent keys
 // keep the defaults above). kInvalidArgument naming the key and the value when
 // one does not parse or is out of Kafka's range.
 Status ResolveBrokerSettings(BrokerContext* ctx);

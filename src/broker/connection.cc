@@ -32,7 +32,10 @@ void Connection::Start() {
   ++context_.counters->connections_accepted;
   asio::error_code ec;
   const auto remote = socket_.remote_endpoint(ec);
-  if (!ec) peer_ = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  if (!ec) {
+    peer_ = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+    client_->host = "/" + remote.address().to_string();
+  }
   if (context_.log != nullptr && context_.log->Enabled(LogLevel::kDebug)) {
     context_.log->Write(LogLevel::kDebug, "connection_opened", LogFields().Add("peer", peer_));
   }

@@ -1,7 +1,7 @@
 // FindCoordinator (spec §3.6): on a single node the coordinator of every group
-// and transactional id is this broker. Groups and transactions are not served
-// yet (their APIs are not advertised), so a client that goes on to JoinGroup
-// gets a clear "unsupported" from its own version negotiation.
+// and transactional id is this broker. Groups are served by the group
+// coordinator (coordinator/group_coordinator.h); transactional ids wait for
+// the transaction coordinator (InitProducerId answers for them).
 #include <optional>
 #include <string>
 

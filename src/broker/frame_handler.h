@@ -36,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "protocol/response_frame.h"
@@ -57,6 +58,9 @@ using Respond = std::function<void(std::optional<ResponseFrame> response, bool c
 struct ClientScope {
   std::atomic<bool> gone{false};
   std::function<void()> frame_done;
+  // The peer's address as Kafka prints a client host ("/127.0.0.1"); set
+  // before the first request is read, never changed after.
+  std::string host;
 };
 using ClientScopePtr = std::shared_ptr<ClientScope>;
 

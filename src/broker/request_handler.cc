@@ -17,10 +17,93 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor network_
     : ctx_(std::move(ctx)),
       request_executor_(request_executor),
       topics_(ctx_.log_manager, ctx_.config.log),
-      purgatory_(std::move(network_executor), std::move(request_executor)),
+      purgatory_(network_executor, request_executor),
       slices_(ctx_.zero_copy_fs) {
   init_status_ = topics_.Load();
   if (init_status_.ok()) init_status_ = OpenProducerIds();
+  if (init_status_.ok()) StartGroupCoordinator(network_executor);
+}
+
+// Ticks the group coordinator every kGroupTickMs on the network executor; the
+// work itself (which may append) runs on the request pool. Shared with its
+// own callbacks, so a tick that fires during destruction finds it stopped.
+struct RequestHandler::GroupTicker : std::enable_shared_from_this<GroupTicker> {
+  static constexpr auto kInterval = std::chrono::milliseconds(100);
+  GroupTicker(asio::any_io_executor network, asio::any_io_executor requests,
+              std::weak_ptr<GroupCoordinator> groups)
+      : timer(network), request_executor(std::move(requests)), groups(std::move(groups)) {}
+
+  void Arm() {
+    timer.expires_after(kInterval);
+    timer.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+      if (ec || self->stopped) return;
+      if (std::shared_ptr<GroupCoordinator> g = self->groups.lock()) {
+        asio::post(self->request_executor, [g] { g->Tick(); });
+      }
+      self->Arm();
+    });
+  }
+  void Stop() {
+    stopped = true;
+    asio::post(timer.get_executor(), [self = shared_from_this()] { self->timer.cancel(); });
+  }
+
+  asio::steady_timer timer;
+  asio::any_io_executor request_executor;
+  std::weak_ptr<GroupCoordinator> groups;
+  std::atomic<bool> stopped{false};
+};
+
+void RequestHandler::StartGroupCoordinator(asio::any_io_executor network_executor) {
+  GroupCoordinatorConfig config = ctx_.groups;
+  // An offsets topic that already exists keeps its partition count (a group
+  // lives where the count it was written with puts it).
+  if (std::optional<TopicInfo> existing = topics_.Find(kConsumerOffsetsTopic)) {
+    config.offsets_partitions = existing->partitions;
+  }
+  const int32_t partitions = config.offsets_partitions;
+  const TopicOverrides overrides = {
+      {"cleanup.policy", "compact"},
+      {"compression.type", "producer"},
+      {"segment.bytes", std::to_string(ctx_.offsets_topic_segment_bytes)},
+  };
+  group_storage_ = std::make_unique<LogGroupStorage>(
+      [this, partitions, overrides](int32_t partition, bool create) -> Result<Log*> {
+        const TopicPartition tp{kConsumerOffsetsTopic, partition};
+        if (create) {
+          Result<TopicInfo> topic =
+              topics_.GetOrCreateInternal(kConsumerOffsetsTopic, partitions, overrides);
+          if (!topic.ok()) return topic.status();
+        }
+        return topics_.GetLog(tp);
+      },
+      ctx_.clock);
+  groups_ = std::make_shared<GroupCoordinator>(config, group_storage_.get(), ctx_.clock);
+  group_ticker_ =
+      std::make_shared<GroupTicker>(std::move(network_executor), request_executor_, groups_);
+  group_ticker_->Arm();
+  group_loader_ = std::thread([this] {
+    const int64_t start = ctx_.clock->NowMs();
+    Result<GroupLoadReport> report = groups_->Load();
+    if (ctx_.log == nullptr) return;
+    if (!report.ok()) {
+      ctx_.log->Write(LogLevel::kError, "group_coordinator_load_failed",
+                      LogFields().Add("reason", report.status().ToString()));
+      return;
+    }
+    LogFields f;
+    f.Add("groups", report->groups)
+        .Add("offsets", report->offsets)
+        .Add("records", report->records)
+        .Add("skipped", report->skipped)
+        .Add("ms", ctx_.clock->NowMs() - start);
+    // Nothing found (a new broker) is not worth a line at INFO.
+    const bool found = report->groups > 0 || report->skipped > 0;
+    ctx_.log->Write(found ? LogLevel::kInfo : LogLevel::kDebug, "group_coordinator_loaded", f);
+    for (const std::string& why : report->skipped_reasons) {
+      ctx_.log->Write(LogLevel::kWarn, "group_record_skipped", LogFields().Add("reason", why));
+    }
+  });
 }
 
 // The ids go to the first online dir. Every online dir's file is read, and
@@ -49,7 +132,10 @@ Status RequestHandler::OpenProducerIds() {
   return Status::Ok();
 }
 
-RequestHandler::~RequestHandler() = default;
+RequestHandler::~RequestHandler() {
+  if (group_loader_.joinable()) group_loader_.join();
+  if (group_ticker_) group_ticker_->Stop();
+}
 
 // A frame handed over before Shutdown() is handled (draining answers it);
 // one handed over after is refused by closing.
@@ -75,12 +161,17 @@ void RequestHandler::ClientGone(const ClientScopePtr& client) {
 // that parks later is forced at once (the purgatory is closed).
 void RequestHandler::Shutdown() {
   shut_down_ = true;
-  asio::post(request_executor_, [this] { purgatory_.CompleteAll(); });
+  if (group_ticker_) group_ticker_->Stop();
+  asio::post(request_executor_, [this] {
+    purgatory_.CompleteAll();
+    if (groups_) groups_->Shutdown();
+  });
 }
 
 void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                                    const Respond& respond) {
-  HandlerEnv env{ctx_, topics_, purgatory_, hw_mu_, slices_, frame, client, producer_ids_.get()};
+  HandlerEnv env{ctx_,  topics_, purgatory_,          hw_mu_,       slices_,
+                 frame, client,  producer_ids_.get(), groups_.get()};
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
   if (!parsed.ok()) {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "broker/broker_context.h"
@@ -48,6 +49,8 @@
 #include "broker/frame_handler.h"
 #include "broker/topic_registry.h"
 #include "common/status.h"
+#include "coordinator/group_coordinator.h"
+#include "coordinator/group_storage.h"
 #include "coordinator/producer_id_manager.h"
 
 namespace daruma::broker {
@@ -78,6 +81,11 @@ class RequestHandler final : public FrameHandler {
   void HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                      const Respond& respond);
   Status OpenProducerIds();
+  // Builds the group coordinator, loads `__consumer_offsets` on a thread of
+  // its own (the group APIs answer COORDINATOR_LOAD_IN_PROGRESS meanwhile)
+  // and starts the timer that drives its deadlines.
+  void StartGroupCoordinator(asio::any_io_executor network_executor);
+  struct GroupTicker;
 
   BrokerContext ctx_;  // read-only after construction
   asio::any_io_executor request_executor_;
@@ -91,6 +99,10 @@ class RequestHandler final : public FrameHandler {
   // InitProducerId's ids, kept in the first online log dir; null when none is
   // online.
   std::unique_ptr<ProducerIdManager> producer_ids_;
+  std::unique_ptr<LogGroupStorage> group_storage_;
+  std::shared_ptr<GroupCoordinator> groups_;
+  std::shared_ptr<GroupTicker> group_ticker_;
+  std::thread group_loader_;
   Status init_status_;
   std::atomic<bool> shut_down_{false};
 };

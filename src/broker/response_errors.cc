@@ -194,4 +194,83 @@ ResponseErrors ErrorsOf(const DescribeProducersResponse& r) {
   return e;
 }
 
+ResponseErrors ErrorsOf(const JoinGroupResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "member=" + r.member_id);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const SyncGroupResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
+ResponseErrors ErrorsOf(const HeartbeatResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
+ResponseErrors ErrorsOf(const LeaveGroupResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  for (const auto& m : r.members) e.Note(m.error_code, "member=" + m.member_id);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const OffsetCommitResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions)
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const OffsetFetchResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions)
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+  }
+  for (const auto& g : r.groups) {
+    e.Note(g.error_code, "group=" + g.group_id);
+    for (const auto& t : g.topics) {
+      for (const auto& p : t.partitions)
+        e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+    }
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const OffsetDeleteResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions)
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DescribeGroupsResponse& r) {
+  ResponseErrors e;
+  for (const auto& g : r.groups) e.Note(g.error_code, "group=" + g.group_id);
+  return e;
+}
+
+ResponseErrors ErrorsOf(const ListGroupsResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DeleteGroupsResponse& r) {
+  ResponseErrors e;
+  for (const auto& g : r.results) e.Note(g.error_code, "group=" + g.group_id);
+  return e;
+}
+
 }  // namespace daruma::broker

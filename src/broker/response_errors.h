@@ -45,5 +45,15 @@ ResponseErrors ErrorsOf(const ListPartitionReassignmentsResponse& r);
 ResponseErrors ErrorsOf(const DescribeClusterResponse& r);
 ResponseErrors ErrorsOf(const DescribeProducersResponse& r);
 ResponseErrors ErrorsOf(const InitProducerIdResponse& r);
+ResponseErrors ErrorsOf(const JoinGroupResponse& r);
+ResponseErrors ErrorsOf(const SyncGroupResponse& r);
+ResponseErrors ErrorsOf(const HeartbeatResponse& r);
+ResponseErrors ErrorsOf(const LeaveGroupResponse& r);
+ResponseErrors ErrorsOf(const OffsetCommitResponse& r);
+ResponseErrors ErrorsOf(const OffsetFetchResponse& r);
+ResponseErrors ErrorsOf(const OffsetDeleteResponse& r);
+ResponseErrors ErrorsOf(const DescribeGroupsResponse& r);
+ResponseErrors ErrorsOf(const ListGroupsResponse& r);
+ResponseErrors ErrorsOf(const DeleteGroupsResponse& r);
 
 }  // namespace daruma::broker

@@ -112,6 +112,23 @@ Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partiti
                                         const TopicOverrides& overrides) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   DARUMA_ASSIGN_OR_RETURN(LogConfig config, ValidateCreate(name, partitions, overrides));
+  return CreateLogs(name, partitions, overrides, config);
+}
+
+Result<TopicInfo> TopicRegistry::GetOrCreateInternal(const std::string& name, int32_t partitions,
+                                                     const TopicOverrides& overrides) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  if (std::optional<TopicInfo> found = Find(name)) return *found;
+  if (!IsInternalTopic(name) || partitions < 1) {
+    return Status::InvalidArgument("not an internal topic: " + name);
+  }
+  DARUMA_ASSIGN_OR_RETURN(LogConfig config, ApplyTopicOverrides(defaults_, overrides));
+  return CreateLogs(name, partitions, overrides, config);
+}
+
+Result<TopicInfo> TopicRegistry::CreateLogs(const std::string& name, int32_t partitions,
+                                            const TopicOverrides& overrides,
+                                            const LogConfig& config) {
   Topic t{Uuid::Random(), partitions, overrides, config};
   for (int32_t p = 0; p < partitions; ++p) {
     TopicPartition tp{name, p};

@@ -85,6 +85,11 @@ class TopicRegistry {
   // Creates every partition log (with partition.metadata) under a new id.
   Result<TopicInfo> Create(const std::string& name, int32_t partitions,
                            const TopicOverrides& overrides);
+  // The internal topic `name` (__consumer_offsets, __transaction_state),
+  // created with `partitions` and `overrides` when it does not exist yet (as
+  // Kafka creates it on first use). kInvalidArgument for any other name.
+  Result<TopicInfo> GetOrCreateInternal(const std::string& name, int32_t partitions,
+                                        const TopicOverrides& overrides);
   // CreatePartitions: checks that `name` is known (kNotFound) and that
   // `new_count` is larger than its partition count (kOutOfRange, with Kafka's
   // wording), without changing anything.
@@ -119,6 +124,9 @@ class TopicRegistry {
     LogConfig config;
   };
   TopicInfo ToInfo(const std::string& name, const Topic& t) const;
+  // Creates the partition logs and registers the topic; admin_mu_ held.
+  Result<TopicInfo> CreateLogs(const std::string& name, int32_t partitions,
+                               const TopicOverrides& overrides, const LogConfig& config);
 
   LogManager* log_manager_;
   LogConfig defaults_;

@@ -63,10 +63,12 @@ enum class ApiKey : int16_t {
   kDescribeLogDirs = 35,
   kSaslAuthenticate = 36,
   kCreatePartitions = 37,
+  kDeleteGroups = 42,
   kElectLeaders = 43,
   kIncrementalAlterConfigs = 44,
   kAlterPartitionReassignments = 45,
   kListPartitionReassignments = 46,
+  kOffsetDelete = 47,
   kDescribeCluster = 60,
   kDescribeProducers = 61,
 };

@@ -106,6 +106,10 @@ const char* ErrorCodeName(ErrorCode code) {
       return "UNKNOWN_LEADER_EPOCH";
     case ErrorCode::kUnsupportedCompressionType:
       return "UNSUPPORTED_COMPRESSION_TYPE";
+    case ErrorCode::kNonEmptyGroup:
+      return "NON_EMPTY_GROUP";
+    case ErrorCode::kGroupIdNotFound:
+      return "GROUP_ID_NOT_FOUND";
     case ErrorCode::kMemberIdRequired:
       return "MEMBER_ID_REQUIRED";
     case ErrorCode::kGroupMaxSizeReached:
@@ -128,6 +132,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "ELECTION_NOT_NEEDED";
     case ErrorCode::kNoReassignmentInProgress:
       return "NO_REASSIGNMENT_IN_PROGRESS";
+    case ErrorCode::kGroupSubscribedToTopic:
+      return "GROUP_SUBSCRIBED_TO_TOPIC";
     case ErrorCode::kMismatchedEndpointType:
       return "MISMATCHED_ENDPOINT_TYPE";
     case ErrorCode::kUnsupportedEndpointType:

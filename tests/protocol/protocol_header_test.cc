@@ -22,7 +22,16 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
       {ApiKey::kFetch, 4, 17},
       {ApiKey::kListOffsets, 1, 10},
       {ApiKey::kMetadata, 0, 12},
+      // Consumer groups: Kafka 3.9's ranges (issue 21).
+      {ApiKey::kOffsetCommit, 0, 9},
+      {ApiKey::kOffsetFetch, 0, 9},
       {ApiKey::kFindCoordinator, 0, 6},
+      {ApiKey::kJoinGroup, 0, 9},
+      {ApiKey::kHeartbeat, 0, 4},
+      {ApiKey::kLeaveGroup, 0, 5},
+      {ApiKey::kSyncGroup, 0, 5},
+      {ApiKey::kDescribeGroups, 0, 5},
+      {ApiKey::kListGroups, 0, 5},
       {ApiKey::kApiVersions, 0, 4},
       {ApiKey::kCreateTopics, 0, 7},
       {ApiKey::kDeleteTopics, 0, 6},
@@ -35,10 +44,12 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
       {ApiKey::kAlterConfigs, 0, 2},
       {ApiKey::kDescribeLogDirs, 0, 4},
       {ApiKey::kCreatePartitions, 0, 3},
+      {ApiKey::kDeleteGroups, 0, 2},
       {ApiKey::kElectLeaders, 0, 2},
       {ApiKey::kIncrementalAlterConfigs, 0, 1},
       {ApiKey::kAlterPartitionReassignments, 0, 0},
       {ApiKey::kListPartitionReassignments, 0, 0},
+      {ApiKey::kOffsetDelete, 0, 0},
       {ApiKey::kDescribeCluster, 0, 1},
       {ApiKey::kDescribeProducers, 0, 0},
   };
@@ -60,7 +71,7 @@ TEST(ApiKeysTest, SupportedVersionsAndUnknownKeys) {
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kProduce, 12));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kFetch, 3));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kListOffsets, 0));
-  EXPECT_FALSE(IsSupportedVersion(ApiKey::kJoinGroup, 0));  // not implemented yet
+  EXPECT_FALSE(IsSupportedVersion(ApiKey::kAddPartitionsToTxn, 0));  // not implemented yet
   EXPECT_FALSE(IsSupportedVersion(ApiKey(999), 0));
   EXPECT_EQ(FindAdvertisedApi(ApiKey(999)), nullptr);
   EXPECT_FALSE(IsKnownApiKey(ApiKey(999)));

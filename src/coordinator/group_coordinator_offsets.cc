@@ -1,0 +1,447 @@
+// Committed offsets, group administration and loading `__consumer_offsets`
+// (Kafka's GroupCoordinator offset paths and GroupMetadataManager).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "coordinator/group_coordinator.h"
+#include "record/control_record.h"
+
+namespace daruma {
+namespace {
+
+constexpr size_t kMaxReportedSkips = 20;
+
+RecordInput OffsetRecord(const std::string& group, const std::string& topic, int32_t partition,
+                         const std::optional<OffsetCommitValue>& value) {
+  RecordInput r;
+  const Bytes key = EncodeOffsetCommitKey({group, topic, partition});
+  r.key = std::string(key.begin(), key.end());
+  if (value) {
+    const Bytes v = EncodeOffsetCommitValue(*value);
+    r.value = std::string(v.begin(), v.end());
+  }
+  return r;
+}
+
+RecordInput GroupRecord(const std::string& group, const std::optional<GroupMetadataValue>& value) {
+  RecordInput r;
+  const Bytes key = EncodeGroupMetadataKey({group});
+  r.key = std::string(key.begin(), key.end());
+  if (value) {
+    const Bytes v = EncodeGroupMetadataValue(*value);
+    r.value = std::string(v.begin(), v.end());
+  }
+  return r;
+}
+
+ByteSpan AsBytes(const std::optional<std::string>& s) {
+  return {reinterpret_cast<const uint8_t*>(s->data()), s->size()};
+}
+
+// Kafka's mapping of an append failure to what a committing client sees
+// (GroupMetadataManager.storeOffsets): a storage failure moves the
+// coordinator (NOT_COORDINATOR, the client looks it up again), an oversized
+// batch is INVALID_COMMIT_OFFSET_SIZE, anything else is unknown.
+ErrorCode CommitErrorFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kIoError:
+    case StatusCode::kNotFound:
+      return ErrorCode::kNotCoordinator;
+    case StatusCode::kTooLarge:
+      return ErrorCode::kInvalidCommitOffsetSize;
+    default:
+      return ErrorCode::kUnknownServerError;
+  }
+}
+
+// What one load replays per group: the offsets and the metadata, last
+// record wins, a tombstone removes.
+struct LoadedGroup {
+  std::map<std::pair<std::string, int32_t>, CommittedOffset> offsets;
+  std::optional<GroupMetadataValue> metadata;
+  bool has_metadata_record = false;
+};
+
+}  // namespace
+
+Status GroupCoordinator::StoreGroup(GroupMetadata& group) {
+  return storage_->Append(PartitionFor(group.id()),
+                          {GroupRecord(group.id(), group.ToRecordValue(clock_->NowMs()))});
+}
+
+std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& args) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto all = [&](ErrorCode e) { return std::vector<ErrorCode>(args.partitions.size(), e); };
+  if (!loaded_) return all(ErrorCode::kCoordinatorLoadInProgress);
+  if (args.group_id.empty()) return all(ErrorCode::kInvalidGroupId);
+  GroupMetadata* group = FindGroup(args.group_id);
+  if (group == nullptr) {
+    // Only a simple commit (no generation) creates a group: Kafka's
+    // consumers with assign() and no subscription commit this way.
+    if (args.generation_id >= 0) return all(ErrorCode::kIllegalGeneration);
+    auto created = std::make_unique<GroupMetadata>(args.group_id, clock_->NowMs());
+    group = created.get();
+    groups_.emplace(args.group_id, std::move(created));
+  }
+  // Kafka's validateOffsetCommit.
+  if (group->Is(GroupState::kDead)) return all(ErrorCode::kCoordinatorNotAvailable);
+  if (args.generation_id >= 0 || !args.member_id.empty() || args.group_instance_id) {
+    if (ErrorCode e = CheckMember(*group, args.member_id, args.group_instance_id);
+        e != ErrorCode::kNone) {
+      return all(e);
+    }
+    if (args.generation_id != group->generation_id()) return all(ErrorCode::kIllegalGeneration);
+  } else if (!group->Is(GroupState::kEmpty)) {
+    // A group with members takes commits only from its members.
+    return all(ErrorCode::kUnknownMemberId);
+  }
+  if (group->Is(GroupState::kCompletingRebalance)) return all(ErrorCode::kRebalanceInProgress);
+  if (MemberMetadata* m = group->FindMember(args.member_id)) ScheduleHeartbeat(*m);
+
+  const int64_t now = clock_->NowMs();
+  std::vector<ErrorCode> errors(args.partitions.size(), ErrorCode::kNone);
+  std::vector<RecordInput> records;
+  std::vector<std::pair<size_t, CommittedOffset>> accepted;
+  for (size_t i = 0; i < args.partitions.size(); ++i) {
+    const OffsetCommitArgs::Partition& p = args.partitions[i];
+    const std::string metadata = p.metadata.value_or("");
+    if (int64_t(metadata.size()) > config_.offset_metadata_max_bytes) {
+      errors[i] = ErrorCode::kOffsetMetadataTooLarge;
+      continue;
+    }
+    CommittedOffset c;
+    c.offset = p.offset;
+    c.leader_epoch = p.leader_epoch;
+    c.metadata = metadata;
+    c.commit_timestamp = p.commit_timestamp >= 0 ? p.commit_timestamp : now;
+    c.expire_timestamp =
+        args.retention_time_ms >= 0 ? c.commit_timestamp + args.retention_time_ms : -1;
+    OffsetCommitValue v{c.offset, c.leader_epoch, c.metadata, c.commit_timestamp,
+                        c.expire_timestamp};
+    records.push_back(OffsetRecord(args.group_id, p.topic, p.partition, v));
+    accepted.emplace_back(i, std::move(c));
+  }
+  if (records.empty()) return errors;
+  // Appended while the lock is held, so the log order of a group's commits
+  // is the order they are applied in memory (and replayed by Load).
+  Status stored = storage_->Append(PartitionFor(args.group_id), records);
+  for (auto& [i, c] : accepted) {
+    if (!stored.ok()) {
+      errors[i] = CommitErrorFor(stored);
+      continue;
+    }
+    const OffsetCommitArgs::Partition& p = args.partitions[i];
+    group->offsets()[{p.topic, p.partition}] = std::move(c);
+  }
+  return errors;
+}
+
+OffsetFetchResult GroupCoordinator::FetchOffsets(
+    const std::string& group_id,
+    const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  OffsetFetchResult result;
+  if (!loaded_) {
+    result.error = ErrorCode::kCoordinatorLoadInProgress;
+    return result;
+  }
+  GroupMetadata* group = FindGroup(group_id);
+  auto add = [&](const std::string& topic, int32_t partition, const CommittedOffset* c) {
+    OffsetFetchResult::Partition p;
+    p.topic = topic;
+    p.partition = partition;
+    if (c != nullptr) {
+      p.offset = c->offset;
+      p.leader_epoch = c->leader_epoch;
+      p.metadata = c->metadata;
+    }
+    result.partitions.push_back(std::move(p));
+  };
+  if (!partitions) {
+    if (group != nullptr) {
+      for (const auto& [tp, c] : group->offsets()) add(tp.first, tp.second, &c);
+    }
+    return result;
+  }
+  for (const auto& [topic, partition] : *partitions) {
+    const CommittedOffset* c = nullptr;
+    if (group != nullptr) {
+      auto it = group->offsets().find({topic, partition});
+      if (it != group->offsets().end()) c = &it->second;
+    }
+    add(topic, partition, c);
+  }
+  return result;
+}
+
+GroupDescription GroupCoordinator::DescribeGroup(const std::string& group_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GroupDescription d;
+  d.group_id = group_id;
+  if (!loaded_) {
+    d.error = ErrorCode::kCoordinatorLoadInProgress;
+    return d;
+  }
+  GroupMetadata* group = FindGroup(group_id);
+  if (group == nullptr) {
+    // Kafka (classic, DescribeGroups v0-5) describes an unknown group as
+    // Dead without an error.
+    d.state = GroupStateName(GroupState::kDead);
+    return d;
+  }
+  d.state = GroupStateName(group->state());
+  d.protocol_type = group->protocol_type().value_or("");
+  const bool stable = group->Is(GroupState::kStable);
+  if (stable) d.protocol_data = group->protocol_name().value_or("");
+  for (const auto& [id, m] : group->members()) {
+    GroupDescription::Member member;
+    member.member_id = id;
+    member.group_instance_id = m.group_instance_id;
+    member.client_id = m.client_id;
+    member.client_host = m.client_host;
+    if (stable && group->protocol_name()) {
+      if (const Bytes* meta = m.MetadataFor(*group->protocol_name())) member.metadata = *meta;
+      member.assignment = m.assignment;
+    }
+    d.members.push_back(std::move(member));
+  }
+  return d;
+}
+
+std::pair<ErrorCode, std::vector<GroupListing>> GroupCoordinator::ListGroups(
+    const std::vector<std::string>& states) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<GroupListing> out;
+  if (!loaded_) return {ErrorCode::kCoordinatorLoadInProgress, out};
+  std::vector<GroupState> wanted;
+  for (const std::string& s : states) {
+    if (std::optional<GroupState> st = ParseGroupState(s)) wanted.push_back(*st);
+  }
+  // An unknown state name matches no group (Kafka's behaviour).
+  const bool filter = !states.empty();
+  for (const auto& [id, group] : groups_) {
+    if (filter && std::find(wanted.begin(), wanted.end(), group->state()) == wanted.end()) continue;
+    out.push_back({id, group->protocol_type().value_or(""), GroupStateName(group->state())});
+  }
+  return {ErrorCode::kNone, out};
+}
+
+void GroupCoordinator::RemoveGroupLocked(const std::string& group_id) {
+  groups_.erase(group_id);
+}
+
+ErrorCode GroupCoordinator::DeleteGroup(const std::string& group_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!loaded_) return ErrorCode::kCoordinatorLoadInProgress;
+  if (group_id.empty()) return ErrorCode::kInvalidGroupId;
+  GroupMetadata* group = FindGroup(group_id);
+  if (group == nullptr || group->Is(GroupState::kDead)) return ErrorCode::kGroupIdNotFound;
+  if (!group->Is(GroupState::kEmpty)) return ErrorCode::kNonEmptyGroup;
+  std::vector<RecordInput> tombstones;
+  for (const auto& [tp, c] : group->offsets()) {
+    tombstones.push_back(OffsetRecord(group_id, tp.first, tp.second, std::nullopt));
+  }
+  tombstones.push_back(GroupRecord(group_id, std::nullopt));
+  if (Status s = storage_->Append(PartitionFor(group_id), tombstones); !s.ok()) {
+    return CommitErrorFor(s);
+  }
+  group->TransitionTo(GroupState::kDead, clock_->NowMs());
+  RemoveGroupLocked(group_id);
+  return ErrorCode::kNone;
+}
+
+std::pair<ErrorCode, std::vector<ErrorCode>> GroupCoordinator::DeleteOffsets(
+    const std::string& group_id, const std::vector<std::pair<std::string, int32_t>>& partitions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ErrorCode> errors(partitions.size(), ErrorCode::kNone);
+  if (!loaded_) return {ErrorCode::kCoordinatorLoadInProgress, {}};
+  GroupMetadata* group = FindGroup(group_id);
+  if (group == nullptr || group->Is(GroupState::kDead)) return {ErrorCode::kGroupIdNotFound, {}};
+  // Kafka's handleDeleteOffsets: a consumer group keeps the offsets of the
+  // topics its members subscribe to; any other non-empty group keeps all.
+  std::set<std::string> subscribed;
+  if (group->protocol_type() && *group->protocol_type() == "consumer") {
+    if (!group->Is(GroupState::kEmpty)) subscribed = group->SubscribedTopics();
+  } else if (!group->Is(GroupState::kEmpty)) {
+    return {ErrorCode::kNonEmptyGroup, {}};
+  }
+  std::vector<RecordInput> tombstones;
+  std::vector<std::pair<std::string, int32_t>> removed;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    const auto& [topic, partition] = partitions[i];
+    if (subscribed.count(topic)) {
+      errors[i] = ErrorCode::kGroupSubscribedToTopic;
+      continue;
+    }
+    if (group->offsets().count({topic, partition})) {
+      tombstones.push_back(OffsetRecord(group_id, topic, partition, std::nullopt));
+      removed.emplace_back(topic, partition);
+    }
+  }
+  if (!tombstones.empty()) {
+    if (Status s = storage_->Append(PartitionFor(group_id), tombstones); !s.ok()) {
+      return {CommitErrorFor(s), {}};
+    }
+    for (const auto& tp : removed) group->offsets().erase(tp);
+  }
+  return {ErrorCode::kNone, errors};
+}
+
+// Kafka's removeExpiredOffsets (offsets.retention.minutes, KIP-211): an
+// offset with an explicit expire timestamp expires then; in an empty group
+// every offset expires a retention period after the group became empty; in
+// a consumer group with members, offsets of topics no member subscribes to
+// expire a retention period after their commit. An empty group left without
+// offsets is removed (its tombstone written).
+void GroupCoordinator::ExpireOffsetsLocked(Completions& /*out*/) {
+  const int64_t now = clock_->NowMs();
+  std::vector<std::string> emptied;
+  for (auto& [id, group] : groups_) {
+    std::set<std::string> subscribed;
+    const bool consumer_with_members = !group->Is(GroupState::kEmpty) && group->protocol_type() &&
+                                       *group->protocol_type() == "consumer";
+    if (consumer_with_members) subscribed = group->SubscribedTopics();
+    if (!group->Is(GroupState::kEmpty) && !consumer_with_members) continue;
+    std::vector<RecordInput> tombstones;
+    std::vector<std::pair<std::string, int32_t>> expired;
+    for (const auto& [tp, c] : group->offsets()) {
+      bool expire = false;
+      if (c.expire_timestamp >= 0) {
+        expire = now >= c.expire_timestamp;
+      } else if (group->Is(GroupState::kEmpty)) {
+        expire = now - std::max(group->state_timestamp(), c.commit_timestamp) >=
+                 config_.offsets_retention_ms;
+      } else if (!subscribed.count(tp.first)) {
+        expire = now - c.commit_timestamp >= config_.offsets_retention_ms;
+      }
+      if (expire) {
+        tombstones.push_back(OffsetRecord(id, tp.first, tp.second, std::nullopt));
+        expired.push_back(tp);
+      }
+    }
+    const bool remove_group = group->Is(GroupState::kEmpty) && group->members().empty() &&
+                              expired.size() == group->offsets().size() &&
+                              group->pending_members().empty();
+    if (remove_group) tombstones.push_back(GroupRecord(id, std::nullopt));
+    if (tombstones.empty()) continue;
+    // A failed append leaves the offsets for the next check.
+    if (!storage_->Append(PartitionFor(id), tombstones).ok()) continue;
+    for (const auto& tp : expired) group->offsets().erase(tp);
+    if (remove_group) emptied.push_back(id);
+  }
+  for (const std::string& id : emptied) RemoveGroupLocked(id);
+}
+
+Result<GroupLoadReport> GroupCoordinator::Load() {
+  GroupLoadReport report;
+  std::map<std::string, LoadedGroup> loaded;
+  auto skip = [&](int32_t partition, int64_t offset, const std::string& why) {
+    ++report.skipped;
+    if (report.skipped_reasons.size() < kMaxReportedSkips) {
+      report.skipped_reasons.push_back(
+          fmt::format("__consumer_offsets-{} offset {}: {}", partition, offset, why));
+    }
+  };
+  for (int32_t partition = 0; partition < config_.offsets_partitions; ++partition) {
+    // Offsets committed inside a transaction (TxnOffsetCommit, written by a
+    // Kafka broker) count only once their COMMIT marker is read.
+    std::map<int64_t, std::vector<std::pair<OffsetCommitKey, std::optional<OffsetCommitValue>>>>
+        pending;
+    auto apply_offset = [&](const OffsetCommitKey& k, const std::optional<OffsetCommitValue>& v) {
+      LoadedGroup& g = loaded[k.group];
+      if (!v) {
+        g.offsets.erase({k.topic, k.partition});
+        return;
+      }
+      g.offsets[{k.topic, k.partition}] = CommittedOffset{v->offset, v->leader_epoch, v->metadata,
+                                                          v->commit_timestamp, v->expire_timestamp};
+    };
+    Status read = storage_->ReadBatches(partition, [&](const RecordBatchView& batch) -> Status {
+      if (batch.magic() != 2) {
+        skip(partition, batch.base_offset(), "a legacy (magic 0/1) message is not replayed");
+        return Status::Ok();
+      }
+      Result<std::vector<Record>> records = batch.DecodeRecords();
+      if (!records.ok()) {
+        skip(partition, batch.base_offset(), records.status().ToString());
+        return Status::Ok();
+      }
+      if (batch.is_control()) {
+        for (const Record& r : *records) {
+          if (!r.key) continue;
+          Result<ControlRecordType> type = ParseControlRecordKey(AsBytes(r.key));
+          if (!type.ok()) continue;
+          auto it = pending.find(batch.producer_id());
+          if (it == pending.end()) continue;
+          if (*type == ControlRecordType::kCommit) {
+            for (const auto& [k, v] : it->second) apply_offset(k, v);
+          }
+          pending.erase(it);
+        }
+        return Status::Ok();
+      }
+      for (const Record& r : *records) {
+        ++report.records;
+        if (!r.key) {
+          skip(partition, r.offset, "a record without a key");
+          continue;
+        }
+        Result<OffsetsRecordKey> key = DecodeOffsetsRecordKey(AsBytes(r.key));
+        if (!key.ok()) {
+          skip(partition, r.offset, key.status().ToString());
+          continue;
+        }
+        if (const auto* k = std::get_if<OffsetCommitKey>(&*key)) {
+          std::optional<OffsetCommitValue> value;
+          if (r.value) {
+            Result<OffsetCommitValue> v = DecodeOffsetCommitValue(AsBytes(r.value));
+            if (!v.ok()) {
+              skip(partition, r.offset, v.status().ToString());
+              continue;
+            }
+            value = *v;
+          }
+          if (batch.is_transactional()) {
+            pending[batch.producer_id()].emplace_back(*k, value);
+          } else {
+            apply_offset(*k, value);
+          }
+        } else if (const auto* k = std::get_if<GroupMetadataKey>(&*key)) {
+          LoadedGroup& g = loaded[k->group];
+          g.has_metadata_record = true;
+          if (!r.value) {
+            g.metadata.reset();
+            continue;
+          }
+          Result<GroupMetadataValue> v = DecodeGroupMetadataValue(AsBytes(r.value));
+          if (!v.ok()) {
+            skip(partition, r.offset, v.status().ToString());
+            continue;
+          }
+          g.metadata = std::move(*v);
+        }
+        // Other keys (KIP-848 and share groups) are not this coordinator's.
+      }
+      return Status::Ok();
+    });
+    if (!read.ok()) return read;
+  }
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_.clear();
+  for (auto& [id, g] : loaded) {
+    if (!g.metadata && g.offsets.empty()) continue;  // deleted
+    auto group = std::make_unique<GroupMetadata>(id, now);
+    if (g.metadata) group->LoadFrom(*g.metadata, now);
+    group->offsets() = std::move(g.offsets);
+    report.offsets += int64_t(group->offsets().size());
+    groups_.emplace(id, std::move(group));
+  }
+  report.groups = int64_t(groups_.size());
+  loaded_ = true;
+  next_retention_check_ms_ = now + config_.retention_check_interval_ms;
+  return report;
+}
+
+}  // namespace daruma
