@@ -58,7 +58,7 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "broker_process.h"
 
 namespace {
 
@@ -69,29 +69,6 @@ constexpr size_t kMessageBytes = 1024;
 int64_t DataBytes() {
   const char* mib = std::getenv("DARUMA_BENCH_BROKER_MIB");
   return int64_t(mib && *mib ? std::atoi(mib) : 1024) << 20;
-}
-
-uint16_t FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool CanConnect(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
 }
 
 // Which broker binary a benchmark drives: this build's, or the baseline's.
@@ -105,78 +82,17 @@ std::string BinaryPath(Binary which) {
   return std::string(DARUMA_BINARY_DIR) + "/daruma";
 }
 
-// `daruma serve` in a scratch dir for the whole process; killed at exit.
+// `daruma serve` for the whole process; killed at exit.
 class Broker {
  public:
-  static Broker& Get(Binary which = kThisBuild) {
+  static daruma::bench::BrokerProcess& Get(Binary which = kThisBuild) {
     if (which == kBaseline) {
-      static Broker baseline(BinaryPath(kBaseline));
+      static daruma::bench::BrokerProcess baseline(BinaryPath(kBaseline));
       return baseline;
     }
-    static Broker broker(BinaryPath(kThisBuild));
+    static daruma::bench::BrokerProcess broker(BinaryPath(kThisBuild));
     return broker;
   }
-  bool ok() const { return pid_ > 0; }
-  std::string bootstrap() const { return "127.0.0.1:" + std::to_string(port_); }
-  pid_t pid() const { return pid_; }
-  // utime + stime of the broker, in seconds.
-  double CpuSeconds() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
-    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-    std::string f;
-    long ticks = 0;
-    for (int i = 3; i <= 15 && fields >> f; ++i) {
-      if (i == 14 || i == 15) ticks += std::stol(f);  // utime, stime
-    }
-    return double(ticks) / double(::sysconf(_SC_CLK_TCK));
-  }
-
-  ~Broker() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
- private:
-  explicit Broker(const std::string& bin) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/daruma-broker-bench-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) return;
-    dir_ = pattern;
-    port_ = FreePort();
-    const std::string config = dir_ + "/server.properties";
-    std::ofstream(config) << "log.dirs=" << dir_
-                          << "/data\nlisteners=PLAINTEXT://127.0.0.1:" << port_
-                          << "\ndaruma.http.listener=127.0.0.1:" << FreePort()
-                          << "\nnum.partitions=1\n";
-    const std::string log = dir_ + "/daruma.log";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT, 0644);
-    std::vector<std::string> args = {bin, "serve", "--config", config};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, bin.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    for (int i = 0; i < 400 && pid_ > 0 && !CanConnect(port_); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    if (pid_ > 0 && !CanConnect(port_)) {
-      std::fprintf(stderr, "broker_bench: %s did not start; see %s\n", bin.c_str(), log.c_str());
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-  }
-
-  std::string dir_;
-  uint16_t port_ = 0;
-  pid_t pid_ = -1;
 };
 
 rd_kafka_conf_t* Conf(const std::vector<std::pair<std::string, std::string>>& settings) {
@@ -324,8 +240,8 @@ double Percentile(std::vector<double>& v, double p) {
   return v[i];
 }
 
-rd_kafka_t* MakeProducer(const Broker& broker, const std::string& acks, ProduceStats* stats,
-                         bool idempotent = false) {
+rd_kafka_t* MakeProducer(const daruma::bench::BrokerProcess& broker, const std::string& acks,
+                         ProduceStats* stats, bool idempotent = false) {
   char err[512];
   rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", broker.bootstrap()},
                                 {"enable.idempotence", idempotent ? "true" : "false"},
@@ -366,7 +282,7 @@ void ProduceOne(rd_kafka_t* producer, rd_kafka_topic_t* rkt, const std::string& 
 // Saturating: the producer's queue (64 MiB) stays full, so p50/p99 are
 // mostly queueing; BM_ProduceLatency has the unloaded latency.
 void ProduceOn(benchmark::State& state, Binary which, bool idempotent = false) {
-  Broker& broker = Broker::Get(which);
+  daruma::bench::BrokerProcess& broker = Broker::Get(which);
   if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
   const std::string acks = std::to_string(state.range(0));
   const int64_t count = DataBytes() / int64_t(kMessageBytes);
@@ -420,7 +336,7 @@ void ProduceOn(benchmark::State& state, Binary which, bool idempotent = false) {
 // Unloaded latency: 10,000 msgs/s (10 MB/s) for 2 s, produce() to delivery
 // report; linger.ms=5 is part of it.
 void BM_ProduceLatency(benchmark::State& state) {
-  Broker& broker = Broker::Get();
+  daruma::bench::BrokerProcess& broker = Broker::Get();
   if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
   const std::string acks = std::to_string(state.range(0));
   const std::string payload(kMessageBytes, 'l');
@@ -525,7 +441,7 @@ class PartitionReader {
 // one consumer is bounded by its own fetch thread; two show what the broker
 // serves when the client is not the limit).
 void ConsumeOn(benchmark::State& state, Binary which) {
-  Broker& broker = Broker::Get(which);
+  daruma::bench::BrokerProcess& broker = Broker::Get(which);
   if (!broker.ok() || g_last_topic[which].empty()) {
     return state.SkipWithError("no produced topic (BM_Produce must run first)");
   }

@@ -175,8 +175,10 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
   if (method != "GET" && method != "HEAD") return {405, "text/plain; charset=utf-8", "GET only\n"};
   const BrokerState state = state_.load();
   if (path == "/health") {
+    std::optional<CoordinatorStatus> groups;
+    if (handler_ != nullptr) groups = handler_->GroupCoordinatorStatus();
     return {HealthHttpStatus(state), "application/json",
-            HealthJson(state, &log_manager_, kafka_listener_).dump() + "\n"};
+            HealthJson(state, &log_manager_, kafka_listener_, groups).dump() + "\n"};
   }
   if (path == "/metrics") {
     MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};

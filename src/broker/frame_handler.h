@@ -55,6 +55,13 @@ using Respond = std::function<void(std::optional<ResponseFrame> response, bool c
 // longer used: the frame then stops counting against queued.max.request.bytes
 // (connection.h). Calling it is optional (the answer frees the frame too) and
 // harmless after the answer.
+// What /health says about a coordinator: still loading its topic (its APIs
+// answer COORDINATOR_LOAD_IN_PROGRESS) or serving, and how many groups.
+struct CoordinatorStatus {
+  bool loaded = false;
+  int64_t groups = 0;
+};
+
 struct ClientScope {
   std::atomic<bool> gone{false};
   std::function<void()> frame_done;
@@ -73,6 +80,8 @@ class FrameHandler {
   virtual void ClientGone(const ClientScopePtr& client) { (void)client; }
   // Requests parked now, waiting for data or their max wait (for /metrics).
   virtual size_t ParkedRequests() const { return 0; }
+  // The group coordinator's state for /health: nullopt when there is none.
+  virtual std::optional<CoordinatorStatus> GroupCoordinatorStatus() const { return std::nullopt; }
 };
 
 }  // namespace daruma::broker

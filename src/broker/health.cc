@@ -5,7 +5,8 @@
 namespace daruma::broker {
 
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
-                          const std::string& kafka_listener) {
+                          const std::string& kafka_listener,
+                          const std::optional<CoordinatorStatus>& groups) {
   nlohmann::json logs = nlohmann::json::object();
   nlohmann::json segments = nlohmann::json::object();
   ProgressSnapshot progress;
@@ -23,6 +24,10 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
       {"remainingLogsToRecover", logs},         {"remainingSegmentsToRecover", segments},
       {"scannedBytes", progress.scanned_bytes}, {"bytesToScan", progress.total_bytes},
       {"totalLogs", progress.total_logs},       {"remainingLogs", progress.remaining_logs}};
+  if (groups) {
+    j["groupCoordinator"] = {{"state", groups->loaded ? "loaded" : "loading"},
+                             {"groups", groups->groups}};
+  }
   return j;
 }
 

@@ -4,23 +4,28 @@
 //    "recovery": {
 //      "remainingLogsToRecover": {"<dir>": n, ...},       // KIP-831
 //      "remainingSegmentsToRecover": {"<dir>": [n per recovery thread], ...},
-//      "scannedBytes": n, "bytesToScan": n, "totalLogs": n, "remainingLogs": n}}
+//      "scannedBytes": n, "bytesToScan": n, "totalLogs": n, "remainingLogs": n},
+//    "groupCoordinator": {"state": "loading" | "loaded", "groups": n}}  // once serving
 // The HTTP status is 200 while serving and 503 otherwise, so a load balancer
 // or a readiness probe can use the status alone.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 
 #include "broker/broker_state.h"
+#include "broker/frame_handler.h"
 #include "recovery/log_manager.h"
 
 namespace daruma::broker {
 
 // `log_manager` may be null (before it exists): the recovery object is then
 // all zeros. `kafka_listener` is empty until the Kafka port is bound.
+// `groups` is the group coordinator's status, absent before the handler exists.
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
-                          const std::string& kafka_listener);
+                          const std::string& kafka_listener,
+                          const std::optional<CoordinatorStatus>& groups = std::nullopt);
 
 int HealthHttpStatus(BrokerState state);
 

@@ -132,6 +132,11 @@ Status RequestHandler::OpenProducerIds() {
   return Status::Ok();
 }
 
+std::optional<CoordinatorStatus> RequestHandler::GroupCoordinatorStatus() const {
+  if (!groups_) return std::nullopt;
+  return CoordinatorStatus{groups_->loaded(), int64_t(groups_->GroupCount())};
+}
+
 RequestHandler::~RequestHandler() {
   if (group_loader_.joinable()) group_loader_.join();
   if (group_ticker_) group_ticker_->Stop();

@@ -73,6 +73,7 @@ class RequestHandler final : public FrameHandler {
   // Forces the client's parked fetches now (on the request pool).
   void ClientGone(const ClientScopePtr& client) override;
   size_t ParkedRequests() const override { return purgatory_.parked(); }
+  std::optional<CoordinatorStatus> GroupCoordinatorStatus() const override;
 
   const Status& init_status() const { return init_status_; }
   TopicRegistry& topics() { return topics_; }

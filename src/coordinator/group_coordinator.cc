@@ -618,7 +618,9 @@ void GroupCoordinator::Tick() {
       for (const std::string& id : expired) RemoveMemberAndUpdateGroup(group, id, out);
       if (group.Is(GroupState::kPreparingRebalance) && group.join_deadline_ms >= 0 &&
           group.join_deadline_ms <= now) {
-        if (group.initial_delay && group.new_member_added && group.initial_delay_remaining_ms > 0) {
+        // With a zero delay there is nothing to wait for again.
+        if (group.initial_delay && group.new_member_added && group.initial_delay_remaining_ms > 0 &&
+            config_.initial_rebalance_delay_ms > 0) {
           const int64_t extra = std::min<int64_t>(config_.initial_rebalance_delay_ms,
                                                   group.initial_delay_remaining_ms);
           group.initial_delay_remaining_ms -= extra;

@@ -362,6 +362,12 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
         skip(partition, batch.base_offset(), "a legacy (magic 0/1) message is not replayed");
         return Status::Ok();
       }
+      // Below the recovery point nothing re-checked these bytes since they
+      // were written; a damaged batch is skipped, not trusted.
+      if (!batch.crc_valid()) {
+        skip(partition, batch.base_offset(), "batch CRC mismatch");
+        return Status::Ok();
+      }
       Result<std::vector<Record>> records = batch.DecodeRecords();
       if (!records.ok()) {
         skip(partition, batch.base_offset(), records.status().ToString());

@@ -100,6 +100,15 @@ TEST(ServerHealthTest, JsonWithoutALogManager) {
   EXPECT_EQ(HealthHttpStatus(BrokerState::kStopping), 503);
   EXPECT_EQ(HealthJson(BrokerState::kServing, nullptr, "127.0.0.1:9092")["kafkaListener"],
             "127.0.0.1:9092");
+  // The group coordinator, once the handler exists: loading, then loaded.
+  EXPECT_EQ(HealthJson(BrokerState::kServing, nullptr, "",
+                       CoordinatorStatus{false, 0})["groupCoordinator"]
+                .dump(),
+            R"({"groups":0,"state":"loading"})");
+  EXPECT_EQ(
+      HealthJson(BrokerState::kServing, nullptr, "", CoordinatorStatus{true, 3})["groupCoordinator"]
+          .dump(),
+      R"({"groups":3,"state":"loaded"})");
 }
 
 TEST(ServerHttpTest, SerializesWithLengthAndClose) {

@@ -41,6 +41,8 @@ class MemGroupStorage final : public GroupStorage {
     }
     return Status::Ok();
   }
+  // Flips a byte inside the last batch of `partition` (its CRC no longer matches).
+  void CorruptLastBatch(int32_t partition) { batches_[partition].back().back() ^= 0x5a; }
   // Adds a raw record (for corrupt-record tests).
   void AppendRaw(int32_t partition, std::optional<std::string> key,
                  std::optional<std::string> value) {
@@ -418,9 +420,12 @@ TEST_F(GroupCoordinatorTest, LoadSkipsRecordsItCannotParseAndKeepsTheRest) {
   storage_.AppendRaw(p, std::nullopt, std::string("no key"));
   const Bytes key = EncodeOffsetCommitKey({kGroup, "t", 0});
   storage_.AppendRaw(p, std::string(key.begin(), key.end()), std::string("\x00\x09", 2));
+  ASSERT_EQ(coordinator_->CommitOffsets(Commit("", -1, 9))[0], ErrorCode::kNone);
+  storage_.CorruptLastBatch(p);  // the commit of 9 is damaged: 8 stays
   Reopen();
-  EXPECT_EQ(report_.skipped, 3);
-  ASSERT_EQ(report_.skipped_reasons.size(), 3u);
+  EXPECT_EQ(report_.skipped, 4);
+  ASSERT_EQ(report_.skipped_reasons.size(), 4u);
+  EXPECT_NE(report_.skipped_reasons[3].find("CRC"), std::string::npos);
   EXPECT_NE(report_.skipped_reasons[0].find("__consumer_offsets-"), std::string::npos);
   OffsetFetchResult fetched = coordinator_->FetchOffsets(kGroup, std::nullopt);
   ASSERT_EQ(fetched.partitions.size(), 2u);
