@@ -377,9 +377,9 @@ Result<SegmentRecoveryResult> LogSegment::Recover(const BatchVisitor& on_batch,
   return ApplyRecovery(ScanForRecovery(), on_batch, before_truncate);
 }
 
-SegmentRecoveryScan LogSegment::ScanForRecovery() const {
+SegmentRecoveryScan LogSegment::ScanForRecovery(std::optional<int64_t> next_segment_base) const {
   return ScanSegmentForRecovery(log_file_.get(), log_path(), base_offset_, size_,
-                                config_.index_interval_bytes);
+                                config_.index_interval_bytes, next_segment_base);
 }
 
 // Kafka resets both indexes before rebuilding them: truncate to zero, then

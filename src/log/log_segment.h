@@ -147,7 +147,10 @@ class LogSegment {
                                         const TruncateHook& before_truncate = nullptr);
   // The read-only half: may run on another thread while the segment is not
   // modified.
-  SegmentRecoveryScan ScanForRecovery() const;
+  // `next_segment_base`: the base offset of the segment after this one, if
+  // any; no batch of this one may reach it (segment_recovery_scan.h).
+  SegmentRecoveryScan ScanForRecovery(
+      std::optional<int64_t> next_segment_base = std::nullopt) const;
   // The writing half, replaying `scan` (which must be of this segment at its
   // current size) in batch order.
   Result<SegmentRecoveryResult> ApplyRecovery(const SegmentRecoveryScan& scan,

@@ -193,8 +193,32 @@ void AppendRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
 }
 
 // The scan, minus the final thinning.
+// Where a scan must end because of an order violation: the position of the
+// first batch not kept, and why.
+struct Violation {
+  int64_t cut_position = -1;
+  std::string why;
+};
+
+// The position of the first entry before `end` for which `pred` holds (the
+// earliest batch an out-of-order batch disagrees with), found by reading the
+// segment again; only a damaged segment pays for this second read. `end`
+// when none does or the bytes cannot be read again.
+template <typename Pred>
+int64_t FirstPositionWhere(const File* file, int64_t end, Pred pred) {
+  FileBatchReaderOptions ro;
+  ro.end_position = uint64_t(end);
+  ro.map = false;
+  FileBatchReader reader(file, ro);
+  while (auto e = reader.Next()) {
+    if (pred(*e)) return int64_t(e->position);
+  }
+  return end;
+}
+
 void Scan(const File* file, const std::string& path, int64_t base_offset, int64_t size,
-          int32_t index_interval_bytes, BatchThinner& thinner, SegmentRecoveryScan& scan) {
+          int32_t index_interval_bytes, std::optional<int64_t> next_segment_base,
+          BatchThinner& thinner, SegmentRecoveryScan& scan, Violation* violation) {
   scan.next_offset = base_offset;
   scan.v2_next_offset = base_offset;
   int64_t last_index_entry = 0;
@@ -218,7 +242,17 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   // cap bounds what a tiny interval reserves before batch sizes are known.
   scan.index_points.reserve(size_t(
       std::min<int64_t>(size / (int64_t(std::max(index_interval_bytes, 0)) + 1) + 1, 1 << 16)));
+  // Running maxima of the batches so far (the order checks).
+  int64_t max_last = std::numeric_limits<int64_t>::min();
+  int32_t max_epoch_seen = -1;
   while (auto e = reader.Next()) {
+    if (e->magic > kMagicV2) {
+      // Read as a v2 batch, whose CRC does not cover the magic byte.
+      *violation = {e->position, fmt::format("{}: batch at position {}: field magic: expected 0, 1 "
+                                             "or 2, found {} (magic is outside the batch CRC)",
+                                             path, e->position, int(e->magic))};
+      break;
+    }
     Status valid = e->Validate();
     if (!valid.ok()) {
       scan.corrupt_batch = true;
@@ -227,12 +261,58 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       break;
     }
     const int64_t last = e->last_offset();
+    const int64_t first = e->is_v2() ? e->batch().base_offset() : last;
+    const int32_t epoch = e->partition_leader_epoch();
+    if (first < base_offset) {
+      *violation = {e->position, fmt::format("{}: batch at position {}: expected a baseOffset >= "
+                                             "the segment's base offset {}, found {} (baseOffset "
+                                             "is outside the batch CRC)",
+                                             path, e->position, base_offset, first)};
+      break;
+    }
+    if (first <= max_last) {
+      *violation = {FirstPositionWhere(file, e->position,
+                                       [&](const LogEntry& x) { return x.last_offset() >= first; }),
+                    fmt::format("{}: batch at position {}: expected a baseOffset above {} (offsets "
+                                "of earlier batches), found {}; it or an earlier batch has a "
+                                "damaged baseOffset, which the batch CRC does not cover",
+                                path, e->position, max_last, first)};
+      break;
+    }
+    if (epoch < kNoPartitionLeaderEpoch) {
+      // Kafka writes -1 (no epoch) or a leader epoch, never below.
+      *violation = {e->position,
+                    fmt::format("{}: batch at position {}: field partitionLeaderEpoch: expected >= "
+                                "-1, found {} (partitionLeaderEpoch is outside the batch CRC)",
+                                path, e->position, epoch)};
+      break;
+    }
+    if (epoch >= 0 && epoch < max_epoch_seen) {
+      *violation = {
+          FirstPositionWhere(file, e->position,
+                             [&](const LogEntry& x) { return x.partition_leader_epoch() > epoch; }),
+          fmt::format("{}: batch at position {}: expected a partitionLeaderEpoch >= {} "
+                      "(leader epochs never decrease), found {}; it or an earlier batch "
+                      "has a damaged partitionLeaderEpoch, which the batch CRC does not "
+                      "cover",
+                      path, e->position, max_epoch_seen, epoch)};
+      break;
+    }
+    if (next_segment_base && last >= *next_segment_base) {
+      *violation = {e->position, fmt::format("{}: batch at position {}: expected offsets below the "
+                                             "next segment's base offset {}, found last offset {} "
+                                             "(baseOffset is outside the batch CRC)",
+                                             path, e->position, *next_segment_base, last)};
+      break;
+    }
     if (!FitsRelativeTo(base_offset, last)) {
       scan.error = Status::OffsetOverflow(fmt::format(
           "{}: batch at position {} has last offset {}, outside the relative range of base {}",
           path, e->position, last, base_offset));
       break;
     }
+    max_last = std::max(max_last, last);
+    if (epoch >= 0) max_epoch_seen = std::max(max_epoch_seen, epoch);
     const int64_t batch_max_ts = e->max_timestamp();
     if (batch_max_ts > scan.max_timestamp) {
       scan.max_timestamp = batch_max_ts;
@@ -259,7 +339,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
     scan.next_offset = last + 1;
     if (e->is_v2()) scan.v2_next_offset = last + 1;
   }
-  if (!scan.error.ok() || scan.corrupt_batch) return;
+  if (!scan.error.ok() || scan.corrupt_batch || violation->cut_position >= 0) return;
   if (reader.stop_reason() == StopReason::kIoError) {
     scan.error = reader.io_status();
     return;
@@ -275,12 +355,31 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
 
 SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& path,
                                            int64_t base_offset, int64_t size,
-                                           int32_t index_interval_bytes) {
+                                           int32_t index_interval_bytes,
+                                           std::optional<int64_t> next_segment_base) {
   SegmentRecoveryScan scan;
   BatchThinner thinner(&scan.batches);
-  Scan(file, path, base_offset, size, index_interval_bytes, thinner, scan);
+  Violation violation;
+  Scan(file, path, base_offset, size, index_interval_bytes, next_segment_base, thinner, scan,
+       &violation);
   scan.thinned_batches = thinner.Finish();
-  return scan;
+  if (violation.cut_position < 0) return scan;
+  // Scan again up to the cut, so that what is retained (and thinned: a
+  // producer batch is dropped only for later batches that are kept) is
+  // exactly what a scan of the kept bytes alone gives. No batch before the
+  // cut breaks an order, so this scan reaches its end.
+  SegmentRecoveryScan kept;
+  BatchThinner kept_thinner(&kept.batches);
+  Violation none;
+  Scan(file, path, base_offset, violation.cut_position, index_interval_bytes, next_segment_base,
+       kept_thinner, kept, &none);
+  kept.thinned_batches = kept_thinner.Finish();
+  if (!kept.error.ok() || kept.corrupt_batch) return kept;  // the bytes changed under the scan
+  kept.corrupt_batch = true;
+  kept.uncovered_field_damage = true;
+  kept.reader_stop = StopReason::kNone;
+  kept.stop_reason = std::move(violation.why);
+  return kept;
 }
 
 }  // namespace daruma

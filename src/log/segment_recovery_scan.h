@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,10 @@ struct SegmentRecoveryScan {
   std::string stop_reason;  // empty if the scan reached the end
   StopReason reader_stop = StopReason::kEndOfFile;
   bool corrupt_batch = false;
+  // The scan stopped at a batch whose CRC-valid bytes sit out of order
+  // (a damaged baseOffset, partitionLeaderEpoch or magic, which the batch
+  // CRC does not cover): stop_reason says which batches disagree.
+  bool uncovered_field_damage = false;
   // kOffsetOverflow or kIoError met at valid_bytes; recovery fails with it
   // after applying the retained batches before that point.
   Status error;
@@ -95,8 +100,25 @@ struct SegmentRecoveryScan {
 // Scans [0, size) of `file`, the `.log` of the segment based at base_offset
 // (`path` names it in messages). Never fails: I/O errors are recorded in
 // scan.error.
+//
+// Besides each batch's size and CRC, the scan checks the header fields the
+// CRC does not cover against the batches around them, as a valid log always
+// satisfies them (issue 22; recovery/batch_order_check.h reasons the same way
+// over a whole log for `daruma check`):
+//  * magic is 0, 1 (a legacy message, whose own CRC covers it) or 2;
+//  * offsets strictly increase: each batch's baseOffset is above every
+//    earlier batch's last offset, not below the segment's base offset, and
+//    its last offset is below `next_segment_base` (the next segment's file
+//    name) when there is one;
+//  * a partition leader epoch is -1 (none) or a leader epoch, and those >= 0
+//    never decrease.
+// A batch that breaks an order is corrupt, and so may be the earliest earlier
+// batch it disagrees with (a field flipped up there looks like a field
+// flipped down here): the valid region ends before that earlier batch, so
+// everything from it on is truncated (and quarantined) like a CRC failure.
 SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& path,
                                            int64_t base_offset, int64_t size,
-                                           int32_t index_interval_bytes);
+                                           int32_t index_interval_bytes,
+                                           std::optional<int64_t> next_segment_base = std::nullopt);
 
 }  // namespace daruma

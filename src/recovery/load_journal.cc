@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "common/bytes.h"
@@ -183,12 +185,37 @@ std::vector<UndoRecord> DecodeUndoRecords(const std::vector<uint8_t>& journal) {
 }
 
 Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records) {
+  // Rolling back must be idempotent: a rollback interrupted by a crash (with
+  // the page cache kept) is applied again from the start. A file the load
+  // removed and then created again has two records, and the first pass may
+  // already have put the original back from its undo copy; removing "the
+  // created file" again would then remove the original. So a created file is
+  // removed only while the undo copy of the nearest earlier record that puts
+  // a file back at that path still exists (the original is not back yet).
+  std::vector<const std::string*> restored_by(records.size(), nullptr);
+  {
+    std::map<std::string, const std::string*> latest_undo;
+    for (size_t i = 0; i < records.size(); ++i) {
+      const UndoRecord& r = records[i];
+      if (r.kind == UndoRecord::Kind::kCreate) {
+        auto found = latest_undo.find(r.path);
+        if (found != latest_undo.end()) restored_by[i] = found->second;
+      } else if (r.kind == UndoRecord::Kind::kRemove || r.kind == UndoRecord::Kind::kReplace) {
+        latest_undo[r.path] = &r.undo;
+      } else if (r.kind == UndoRecord::Kind::kRename) {
+        latest_undo[r.to] = &r.undo;
+      }
+    }
+  }
   std::set<std::string> dirs;
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    const UndoRecord& r = *it;
+  for (size_t i = records.size(); i-- > 0;) {
+    const UndoRecord& r = records[i];
     dirs.insert(ParentDir(r.path));
     switch (r.kind) {
       case UndoRecord::Kind::kCreate:
+        if (restored_by[i] != nullptr && !restored_by[i]->empty() && !Exists(fs, *restored_by[i])) {
+          break;  // the original is back: this is not the created file
+        }
         if (Exists(fs, r.path)) DARUMA_RETURN_IF_ERROR(fs->Remove(r.path));
         break;
       case UndoRecord::Kind::kCreateDir:

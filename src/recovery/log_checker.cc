@@ -646,7 +646,8 @@ void PartitionChecker::CheckBatchOrder(const std::map<int64_t, std::vector<Batch
   }
   out_->data_bytes_dropped += cut.bytes - planned_inside;
   Problem(cut.file, cut.position, cut.offset,
-          fmt::format("{}; recovery keeps such a batch, so repair cuts the log at it ({} bytes "
+          fmt::format("{}; recovery checks the order within each segment only and keeps such a "
+                      "batch, so repair cuts the log at it ({} bytes "
                       "from here to the end of the log would be dropped)",
                       found->what, cut.bytes),
           fmt::format("run `daruma repair --max-corrupt-bytes {}` to cut the log here (the bytes "

@@ -27,8 +27,11 @@
 //     * left-over temporary files (`*.tmp`);
 //     * base offsets increase and leader epochs never decrease along the
 //       batches (recovery/batch_order_check.h): baseOffset and
-//       partitionLeaderEpoch are outside the batch CRC, and recovery keeps a
-//       batch whose field flipped. The first suspect batch is the `cut`:
+//       partitionLeaderEpoch are outside the batch CRC. Recovery's scan (and
+//       so the plan) cuts a batch that breaks either order within its
+//       segment (log/segment_recovery_scan.h); what only the batches of two
+//       segments show (an epoch that decreases from one segment to the next)
+//       it keeps, and this check finds it. The first suspect batch is the `cut`:
 //       repair drops from there to the end of the log, as recovery does
 //       after a CRC failure, and counts it against --max-corrupt-bytes.
 //     Zero-filled index slots after the last entry of the LAST segment are the

@@ -81,7 +81,10 @@ class Loader {
   Status LoadSegmentFiles();                                               // pass 4
   // Scans the .log of segment `base` through a read-only handle of its own
   // (an open failure is the scan's I/O error).
-  SegmentRecoveryScan ScanLogFile(int64_t base) const;
+  SegmentRecoveryScan ScanLogFile(int64_t base, std::optional<int64_t> next_base) const;
+  // The base offset of the first segment after `base`, among the loaded
+  // segments and the .log files pass 4 listed; nullopt for the last one.
+  std::optional<int64_t> NextLogBase(int64_t base) const;
   // Recovers one segment (§10.4) from `scan` (scanned here if null). On an
   // offset overflow the segment is split and swapped (split_ holds the new
   // segments) and kOffsetOverflow returned: the caller retries its pass.
@@ -128,6 +131,7 @@ class Loader {
   PartitionRecoveryReport* report_;
   Quarantine quarantine_;
   SegmentMap segments_;
+  std::set<int64_t> listed_log_bases_;  // the .log files pass 4 found
   // Segments whose pass-4 recovery (missing/corrupt index) was left to pass 5.
   std::set<int64_t> deferred_;
   std::unique_ptr<LeaderEpochFileCache> epochs_;
@@ -310,7 +314,7 @@ std::optional<int64_t> FirstSegmentRecoveredInPass5(const std::vector<std::strin
   return *it;
 }
 
-SegmentRecoveryScan Loader::ScanLogFile(int64_t base) const {
+SegmentRecoveryScan Loader::ScanLogFile(int64_t base, std::optional<int64_t> next_base) const {
   const std::string path = LogFileName(dir_, base);
   Result<std::unique_ptr<File>> file = fs_->Open(path, OpenMode::kRead);
   Result<uint64_t> size = file.ok() ? (*file)->Size() : Result<uint64_t>(file.status());
@@ -323,11 +327,24 @@ SegmentRecoveryScan Loader::ScanLogFile(int64_t base) const {
     return failed;
   }
   return ScanSegmentForRecovery(file->get(), path, base, int64_t(*size),
-                                p_.config.index_interval_bytes);
+                                p_.config.index_interval_bytes, next_base);
+}
+
+std::optional<int64_t> Loader::NextLogBase(int64_t base) const {
+  std::optional<int64_t> next;
+  if (auto it = segments_.upper_bound(base); it != segments_.end()) next = it->first;
+  if (auto it = listed_log_bases_.upper_bound(base); it != listed_log_bases_.end()) {
+    next = next ? std::min(*next, *it) : *it;
+  }
+  return next;
 }
 
 Status Loader::LoadSegmentFiles() {
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
+  for (const std::string& name : names) {
+    if (!HasSuffix(name, kLogFileSuffix)) continue;
+    if (Result<int64_t> b = OffsetFromFileName(name); b.ok()) listed_log_bases_.insert(*b);
+  }
   const std::optional<int64_t> first_in_pass5 = FirstSegmentRecoveredInPass5(names, p_);
   auto in_pass5 = [&](int64_t base) { return first_in_pass5 && base >= *first_in_pass5; };
   // Which files exist is read from this one listing, not asked per file: a
@@ -352,7 +369,10 @@ Status Loader::LoadSegmentFiles() {
   std::optional<SegmentScanPipeline> pipeline;
   if (p_.recovery_threads > 1 && ahead.size() > 1) {
     std::vector<SegmentScanPipeline::Scan> scans;
-    for (int64_t base : ahead) scans.push_back([this, base] { return ScanLogFile(base); });
+    for (int64_t base : ahead) {
+      const std::optional<int64_t> next_base = NextLogBase(base);
+      scans.push_back([this, base, next_base] { return ScanLogFile(base, next_base); });
+    }
     pipeline.emplace(std::move(scans), p_.recovery_threads);
   }
   size_t taken = 0;
@@ -469,7 +489,9 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   AddScanned(scanned);
   SegmentRecoveryScan inline_scan;
   if (scan == nullptr) {
-    inline_scan = segment->ScanForRecovery();
+    // Pass 4 loads segments in listing order, so the next one may not be
+    // loaded yet: its base comes from the listing.
+    inline_scan = segment->ScanForRecovery(NextLogBase(base));
     scan = &inline_scan;
   }
 
@@ -513,9 +535,11 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   };
   auto before_truncate = [&](int64_t valid, int64_t size) -> Status {
     if (!quarantine_.enabled()) return Status::Ok();
-    return quarantine_.CopyRange(
-        segment->log_path(), valid, size,
-        {next_offset, std::nullopt, DescribeTail(segment->log_file(), valid, size, visitor_error)});
+    const std::string why = scan->uncovered_field_damage && visitor_error.empty()
+                                ? "batches out of order: " + scan->stop_reason
+                                : DescribeTail(segment->log_file(), valid, size, visitor_error);
+    return quarantine_.CopyRange(segment->log_path(), valid, size,
+                                 {next_offset, std::nullopt, why});
   };
   const int64_t size_before = segment->size();
   DARUMA_RETURN_IF_ERROR(RememberTxnIndex(segment));

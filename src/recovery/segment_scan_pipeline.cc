@@ -10,7 +10,12 @@ namespace {
 std::vector<SegmentScanPipeline::Scan> ScansOf(const std::vector<const LogSegment*>& segments) {
   std::vector<SegmentScanPipeline::Scan> scans;
   scans.reserve(segments.size());
-  for (const LogSegment* s : segments) scans.push_back([s] { return s->ScanForRecovery(); });
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const LogSegment* s = segments[i];
+    std::optional<int64_t> next;
+    if (i + 1 < segments.size()) next = segments[i + 1]->base_offset();
+    scans.push_back([s, next] { return s->ScanForRecovery(next); });
+  }
   return scans;
 }
 

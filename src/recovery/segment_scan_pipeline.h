@@ -36,7 +36,9 @@ class SegmentScanPipeline {
   using Scan = std::function<SegmentRecoveryScan()>;
 
   SegmentScanPipeline(std::vector<Scan> scans, int threads);
-  // The segments' ScanForRecovery.
+  // The segments' ScanForRecovery. `segments` are consecutive (each one's
+  // next segment is the one after it in the vector, the last one's is none):
+  // each scan checks its offsets against the next segment's base offset.
   SegmentScanPipeline(const std::vector<const LogSegment*>& segments, int threads);
   ~SegmentScanPipeline();  // Stop()
   SegmentScanPipeline(const SegmentScanPipeline&) = delete;

@@ -5,9 +5,10 @@
 //    renames over files, removals, new directories) is undone, and undone
 //    again after a crash at every step (power loss with and without a torn
 //    write, and process kill);
-//  * Kafka's transactional fixture with non-monotonic offsets in segment 0
-//    and its index deleted: the load is refused and every file, including
-//    the 36 aborted transactions of the .txnindex files, is unchanged;
+//  * Kafka's transactional fixture with an offset overflow no split can fix
+//    in segment 0 and its index deleted (support/damaged_fixture.h): the
+//    load is refused and every file, including the 36 aborted transactions
+//    of the .txnindex files, is unchanged;
 //  * crash points inside that failing load, and inside a succeeding unclean
 //    load: the next load finds the old state or the fully recovered one.
 #include "recovery/load_transaction.h"
@@ -265,7 +266,7 @@ TEST(LoadTransactionTest, RefusedTransactionalPartitionIsLeftExactlyAsFound) {
   PartitionRecoveryReport report;
   auto log = LoadLog(FixtureParams(FileSystem::Default(), log_dir, true, &clock), &report);
   ASSERT_FALSE(log.ok());
-  EXPECT_EQ(log.status().code(), StatusCode::kInvalidOffset) << log.status().ToString();
+  EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument) << log.status().ToString();
   EXPECT_TRUE(report.left_unchanged);
   EXPECT_TRUE(report.quarantined.empty());
   const Image after = ReadTree(partition_dir);

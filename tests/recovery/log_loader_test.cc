@@ -291,22 +291,28 @@ TEST_F(LogLoaderTest, CorruptionMovesLaterSegmentsToQuarantine) {
                                        .size()));
 }
 
-TEST_F(LogLoaderTest, NonMonotonicOffsetsTruncateWholeSegmentAndDeleteLater) {
+TEST_F(LogLoaderTest, NonMonotonicOffsetsCutAtTheEarliestSuspectBatchAndDeleteLater) {
   WriteLog(3, 10);
   const auto batches = Batches(File(30, ".log"));
   std::string data = ReadFileToString(File(30, ".log"));
   // Base offset is not CRC-covered: batch 5 now claims offsets of batch 1.
+  // Kafka's index rebuild fails on it and truncates the whole segment;
+  // Daruma's scan (issue 22 rule 1) ends the valid data before batch 1, the
+  // earliest batch that batch 5 disagrees with.
   std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(data.data()), data.size());
   SetBatchBaseOffset(bytes.subspan(size_t(batches[5].position), size_t(batches[5].size)), 33);
   WriteStringToFile(File(30, ".log"), data);
   config_.index_interval_bytes = 0;  // index every batch so the rebuild sees it
   auto log = Load(false, 30);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ((*log)->log_end_offset(), 30);
+  EXPECT_EQ((*log)->log_end_offset(), batches[1].base_offset);
   EXPECT_EQ((*log)->num_segments(), 2u);
-  EXPECT_EQ((*log)->active_segment_size(), 0);
-  EXPECT_EQ(report_.truncated_bytes, int64_t(data.size()));
+  EXPECT_EQ((*log)->active_segment_size(), batches[1].position);
+  EXPECT_EQ(report_.truncated_bytes, int64_t(data.size()) - batches[1].position);
   EXPECT_FALSE(fsys::exists(File(60, ".log")));
+  ASSERT_FALSE(report_.quarantined.empty());
+  EXPECT_NE(report_.quarantined[0].reason.find("baseOffset"), std::string::npos)
+      << report_.quarantined[0].reason;
 }
 
 TEST_F(LogLoaderTest, OrphanIndexesAndTemporaryFilesAreRemoved) {

@@ -40,24 +40,40 @@ inline void WriteTree(const std::map<std::string, std::vector<uint8_t>>& files, 
   }
 }
 
-// Segment 0 of `partition_dir` (a copy of the transactional fixture) with the
-// batches of its last third given base offset 0 (the field is outside the
-// CRC), and its offset index deleted: Kafka's pass 4 rebuilds the index and
-// fails on the non-monotonic offset, so the partition cannot be loaded.
+// `partition_dir` (a copy of the transactional fixture) made unloadable,
+// with the offset indexes of its first and last segments deleted so that the
+// load rebuilds segment 0 (changing files) before it fails: in the last
+// segment, the batch before the last one gets bit 32 of its baseOffset set (outside
+// the CRC). Its offsets then lie past the segment's relative range, which
+// Kafka and Daruma take for an old segment's offset overflow, but the
+// segment's last batch does not overflow, so splitting cannot fix it and the
+// load is refused (SplitOverflowedSegment: "split refused").
 inline void MakeSegmentZeroUnloadable(const std::string& partition_dir) {
-  const std::string log = partition_dir + "/00000000000000000000.log";
-  std::string data = ReadFileToString(log);
+  std::string last_log;
+  for (const auto& e : std::filesystem::directory_iterator(partition_dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() == 24 && name.ends_with(".log") &&
+        name > std::filesystem::path(last_log).filename().string()) {
+      last_log = e.path().string();
+    }
+  }
+  ASSERT_FALSE(last_log.empty());
+  ASSERT_NE(std::filesystem::path(last_log).filename(), "00000000000000000000.log");
+  std::string data = ReadFileToString(last_log);
+  auto* bytes = reinterpret_cast<uint8_t*>(data.data());
   std::vector<size_t> positions;
   for (size_t pos = 0; pos + 12 <= data.size();) {
     positions.push_back(pos);
-    pos += 12 + LoadBe32(reinterpret_cast<const uint8_t*>(data.data()) + pos + 8);
+    pos += 12 + LoadBe32(bytes + pos + 8);
   }
-  ASSERT_GT(positions.size(), 20u);
-  for (size_t b = positions.size() * 2 / 3; b < positions.size(); ++b) {
-    for (size_t i = 0; i < 8; ++i) data[positions[b] + i] = 0;
-  }
-  WriteStringToFile(log, data);
+  ASSERT_GE(positions.size(), 2u);
+  const size_t victim = positions[positions.size() - 2];  // the last batch stays in range
+  StoreBe64(bytes + victim, LoadBe64(bytes + victim) + (uint64_t(1) << 32));
+  WriteStringToFile(last_log, data);
   std::filesystem::remove(partition_dir + "/00000000000000000000.index");
+  std::string index = last_log;
+  index.replace(index.size() - 4, 4, ".index");
+  std::filesystem::remove(index);
 }
 
 }  // namespace daruma::testing
