@@ -99,12 +99,26 @@ void Rates(benchmark::State& state, int64_t commits, int partitions, double seco
 
 constexpr double kRunSeconds = 3.0;
 
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// A consumer of `group` that commits only when told, on kTopic (created
+// first).
+rd_kafka_t* Committer(const std::string& group) {
+  EnsureTopic(kTopic, kTopicPartitions);
+  return Client(RD_KAFKA_CONSUMER, {{"group.id", group}, {"enable.auto.commit", "false"}});
+}
+
+void CloseConsumer(rd_kafka_t* c) {
+  rd_kafka_consumer_close(c);
+  rd_kafka_destroy(c);
+}
+
 void BM_CommitSync(benchmark::State& state) {
   const int partitions = int(state.range(0));
   if (!Broker().ok()) return state.SkipWithError("the broker did not start");
-  EnsureTopic(kTopic, kTopicPartitions);
-  rd_kafka_t* c = Client(RD_KAFKA_CONSUMER, {{"group.id", "sync-" + std::to_string(partitions)},
-                                             {"enable.auto.commit", "false"}});
+  rd_kafka_t* c = Committer("sync-" + std::to_string(partitions));
   for (auto _ : state) {
     int64_t commits = 0;
     const auto start = SteadyClock::now();
@@ -115,12 +129,11 @@ void BM_CommitSync(benchmark::State& state) {
       rd_kafka_topic_partition_list_destroy(list);
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return state.SkipWithError(rd_kafka_err2str(err));
       ++commits;
-      elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+      elapsed = SecondsSince(start);
     }
     Rates(state, commits, partitions, elapsed);
   }
-  rd_kafka_consumer_close(c);
-  rd_kafka_destroy(c);
+  CloseConsumer(c);
 }
 
 std::atomic<int64_t> g_async_done{0};
@@ -134,9 +147,7 @@ void OnCommit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_lis
 void BM_CommitAsync(benchmark::State& state) {
   const int partitions = int(state.range(0));
   if (!Broker().ok()) return state.SkipWithError("the broker did not start");
-  EnsureTopic(kTopic, kTopicPartitions);
-  rd_kafka_t* c = Client(RD_KAFKA_CONSUMER, {{"group.id", "async-" + std::to_string(partitions)},
-                                             {"enable.auto.commit", "false"}});
+  rd_kafka_t* c = Committer("async-" + std::to_string(partitions));
   constexpr int64_t kInFlight = 1000;
   for (auto _ : state) {
     g_async_done = 0;
@@ -152,15 +163,14 @@ void BM_CommitAsync(benchmark::State& state) {
         ++sent;
       }
       rd_kafka_poll(c, 0);
-      elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+      elapsed = SecondsSince(start);
     }
     while (g_async_done < sent) rd_kafka_poll(c, 10);
-    elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    elapsed = SecondsSince(start);
     if (g_async_failed > 0) return state.SkipWithError("an async commit failed");
     Rates(state, sent, partitions, elapsed);
   }
-  rd_kafka_consumer_close(c);
-  rd_kafka_destroy(c);
+  CloseConsumer(c);
 }
 
 std::atomic<int64_t> g_delivered{0};
@@ -190,7 +200,7 @@ void BM_ProduceSyncBaseline(benchmark::State& state) {
                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       ++sent;
       while (g_delivered < sent) rd_kafka_poll(p, 1);
-      elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+      elapsed = SecondsSince(start);
     }
     state.counters["round_trips_per_s"] = double(sent) / elapsed;
     state.SetIterationTime(elapsed);
@@ -221,7 +231,7 @@ void BM_Rebalance(benchmark::State& state) {
     // Done when every member holds a share and the shares cover the topic
     // (the range assignor splits it without overlap).
     bool all = false;
-    while (!all && std::chrono::duration<double>(SteadyClock::now() - start).count() < 60) {
+    while (!all && SecondsSince(start) < 60) {
       all = true;
       int total = 0;
       for (rd_kafka_t* c : consumers) {
@@ -236,31 +246,22 @@ void BM_Rebalance(benchmark::State& state) {
       }
       all = all && total == kTopicPartitions;
     }
-    const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    const double seconds = SecondsSince(start);
     state.SetIterationTime(seconds);
-    for (rd_kafka_t* c : consumers) {
-      rd_kafka_consumer_close(c);
-      rd_kafka_destroy(c);
-    }
+    for (rd_kafka_t* c : consumers) CloseConsumer(c);
     if (!all) return state.SkipWithError("the group did not settle within 60 s");
   }
 }
 
 BENCHMARK(BM_ProduceSyncBaseline)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CommitSync)
-    ->Arg(1)
-    ->Arg(10)
-    ->Arg(100)
-    ->Iterations(1)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CommitAsync)
-    ->Arg(1)
-    ->Arg(10)
-    ->Arg(100)
-    ->Iterations(1)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+
+// The sync and async commit runs, alike: 1, 10 and 100 partitions per commit.
+void CommitRuns(benchmark::internal::Benchmark* b) {
+  b->Arg(1)->Arg(10)->Arg(100)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_CommitSync)->Apply(CommitRuns);
+BENCHMARK(BM_CommitAsync)->Apply(CommitRuns);
+
 BENCHMARK(BM_Rebalance)->Arg(10)->Iterations(3)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

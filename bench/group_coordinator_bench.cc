@@ -156,6 +156,14 @@ OffsetCommitArgs CommitArgs(const std::string& group, const std::string& member,
   return a;
 }
 
+// `requests` commit requests of `partitions` partitions each: per second.
+void CommitRates(benchmark::State& state, int64_t requests, int partitions) {
+  state.counters["requests_per_s"] =
+      benchmark::Counter(double(requests), benchmark::Counter::kIsRate);
+  state.counters["partition_commits_per_s"] =
+      benchmark::Counter(double(requests * partitions), benchmark::Counter::kIsRate);
+}
+
 void BM_OffsetCommit(benchmark::State& state) {
   const int partitions = int(state.range(0));
   OffsetsLogs logs("commit");
@@ -172,10 +180,7 @@ void BM_OffsetCommit(benchmark::State& state) {
       Die("commit", Status::InvalidArgument(ErrorCodeName(errors[0])));
     ++requests;
   }
-  state.counters["requests_per_s"] =
-      benchmark::Counter(double(requests), benchmark::Counter::kIsRate);
-  state.counters["partition_commits_per_s"] =
-      benchmark::Counter(double(requests * partitions), benchmark::Counter::kIsRate);
+  CommitRates(state, requests, partitions);
 }
 BENCHMARK(BM_OffsetCommit)->Arg(1)->Arg(10)->Arg(100)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
@@ -205,10 +210,7 @@ void BM_RawAppend(benchmark::State& state) {
     }
     ++requests;
   }
-  state.counters["requests_per_s"] =
-      benchmark::Counter(double(requests), benchmark::Counter::kIsRate);
-  state.counters["partition_commits_per_s"] =
-      benchmark::Counter(double(requests * partitions), benchmark::Counter::kIsRate);
+  CommitRates(state, requests, partitions);
 }
 BENCHMARK(BM_RawAppend)->Arg(1)->Arg(10)->Arg(100)->UseRealTime()->Unit(benchmark::kMicrosecond);
 

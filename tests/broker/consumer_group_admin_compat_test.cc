@@ -27,10 +27,7 @@
 #include <vector>
 
 #include "consumer_group_harness.h"
-
-#ifdef DARUMA_HAVE_RDKAFKA
-#include <librdkafka/rdkafka.h>
-#endif
+#include "rdkafka_admin_client.h"
 
 namespace daruma::broker::testing {
 namespace {
@@ -47,8 +44,8 @@ TEST_F(ConsumerGroupCompatTest, PythonAdminClientsSeeTheGroupStableThenEmptyThen
   const std::string group = "g-admin-view";
   ASSERT_TRUE(StartBroker());
   ASSERT_NO_FATAL_FAILURE(Produce("confluent", topic, 0, kPerPartition * kPartitions));
-  std::unique_ptr<ClientProcess> a;
-  std::unique_ptr<ClientProcess> b;
+  std::unique_ptr<ChildProcess> a;
+  std::unique_ptr<ChildProcess> b;
   ASSERT_NO_FATAL_FAILURE(RunTwoMembersToTheEnd(group, topic, kPerPartition, &a, &b));
   AdminView("running", group, topic, kPerPartition);
   RequestStop("a");
@@ -62,60 +59,14 @@ TEST_F(ConsumerGroupCompatTest, PythonAdminClientsSeeTheGroupStableThenEmptyThen
 
 #ifdef DARUMA_HAVE_RDKAFKA
 
+// The admin requests' timeout, and how long their results are awaited.
 constexpr int kAdminTimeoutMs = 20000;
-
-struct EventDeleter {
-  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
-};
-using Event = std::unique_ptr<rd_kafka_event_t, EventDeleter>;
-
-// A librdkafka handle for admin requests and the queue their results arrive
-// on.
-class AdminHandle {
- public:
-  explicit AdminHandle(const std::string& bootstrap) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    char err[512];
-    EXPECT_EQ(rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err)),
-              RD_KAFKA_CONF_OK);
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-    EXPECT_NE(rk_, nullptr) << err;
-    queue_ = rd_kafka_queue_new(rk_);
-  }
-  ~AdminHandle() {
-    rd_kafka_queue_destroy(queue_);
-    rd_kafka_destroy(rk_);
-  }
-  AdminHandle(const AdminHandle&) = delete;
-  AdminHandle& operator=(const AdminHandle&) = delete;
-
-  rd_kafka_t* rk() { return rk_; }
-  rd_kafka_queue_t* queue() { return queue_; }
-
-  rd_kafka_AdminOptions_t* Options(rd_kafka_admin_op_t op) {
-    rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk_, op);
-    char err[512];
-    rd_kafka_AdminOptions_set_request_timeout(options, kAdminTimeoutMs, err, sizeof(err));
-    return options;
-  }
-
-  // The next result of `type`, or null after the timeout.
-  Event Await(rd_kafka_event_type_t type) {
-    for (;;) {
-      Event e(rd_kafka_queue_poll(queue_, kAdminTimeoutMs + 5000));
-      if (!e || rd_kafka_event_type(e.get()) == type) return e;
-    }
-  }
-
- private:
-  rd_kafka_t* rk_ = nullptr;
-  rd_kafka_queue_t* queue_ = nullptr;
-};
+constexpr int kAdminAwaitMs = kAdminTimeoutMs + 5000;
 
 // ListConsumerGroups (ListGroups v4; `states` is its state filter, empty for
 // every group): group -> state.
 std::map<std::string, rd_kafka_consumer_group_state_t> ListGroups(
-    AdminHandle& c, std::vector<rd_kafka_consumer_group_state_t> states) {
+    RdkafkaAdminClient& c, std::vector<rd_kafka_consumer_group_state_t> states) {
   std::map<std::string, rd_kafka_consumer_group_state_t> out;
   rd_kafka_AdminOptions_t* options = c.Options(RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS);
   if (!states.empty()) {
@@ -126,7 +77,7 @@ std::map<std::string, rd_kafka_consumer_group_state_t> ListGroups(
   }
   rd_kafka_ListConsumerGroups(c.rk(), options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
-  Event e = c.Await(RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT);
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT);
   if (!e) {
     ADD_FAILURE() << "ListConsumerGroups timed out";
     return out;
@@ -156,7 +107,8 @@ struct GroupDescription {
 };
 
 // DescribeConsumerGroups (DescribeGroups v4) of one group.
-GroupDescription DescribeGroup(AdminHandle& c, const std::string& group, const std::string& topic) {
+GroupDescription DescribeGroup(RdkafkaAdminClient& c, const std::string& group,
+                               const std::string& topic) {
   GroupDescription out;
   auto failed = [&out](const std::string& why) {
     out.error = why;
@@ -166,7 +118,7 @@ GroupDescription DescribeGroup(AdminHandle& c, const std::string& group, const s
   rd_kafka_AdminOptions_t* options = c.Options(RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
   rd_kafka_DescribeConsumerGroups(c.rk(), groups, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
-  Event e = c.Await(RD_KAFKA_EVENT_DESCRIBECONSUMERGROUPS_RESULT);
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_DESCRIBECONSUMERGROUPS_RESULT);
   if (!e) return failed("timed out");
   if (rd_kafka_event_error(e.get())) return failed(rd_kafka_event_error_string(e.get()));
   size_t n = 0;
@@ -208,15 +160,14 @@ rd_kafka_resp_err_t GroupResultError(const rd_kafka_group_result_t** results, si
 }
 
 // DeleteGroups v1 of one group.
-rd_kafka_resp_err_t DeleteGroup(AdminHandle& c, const std::string& group) {
+rd_kafka_resp_err_t DeleteGroup(RdkafkaAdminClient& c, const std::string& group) {
   rd_kafka_DeleteGroup_t* del = rd_kafka_DeleteGroup_new(group.c_str());
   rd_kafka_AdminOptions_t* options = c.Options(RD_KAFKA_ADMIN_OP_DELETEGROUPS);
   rd_kafka_DeleteGroups(c.rk(), &del, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_DeleteGroup_destroy(del);
-  Event e = c.Await(RD_KAFKA_EVENT_DELETEGROUPS_RESULT);
-  if (!e) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-  if (rd_kafka_event_error(e.get())) return rd_kafka_event_error(e.get());
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_DELETEGROUPS_RESULT);
+  if (rd_kafka_resp_err_t err = AdminResultError(e)) return err;
   size_t n = 0;
   const rd_kafka_group_result_t** results =
       rd_kafka_DeleteGroups_result_groups(rd_kafka_event_DeleteGroups_result(e.get()), &n);
@@ -225,7 +176,7 @@ rd_kafka_resp_err_t DeleteGroup(AdminHandle& c, const std::string& group) {
 
 // ListConsumerGroupOffsets of every partition (OffsetFetch v7, null topics):
 // partition of `topic` -> committed offset.
-std::map<int, int64_t> GroupOffsets(AdminHandle& c, const std::string& group,
+std::map<int, int64_t> GroupOffsets(RdkafkaAdminClient& c, const std::string& group,
                                     const std::string& topic) {
   std::map<int, int64_t> out;
   rd_kafka_ListConsumerGroupOffsets_t* list =
@@ -234,7 +185,7 @@ std::map<int, int64_t> GroupOffsets(AdminHandle& c, const std::string& group,
   rd_kafka_ListConsumerGroupOffsets(c.rk(), &list, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_ListConsumerGroupOffsets_destroy(list);
-  Event e = c.Await(RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT);
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT);
   if (!e) {
     ADD_FAILURE() << "ListConsumerGroupOffsets timed out";
     return out;
@@ -257,8 +208,8 @@ std::map<int, int64_t> GroupOffsets(AdminHandle& c, const std::string& group,
 
 // AlterConsumerGroupOffsets (OffsetCommit v7 outside any generation) of one
 // partition.
-rd_kafka_resp_err_t AlterOffset(AdminHandle& c, const std::string& group, const std::string& topic,
-                                int partition, int64_t offset) {
+rd_kafka_resp_err_t AlterOffset(RdkafkaAdminClient& c, const std::string& group,
+                                const std::string& topic, int partition, int64_t offset) {
   rd_kafka_topic_partition_list_t* partitions = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(partitions, topic.c_str(), partition)->offset = offset;
   rd_kafka_AlterConsumerGroupOffsets_t* alter =
@@ -268,9 +219,8 @@ rd_kafka_resp_err_t AlterOffset(AdminHandle& c, const std::string& group, const 
   rd_kafka_AlterConsumerGroupOffsets(c.rk(), &alter, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_AlterConsumerGroupOffsets_destroy(alter);
-  Event e = c.Await(RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT);
-  if (!e) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-  if (rd_kafka_event_error(e.get())) return rd_kafka_event_error(e.get());
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT);
+  if (rd_kafka_resp_err_t err = AdminResultError(e)) return err;
   size_t n = 0;
   const rd_kafka_group_result_t** results = rd_kafka_AlterConsumerGroupOffsets_result_groups(
       rd_kafka_event_AlterConsumerGroupOffsets_result(e.get()), &n);
@@ -278,8 +228,8 @@ rd_kafka_resp_err_t AlterOffset(AdminHandle& c, const std::string& group, const 
 }
 
 // DeleteConsumerGroupOffsets (OffsetDelete v0) of one partition.
-rd_kafka_resp_err_t DeleteOffset(AdminHandle& c, const std::string& group, const std::string& topic,
-                                 int partition) {
+rd_kafka_resp_err_t DeleteOffset(RdkafkaAdminClient& c, const std::string& group,
+                                 const std::string& topic, int partition) {
   rd_kafka_topic_partition_list_t* partitions = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(partitions, topic.c_str(), partition);
   rd_kafka_DeleteConsumerGroupOffsets_t* del =
@@ -289,9 +239,8 @@ rd_kafka_resp_err_t DeleteOffset(AdminHandle& c, const std::string& group, const
   rd_kafka_DeleteConsumerGroupOffsets(c.rk(), &del, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_DeleteConsumerGroupOffsets_destroy(del);
-  Event e = c.Await(RD_KAFKA_EVENT_DELETECONSUMERGROUPOFFSETS_RESULT);
-  if (!e) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-  if (rd_kafka_event_error(e.get())) return rd_kafka_event_error(e.get());
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_DELETECONSUMERGROUPOFFSETS_RESULT);
+  if (rd_kafka_resp_err_t err = AdminResultError(e)) return err;
   size_t n = 0;
   const rd_kafka_group_result_t** results = rd_kafka_DeleteConsumerGroupOffsets_result_groups(
       rd_kafka_event_DeleteConsumerGroupOffsets_result(e.get()), &n);
@@ -313,11 +262,11 @@ TEST_F(ConsumerGroupCompatTest, LibrdkafkaAdminApiListsDescribesAltersAndDeletes
   const std::string group = "g-rd-groups";
   ASSERT_TRUE(StartBroker());
   ASSERT_NO_FATAL_FAILURE(Produce("confluent", topic, 0, kPerPartition * kPartitions));
-  std::unique_ptr<ClientProcess> a;
-  std::unique_ptr<ClientProcess> b;
+  std::unique_ptr<ChildProcess> a;
+  std::unique_ptr<ChildProcess> b;
   ASSERT_NO_FATAL_FAILURE(RunTwoMembersToTheEnd(group, topic, kPerPartition, &a, &b));
   {
-    AdminHandle c(daruma_->bootstrap());
+    RdkafkaAdminClient c(daruma_->bootstrap(), kAdminTimeoutMs, kAdminAwaitMs);
     auto listed = ListGroups(c, {});
     ASSERT_EQ(listed.count(group), 1u);
     EXPECT_EQ(listed[group], RD_KAFKA_CONSUMER_GROUP_STATE_STABLE)
@@ -343,7 +292,7 @@ TEST_F(ConsumerGroupCompatTest, LibrdkafkaAdminApiListsDescribesAltersAndDeletes
   EXPECT_EQ(a->Wait(30), 0) << Diag("a");
   EXPECT_EQ(b->Wait(30), 0) << Diag("b");
   {
-    AdminHandle c(daruma_->bootstrap());
+    RdkafkaAdminClient c(daruma_->bootstrap(), kAdminTimeoutMs, kAdminAwaitMs);
     auto empty = ListGroups(c, {RD_KAFKA_CONSUMER_GROUP_STATE_EMPTY});
     ASSERT_EQ(empty.count(group), 1u);
     EXPECT_EQ(empty[group], RD_KAFKA_CONSUMER_GROUP_STATE_EMPTY);

@@ -112,11 +112,9 @@ struct CommitterLog {
   bool closed = false;
 };
 
-CommitterLog ParseCommitterLog(std::string text) {
-  const size_t end = text.rfind('\n');
-  text.resize(end == std::string::npos ? 0 : end + 1);
+CommitterLog ParseCommitterLog(const std::string& text) {
   CommitterLog log;
-  std::istringstream in(text);
+  std::istringstream in(CompleteLines(text));
   for (std::string line; std::getline(in, line);) {
     std::istringstream words(line);
     std::string kind;
@@ -153,9 +151,9 @@ class ConsumerGroupCrashCompatTest : public ConsumerGroupCompatTest {
 
   // committer.py (its events in committer.log, its stderr in committer.err,
   // stopped by StopFile("committer")).
-  std::unique_ptr<ClientProcess> StartCommitter(const std::string& mode, const std::string& group,
-                                                const std::string& topic, int partitions) {
-    auto committer = std::make_unique<ClientProcess>(
+  std::unique_ptr<ChildProcess> StartCommitter(const std::string& mode, const std::string& group,
+                                               const std::string& topic, int partitions) {
+    auto committer = std::make_unique<ChildProcess>(
         std::vector<std::string>{kPython, dir_.Join("committer.py"), mode, daruma_->bootstrap(),
                                  group, topic, std::to_string(partitions),
                                  dir_.Join("committer.log"), StopFile("committer")},
@@ -276,8 +274,8 @@ TEST_F(ConsumerGroupCrashCompatTest, MembersRecoverFromASigkillDuringARebalance)
   const std::string group = "g-rebalance-crash";
   ASSERT_TRUE(StartBroker());
   ASSERT_NO_FATAL_FAILURE(Produce("confluent", topic, 0, kBefore));
-  std::unique_ptr<ClientProcess> a;
-  std::unique_ptr<ClientProcess> b;
+  std::unique_ptr<ChildProcess> a;
+  std::unique_ptr<ChildProcess> b;
   ASSERT_NO_FATAL_FAILURE(RunTwoMembersToTheEnd(group, topic, kPerPartition, &a, &b, kSessionMs));
   ASSERT_EQ(Committed(group, topic), EveryPartitionAt(kPerPartition)) << BrokerLog();
 

@@ -1,7 +1,8 @@
 // The harness of the consumer-group compat tests (consumer_group_*_compat_test.cc):
 // `daruma serve` as a child process (DarumaProcess) and real clients as child
-// processes running the Python programs of consumer_group_scripts.h, with
-// what each group member did read back from its event log (MemberLog).
+// processes (ChildProcess, both of daruma_process.h) running the Python
+// programs of consumer_group_scripts.h, with what each group member did read
+// back from its event log (MemberLog).
 //
 // ConsumerGroupCompatTest is the fixture: a TempDir holding the broker's data
 // and the scripts, and helpers to produce, run members, read the committed
@@ -27,17 +28,12 @@
 // defined here is inline, so each test file may include it.
 #pragma once
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -98,72 +94,6 @@ inline std::string Missing(std::initializer_list<std::string> clients) {
     }                                                                           \
   } while (0)
 
-// A client process (argv, no shell: its pid is the client's own, so Kill()
-// is a SIGKILL of the client itself) with stdout and stderr in `log`.
-// SIGKILLed if still running at destruction.
-class ClientProcess {
- public:
-  ClientProcess(std::vector<std::string> args, const std::string& log) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~ClientProcess() { Kill(); }
-  ClientProcess(const ClientProcess&) = delete;
-  ClientProcess& operator=(const ClientProcess&) = delete;
-
-  bool started() const { return pid_ > 0; }
-
-  // Its exit code (128 + the signal that ended it), or -1 when it was still
-  // running after `timeout_s` seconds (it is then killed).
-  int Wait(int timeout_s) {
-    if (pid_ <= 0) return -1;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    for (;;) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
-        Kill();
-        return -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-
-  // SIGSTOP, and returns once the client (every thread of it) is stopped:
-  // it sends, receives and writes nothing more until Thaw(). False when it
-  // is not running or did not stop.
-  bool Freeze() {
-    if (pid_ <= 0 || ::kill(pid_, SIGSTOP) != 0) return false;
-    int status = 0;
-    return ::waitpid(pid_, &status, WUNTRACED) == pid_ && WIFSTOPPED(status);
-  }
-
-  // SIGCONT: a frozen client goes on. False when it is not running.
-  bool Thaw() { return pid_ > 0 && ::kill(pid_, SIGCONT) == 0; }
-
-  // SIGKILL, then reaps it. False when it was not running.
-  bool Kill() {
-    if (pid_ <= 0) return false;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    return true;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
 // Polls `done` every `poll_ms` milliseconds for up to `timeout_s` seconds:
 // whether it came true.
 inline bool WaitFor(int timeout_s, const std::function<bool()>& done, int poll_ms = 100) {
@@ -173,6 +103,13 @@ inline bool WaitFor(int timeout_s, const std::function<bool()>& done, int poll_m
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }
+}
+
+// `text` up to its last newline: the lines a writer that may still be
+// writing (or was killed) has completed.
+inline std::string CompleteLines(const std::string& text) {
+  const size_t end = text.rfind('\n');
+  return text.substr(0, end == std::string::npos ? 0 : end + 1);
 }
 
 struct Consumed {
@@ -193,11 +130,9 @@ struct MemberLog {
   bool closed = false;
 };
 
-inline MemberLog ParseMemberLog(std::string text) {
-  const size_t end = text.rfind('\n');
-  text.resize(end == std::string::npos ? 0 : end + 1);
+inline MemberLog ParseMemberLog(const std::string& text) {
   MemberLog log;
-  std::istringstream in(text);
+  std::istringstream in(CompleteLines(text));
   for (std::string line; std::getline(in, line);) {
     std::istringstream words(line);
     std::string kind;
@@ -355,10 +290,10 @@ class ConsumerGroupCompatTest : public ::testing::Test {
 
   // consume.py as member `name` (its events in <name>.log, its stderr in
   // <name>.err); `until` is a message count or StopFile(name).
-  std::unique_ptr<ClientProcess> StartMember(const std::string& name, const std::string& client,
-                                             const std::string& group, const std::string& topic,
-                                             const std::string& until, int session_ms = 6000) {
-    auto member = std::make_unique<ClientProcess>(
+  std::unique_ptr<ChildProcess> StartMember(const std::string& name, const std::string& client,
+                                            const std::string& group, const std::string& topic,
+                                            const std::string& until, int session_ms = 6000) {
+    auto member = std::make_unique<ChildProcess>(
         std::vector<std::string>{kPython, dir_.Join("consume.py"), client, daruma_->bootstrap(),
                                  group, topic, dir_.Join(name + ".log"), until,
                                  std::to_string(session_ms), kKafkaPythonApiVersion},
@@ -427,7 +362,7 @@ class ConsumerGroupCompatTest : public ::testing::Test {
   // `per_partition` messages in each partition: returns once they split the
   // topic and have consumed and committed all of it.
   void RunTwoMembersToTheEnd(const std::string& group, const std::string& topic, int per_partition,
-                             std::unique_ptr<ClientProcess>* a, std::unique_ptr<ClientProcess>* b,
+                             std::unique_ptr<ChildProcess>* a, std::unique_ptr<ChildProcess>* b,
                              int session_ms = 6000) {
     *a = StartMember("a", "confluent", group, topic, StopFile("a"), session_ms);
     *b = StartMember("b", "confluent", group, topic, StopFile("b"), session_ms);

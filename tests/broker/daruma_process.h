@@ -1,5 +1,7 @@
 // DarumaProcess: a `daruma serve` child process for the compat tests, on free
 // loopback ports in a TempDir, with its stderr captured in a file.
+// ChildProcess: any program as a child process with its output in a file (the
+// real clients of the compat tests), which DarumaProcess runs the broker as.
 #pragma once
 
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "server_test_util.h"
@@ -26,13 +29,13 @@ inline std::string DarumaBinary() {
   return std::string(DARUMA_BINARY_DIR) + "/daruma";
 }
 
-// The first `name` on $PATH, or "".
 // Runs a shell command; its exit status (-1 when it did not exit normally).
 inline int Shell(const std::string& command) {
   const int rc = std::system(command.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+// The first `name` on $PATH, or "".
 inline std::string FindOnPath(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
@@ -54,6 +57,105 @@ inline uint16_t FreePort() {
   return a.local_endpoint().port();
 }
 
+// A child process (argv, no shell: its pid is the program's own, so Kill() is
+// a SIGKILL of the program itself) with its output appended to a log file.
+// SIGKILLed and reaped if still running at destruction.
+class ChildProcess {
+ public:
+  // What goes to the log; the rest stays the test binary's.
+  enum class Output { kStdoutAndStderr, kStderr };
+
+  ChildProcess() = default;
+  ChildProcess(std::vector<std::string> args, const std::string& log,
+               Output output = Output::kStdoutAndStderr) {
+    Spawn(std::move(args), log, output);
+  }
+  ~ChildProcess() { Kill(); }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Starts args[0] with `args`, when none runs. False when it could not.
+  bool Spawn(std::vector<std::string> args, const std::string& log,
+             Output output = Output::kStdoutAndStderr) {
+    const int fd = output == Output::kStderr ? 2 : 1;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, fd, log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+    if (output == Output::kStdoutAndStderr) posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    return pid_ > 0;
+  }
+
+  bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+
+  // Whether it still runs; once it has ended it is reaped.
+  bool Running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    return false;
+  }
+
+  // Its exit code (128 + the signal that ended it) once it ends, polled every
+  // `poll_ms`; -1 when it was not running or still runs after `timeout_ms`.
+  int WaitForExit(int timeout_ms, int poll_ms) {
+    if (pid_ <= 0) return -1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+    }
+  }
+
+  // Its exit code (128 + the signal that ended it), or -1 when it was still
+  // running after `timeout_s` seconds (it is then killed).
+  int Wait(int timeout_s) {
+    const int rc = WaitForExit(timeout_s * 1000, 50);
+    if (rc < 0) Kill();
+    return rc;
+  }
+
+  // Sends `signo`. False when it is not running.
+  bool Signal(int signo) { return pid_ > 0 && ::kill(pid_, signo) == 0; }
+
+  // SIGSTOP, and returns once the process (every thread of it) is stopped:
+  // it sends, receives and writes nothing more until Thaw(). False when it
+  // is not running or did not stop.
+  bool Freeze() {
+    if (!Signal(SIGSTOP)) return false;
+    int status = 0;
+    return ::waitpid(pid_, &status, WUNTRACED) == pid_ && WIFSTOPPED(status);
+  }
+
+  // SIGCONT: a frozen process goes on. False when it is not running.
+  bool Thaw() { return Signal(SIGCONT); }
+
+  // SIGKILL (no shutdown code runs: a crash), then reaps it. False when it
+  // was not running.
+  bool Kill() {
+    if (pid_ <= 0) return false;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return true;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
 class DarumaProcess {
  public:
   // Writes `dir`/server.properties with `properties` plus log.dirs, listeners
@@ -66,26 +168,11 @@ class DarumaProcess {
                      "/data\nlisteners=PLAINTEXT://127.0.0.1:" + std::to_string(kafka_port_) +
                      "\ndaruma.http.listener=127.0.0.1:" + std::to_string(http_port_) + "\n");
   }
-  ~DarumaProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
 
+  // `daruma serve` with its stderr appended to `dir`/daruma.log.
   bool Start() {
-    const std::string bin = DarumaBinary();
-    const std::string log = dir_ + "/daruma.log";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    std::vector<std::string> args = {bin, "serve", "--config", config_};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, bin.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    return rc == 0;
+    return process_.Spawn({DarumaBinary(), "serve", "--config", config_}, dir_ + "/daruma.log",
+                          ChildProcess::Output::kStderr);
   }
 
   // Polls /health until it says 200 (serving), up to `seconds`.
@@ -97,11 +184,7 @@ class DarumaProcess {
       } catch (const std::exception&) {
         // not listening yet
       }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
+      if (!process_.Running()) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
@@ -113,33 +196,18 @@ class DarumaProcess {
   // Sends `signo` and reaps the process: 128 + the terminating signal, the
   // exit code, or -1 when it did not end within 20 s.
   int SignalAndWait(int signo) {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, signo);
-    for (int i = 0; i < 2000; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
+    if (!process_.Signal(signo)) return -1;
+    return process_.WaitForExit(20000, 10);
   }
 
   // SIGKILL (no shutdown code runs: a crash), then reaps it. False when it was
   // not running.
-  bool Kill() {
-    if (pid_ <= 0) return false;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    return true;
-  }
+  bool Kill() { return process_.Kill(); }
 
   std::string Log() const { return daruma::testing::ReadFileToString(dir_ + "/daruma.log"); }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(kafka_port_); }
   uint16_t http_port() const { return http_port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
   std::string data_dir() const { return dir_ + "/data"; }
 
  private:
@@ -147,7 +215,7 @@ class DarumaProcess {
   std::string config_;
   uint16_t kafka_port_;
   uint16_t http_port_;
-  pid_t pid_ = -1;
+  ChildProcess process_;
 };
 
 }  // namespace daruma::broker::testing

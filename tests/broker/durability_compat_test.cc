@@ -14,11 +14,7 @@
 // duplicate could only come from the broker.
 //
 // Also here: one 100,000-message kcat produce + consume round trip.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -40,6 +36,7 @@ namespace {
 using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
+using testing::ChildProcess;
 using testing::DarumaProcess;
 using testing::FindOnPath;
 using testing::Shell;
@@ -109,44 +106,6 @@ bool HavePythonClient() {
          Shell(std::string(kPython) + " -c 'import confluent_kafka' 2>/dev/null") == 0;
 }
 
-// A child process with stdout+stderr in `log`; SIGKILLed if still running at
-// destruction.
-class Child {
- public:
-  Child(std::vector<std::string> args, const std::string& log) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Child() { Kill(); }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  bool started() const { return pid_ > 0; }
-  bool Running() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
-    pid_ = -1;
-    return false;
-  }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
 size_t CountLines(const std::string& path) {
   const std::string text = ReadFileToString(path);
   size_t n = 0;
@@ -193,9 +152,10 @@ class DurabilityTest : public ::testing::Test {
   std::vector<Delivery> ProduceAndCrash(DarumaProcess& daruma, int64_t first, int count,
                                         size_t kill_after, int batch_bytes = 1000000) {
     const std::string acked = dir_.Join("acked-" + std::to_string(first));
-    Child producer({kPython, script_, "produce", daruma.bootstrap(), kTopic, std::to_string(first),
-                    std::to_string(count), acked, std::to_string(batch_bytes)},
-                   dir_.Join("producer.log"));
+    ChildProcess producer(
+        {kPython, script_, "produce", daruma.bootstrap(), kTopic, std::to_string(first),
+         std::to_string(count), acked, std::to_string(batch_bytes)},
+        dir_.Join("producer.log"));
     EXPECT_TRUE(producer.started());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
     while (CountLines(acked) < kill_after && producer.Running() &&

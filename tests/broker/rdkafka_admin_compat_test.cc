@@ -9,15 +9,12 @@
 #include <unistd.h>
 
 #include <map>
-#include <memory>
 #include <string>
+#include <utility>
 
 #include "daruma_process.h"
+#include "rdkafka_admin_client.h"
 #include "support/test_support.h"
-
-#ifdef DARUMA_HAVE_RDKAFKA
-#include <librdkafka/rdkafka.h>
-#endif
 
 namespace daruma::broker {
 namespace {
@@ -27,54 +24,20 @@ using testing::DarumaProcess;
 
 #ifdef DARUMA_HAVE_RDKAFKA
 
+using testing::AdminResultError;
+using testing::RdkafkaAdminClient;
+using testing::RdkafkaEvent;
+
 constexpr int kTimeoutMs = 20000;
 constexpr char kTopic[] = "rdkafka-admin";
 
-struct EventDeleter {
-  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
-};
-using Event = std::unique_ptr<rd_kafka_event_t, EventDeleter>;
-
-// One librdkafka producer handle (admin requests go through any handle) and
-// the queue admin results arrive on.
-class Client {
+// The admin client, which also produces: it flushes what it produced before
+// it closes.
+class Client : public RdkafkaAdminClient {
  public:
-  explicit Client(const std::string& bootstrap) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    char err[512];
-    EXPECT_EQ(rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err)),
-              RD_KAFKA_CONF_OK);
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-    EXPECT_NE(rk_, nullptr) << err;
-    queue_ = rd_kafka_queue_new(rk_);
-  }
-  ~Client() {
-    rd_kafka_queue_destroy(queue_);
-    rd_kafka_flush(rk_, kTimeoutMs);
-    rd_kafka_destroy(rk_);
-  }
-  rd_kafka_t* rk() { return rk_; }
-  rd_kafka_queue_t* queue() { return queue_; }
-
-  // The next admin result of `type`, or null after the timeout.
-  Event Await(rd_kafka_event_type_t type) {
-    for (;;) {
-      Event e(rd_kafka_queue_poll(queue_, kTimeoutMs));
-      if (!e) return e;
-      if (rd_kafka_event_type(e.get()) == type) return e;
-    }
-  }
-
-  rd_kafka_AdminOptions_t* Options(rd_kafka_admin_op_t op) {
-    rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk_, op);
-    char err[512];
-    rd_kafka_AdminOptions_set_request_timeout(options, kTimeoutMs, err, sizeof(err));
-    return options;
-  }
-
- private:
-  rd_kafka_t* rk_ = nullptr;
-  rd_kafka_queue_t* queue_ = nullptr;
+  explicit Client(const std::string& bootstrap)
+      : RdkafkaAdminClient(bootstrap, kTimeoutMs, kTimeoutMs) {}
+  ~Client() { rd_kafka_flush(rk(), kTimeoutMs); }
 };
 
 rd_kafka_resp_err_t CreateTopic(Client& c, int partitions) {
@@ -84,7 +47,7 @@ rd_kafka_resp_err_t CreateTopic(Client& c, int partitions) {
   rd_kafka_CreateTopics(c.rk(), &topic, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_NewTopic_destroy(topic);
-  Event e = c.Await(RD_KAFKA_EVENT_CREATETOPICS_RESULT);
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_CREATETOPICS_RESULT);
   if (!e) return RD_KAFKA_RESP_ERR__TIMED_OUT;
   size_t n = 0;
   const rd_kafka_topic_result_t** results =
@@ -113,9 +76,8 @@ std::pair<rd_kafka_resp_err_t, int64_t> DeleteRecordsBefore(Client& c, int64_t o
   rd_kafka_DeleteRecords(c.rk(), &del, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_DeleteRecords_destroy(del);
-  Event e = c.Await(RD_KAFKA_EVENT_DELETERECORDS_RESULT);
-  if (!e) return {RD_KAFKA_RESP_ERR__TIMED_OUT, -1};
-  if (rd_kafka_event_error(e.get())) return {rd_kafka_event_error(e.get()), -1};
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_DELETERECORDS_RESULT);
+  if (rd_kafka_resp_err_t err = AdminResultError(e)) return {err, -1};
   const rd_kafka_topic_partition_list_t* result =
       rd_kafka_DeleteRecords_result_offsets(rd_kafka_event_DeleteRecords_result(e.get()));
   if (result == nullptr || result->cnt != 1) return {RD_KAFKA_RESP_ERR__FAIL, -1};
@@ -130,7 +92,7 @@ rd_kafka_resp_err_t CreatePartitions(Client& c, int total) {
   rd_kafka_CreatePartitions(c.rk(), &parts, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_NewPartitions_destroy(parts);
-  Event e = c.Await(RD_KAFKA_EVENT_CREATEPARTITIONS_RESULT);
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_CREATEPARTITIONS_RESULT);
   if (!e) return RD_KAFKA_RESP_ERR__TIMED_OUT;
   size_t n = 0;
   const rd_kafka_topic_result_t** results =
@@ -147,9 +109,8 @@ rd_kafka_resp_err_t AlterConfigs(Client& c, const std::map<std::string, std::str
   rd_kafka_AlterConfigs(c.rk(), &res, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_ConfigResource_destroy(res);
-  Event e = c.Await(RD_KAFKA_EVENT_ALTERCONFIGS_RESULT);
-  if (!e) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-  if (rd_kafka_event_error(e.get())) return rd_kafka_event_error(e.get());
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_ALTERCONFIGS_RESULT);
+  if (rd_kafka_resp_err_t err = AdminResultError(e)) return err;
   size_t n = 0;
   const rd_kafka_ConfigResource_t** results =
       rd_kafka_AlterConfigs_result_resources(rd_kafka_event_AlterConfigs_result(e.get()), &n);
@@ -163,7 +124,7 @@ std::map<std::string, std::string> DescribeConfigs(Client& c) {
   rd_kafka_DescribeConfigs(c.rk(), &res, 1, options, c.queue());
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_ConfigResource_destroy(res);
-  Event e = c.Await(RD_KAFKA_EVENT_DESCRIBECONFIGS_RESULT);
+  RdkafkaEvent e = c.Await(RD_KAFKA_EVENT_DESCRIBECONFIGS_RESULT);
   if (!e) return out;
   size_t n = 0;
   const rd_kafka_ConfigResource_t** results =
