@@ -98,8 +98,13 @@ void RequestHandler::StartGroupCoordinator(asio::any_io_executor network_executo
         .Add("skipped", report->skipped)
         .Add("ms", ctx_.clock->NowMs() - start);
     // Nothing found (a new broker) is not worth a line at INFO.
-    const bool found = report->groups > 0 || report->skipped > 0;
+    const bool found =
+        report->groups > 0 || report->skipped > 0 || !report->failed_partitions.empty();
     ctx_.log->Write(found ? LogLevel::kInfo : LogLevel::kDebug, "group_coordinator_loaded", f);
+    for (const std::string& why : report->failed_partitions) {
+      ctx_.log->Write(LogLevel::kError, "group_partition_unreadable",
+                      LogFields().Add("reason", why).Add("effect", "its groups are not served"));
+    }
     for (const std::string& why : report->skipped_reasons) {
       ctx_.log->Write(LogLevel::kWarn, "group_record_skipped", LogFields().Add("reason", why));
     }

@@ -25,6 +25,14 @@ size_t GroupCoordinator::GroupCount() const {
   return groups_.size();
 }
 
+ErrorCode GroupCoordinator::AvailabilityLocked(const std::string& group_id) const {
+  if (!loaded_) return ErrorCode::kCoordinatorLoadInProgress;
+  if (!failed_partitions_.empty() && failed_partitions_.count(PartitionFor(group_id))) {
+    return ErrorCode::kCoordinatorNotAvailable;
+  }
+  return ErrorCode::kNone;
+}
+
 GroupMetadata* GroupCoordinator::FindGroup(const std::string& group_id) {
   auto it = groups_.find(group_id);
   return it == groups_.end() ? nullptr : it->second.get();
@@ -68,8 +76,8 @@ void GroupCoordinator::JoinGroup(JoinGroupArgs args, JoinCallback done) {
     };
     if (args.rebalance_timeout_ms < 0) args.rebalance_timeout_ms = args.session_timeout_ms;
     GroupMetadata* group = FindGroup(args.group_id);
-    if (!loaded_) {
-      fail(ErrorCode::kCoordinatorLoadInProgress);
+    if (ErrorCode e = AvailabilityLocked(args.group_id); e != ErrorCode::kNone) {
+      fail(e);
     } else if (args.group_id.empty()) {
       fail(ErrorCode::kInvalidGroupId);
     } else if (args.session_timeout_ms < config_.min_session_timeout_ms ||
@@ -414,8 +422,8 @@ void GroupCoordinator::SyncGroup(SyncGroupArgs args, SyncCallback done) {
     };
     GroupMetadata* group = FindGroup(args.group_id);
     ErrorCode check = ErrorCode::kNone;
-    if (!loaded_) {
-      fail(ErrorCode::kCoordinatorLoadInProgress);
+    if ((check = AvailabilityLocked(args.group_id)) != ErrorCode::kNone) {
+      fail(check);
     } else if (group == nullptr) {
       fail(ErrorCode::kUnknownMemberId);
     } else if (group->Is(GroupState::kDead)) {
@@ -480,7 +488,7 @@ ErrorCode GroupCoordinator::Heartbeat(const std::string& group_id, const std::st
                                       const std::optional<std::string>& group_instance_id,
                                       int32_t generation_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!loaded_) return ErrorCode::kCoordinatorLoadInProgress;
+  if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) return e;
   GroupMetadata* group = FindGroup(group_id);
   if (group == nullptr) return ErrorCode::kUnknownMemberId;
   if (group->Is(GroupState::kDead)) return ErrorCode::kCoordinatorNotAvailable;
@@ -501,8 +509,8 @@ LeaveGroupResult GroupCoordinator::LeaveGroup(const std::string& group_id,
   {
     std::lock_guard<std::mutex> lock(mu_);
     GroupMetadata* group = FindGroup(group_id);
-    if (!loaded_) {
-      result.error = ErrorCode::kCoordinatorLoadInProgress;
+    if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) {
+      result.error = e;
     } else if (group == nullptr) {
       result.error = ErrorCode::kUnknownMemberId;
     } else if (group->Is(GroupState::kDead)) {

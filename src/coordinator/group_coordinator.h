@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,9 @@ struct GroupLoadReport {
   int64_t groups = 0;
   int64_t skipped = 0;
   std::vector<std::string> skipped_reasons;  // the first few, each naming partition and offset
+  // Partitions that could not be read, with why: their groups answer
+  // COORDINATOR_NOT_AVAILABLE; every other group is served.
+  std::vector<std::string> failed_partitions;
 };
 
 class GroupCoordinator {
@@ -163,7 +167,8 @@ class GroupCoordinator {
 
   // Reads every `__consumer_offsets` partition and builds the groups; until
   // it returns the APIs answer COORDINATOR_LOAD_IN_PROGRESS. A partition that
-  // cannot be read is its error (the coordinator stays unloaded).
+  // cannot be read is reported (GroupLoadReport::failed_partitions) and its
+  // groups are not served; the others are.
   Result<GroupLoadReport> Load();
   bool loaded() const;
 
@@ -206,6 +211,9 @@ class GroupCoordinator {
  private:
   using Completions = std::vector<std::function<void()>>;
 
+  // kCoordinatorLoadInProgress before Load, kCoordinatorNotAvailable for a
+  // group of a partition Load could not read, else kNone. mu_ held.
+  ErrorCode AvailabilityLocked(const std::string& group_id) const;
   GroupMetadata* FindGroup(const std::string& group_id);
   std::string NewMemberId(const std::string& prefix);
   ErrorCode CheckMember(GroupMetadata& group, const std::string& member_id,
@@ -241,6 +249,7 @@ class GroupCoordinator {
   Clock* clock_;
   mutable std::mutex mu_;
   bool loaded_ = false;
+  std::set<int32_t> failed_partitions_;
   std::map<std::string, std::unique_ptr<GroupMetadata>> groups_;
   int64_t next_retention_check_ms_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "coordinator/group_coordinator.h"
 #include "record/control_record.h"
@@ -73,7 +74,7 @@ Status GroupCoordinator::StoreGroup(GroupMetadata& group) {
 std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& args) {
   std::lock_guard<std::mutex> lock(mu_);
   auto all = [&](ErrorCode e) { return std::vector<ErrorCode>(args.partitions.size(), e); };
-  if (!loaded_) return all(ErrorCode::kCoordinatorLoadInProgress);
+  if (ErrorCode e = AvailabilityLocked(args.group_id); e != ErrorCode::kNone) return all(e);
   if (args.group_id.empty()) return all(ErrorCode::kInvalidGroupId);
   GroupMetadata* group = FindGroup(args.group_id);
   if (group == nullptr) {
@@ -142,8 +143,8 @@ OffsetFetchResult GroupCoordinator::FetchOffsets(
     const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
   std::lock_guard<std::mutex> lock(mu_);
   OffsetFetchResult result;
-  if (!loaded_) {
-    result.error = ErrorCode::kCoordinatorLoadInProgress;
+  if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) {
+    result.error = e;
     return result;
   }
   GroupMetadata* group = FindGroup(group_id);
@@ -179,8 +180,8 @@ GroupDescription GroupCoordinator::DescribeGroup(const std::string& group_id) {
   std::lock_guard<std::mutex> lock(mu_);
   GroupDescription d;
   d.group_id = group_id;
-  if (!loaded_) {
-    d.error = ErrorCode::kCoordinatorLoadInProgress;
+  if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) {
+    d.error = e;
     return d;
   }
   GroupMetadata* group = FindGroup(group_id);
@@ -233,7 +234,7 @@ void GroupCoordinator::RemoveGroupLocked(const std::string& group_id) {
 
 ErrorCode GroupCoordinator::DeleteGroup(const std::string& group_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!loaded_) return ErrorCode::kCoordinatorLoadInProgress;
+  if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) return e;
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
   GroupMetadata* group = FindGroup(group_id);
   if (group == nullptr || group->Is(GroupState::kDead)) return ErrorCode::kGroupIdNotFound;
@@ -255,7 +256,7 @@ std::pair<ErrorCode, std::vector<ErrorCode>> GroupCoordinator::DeleteOffsets(
     const std::string& group_id, const std::vector<std::pair<std::string, int32_t>>& partitions) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ErrorCode> errors(partitions.size(), ErrorCode::kNone);
-  if (!loaded_) return {ErrorCode::kCoordinatorLoadInProgress, {}};
+  if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) return {e, {}};
   GroupMetadata* group = FindGroup(group_id);
   if (group == nullptr || group->Is(GroupState::kDead)) return {ErrorCode::kGroupIdNotFound, {}};
   // Kafka's handleDeleteOffsets: a consumer group keeps the offsets of the
@@ -335,7 +336,7 @@ void GroupCoordinator::ExpireOffsetsLocked(Completions& /*out*/) {
 
 Result<GroupLoadReport> GroupCoordinator::Load() {
   GroupLoadReport report;
-  std::map<std::string, LoadedGroup> loaded;
+  std::map<std::string, LoadedGroup> all_loaded;
   auto skip = [&](int32_t partition, int64_t offset, const std::string& why) {
     ++report.skipped;
     if (report.skipped_reasons.size() < kMaxReportedSkips) {
@@ -343,7 +344,11 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
           fmt::format("__consumer_offsets-{} offset {}: {}", partition, offset, why));
     }
   };
+  std::set<int32_t> failed;
   for (int32_t partition = 0; partition < config_.offsets_partitions; ++partition) {
+    // What this partition's records say; merged only if all of it was read
+    // (every group lives in one partition).
+    std::map<std::string, LoadedGroup> loaded;
     // Offsets committed inside a transaction (TxnOffsetCommit, written by a
     // Kafka broker) count only once their COMMIT marker is read.
     std::map<int64_t, std::vector<std::pair<OffsetCommitKey, std::optional<OffsetCommitValue>>>>
@@ -431,12 +436,22 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
       }
       return Status::Ok();
     });
-    if (!read.ok()) return read;
+    if (!read.ok()) {
+      // One unreadable partition does not take the others' groups down: its
+      // groups answer COORDINATOR_NOT_AVAILABLE (retriable) until a restart
+      // reads it, rather than being served without their offsets.
+      failed.insert(partition);
+      report.failed_partitions.push_back(
+          fmt::format("__consumer_offsets-{}: {}", partition, read.ToString()));
+      continue;
+    }
+    for (auto& [id, g] : loaded) all_loaded[id] = std::move(g);
   }
   const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   groups_.clear();
-  for (auto& [id, g] : loaded) {
+  failed_partitions_ = std::move(failed);
+  for (auto& [id, g] : all_loaded) {
     if (!g.metadata && g.offsets.empty()) continue;  // deleted
     auto group = std::make_unique<GroupMetadata>(id, now);
     if (g.metadata) group->LoadFrom(*g.metadata, now);

@@ -34,6 +34,7 @@ class MemGroupStorage final : public GroupStorage {
   }
   Status ReadBatches(int32_t partition,
                      const std::function<Status(const RecordBatchView&)>& visit) override {
+    if (partition == unreadable_partition) return Status::IoError("injected read failure");
     for (const Bytes& b : batches_[partition]) {
       Result<RecordBatchView> view = RecordBatchView::Parse(b);
       if (!view.ok()) return view.status();
@@ -55,6 +56,7 @@ class MemGroupStorage final : public GroupStorage {
 
   bool fail_appends = false;
   int appends = 0;
+  int32_t unreadable_partition = -1;
 
  private:
   std::map<int32_t, std::vector<Bytes>> batches_;
@@ -430,6 +432,26 @@ TEST_F(GroupCoordinatorTest, LoadSkipsRecordsItCannotParseAndKeepsTheRest) {
   OffsetFetchResult fetched = coordinator_->FetchOffsets(kGroup, std::nullopt);
   ASSERT_EQ(fetched.partitions.size(), 2u);
   EXPECT_EQ(fetched.partitions[0].offset, 8);
+}
+
+TEST_F(GroupCoordinatorTest, AnUnreadablePartitionKeepsOnlyItsGroupsUnserved) {
+  ASSERT_EQ(coordinator_->CommitOffsets(Commit("", -1, 8))[0], ErrorCode::kNone);
+  OffsetCommitArgs other = Commit("", -1, 4);
+  other.group_id = "test-group";  // partition 12, not g1's 42
+  ASSERT_NE(coordinator_->PartitionFor("test-group"), coordinator_->PartitionFor(kGroup));
+  ASSERT_EQ(coordinator_->CommitOffsets(other)[0], ErrorCode::kNone);
+  storage_.unreadable_partition = coordinator_->PartitionFor(kGroup);
+  Reopen();
+  ASSERT_EQ(report_.failed_partitions.size(), 1u);
+  EXPECT_NE(report_.failed_partitions[0].find("__consumer_offsets-42"), std::string::npos);
+  EXPECT_EQ(coordinator_->FetchOffsets(kGroup, std::nullopt).error,
+            ErrorCode::kCoordinatorNotAvailable);
+  EXPECT_EQ(coordinator_->CommitOffsets(Commit("", -1, 9))[0], ErrorCode::kCoordinatorNotAvailable);
+  EXPECT_EQ((*StartJoin(Join("")))->error, ErrorCode::kCoordinatorNotAvailable);
+  OffsetFetchResult served = coordinator_->FetchOffsets("test-group", std::nullopt);
+  EXPECT_EQ(served.error, ErrorCode::kNone);
+  ASSERT_EQ(served.partitions.size(), 2u);
+  EXPECT_EQ(served.partitions[0].offset, 4);
 }
 
 TEST_F(GroupCoordinatorTest, NothingIsServedBeforeTheLoad) {
