@@ -63,6 +63,19 @@ void HandleOffsetCommit(HandlerEnv& env, const RequestHeader& header, ProtocolRe
 
 namespace {
 
+// The (topic, partition) pairs an OffsetFetch names; nullopt (every
+// committed offset) when its topic list is null.
+template <typename Topic>
+std::optional<std::vector<std::pair<std::string, int32_t>>> Partitions(
+    const std::optional<std::vector<Topic>>& topics) {
+  if (!topics) return std::nullopt;
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (const auto& t : *topics) {
+    for (int32_t p : t.partition_indexes) out.emplace_back(t.name, p);
+  }
+  return out;
+}
+
 // One group's answer, in the v8+ shape; v0-7 copy it to the top level.
 OffsetFetchResponse::Group FetchGroup(
     HandlerEnv& env, const std::string& group_id,
@@ -102,26 +115,15 @@ void HandleOffsetFetch(HandlerEnv& env, const RequestHeader& header, ProtocolRea
   OffsetFetchResponse response;
   if (header.api_version >= 8) {
     for (const auto& group : request->groups) {
-      std::optional<std::vector<std::pair<std::string, int32_t>>> partitions;
-      if (group.topics) {
-        partitions.emplace();
-        for (const auto& t : *group.topics) {
-          for (int32_t p : t.partition_indexes) partitions->emplace_back(t.name, p);
-        }
-      }
-      response.groups.push_back(FetchGroup(env, group.group_id, partitions));
+      response.groups.push_back(FetchGroup(env, group.group_id, Partitions(group.topics)));
     }
     return respond(EncodeResponseFrame(env, header, response, EncodeOffsetFetchResponse), false);
   }
-  std::optional<std::vector<std::pair<std::string, int32_t>>> partitions;
+  std::optional<std::vector<std::pair<std::string, int32_t>>> partitions =
+      Partitions(request->topics);
   // Null means "every partition" only from v2; v0-1 read an empty list as
   // null (the schema's emptyisnull), which there asks for nothing.
-  if (request->topics || header.api_version < 2) {
-    partitions.emplace();
-    for (const auto& t : request->topics.value_or(std::vector<OffsetFetchRequest::Topic>{})) {
-      for (int32_t p : t.partition_indexes) partitions->emplace_back(t.name, p);
-    }
-  }
+  if (!partitions && header.api_version < 2) partitions.emplace();
   OffsetFetchResponse::Group g = FetchGroup(env, request->group_id, partitions);
   // v0-1 have no group-level error: every requested partition carries it.
   const bool partition_errors = header.api_version < 2 && g.error_code != ErrorCode::kNone;

@@ -58,6 +58,36 @@ ErrorCode GroupCoordinator::CheckMember(GroupMetadata& group, const std::string&
   return ErrorCode::kNone;
 }
 
+void GroupCoordinator::FailWaitingCalls(MemberMetadata& member, ErrorCode error, Completions& out) {
+  if (member.awaiting_join) {
+    JoinGroupResult r;
+    r.error = error;
+    r.member_id = member.member_id;
+    out.push_back([cb = std::move(member.awaiting_join), r]() mutable { cb(r); });
+    member.awaiting_join = nullptr;
+  }
+  if (member.awaiting_sync) {
+    SyncGroupResult r;
+    r.error = error;
+    out.push_back([cb = std::move(member.awaiting_sync), r]() mutable { cb(r); });
+    member.awaiting_sync = nullptr;
+  }
+}
+
+void GroupCoordinator::ApplyJoinSettings(const JoinGroupArgs& args, MemberMetadata& member) {
+  member.client_id = args.client_id;
+  member.client_host = args.client_host;
+  member.session_timeout_ms = args.session_timeout_ms;
+  member.rebalance_timeout_ms = args.rebalance_timeout_ms;
+}
+
+GroupMetadata& GroupCoordinator::CreateGroupLocked(const std::string& group_id) {
+  auto created = std::make_unique<GroupMetadata>(group_id, clock_->NowMs());
+  GroupMetadata& group = *created;
+  groups_.emplace(group_id, std::move(created));
+  return group;
+}
+
 void GroupCoordinator::ScheduleHeartbeat(MemberMetadata& member) {
   const int64_t timeout =
       member.is_new ? config_.new_member_join_timeout_ms : member.session_timeout_ms;
@@ -86,11 +116,7 @@ void GroupCoordinator::JoinGroup(JoinGroupArgs args, JoinCallback done) {
     } else if (group == nullptr && !args.member_id.empty()) {
       fail(ErrorCode::kUnknownMemberId);
     } else {
-      if (group == nullptr) {
-        auto created = std::make_unique<GroupMetadata>(args.group_id, clock_->NowMs());
-        group = created.get();
-        groups_.emplace(args.group_id, std::move(created));
-      }
+      if (group == nullptr) group = &CreateGroupLocked(args.group_id);
       const bool known =
           !args.member_id.empty() &&
           (group->Has(args.member_id) || group->pending_members().count(args.member_id));
@@ -155,25 +181,9 @@ void GroupCoordinator::JoinStaticMember(GroupMetadata& group, JoinGroupArgs& arg
                                         JoinCallback& done, Completions& out) {
   const std::string old_id = args.member_id;
   const std::string new_id = NewMemberId(*args.group_instance_id);
-  MemberMetadata* old_member = group.FindMember(old_id);
-  if (old_member->awaiting_join) {
-    JoinGroupResult fenced;
-    fenced.error = ErrorCode::kFencedInstanceId;
-    fenced.member_id = old_id;
-    out.push_back([cb = std::move(old_member->awaiting_join), fenced]() mutable { cb(fenced); });
-    old_member->awaiting_join = nullptr;
-  }
-  if (old_member->awaiting_sync) {
-    SyncGroupResult fenced;
-    fenced.error = ErrorCode::kFencedInstanceId;
-    out.push_back([cb = std::move(old_member->awaiting_sync), fenced]() mutable { cb(fenced); });
-    old_member->awaiting_sync = nullptr;
-  }
+  FailWaitingCalls(*group.FindMember(old_id), ErrorCode::kFencedInstanceId, out);
   MemberMetadata& member = group.ReplaceStaticMember(old_id, new_id);
-  member.client_id = args.client_id;
-  member.client_host = args.client_host;
-  member.session_timeout_ms = args.session_timeout_ms;
-  member.rebalance_timeout_ms = args.rebalance_timeout_ms;
+  ApplyJoinSettings(args, member);
   args.member_id = new_id;
   const bool unchanged = group.protocol_name() && member.protocol_type == args.protocol_type &&
                          member.SameProtocols(args.protocols);
@@ -267,10 +277,7 @@ void GroupCoordinator::AddMemberAndRebalance(GroupMetadata& group, JoinGroupArgs
   MemberMetadata m;
   m.member_id = member_id;
   m.group_instance_id = args.group_instance_id;
-  m.client_id = args.client_id;
-  m.client_host = args.client_host;
-  m.rebalance_timeout_ms = args.rebalance_timeout_ms;
-  m.session_timeout_ms = args.session_timeout_ms;
+  ApplyJoinSettings(args, m);
   m.protocol_type = args.protocol_type;
   m.protocols = std::move(args.protocols);
   m.awaiting_join = std::move(done);
@@ -290,10 +297,7 @@ void GroupCoordinator::UpdateMemberAndRebalance(GroupMetadata& group, MemberMeta
                                                 Completions& out) {
   member.protocols = std::move(args.protocols);
   member.protocol_type = args.protocol_type;
-  member.rebalance_timeout_ms = args.rebalance_timeout_ms;
-  member.session_timeout_ms = args.session_timeout_ms;
-  member.client_id = args.client_id;
-  member.client_host = args.client_host;
+  ApplyJoinSettings(args, member);
   if (member.awaiting_join) {
     // A duplicate join replaces the earlier one, which Kafka answers with
     // the same result later; the client only reads the newest.
@@ -544,17 +548,7 @@ void GroupCoordinator::RemoveMemberAndUpdateGroup(GroupMetadata& group,
                                                   const std::string& member_id, Completions& out) {
   MemberMetadata* member = group.FindMember(member_id);
   if (member == nullptr) return;
-  if (member->awaiting_join) {
-    JoinGroupResult r;
-    r.error = ErrorCode::kUnknownMemberId;
-    r.member_id = member_id;
-    out.push_back([cb = std::move(member->awaiting_join), r]() mutable { cb(r); });
-  }
-  if (member->awaiting_sync) {
-    SyncGroupResult r;
-    r.error = ErrorCode::kUnknownMemberId;
-    out.push_back([cb = std::move(member->awaiting_sync), r]() mutable { cb(r); });
-  }
+  FailWaitingCalls(*member, ErrorCode::kUnknownMemberId, out);
   group.RemoveMember(member_id);
   group.pending_sync().erase(member_id);
   switch (group.state()) {
@@ -577,21 +571,7 @@ void GroupCoordinator::Shutdown() {
     std::lock_guard<std::mutex> lock(mu_);
     loaded_ = false;
     for (auto& [gid, group] : groups_) {
-      for (auto& [id, m] : group->members()) {
-        if (m.awaiting_join) {
-          JoinGroupResult r;
-          r.error = ErrorCode::kNotCoordinator;
-          r.member_id = id;
-          out.push_back([cb = std::move(m.awaiting_join), r]() mutable { cb(r); });
-          m.awaiting_join = nullptr;
-        }
-        if (m.awaiting_sync) {
-          SyncGroupResult r;
-          r.error = ErrorCode::kNotCoordinator;
-          out.push_back([cb = std::move(m.awaiting_sync), r]() mutable { cb(r); });
-          m.awaiting_sync = nullptr;
-        }
-      }
+      for (auto& [id, m] : group->members()) FailWaitingCalls(m, ErrorCode::kNotCoordinator, out);
     }
   }
   for (auto& f : out) f();

@@ -238,6 +238,12 @@ class GroupCoordinator {
   void RemoveMemberAndUpdateGroup(GroupMetadata& group, const std::string& member_id,
                                   Completions& out);
   void FailPendingSyncs(GroupMetadata& group, ErrorCode error, Completions& out);
+  // Answers the member's parked JoinGroup and SyncGroup, if any, with `error`.
+  void FailWaitingCalls(MemberMetadata& member, ErrorCode error, Completions& out);
+  // The settings every JoinGroup carries (client, host, timeouts).
+  static void ApplyJoinSettings(const JoinGroupArgs& args, MemberMetadata& member);
+  // A new, empty group registered under `group_id` (absent before). mu_ held.
+  GroupMetadata& CreateGroupLocked(const std::string& group_id);
   void ScheduleHeartbeat(MemberMetadata& member);
   // Appends the group's metadata record; kIoError etc. from the storage.
   Status StoreGroup(GroupMetadata& group);

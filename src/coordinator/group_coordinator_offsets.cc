@@ -81,9 +81,7 @@ std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& a
     // Only a simple commit (no generation) creates a group: Kafka's
     // consumers with assign() and no subscription commit this way.
     if (args.generation_id >= 0) return all(ErrorCode::kIllegalGeneration);
-    auto created = std::make_unique<GroupMetadata>(args.group_id, clock_->NowMs());
-    group = created.get();
-    groups_.emplace(args.group_id, std::move(created));
+    group = &CreateGroupLocked(args.group_id);
   }
   // Kafka's validateOffsetCommit.
   if (group->Is(GroupState::kDead)) return all(ErrorCode::kCoordinatorNotAvailable);
