@@ -275,17 +275,34 @@ class ConsumerGroupCompatTest : public ::testing::Test {
     return std::string(kPython) + " " + dir_.Join(name);
   }
 
+  // A script's exit code, stdout (its verdict or data) and stderr (kept
+  // apart: the clients log there on their own, e.g. librdkafka's "Purging 1
+  // unserved events" at close, which must not become part of the verdict).
+  struct ScriptRun {
+    int rc = -1;
+    std::string out;
+    std::string err;
+  };
+  ScriptRun RunScript(const std::string& name, const std::string& command) {
+    const std::string out = dir_.Join(name + ".out");
+    const std::string err = dir_.Join(name + ".err");
+    ScriptRun run;
+    run.rc = Shell(command + " >" + out + " 2>" + err);
+    run.out = ReadFileToString(out);
+    run.err = ReadFileToString(err);
+    return run;
+  }
+
   // produce.py through `client` ("confluent" or "kafka-python"); COUNT 0
   // only creates the topic (with `partitions` partitions).
   void Produce(const std::string& client, const std::string& topic, int first, int count,
                int partitions = kPartitions) {
-    const std::string out = dir_.Join("produce.out");
-    const std::string cmd = "timeout 90 " + Script("produce.py") + " " + client + " " +
-                            daruma_->bootstrap() + " " + topic + " " + std::to_string(partitions) +
-                            " " + std::to_string(first) + " " + std::to_string(count) + " >" + out +
-                            " 2>&1";
-    ASSERT_EQ(Shell(cmd), 0) << ReadFileToString(out) << BrokerLog();
-    ASSERT_EQ(ReadFileToString(out), "ok\n");
+    ScriptRun run = RunScript("produce", "timeout 90 " + Script("produce.py") + " " + client + " " +
+                                             daruma_->bootstrap() + " " + topic + " " +
+                                             std::to_string(partitions) + " " +
+                                             std::to_string(first) + " " + std::to_string(count));
+    ASSERT_EQ(run.rc, 0) << run.out << run.err << BrokerLog();
+    ASSERT_EQ(run.out, "ok\n") << run.err;
   }
 
   // consume.py as member `name` (its events in <name>.log, its stderr in
@@ -330,13 +347,12 @@ class ConsumerGroupCompatTest : public ::testing::Test {
   // the first `partitions` partitions of `topic`.
   std::map<int, int64_t> Committed(const std::string& group, const std::string& topic,
                                    int partitions = kPartitions) {
-    const std::string out = dir_.Join("committed.out");
-    const std::string cmd = "timeout 60 " + Script("committed.py") + " " + daruma_->bootstrap() +
-                            " " + group + " " + topic + " " + std::to_string(partitions) + " >" +
-                            out + " 2>&1";
+    ScriptRun run =
+        RunScript("committed", "timeout 60 " + Script("committed.py") + " " + daruma_->bootstrap() +
+                                   " " + group + " " + topic + " " + std::to_string(partitions));
     std::map<int, int64_t> offsets;
-    EXPECT_EQ(Shell(cmd), 0) << ReadFileToString(out) << BrokerLog();
-    std::istringstream in(ReadFileToString(out));
+    EXPECT_EQ(run.rc, 0) << run.out << run.err << BrokerLog();
+    std::istringstream in(run.out);
     int p = -1;
     for (int64_t offset = 0; in >> p >> offset;) offsets[p] = offset;
     return offsets;
@@ -346,15 +362,13 @@ class ConsumerGroupCompatTest : public ::testing::Test {
   // partition of `topic`).
   void AdminView(const std::string& stage, const std::string& group, const std::string& topic,
                  int per_partition) {
-    const std::string out = dir_.Join("admin-" + stage + ".out");
-    const std::string cmd = "timeout 90 " + Script("admin_view.py") + " " + stage + " " +
-                            daruma_->bootstrap() + " " + group + " " + topic + " " +
-                            std::to_string(kPartitions) + " " + std::to_string(per_partition) +
-                            " >" + out + " 2>&1";
-    const int rc = Shell(cmd);
-    EXPECT_TRUE(rc == 0 && ReadFileToString(out) == "ok\n")
-        << "admin_view.py " << stage << " exited " << rc << ":\n"
-        << ReadFileToString(out) << BrokerLog();
+    ScriptRun run = RunScript(
+        "admin-" + stage, "timeout 90 " + Script("admin_view.py") + " " + stage + " " +
+                              daruma_->bootstrap() + " " + group + " " + topic + " " +
+                              std::to_string(kPartitions) + " " + std::to_string(per_partition));
+    EXPECT_TRUE(run.rc == 0 && run.out == "ok\n")
+        << "admin_view.py " << stage << " exited " << run.rc << ":\n"
+        << run.out << run.err << BrokerLog();
   }
 
   // Members "a" and "b" of `group` (confluent-kafka, stopped by their stop
