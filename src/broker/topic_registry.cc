@@ -11,15 +11,15 @@ bool IsInternalTopic(std::string_view topic) {
   return topic == kConsumerOffsetsTopic || topic == kTransactionStateTopic;
 }
 
-TopicRegistry::TopicRegistry(LogManager* log_manager, LogConfig defaults, FileSystem* fs)
-    : log_manager_(log_manager), defaults_(defaults), fs_(fs) {}
+TopicRegistry::TopicRegistry(LogRegistry* logs, LogConfig defaults, FileSystem* fs)
+    : logs_(logs), defaults_(defaults), fs_(fs) {}
 
 Status TopicRegistry::Load() {
   std::lock_guard<std::mutex> lock(mu_);
   topics_.clear();
   // Partitions whose directory has no partition.metadata yet, by topic.
   std::map<std::string, std::vector<Log*>> without_id;
-  for (Log* log : log_manager_->AllLogs()) {
+  for (Log* log : logs_->AllLogs()) {
     const TopicPartition& tp = log->topic_partition();
     // Becoming leader with ISR = {this node}: everything in the log is
     // committed (Kafka's maybeIncrementLeaderHW).
@@ -27,8 +27,8 @@ Status TopicRegistry::Load() {
     Topic& t = topics_[tp.topic];
     t.partitions = std::max(t.partitions, tp.partition + 1);
     // Overrides persisted by LogManager (daruma-topic-configs.json).
-    t.overrides = log_manager_->TopicOverridesOf(tp.topic);
-    t.config = log_manager_->ConfigFor(tp.topic);
+    t.overrides = logs_->TopicOverridesOf(tp.topic);
+    t.config = logs_->ConfigFor(tp.topic);
     PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
     if (!file.Exists()) {
       without_id[tp.topic].push_back(log);
@@ -87,7 +87,7 @@ Log* TopicRegistry::GetLog(const TopicPartition& tp) const {
       return nullptr;
     }
   }
-  return log_manager_->GetLog(tp);
+  return logs_->GetLog(tp);
 }
 
 Result<LogConfig> TopicRegistry::ValidateCreate(const std::string& name, int32_t partitions,
@@ -133,10 +133,10 @@ Result<TopicInfo> TopicRegistry::CreateLogs(const std::string& name, int32_t par
   for (int32_t p = 0; p < partitions; ++p) {
     TopicPartition tp{name, p};
     // GetOrCreateLog writes partition.metadata with the id.
-    DARUMA_ASSIGN_OR_RETURN(Log * log, log_manager_->GetOrCreateLog(tp, t.id, config));
+    DARUMA_ASSIGN_OR_RETURN(Log * log, logs_->GetOrCreateLog(tp, t.id, config));
     log->UpdateHighWatermark(log->log_end_offset());
   }
-  if (!overrides.empty()) log_manager_->SetTopicConfig(name, config, overrides);
+  if (!overrides.empty()) logs_->SetTopicConfig(name, config, overrides);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = topics_.emplace(name, t);
   if (!inserted) return Status::AlreadyExists("topic '" + name + "' already exists");
@@ -170,7 +170,7 @@ Result<TopicInfo> TopicRegistry::AddPartitions(const std::string& name, int32_t 
   }
   for (int32_t p = t.partitions; p < new_count; ++p) {
     TopicPartition tp{name, p};
-    DARUMA_ASSIGN_OR_RETURN(Log * log, log_manager_->GetOrCreateLog(tp, t.id, t.config));
+    DARUMA_ASSIGN_OR_RETURN(Log * log, logs_->GetOrCreateLog(tp, t.id, t.config));
     log->UpdateHighWatermark(log->log_end_offset());
     // Counted as soon as it exists: GetLog must find every created log.
     std::lock_guard<std::mutex> lock(mu_);
@@ -193,8 +193,8 @@ Result<TopicInfo> TopicRegistry::EditOverrides(const std::string& name, const Ov
   DARUMA_ASSIGN_OR_RETURN(TopicOverrides overrides, edit(current));
   DARUMA_ASSIGN_OR_RETURN(LogConfig config, ApplyTopicOverrides(defaults_, overrides));
   if (!validate_only) {
-    // Applied to the live logs and persisted (LogManager::SetTopicConfig).
-    log_manager_->SetTopicConfig(name, config, overrides);
+    // Applied to the live logs and persisted (LogRegistry::SetTopicConfig).
+    logs_->SetTopicConfig(name, config, overrides);
   }
   std::lock_guard<std::mutex> lock(mu_);
   Topic& t = topics_.at(name);  // admin_mu_ held: no Delete in between
@@ -218,8 +218,8 @@ Status TopicRegistry::Delete(const std::string& name) {
   }
   for (int32_t p = 0; p < partitions; ++p) {
     TopicPartition tp{name, p};
-    if (log_manager_->GetLog(tp) == nullptr) continue;  // a gap in the loaded partitions
-    DARUMA_RETURN_IF_ERROR(log_manager_->AsyncDelete(tp));
+    if (logs_->GetLog(tp) == nullptr) continue;  // a gap in the loaded partitions
+    DARUMA_RETURN_IF_ERROR(logs_->AsyncDelete(tp));
   }
   return Status::Ok();
 }

@@ -37,9 +37,9 @@
 #include "common/status.h"
 #include "log/log.h"
 #include "log/log_config.h"
+#include "log/log_registry.h"
 #include "log/topic_partition.h"
 #include "log/uuid.h"
-#include "recovery/log_manager.h"
 
 namespace daruma::broker {
 
@@ -59,12 +59,11 @@ struct TopicInfo {
 class TopicRegistry {
  public:
   // `defaults` are the broker-level topic defaults (ServerConfig::log).
-  TopicRegistry(LogManager* log_manager, LogConfig defaults,
-                FileSystem* fs = FileSystem::Default());
+  TopicRegistry(LogRegistry* logs, LogConfig defaults, FileSystem* fs = FileSystem::Default());
   TopicRegistry(const TopicRegistry&) = delete;
   TopicRegistry& operator=(const TopicRegistry&) = delete;
 
-  // Builds the registry from LogManager::AllLogs() (see the file comment).
+  // Builds the registry from LogRegistry::AllLogs() (see the file comment).
   // kCorruption naming the file when a partition.metadata cannot be parsed.
   Status Load();
 
@@ -95,7 +94,7 @@ class TopicRegistry {
   // wording), without changing anything.
   Status ValidateAddPartitions(const std::string& name, int32_t new_count) const;
   // Grows the topic to `new_count` partitions: each new partition log is
-  // created through LogManager (with the topic's id in partition.metadata and
+  // created through the LogRegistry (with the topic's id in partition.metadata and
   // its current config) before the count is raised, so a restart finds them
   // (Load counts partitions from the directories). A failure part-way leaves
   // the partitions created so far on disk and counted.
@@ -104,7 +103,7 @@ class TopicRegistry {
   // overrides to its new whole override set (an empty set = broker defaults),
   // which is validated as CreateTopics validates overrides (kInvalidArgument
   // naming config and value), then, unless validate_only, persisted by
-  // LogManager::SetTopicConfig (daruma-topic-configs.json) and applied to the
+  // LogRegistry::SetTopicConfig (daruma-topic-configs.json) and applied to the
   // live logs. `edit` runs under admin_mu_, so two concurrent edits of one
   // topic never lose one (so it must not call this registry's Create, Delete,
   // AddPartitions or EditOverrides); an error it returns is returned as is.
@@ -128,11 +127,11 @@ class TopicRegistry {
   Result<TopicInfo> CreateLogs(const std::string& name, int32_t partitions,
                                const TopicOverrides& overrides, const LogConfig& config);
 
-  LogManager* log_manager_;
+  LogRegistry* logs_;
   LogConfig defaults_;
   FileSystem* fs_;
-  // Lock order: admin_mu_ -> mu_ -> LogManager's locks. Once Load has run,
-  // mu_ is never held across a LogManager call or disk I/O.
+  // Lock order: admin_mu_ -> mu_ -> the LogRegistry's locks. Once Load has run,
+  // mu_ is never held across a LogRegistry call or disk I/O.
   std::mutex admin_mu_;    // one Create, Delete, AddPartitions or EditOverrides at a time
   mutable std::mutex mu_;  // guards topics_
   std::map<std::string, Topic> topics_;

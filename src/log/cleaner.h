@@ -67,7 +67,7 @@ class Cleaner {
  public:
   // Receives what each swap replaced (segments whose files are already
   // `.deleted`, `.snapshot.deleted` paths); it must remove them now or after
-  // file.delete.delay.ms (LogManager::ScheduleFileDeletion does exactly that).
+  // file.delete.delay.ms (LogJobs::ScheduleFileDeletion does exactly that).
   using DisposeSegment = std::function<void(Log*, Log::RetentionResult)>;
 
   // `throttler` (shared by all threads) may be null for no throttling.

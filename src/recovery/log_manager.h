@@ -48,74 +48,28 @@
 // remainingSegmentsToRecover per dir per recovery thread) and bytes scanned /
 // bytes to scan, all atomics readable from any thread while Startup runs.
 //
-// Runtime (spec §11.1), after Startup:
-//   * GetOrCreateLog / AsyncDelete / SetTopicConfig / ConfigFor from any thread.
-//     New partitions go to the online dir holding the fewest partitions (ties:
-//     the first in log.dirs order), with `partition.metadata` written durably.
-//     AsyncDelete renames the partition dir to `<tp>.<uuid>-delete`, drops it
-//     from the live set and the dir's checkpoints, and removes its files after
-//     file.delete.delay.ms. The Log object stays valid (but must no longer be
-//     used) until then or until Shutdown.
-//   * Topic overrides (SetTopicConfig) are persisted in every serving dir's
-//     daruma-topic-configs.json (recovery/topic_config_file.h) on every change
-//     and when a topic's last partition is deleted (AsyncDelete), and read at
-//     Startup before any log is loaded, so each log opens with its overrides.
-//     An unreadable file or entry is a dir warning (dir_warnings()) and that
-//     part falls back to the broker defaults. A failed write takes the dir
-//     offline (I/O error) or is a JobErrors() entry.
-//   * TruncateTo / TruncateFullyAndStartAt (replication) rewrite the dir's
-//     recovery-point checkpoint before returning; CheckpointRecoveryPoints
-//     writes the dirty ones at once (the broker, after an fsync'd produce).
-//   * One Scheduler (common/scheduler.h) runs the jobs. With jobs.enabled:
-//       kafka-log-retention (log.retention.check.interval.ms): Log::DeleteOldSegments
-//         for logs whose policy is not compact (Kafka: compacted logs get retention
-//         from the cleaner); removed segments' files are deleted after
-//         file.delete.delay.ms;
-//       kafka-log-flusher (log.flush.scheduler.interval.ms): flush every log whose
-//         last flush is at least flush.ms old;
-//       flush-log (once per roll, as Kafka): the segments below the new one are
-//         written back without the log's lock, then the recovery point moves
-//         to its base (Log::FlushAfterRoll); appends do not wait for it;
-//       kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint;
-//       kafka-delete-logs: `-delete` dirs found at start-up are removed after
-//         file.delete.delay.ms (without jobs.enabled they are left alone, as
-//         the recovery tool needs; AsyncDelete's own deletions always run);
-//       daruma-dirty-recovery-point-checkpoint (beyond Kafka; every
-//         jobs.dirty_checkpoint_tick_ms): every flush marks its dir dirty and
-//         this job rewrites the recovery-point checkpoint of the dirty dirs, so
-//         an unclean start scans only what was written since the last flush.
-//     All periodic jobs first run after jobs.initial_delay_ms. Jobs touching
-//     logs never overlap each other or AsyncDelete.
-//   * An I/O error in a job marks that dir offline in failure_channel(); its
-//     logs are not dropped (callers may hold them) but get no more jobs.
-//   * The log cleaner (jobs.enabled and jobs.cleaner_enabled, i.e.
-//     log.cleaner.enable): one LogCleaner owned by the manager. Every live log
-//     whose policy includes compact is registered with the compaction settings
-//     of its LogConfig (at start-up, in GetOrCreateLog, and again in
-//     SetTopicConfig, which unregisters logs that stop being compacted). The
-//     CleanerHooks are mapped onto it; replaced segments' files are deleted
-//     after file.delete.delay.ms; after each clean of a log the cleaner runs
-//     RunRetention on it (between AbortAndPauseCleaning and ResumeCleaning);
-//     a cleaner I/O error takes the log's dir offline. Mode kTimers: the
-//     cleaner's own log.cleaner.threads threads; kManual: a "kafka-log-cleaner"
-//     job every log.cleaner.backoff.ms that cleans the dirtiest logs until none
-//     qualifies.
-//   * Shutdown stops the cleaner (hooks), then the scheduler (pending deletions
-//     stay on disk for the next start-up: `.deleted` files are removed by the
-//     loader, `-delete` dirs by kafka-delete-logs), then flushes and closes.
+// Parts (one class each; this class composes them and keeps their order):
+//   LogDirs (log_dirs.h)            the dirs: locks, meta.properties, markers,
+//                                   checkpoints, the failure channel;
+//   LogDirLoader (log_dir_loader.h) start-up recovery of every partition;
+//   TopicConfigStore                topic overrides, persisted in every dir;
+//     (topic_config_store.h)
+//   LogJobs (log_jobs.h)            retention, flushes, checkpoints, deletions
+//                                   and the log cleaner on one Scheduler;
+//   LiveLogs (live_logs.h)          the runtime LogRegistry: get or create,
+//                                   delete and truncate a partition's log.
+// The coordinators and the broker's topic registry see only LogRegistry
+// (log/log_registry.h), which this class implements by delegating to
+// LiveLogs; registry() hands out LiveLogs itself.
 //
 // Thread safety: Startup and Shutdown are called by one thread; the counters
 // and Progress() may be read concurrently; the runtime methods above are
 // thread-safe.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -123,49 +77,25 @@
 #include "common/clock.h"
 #include "common/deferred_sync_file_system.h"
 #include "common/file_system.h"
-#include "common/scheduler.h"
 #include "common/status.h"
-#include "log/cleaner_config.h"
 #include "log/log.h"
 #include "log/log_cleaner.h"
 #include "log/log_config.h"
-#include "log/offset_checkpoint_file.h"
+#include "log/log_registry.h"
 #include "log/topic_config_overrides.h"
 #include "log/topic_partition.h"
 #include "log/uuid.h"
-#include "recovery/dir_lock.h"
+#include "recovery/live_logs.h"
 #include "recovery/log_dir_failure_channel.h"
+#include "recovery/log_dir_loader.h"
+#include "recovery/log_dirs.h"
+#include "recovery/log_jobs.h"
 #include "recovery/progress_reporter.h"
 #include "recovery/recovery_report.h"
 #include "recovery/server_config.h"
+#include "recovery/topic_config_store.h"
 
 namespace daruma {
-
-inline constexpr char kRecoveryPointCheckpointFile[] = "recovery-point-offset-checkpoint";
-inline constexpr char kLogStartOffsetCheckpointFile[] = "log-start-offset-checkpoint";
-inline constexpr char kReplicationOffsetCheckpointFile[] = "replication-offset-checkpoint";
-
-// The log manager's background jobs (spec §11.1). Off by default (the
-// recovery tool); the broker turns them on (From(server_config)).
-struct LogManagerJobsConfig {
-  bool enabled = false;
-  // kManual in tests: nothing runs until RunDueJobsForTest().
-  Scheduler::Mode mode = Scheduler::Mode::kTimers;
-  int threads = 1;                                          // background.threads
-  int64_t initial_delay_ms = 30000;                         // log.initial.task.delay.ms
-  int64_t retention_check_interval_ms = 300000;             // log.retention.check.interval.ms
-  int64_t flush_scheduler_interval_ms = INT64_MAX;          // log.flush.scheduler.interval.ms
-  int64_t recovery_point_checkpoint_interval_ms = 60000;    // log.flush.offset.checkpoint...
-  int64_t log_start_offset_checkpoint_interval_ms = 60000;  // log.flush.start.offset.checkpoint...
-  int64_t dirty_checkpoint_tick_ms = 1000;  // daruma.recovery.point.checkpoint.tick.ms
-  // The log cleaner (only with `enabled`). Off by default here; From() takes
-  // log.cleaner.enable (Kafka's default: on).
-  bool cleaner_enabled = false;  // log.cleaner.enable
-  CleanerConfig cleaner{};       // log.cleaner.*
-
-  // enabled = true, mode kTimers, the intervals of `config`.
-  static LogManagerJobsConfig From(const ServerConfig& config);
-};
 
 struct LogManagerOptions {
   FileSystem* fs = FileSystem::Default();
@@ -202,45 +132,10 @@ struct LogManagerOptions {
   bool batch_syncs = true;
 };
 
-// What the log cleaner (compaction) plugs into the log manager. Every hook is
-// optional and may block until the cleaner is done with the partition.
-//   stop: first thing in Shutdown.
-//   abort_and_forget(tp, log_dir): in AsyncDelete before the rename (Kafka:
-//     abortCleaning, then drop tp from cleaner-offset-checkpoint).
-//   abort_and_pause(tp) / resume_after_truncation(tp, log_dir, offset): around
-//     TruncateTo / TruncateFullyAndStartAt (Kafka: abortAndPauseCleaning, then
-//     maybeTruncateCheckpoint to `offset` and resumeCleaning).
-// The retention job skips compacted logs (Kafka's cleanupLogs): the cleaner
-// calls LogManager::RunRetention for each compacted log after a cleaning pass
-// (log-start-offset breach always; size and time too with compact,delete).
-struct CleanerHooks {
-  std::function<void()> stop;
-  std::function<void(const TopicPartition& tp, const std::string& log_dir)> abort_and_forget;
-  std::function<void(const TopicPartition& tp)> abort_and_pause;
-  std::function<void(const TopicPartition& tp, const std::string& log_dir, int64_t offset)>
-      resume_after_truncation;
-};
-
-// KIP-831 recovery counters of one log dir.
-struct LogDirRecoveryCounters {
-  explicit LogDirRecoveryCounters(std::string d) : dir(std::move(d)) {}
-  std::string dir;
-  std::atomic<int64_t> remaining_logs{0};  // remainingLogsToRecover
-  // remainingSegmentsToRecover, one per recovery thread ("threadNum" tag).
-  std::deque<std::atomic<int64_t>> remaining_segments;
-};
-
-// One log dir's KIP-831 values at one moment.
-struct RecoveryGauges {
-  std::string dir;
-  int64_t remaining_logs = 0;               // remainingLogsToRecover{dir}
-  std::vector<int64_t> remaining_segments;  // remainingSegmentsToRecover{dir, threadNum}
-};
-
-class LogManager {
+class LogManager final : public LogRegistry {
  public:
   explicit LogManager(LogManagerOptions options = {});
-  ~LogManager();
+  ~LogManager() override;
   LogManager(const LogManager&) = delete;
   LogManager& operator=(const LogManager&) = delete;
 
@@ -256,195 +151,100 @@ class LogManager {
   nlohmann::json ReportJson() const;
   // Warnings about a log dir itself (unreadable checkpoint, marker epoch...).
   const std::map<std::string, std::vector<std::string>>& dir_warnings() const {
-    return dir_warnings_;
+    return dirs_.warnings();
   }
-  bool HasFailures() const;
-  // Loaded logs of online dirs, by partition directory path.
-  std::vector<Log*> AllLogs() const;
-  Log* GetLog(const TopicPartition& tp) const;  // the live (current) replica
-  LogDirFailureChannel& failure_channel() { return failure_channel_; }
+  bool HasFailures() const { return dirs_.HasFailures(); }
+  LogDirFailureChannel& failure_channel() { return dirs_.failure_channel(); }
   // The descriptor cache (daruma.max.open.files); null when it is off.
   const CachingFileSystem* caching_file_system() const { return caching_fs_.get(); }
 
-  // ---- Runtime ----------------------------------------------------------------
-
-  // The live log of tp, created if missing (idempotent). A new log uses
-  // `config`, goes to the online dir with the fewest partitions and gets
-  // `partition.metadata` (unless topic_id is zero) before it is returned. An
-  // existing log whose partition.metadata names another topic id is
-  // kInvalidArgument. kIoError when no dir is online or the dir fails.
+  // ---- Runtime (LogRegistry, see live_logs.h), after Startup -----------------
+  LogRegistry& registry() { return live_; }
+  Log* GetLog(const TopicPartition& tp) const override { return live_.GetLog(tp); }
+  // Loaded logs of online dirs.
+  std::vector<Log*> AllLogs() const override { return live_.AllLogs(); }
   Result<Log*> GetOrCreateLog(const TopicPartition& tp, const Uuid& topic_id,
-                              const LogConfig& config);
-  // Kafka's asyncDelete (see the top of this file). kNotFound when tp has no
-  // live log.
-  Status AsyncDelete(const TopicPartition& tp);
-  // Kafka's LogManager.truncateTo / truncateFullyAndStartAt for replication:
-  // the log is truncated (Log::TruncateTo / TruncateFullyAndStartAt) and its
-  // dir's recovery-point checkpoint is rewritten at once, before returning (a
-  // checkpointed recovery point above data appended after the truncation
-  // would let an unclean start skip that data). kNotFound without a live log.
-  Result<bool> TruncateTo(const TopicPartition& tp, int64_t offset);
-  Status TruncateFullyAndStartAt(const TopicPartition& tp, int64_t offset);
-  // Topic overrides resolved into a full LogConfig (the broker defaults are
-  // Startup's config). Applied at once to the topic's live logs.
-  // Persists DiffTopicConfig(defaults, config) as the topic's overrides.
-  void SetTopicConfig(const std::string& topic, const LogConfig& config);
-  // Same, persisting `overrides` (the client's names and values, which
-  // resolved into `config`) as given.
+                              const LogConfig& config) override {
+    return live_.GetOrCreateLog(tp, topic_id, config);
+  }
+  Status AsyncDelete(const TopicPartition& tp) override { return live_.AsyncDelete(tp); }
+  Result<bool> TruncateTo(const TopicPartition& tp, int64_t offset) override {
+    return live_.TruncateTo(tp, offset);
+  }
+  Status TruncateFullyAndStartAt(const TopicPartition& tp, int64_t offset) override {
+    return live_.TruncateFullyAndStartAt(tp, offset);
+  }
   void SetTopicConfig(const std::string& topic, const LogConfig& config,
-                      const TopicConfigOverrides& overrides);
-  LogConfig ConfigFor(const std::string& topic) const;
-  // The persisted overrides of `topic` (empty when it has none), e.g. for
-  // DescribeConfigs after a restart.
-  TopicConfigOverrides TopicOverridesOf(const std::string& topic) const;
+                      const TopicConfigOverrides& overrides) override {
+    live_.SetTopicConfig(topic, config, overrides);
+  }
+  // Persists DiffTopicConfig(defaults, config) as the topic's overrides.
+  void SetTopicConfig(const std::string& topic, const LogConfig& config) {
+    SetTopicConfig(topic, config, DiffTopicConfig(configs_.defaults(), config));
+  }
+  LogConfig ConfigFor(const std::string& topic) const override { return live_.ConfigFor(topic); }
+  TopicConfigOverrides TopicOverridesOf(const std::string& topic) const override {
+    return live_.TopicOverridesOf(topic);
+  }
 
-  // Rewrites recovery-point-offset-checkpoint of every online dir a flush
-  // marked dirty (all online dirs if `all`). For the broker after an fsync'd
-  // produce; the dirty-checkpoint job calls it too.
-  Status CheckpointRecoveryPoints(bool all = false);
-  Status CheckpointLogStartOffsets();
+  // ---- Jobs (log_jobs.h) ---------------------------------------------------------
+  // Rewrites recovery-point-offset-checkpoint of every serving dir a flush
+  // marked dirty (all if `all`): for the broker after an fsync'd produce.
+  Status CheckpointRecoveryPoints(bool all = false) { return jobs_.CheckpointRecoveryPoints(all); }
+  Status CheckpointLogStartOffsets() { return jobs_.CheckpointLogStartOffsets(); }
   // Retention of one log now (the cleaner calls it for compact,delete logs).
-  // Removed files are deleted after file.delete.delay.ms. Returns the number
-  // of segments removed.
-  Result<int> RunRetention(Log* log);
-
-  // Replaces the hooks (Startup installs the built-in cleaner's, if any).
-  void SetCleanerHooks(CleanerHooks hooks);
+  Result<int> RunRetention(Log* log) { return jobs_.RunRetention(log); }
+  // Replaces the cleaner hooks (Startup installs the built-in cleaner's).
+  void SetCleanerHooks(CleanerHooks hooks) { jobs_.SetCleanerHooks(std::move(hooks)); }
   // The built-in log cleaner; null before Startup or when it is disabled.
-  LogCleaner* log_cleaner() { return log_cleaner_.get(); }
+  LogCleaner* log_cleaner() { return jobs_.log_cleaner(); }
   // Errors of background jobs other than I/O errors (which take the dir
   // offline, see failure_channel()), oldest first.
-  std::vector<std::string> JobErrors() const;
+  std::vector<std::string> JobErrors() const { return jobs_.JobErrors(); }
   // Null before Startup.
-  Scheduler* scheduler() { return scheduler_.get(); }
+  Scheduler* scheduler() { return jobs_.scheduler(); }
   // jobs.mode kManual: runs every job due at the clock's now. Returns the
   // number of jobs run.
-  int RunDueJobsForTest();
+  int RunDueJobsForTest() { return jobs_.RunDueJobs(); }
 
   // The KIP-831 gauges now, one entry per log dir. Thread-safe (a metrics
   // endpoint may poll it while Startup runs).
-  std::vector<RecoveryGauges> RecoveryGaugesSnapshot() const;
-  ProgressSnapshot Progress() const;
+  std::vector<RecoveryGauges> RecoveryGaugesSnapshot() const { return loader_.GaugesSnapshot(); }
+  ProgressSnapshot Progress() const { return loader_.Progress(); }
 
  private:
-  struct PartitionDir;
-  struct LogDirState;
-
-  Status Prepare(const std::vector<std::string>& log_dirs);
-  Status PrepareDir(LogDirState& d);
-  Status CheckMetaProperties();
-  Status CheckDuplicatePartitions() const;
-  void ReadDirState(LogDirState& d);
-  OffsetMap ReadCheckpoint(LogDirState& d, const char* name);
-  void EstimateBytesToScan(LogDirState& d);
-  void LoadDirs();
-  void LoadPartition(LogDirState& d, const PartitionDir& p, int thread_index);
-  // Batched syncs (LogManagerOptions::batch_syncs): whether every online
-  // dir's file system can sync as a whole; the undo records of an unclean
-  // dir's loads written ahead (PresaveDir); after a dir's loads, its one
-  // syncfs, the undo logs' removal, and a second syncfs (FinishBatchedLoads).
-  bool CanBatchSyncs();
-  void PresaveDir(LogDirState& d);
-  void FinishBatchedLoads(LogDirState& d);
-  struct PresaveList {
-    std::vector<DirEntry> listing;       // the partition dir's entries
-    std::vector<std::string> saved;      // rewritten in place
-    std::vector<std::string> removable;  // may be removed (and written again)
-  };
-  Result<PresaveList> PresavePaths(const LogDirState& d, const PartitionDir& p);
-  void FinishDir(LogDirState& d);
-  Status WriteCheckpoints(LogDirState& d);
-  Status ShutdownDir(LogDirState& d);
+  static LogManagerOptions WrapFileSystems(LogManagerOptions options,
+                                           std::unique_ptr<CachingFileSystem>* caching,
+                                           std::unique_ptr<DeferredSyncFileSystem>* deferred,
+                                           FileSystem** durable);
+  LogDirLoaderOptions LoaderOptions(int threads_per_dir);
+  Status ShutdownDir(LogDir& d);
   // The marker ShutdownDir writes for a fully loaded dir (epoch and why).
-  void DecideDirMarker(LogDirState& d);
-  void MarkOffline(LogDirState& d, const Status& error);
+  void DecideDirMarker(LogDir& d);
   void FillDirReports();
   void SortPartitionReports();
-  // Topic overrides (log_manager_topic_configs.cc).
-  void LoadTopicConfigs();
-  void PersistTopicConfigs();
-  // Drops the overrides of `topic` when none of its logs is left.
-  void ForgetTopicConfigIfUnused(const std::string& topic);
-  // Runtime helpers.
-  // Fails only if the jobs' scheduler cannot get descriptors even after the
-  // handle cache released what it could.
-  Status StartJobs();
-  // Deletes `dir` (a renamed `-delete` dir) and destroys `log` after delay_ms.
-  void ScheduleDirDeletion(std::unique_ptr<Log> log, std::string dir, int64_t delay_ms);
-  void ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms);
-  void RetentionJob();
-  // The built-in cleaner (log_manager_cleaner.cc).
-  void StartCleaner();
-  void StopCleaner();
-  void CleanerJob();  // kManual: what one cleaner thread does, until no log qualifies
-  void AfterClean(Log* log);
-  // Registers `log` with the cleaner if its config includes compact, else
-  // unregisters it. No-op without a cleaner.
-  void UpdateCleanerRegistration(Log* log, const LogConfig& config);
-  bool IsLiveLog(Log* log) const;
-  void FlushJob();
-  Result<int> RetainLocked(Log* log);  // jobs_mu_ held
-  // Logs of online, loaded dirs that get jobs (live and future kinds).
-  std::vector<Log*> JobLogs() const;
-  // kIoError: `log_dir` goes offline; anything else is kept in job_errors_.
-  void OnJobError(const std::string& log_dir, const Status& st);
-  Status CheckIdentity(LogDirState& d, const std::string& path, const Uuid& topic_id);
-  // The checkpoint entries of a dir: `carried` values of partitions that
-  // failed to load, then value(log) of each live or future log that has one.
-  OffsetMap CollectOffsets(LogDirState& d, const OffsetMap& carried,
-                           const std::function<std::optional<int64_t>(Log&)>& value) const;
-  Status WriteCheckpointFile(LogDirState& d, const char* name, const OffsetMap& offsets);
-  Status CheckpointRecoveryPointsOf(LogDirState& d);
-  Status CheckpointLogStartOffsetsOf(LogDirState& d);
-  void WatchFlushes(LogDirState& d, Log* log);
-  void RollFlushJob(Log* log, int64_t offset);
-  LogDirState* PickDirForNewLog() const;
-  // The live log of tp and its dir, or {nullptr, nullptr}.
-  std::pair<Log*, LogDirState*> FindLive(const TopicPartition& tp) const;
-  // Runs `truncate` on tp's live log between the cleaner hooks, then
-  // checkpoints the dir's recovery points.
-  Result<bool> Truncate(const TopicPartition& tp, int64_t new_end,
-                        const std::function<Result<bool>(Log&)>& truncate);
-  bool IsServing(const LogDirState& d) const;
 
   // Declared first so it outlives every Log and job using it; options_.fs
   // points to it when options.max_open_files > 0.
   std::unique_ptr<CachingFileSystem> caching_fs_;
   // With batch_syncs, options_.fs is this decorator over durable_fs_ (the
   // caching or the caller's file system): every Log's file operations go
-  // through it, and it defers their syncs during LoadDirs and ShutdownDir's
-  // flushes only. Undo logs, checkpoints and the marker sync on durable_fs_.
+  // through it, and it defers their syncs during the loads and the
+  // shutdown's flushes only. Undo logs, checkpoints and the marker sync on
+  // durable_fs_.
   std::unique_ptr<DeferredSyncFileSystem> deferred_fs_;
   FileSystem* durable_fs_ = nullptr;
-  bool batching_ = false;  // this start-up's loads defer their syncs
   LogManagerOptions options_;
-  LogConfig config_;
   int threads_per_dir_ = 1;
   bool started_ = false;
-  std::vector<std::unique_ptr<LogDirState>> dirs_;
-  std::deque<LogDirRecoveryCounters> counters_;
-  LogDirFailureChannel failure_channel_;
-  std::atomic<int64_t> scanned_bytes_{0};
-  std::atomic<int64_t> total_bytes_{0};
-  std::atomic<int64_t> total_logs_{0};
-  std::atomic<int64_t> remaining_logs_{0};  // sum over dirs, for Progress()
-  mutable std::mutex mu_;  // guards report_ partitions and the logs of dirs_ while loading
   RecoveryReport report_;
-  std::map<std::string, std::vector<std::string>> dir_warnings_;
-  // Runtime state. Lock order: jobs_mu_ -> create_mu_ -> checkpoint_mu_ ->
-  // mu_ -> a Log's own mutex.
-  std::map<std::string, LogConfig> topic_configs_;               // guarded by mu_
-  std::map<std::string, TopicConfigOverrides> topic_overrides_;  // guarded by mu_
-  int64_t topic_configs_generation_ = 0;                         // guarded by checkpoint_mu_
-  std::mutex create_mu_;      // GetOrCreateLog / AsyncDelete, one at a time
-  std::mutex jobs_mu_;        // jobs touching logs, and AsyncDelete
-  std::mutex checkpoint_mu_;  // writers of the offset checkpoints
-  CleanerHooks cleaner_;
-  std::vector<std::string> job_errors_;  // guarded by mu_
-  // Before scheduler_: its dispose hook schedules on scheduler_, so it is
-  // stopped explicitly (StopCleaner) before either is destroyed.
-  std::unique_ptr<LogCleaner> log_cleaner_;
-  std::unique_ptr<Scheduler> scheduler_;  // last member: stopped first
+  // Construction order is dependency order; destruction runs backwards, so
+  // the jobs (scheduler, cleaner) stop before the dirs' logs are destroyed.
+  LogDirs dirs_;
+  LogDirLoader loader_;
+  LogJobs jobs_;
+  TopicConfigStore configs_;
+  LiveLogs live_;
 };
 
 }  // namespace daruma

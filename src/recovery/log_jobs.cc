@@ -1,14 +1,10 @@
-// LogManager's background jobs (spec §11.1-§11.3): retention, flushing,
-// checkpoints and delayed file deletion, all on one Scheduler. Contract in
-// log_manager.h.
+#include "recovery/log_jobs.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
-
-#include "recovery/log_manager.h"
-#include "recovery/log_manager_dir_state.h"
 
 namespace daruma {
 
@@ -28,17 +24,31 @@ LogManagerJobsConfig LogManagerJobsConfig::From(const ServerConfig& config) {
   return jobs;
 }
 
+LogJobs::LogJobs(LogDirs* dirs, LogManagerJobsConfig config, FileSystem* fs,
+                 CachingFileSystem* caching_fs, Clock* clock)
+    : dirs_(dirs), config_(std::move(config)), fs_(fs), caching_fs_(caching_fs), clock_(clock) {}
+
+LogJobs::~LogJobs() {
+  StopCleaner();
+}
+
+void LogJobs::Stop() {
+  if (hooks_.stop) hooks_.stop();
+  if (scheduler_) scheduler_->Shutdown();
+}
+
 // Creates the scheduler (always: AsyncDelete needs it) and, with
 // jobs.enabled, schedules the periodic jobs and the deletion of `-delete`
 // dirs found at start-up.
-Status LogManager::StartJobs() {
-  const LogManagerJobsConfig& jobs = options_.jobs;
+Status LogJobs::Start(const LogConfig& defaults) {
+  const LogManagerJobsConfig& jobs = config_;
+  file_delete_delay_ms_ = defaults.file_delete_delay_ms;
   // The scheduler's thread pool opens descriptors of its own (epoll, an
   // eventfd), which asio reports by throwing: out of descriptors, the handle
   // cache releases handles and the pool is made again, as for a file open.
   auto make_scheduler = [&]() -> Status {
     try {
-      scheduler_ = std::make_unique<Scheduler>(options_.clock, jobs.threads, jobs.mode);
+      scheduler_ = std::make_unique<Scheduler>(clock_, jobs.threads, jobs.mode);
       return Status::Ok();
     } catch (const std::system_error& e) {
       // asio reports errno values in a category of its own, which does not
@@ -51,11 +61,11 @@ Status LogManager::StartJobs() {
   DARUMA_RETURN_IF_ERROR(caching_fs_ != nullptr ? caching_fs_->WithDescriptors(make_scheduler)
                                                 : make_scheduler());
   if (!jobs.enabled) return Status::Ok();
-  for (auto& d : dirs_) {
-    if (!IsServing(*d)) continue;
+  for (auto& d : dirs_->dirs()) {
+    if (!dirs_->IsServing(*d)) continue;
     std::vector<std::pair<std::string, std::unique_ptr<Log>>> doomed;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(dirs_->mu());
       for (auto it = d->logs.begin(); it != d->logs.end();) {
         if (d->kinds[it->first] != DirKind::kDelete) {
           ++it;
@@ -67,7 +77,7 @@ Status LogManager::StartJobs() {
       }
     }
     for (auto& [path, log] : doomed) {
-      ScheduleDirDeletion(std::move(log), path, config_.file_delete_delay_ms);
+      ScheduleDirDeletion(std::move(log), path, file_delete_delay_ms_);
     }
   }
   Scheduler& s = *scheduler_;
@@ -87,37 +97,17 @@ Status LogManager::StartJobs() {
   return Status::Ok();
 }
 
-int LogManager::RunDueJobsForTest() {
-  return scheduler_ ? scheduler_->RunDueJobs() : 0;
-}
-
-std::vector<Log*> LogManager::JobLogs() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<Log*> out;
-  for (const auto& d : dirs_) {
-    if (!IsServing(*d)) continue;
-    for (const auto& [path, log] : d->logs) {
-      auto kind = d->kinds.find(path);
-      if (kind == d->kinds.end() || kind->second == DirKind::kLive ||
-          kind->second == DirKind::kFuture) {
-        out.push_back(log.get());
-      }
-    }
-  }
-  return out;
-}
-
-void LogManager::OnJobError(const std::string& log_dir, const Status& st) {
+void LogJobs::OnJobError(const std::string& log_dir, const Status& st) {
   if (st.IsIoError() && !IsTooManyOpenFiles(st)) {
-    failure_channel_.MaybeAddOfflineLogDir(log_dir, st);
+    dirs_->failure_channel().MaybeAddOfflineLogDir(log_dir, st);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(errors_mu_);
   job_errors_.push_back(st.ToString());
 }
 
-std::vector<std::string> LogManager::JobErrors() const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<std::string> LogJobs::JobErrors() const {
+  std::lock_guard<std::mutex> lock(errors_mu_);
   return job_errors_;
 }
 
@@ -125,20 +115,20 @@ std::vector<std::string> LogManager::JobErrors() const {
 
 // Kafka's cleanupLogs: every log whose policy is not compact (compacted logs
 // with delete get retention from the cleaner after each cleaning).
-void LogManager::RetentionJob() {
+void LogJobs::RetentionJob() {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
-  for (Log* log : JobLogs()) {
+  for (Log* log : dirs_->JobLogs()) {
     if (log->config_snapshot().compact) continue;
     (void)RetainLocked(log);
   }
 }
 
-Result<int> LogManager::RunRetention(Log* log) {
+Result<int> LogJobs::RunRetention(Log* log) {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
   return RetainLocked(log);
 }
 
-Result<int> LogManager::RetainLocked(Log* log) {
+Result<int> LogJobs::RetainLocked(Log* log) {
   auto removed = log->DeleteOldSegments();
   if (!removed.ok()) {
     OnJobError(ParentDir(log->dir()), removed.status());
@@ -154,7 +144,7 @@ Result<int> LogManager::RetainLocked(Log* log) {
 // Kafka's "delete-file" task: the `.deleted` files of removed segments and
 // their `.snapshot.deleted` snapshots. A file already gone (the partition was
 // deleted meanwhile) is not an error.
-void LogManager::ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms) {
+void LogJobs::ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms) {
   auto owned = std::make_shared<Log::RetentionResult>(std::move(removed));
   scheduler_->ScheduleOnce("delete-file", delay_ms, [this, owned] {
     for (auto& segment : owned->segments) {
@@ -162,7 +152,7 @@ void LogManager::ScheduleFileDeletion(Log::RetentionResult removed, int64_t dela
       if (!st.ok()) OnJobError(ParentDir(segment->dir()), st);
     }
     for (const std::string& path : owned->deleted_snapshots) {
-      Status st = options_.fs->Remove(path);
+      Status st = fs_->Remove(path);
       if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(ParentDir(path)), st);
     }
     owned->segments.clear();
@@ -171,15 +161,15 @@ void LogManager::ScheduleFileDeletion(Log::RetentionResult removed, int64_t dela
 
 // Kafka's kafka-delete-logs: the Log is closed (destroyed) first, then its
 // renamed directory is removed with everything in it.
-void LogManager::ScheduleDirDeletion(std::unique_ptr<Log> log, std::string dir, int64_t delay_ms) {
+void LogJobs::ScheduleDirDeletion(std::unique_ptr<Log> log, std::string dir, int64_t delay_ms) {
   auto owned = std::make_shared<std::unique_ptr<Log>>(std::move(log));
   scheduler_->ScheduleOnce("kafka-delete-logs", delay_ms, [this, owned, dir] {
     {
       // A checkpoint writer may still be reading it (see CollectOffsets).
-      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      std::lock_guard<std::mutex> lock(dirs_->checkpoint_mu());
       owned->reset();
     }
-    Status st = options_.fs->RemoveAll(dir);
+    Status st = fs_->RemoveAll(dir);
     if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(dir), st);
   });
 }
@@ -188,20 +178,20 @@ void LogManager::ScheduleDirDeletion(std::unique_ptr<Log> log, std::string dir, 
 
 // Kafka's flushDirtyLogs: flush every log whose last flush is at least its
 // flush.ms old (up to the log end offset).
-void LogManager::FlushJob() {
+void LogJobs::FlushJob() {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
-  const int64_t now = options_.clock->NowMs();
-  for (Log* log : JobLogs()) {
+  const int64_t now = clock_->NowMs();
+  for (Log* log : dirs_->JobLogs()) {
     if (now - log->last_flush_ms() < log->config_snapshot().flush_ms) continue;
     Status st = log->FlushAll();
     if (!st.ok()) OnJobError(ParentDir(log->dir()), st);
   }
 }
 
-void LogManager::WatchFlushes(LogDirState& d, Log* log) {
+void LogJobs::WatchFlushes(LogDir& d, Log* log) {
   std::atomic<bool>* dirty = &d.recovery_points_dirty;
   log->SetFlushListener([dirty] { dirty->store(true, std::memory_order_relaxed); });
-  if (!options_.jobs.enabled) return;
+  if (!config_.enabled) return;
   // Kafka's "flush-log" task: a roll does not wait for the old segment to
   // reach the disk. scheduler_ is created by StartJobs, after loading; a roll
   // before that (none is expected) flushes inline.
@@ -214,20 +204,20 @@ void LogManager::WatchFlushes(LogDirState& d, Log* log) {
 
 // Holding jobs_mu_ keeps AsyncDelete from destroying the log meanwhile; one
 // deleted before the job ran is no longer among JobLogs.
-void LogManager::RollFlushJob(Log* log, int64_t offset) {
+void LogJobs::RollFlushJob(Log* log, int64_t offset) {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
-  const std::vector<Log*> logs = JobLogs();
+  const std::vector<Log*> logs = dirs_->JobLogs();
   if (std::find(logs.begin(), logs.end(), log) == logs.end()) return;
   Status st = log->FlushAfterRoll(offset);
   if (!st.ok()) OnJobError(ParentDir(log->dir()), st);
 }
 
-Status LogManager::CheckpointRecoveryPoints(bool all) {
+Status LogJobs::CheckpointRecoveryPoints(bool all) {
   Status first_error;
-  for (auto& d : dirs_) {
-    if (!IsServing(*d)) continue;
+  for (auto& d : dirs_->dirs()) {
+    if (!dirs_->IsServing(*d)) continue;
     if (!all && !d->recovery_points_dirty.load()) continue;
-    Status st = CheckpointRecoveryPointsOf(*d);
+    Status st = dirs_->CheckpointRecoveryPointsOf(*d);
     if (st.ok()) continue;
     d->recovery_points_dirty.store(true);  // try again at the next tick
     OnJobError(d->path, st);
@@ -236,11 +226,11 @@ Status LogManager::CheckpointRecoveryPoints(bool all) {
   return first_error;
 }
 
-Status LogManager::CheckpointLogStartOffsets() {
+Status LogJobs::CheckpointLogStartOffsets() {
   Status first_error;
-  for (auto& d : dirs_) {
-    if (!IsServing(*d)) continue;
-    Status st = CheckpointLogStartOffsetsOf(*d);
+  for (auto& d : dirs_->dirs()) {
+    if (!dirs_->IsServing(*d)) continue;
+    Status st = dirs_->CheckpointLogStartOffsetsOf(*d);
     if (st.ok()) continue;
     OnJobError(d->path, st);
     if (first_error.ok()) first_error = st;

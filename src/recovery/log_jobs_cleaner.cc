@@ -1,23 +1,22 @@
-// LogManager's built-in log cleaner (Kafka's LogManager <-> LogCleaner wiring,
+// LogJobs' built-in log cleaner (Kafka's LogManager <-> LogCleaner wiring,
 // spec §11.6): building it, registering compacted logs, mapping CleanerHooks,
 // delayed deletion of replaced segments and retention after cleaning.
-// Contract in log_manager.h.
-#include "recovery/log_manager.h"
-#include "recovery/log_manager_dir_state.h"
+// Contract in log_jobs.h.
+#include "recovery/log_jobs.h"
 
 namespace daruma {
 
-void LogManager::StartCleaner() {
-  const LogManagerJobsConfig& jobs = options_.jobs;
+void LogJobs::StartCleaner() {
+  const LogManagerJobsConfig& jobs = config_;
   if (!jobs.enabled || !jobs.cleaner_enabled) return;
-  log_cleaner_ = std::make_unique<LogCleaner>(options_.fs, jobs.cleaner, options_.clock);
+  log_cleaner_ = std::make_unique<LogCleaner>(fs_, jobs.cleaner, clock_);
   LogCleaner* cleaner = log_cleaner_.get();
   cleaner->set_dispose_hook([this](Log* log, Log::RetentionResult removed) {
     ScheduleFileDeletion(std::move(removed), log->config_snapshot().file_delete_delay_ms);
   });
   cleaner->set_after_clean_hook([this](Log* log) { AfterClean(log); });
   cleaner->set_io_error_handler([this](Log* log, const Status& st) {
-    failure_channel_.MaybeAddOfflineLogDir(ParentDir(log->dir()), st);
+    dirs_->failure_channel().MaybeAddOfflineLogDir(ParentDir(log->dir()), st);
   });
   CleanerHooks hooks;
   hooks.stop = [this] { StopCleaner(); };
@@ -37,9 +36,9 @@ void LogManager::StartCleaner() {
 
   std::vector<std::pair<Log*, LogConfig>> live;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& d : dirs_) {
-      if (!IsServing(*d)) continue;
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    for (const auto& d : dirs_->dirs()) {
+      if (!dirs_->IsServing(*d)) continue;
       for (const auto& [path, log] : d->logs) {
         auto kind = d->kinds.find(path);
         if (kind == d->kinds.end() || kind->second == DirKind::kLive) {
@@ -58,15 +57,15 @@ void LogManager::StartCleaner() {
   }
 }
 
-void LogManager::StopCleaner() {
+void LogJobs::StopCleaner() {
   if (log_cleaner_) log_cleaner_->Stop();
 }
 
 // Errors are the cleaner's business (HandleError: the log becomes uncleanable,
 // an I/O error also takes the dir offline); the job just ends its round.
-void LogManager::CleanerJob() {
+void LogJobs::CleanerJob() {
   for (;;) {
-    auto result = log_cleaner_->CleanDirtiest(options_.clock->NowMs());
+    auto result = log_cleaner_->CleanDirtiest(clock_->NowMs());
     if (!result.ok() || !result->has_value() || !(*result)->cleaned) return;
   }
 }
@@ -76,35 +75,21 @@ void LogManager::CleanerJob() {
 // time with compact,delete: Log::DeleteOldSegments decides). Cleaning of the
 // log is paused meanwhile, as for any segment deletion; jobs_mu_ keeps
 // AsyncDelete from taking the log away underneath.
-void LogManager::AfterClean(Log* log) {
+void LogJobs::AfterClean(Log* log) {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
-  if (!IsLiveLog(log) || !log->config_snapshot().compact) return;
+  if (!dirs_->IsLiveLog(log) || !log->config_snapshot().compact) return;
   log_cleaner_->AbortAndPauseCleaning(log);
   (void)RetainLocked(log);
   log_cleaner_->ResumeCleaning(log);
 }
 
-void LogManager::UpdateCleanerRegistration(Log* log, const LogConfig& config) {
+void LogJobs::UpdateCleanerRegistration(Log* log, const LogConfig& config) {
   if (!log_cleaner_) return;
   if (config.compact) {
     log_cleaner_->AddLog(log, CompactionConfigOf(config));
   } else {
     log_cleaner_->RemoveLog(log);
   }
-}
-
-bool LogManager::IsLiveLog(Log* log) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  // By pointer only: a deleted log may already be destroyed.
-  for (const auto& d : dirs_) {
-    if (!IsServing(*d)) continue;
-    for (const auto& [path, live] : d->logs) {
-      if (live.get() != log) continue;
-      auto kind = d->kinds.find(path);
-      return kind == d->kinds.end() || kind->second == DirKind::kLive;
-    }
-  }
-  return false;
 }
 
 }  // namespace daruma

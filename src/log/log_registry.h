@@ -1,0 +1,57 @@
+// LogRegistry: the running broker's view of its partition logs (Kafka's
+// LogManager as ReplicaManager and the coordinators see it): find, create,
+// delete and truncate a partition's log, and the per-topic config every new
+// log of a topic is opened with. Nothing here knows about log dirs, start-up
+// recovery, checkpoints or background jobs; recovery/log_manager.h
+// implements it over all of those.
+//
+// Every method is thread-safe. A Log* stays valid until the partition is
+// deleted (AsyncDelete) or the registry shuts down.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "log/log.h"
+#include "log/log_config.h"
+#include "log/topic_config_overrides.h"
+#include "log/topic_partition.h"
+#include "log/uuid.h"
+
+namespace daruma {
+
+class LogRegistry {
+ public:
+  virtual ~LogRegistry() = default;
+
+  // The live (current) log of tp, or nullptr.
+  virtual Log* GetLog(const TopicPartition& tp) const = 0;
+  // Every loaded log, live or not (future, stray, pending deletion).
+  virtual std::vector<Log*> AllLogs() const = 0;
+  // The live log of tp, created with `config` if missing (idempotent); a new
+  // log's `partition.metadata` names `topic_id` (unless it is zero) before
+  // it is returned. An existing log whose partition.metadata names another
+  // topic id is kInvalidArgument; no usable dir is kIoError.
+  virtual Result<Log*> GetOrCreateLog(const TopicPartition& tp, const Uuid& topic_id,
+                                      const LogConfig& config) = 0;
+  // Kafka's asyncDelete: the log stops being served at once, its files go
+  // later. kNotFound when tp has no live log.
+  virtual Status AsyncDelete(const TopicPartition& tp) = 0;
+  // Kafka's truncateTo / truncateFullyAndStartAt; a truncation is recorded
+  // in the recovery point before returning. kNotFound without a live log.
+  virtual Result<bool> TruncateTo(const TopicPartition& tp, int64_t offset) = 0;
+  virtual Status TruncateFullyAndStartAt(const TopicPartition& tp, int64_t offset) = 0;
+
+  // The topic's resolved config (the broker defaults when it has no
+  // overrides), applied at once to its live logs and persisted as
+  // `overrides` (the client's names and values, which resolved into it).
+  virtual void SetTopicConfig(const std::string& topic, const LogConfig& config,
+                              const TopicConfigOverrides& overrides) = 0;
+  virtual LogConfig ConfigFor(const std::string& topic) const = 0;
+  // The persisted overrides of `topic`, empty when it has none.
+  virtual TopicConfigOverrides TopicOverridesOf(const std::string& topic) const = 0;
+};
+
+}  // namespace daruma

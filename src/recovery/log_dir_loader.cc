@@ -1,0 +1,359 @@
+#include "recovery/log_dir_loader.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "log/log_file_names.h"
+#include "recovery/clean_shutdown_marker_rule.h"
+#include "recovery/log_loader.h"
+
+namespace daruma {
+
+namespace {
+
+// Runs body(i) for i in [0, threads) on that many std::threads and joins them.
+template <typename Body>
+void RunThreads(int threads, Body body) {
+  std::vector<std::thread> pool;
+  pool.reserve(size_t(threads));
+  for (int i = 0; i < threads; ++i) pool.emplace_back([&body, i] { body(i); });
+  for (auto& t : pool) t.join();
+}
+
+int64_t ElapsedMs(Clock* clock, int64_t start_nanos) {
+  return (clock->NowNanos() - start_nanos) / 1000000;
+}
+
+}  // namespace
+
+LogDirLoader::LogDirLoader(LogDirs* dirs, LogDirLoaderOptions options)
+    : dirs_(dirs), options_(std::move(options)) {
+  options_.threads_per_dir = std::max(1, options_.threads_per_dir);
+}
+
+void LogDirLoader::AddCounters(LogDir& d) {
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  d.counters = &counters_.emplace_back(d.path);
+  for (int i = 0; i < options_.threads_per_dir; ++i) d.counters->remaining_segments.emplace_back(0);
+}
+
+void LogDirLoader::Plan(LogDir& d) {
+  d.counters->remaining_logs.store(int64_t(d.partitions.size()));
+  total_logs_.fetch_add(int64_t(d.partitions.size()));
+  remaining_logs_.fetch_add(int64_t(d.partitions.size()));
+  if (!d.had_clean_shutdown || options_.full_rescan) EstimateBytesToScan(d);
+}
+
+// Bytes an unclean start scans: every .log from the segment holding the
+// recovery point on (stat only, no reads). Index rebuilds below it are not
+// counted, so this can be low; the progress line caps its percentage.
+void LogDirLoader::EstimateBytesToScan(LogDir& d) {
+  int64_t total = 0;
+  for (const PartitionDir& p : d.partitions) {
+    auto entries = options_.fs->ListDir(p.path);
+    if (!entries.ok()) continue;
+    std::map<int64_t, std::string> logs;
+    for (const DirEntry& e : *entries) {
+      if (!e.is_regular || !e.name.ends_with(kLogFileSuffix)) continue;
+      auto base = OffsetFromFileName(e.name);
+      if (base.ok()) logs.emplace(*base, e.name);
+    }
+    auto rp = d.recovery_points.find(p.name.tp);
+    const bool from_start = options_.full_rescan || rp == d.recovery_points.end();
+    auto first = logs.upper_bound(from_start ? 0 : rp->second);
+    if (first != logs.begin()) --first;
+    for (auto it = first; it != logs.end(); ++it) {
+      auto size = options_.fs->FileSize(JoinPath(p.path, it->second));
+      if (size.ok()) total += int64_t(*size);
+    }
+  }
+  total_bytes_.fetch_add(total);
+}
+
+void LogDirLoader::LoadDirs() {
+  batching_ = options_.deferred_fs != nullptr && CanBatchSyncs();
+  if (batching_) options_.deferred_fs->set_deferring(true);
+  std::vector<std::thread> dir_threads;
+  for (auto& d : dirs_->dirs()) {
+    if (dirs_->IsOffline(*d)) continue;
+    LogDir* dir = d.get();
+    dir_threads.emplace_back([this, dir] {
+      const int64_t start = options_.clock->NowNanos();
+      if (batching_) PresaveDir(*dir);
+      std::atomic<size_t> next{0};
+      RunThreads(options_.threads_per_dir, [&](int thread_index) {
+        for (size_t i = next++; i < dir->partitions.size(); i = next++) {
+          LoadPartition(*dir, dir->partitions[i], thread_index);
+          dir->counters->remaining_logs.fetch_sub(1);
+          remaining_logs_.fetch_sub(1);
+        }
+      });
+      if (batching_) FinishBatchedLoads(*dir);
+      dir->duration_ms = ElapsedMs(options_.clock, start);
+    });
+  }
+  for (auto& t : dir_threads) t.join();
+  if (batching_) options_.deferred_fs->set_deferring(false);
+}
+
+// Deferring is one switch for every dir's loads, so it is on only if every
+// online dir can be made durable as a whole (a test's in-memory file system,
+// say, cannot: its loads then fsync file by file as before).
+bool LogDirLoader::CanBatchSyncs() {
+  for (auto& d : dirs_->dirs()) {
+    if (dirs_->IsOffline(*d)) continue;
+    if (!options_.durable_fs->SyncFileSystem(d->path).ok()) return false;
+  }
+  return true;
+}
+
+// What a crashed partition's load is expected to change: the indexes of
+// every segment it recovers (pass 5 from the segment holding the recovery
+// point on, pass 4 any segment without an .index) are rebuilt in place, and
+// producer snapshots are removed and taken again (Kafka's truncateAndReload
+// before each recovered segment). Anything else it changes (a truncated
+// tail, a quarantined file) is recorded when it happens, with an fsync of
+// its own.
+Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
+                                                             const PartitionDir& p) {
+  PresaveList out;
+  DARUMA_ASSIGN_OR_RETURN(out.listing, options_.durable_fs->ListDir(p.path));
+  std::set<int64_t> bases;
+  std::set<std::string> names;
+  for (const DirEntry& e : out.listing) {
+    if (!e.is_regular) continue;
+    names.insert(e.name);
+    if (e.name.ends_with(kProducerSnapshotFileSuffix)) {
+      out.removable.push_back(JoinPath(p.path, e.name));
+      continue;
+    }
+    if (!e.name.ends_with(kLogFileSuffix)) continue;
+    auto base = OffsetFromFileName(e.name);
+    if (base.ok()) bases.insert(*base);
+  }
+  auto rp = d.recovery_points.find(p.name.tp);
+  const int64_t recovery_point =
+      options_.full_rescan || rp == d.recovery_points.end() ? 0 : rp->second;
+  auto first = bases.upper_bound(recovery_point);
+  if (first != bases.begin()) --first;
+  const int64_t first_recovered = first == bases.end() ? 0 : *first;
+  for (int64_t base : bases) {
+    const std::string index = OffsetIndexFileName(p.path, base);
+    if (base < first_recovered && names.count(BaseName(index)) > 0) continue;
+    out.saved.push_back(index);
+    out.saved.push_back(TimeIndexFileName(p.path, base));
+    out.saved.push_back(TxnIndexFileName(p.path, base));
+  }
+  return out;
+}
+
+// Batched syncs, before any load of an unclean dir: every partition's
+// interrupted load is rolled back, its transaction begun and the undo
+// records its load will need written (LoadTransaction::Presave), all
+// unsynced; then one syncfs makes all of them durable before the first load
+// changes anything: the ordering an fsync per record gave, paid once.
+void LogDirLoader::PresaveDir(LogDir& d) {
+  if (!options_.load_undo_log || (d.had_clean_shutdown && !options_.full_rescan)) return;
+  std::atomic<size_t> next{0};
+  RunThreads(options_.threads_per_dir, [&](int) {
+    for (size_t i = next++; i < d.partitions.size(); i = next++) {
+      const PartitionDir& p = d.partitions[i];
+      LogDir::Prepared prepared;
+      PartitionRecoveryReport scratch;
+      prepared.status = LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &scratch);
+      if (prepared.status.ok()) {
+        prepared.txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
+        Result<PresaveList> list = PresavePaths(d, p);
+        prepared.status = list.ok()
+                              ? prepared.txn->Presave(list->listing, list->saved, list->removable)
+                              : list.status();
+      }
+      prepared.warnings = std::move(scratch.warnings);
+      std::lock_guard<std::mutex> lock(dirs_->mu());
+      d.prepared[p.path] = std::move(prepared);
+    }
+  });
+  Status st = options_.durable_fs->SyncFileSystem(d.path);
+  if (!st.ok()) dirs_->MarkOffline(d, st);
+}
+
+// Batched syncs, after a dir's loads: one syncfs makes everything they
+// wrote durable (the new indexes, snapshots, truncations: what each load's
+// commit and Log::FlushAll synced file by file before), then the undo logs
+// go, and a second syncfs makes that final, all before FinishDir writes the
+// checkpoints. A crash before the second one rolls a partition back to the
+// state it was found in, never to a mix.
+void LogDirLoader::FinishBatchedLoads(LogDir& d) {
+  std::vector<std::shared_ptr<LoadTransaction>> sealed;
+  {
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    sealed.swap(d.sealed);
+    d.prepared.clear();  // a load the dir going offline skipped: undone next start
+  }
+  if (dirs_->IsOffline(d)) return;
+  Status st = options_.durable_fs->SyncFileSystem(d.path);
+  bool removed = false;
+  for (const auto& txn : sealed) {
+    if (!st.ok()) break;
+    removed = removed || txn->changed();
+    st = txn->FinishSealed();
+  }
+  if (st.ok() && removed) st = options_.durable_fs->SyncFileSystem(d.path);
+  if (!st.ok()) dirs_->MarkOffline(d, st);
+}
+
+void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_index) {
+  if (dirs_->IsOffline(d)) return;  // the dir is lost anyway
+  const int64_t start = options_.clock->NowNanos();
+  const TopicPartition& tp = p.name.tp;
+  PartitionRecoveryReport pr;
+  pr.topic = tp.topic;
+  pr.partition = tp.partition;
+  pr.dir = p.path;
+  auto find = [&tp](const OffsetMap& m) {
+    auto it = m.find(tp);
+    return it == m.end() ? int64_t{0} : it->second;
+  };
+  // --full: every segment from the first, as an unclean start from 0 does.
+  const bool full = options_.full_rescan;
+  if (full && d.had_clean_shutdown && options_.keep_clean_broker_epoch) {
+    auto digests = IndexFileDigests(options_.fs, p.path);
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    d.index_digests[p.path] = std::move(digests);
+  }
+  LoadLogParams params{.fs = options_.fs,
+                       .log_dir = d.path,
+                       .partition_dir = p.path,
+                       .tp = tp,
+                       .config = options_.config_for(tp.topic),
+                       .clock = options_.clock,
+                       .had_clean_shutdown = d.had_clean_shutdown && !full,
+                       .recovery_point_checkpoint = full ? 0 : find(d.recovery_points),
+                       .log_start_offset_checkpoint = find(d.log_start_offsets),
+                       .quarantine = options_.quarantine,
+                       .remaining_segments = &d.counters->remaining_segments[size_t(thread_index)],
+                       .scanned_bytes_progress = &scanned_bytes_,
+                       // Threads a dir has more of than partitions scan
+                       // segments of one partition ahead of its recovery.
+                       .recovery_threads = std::max(
+                           1, options_.threads_per_dir / std::max(1, int(d.partitions.size()))),
+                       .transactional = options_.load_undo_log};
+  // Batched syncs: this manager owns the load's transaction, sealed on
+  // success and finished after the dir's syncfs (FinishBatchedLoads).
+  std::shared_ptr<LoadTransaction> txn;
+  Status prepared = Status::Ok();
+  if (batching_ && options_.load_undo_log) {
+    std::optional<LogDir::Prepared> ahead;
+    {
+      std::lock_guard<std::mutex> lock(dirs_->mu());
+      auto it = d.prepared.find(p.path);
+      if (it != d.prepared.end()) {
+        ahead = std::move(it->second);
+        d.prepared.erase(it);
+      }
+    }
+    if (ahead) {
+      for (std::string& w : ahead->warnings) pr.warnings.push_back(std::move(w));
+      txn = std::move(ahead->txn);
+      prepared = ahead->status;
+      if (!prepared.ok() && txn) {
+        (void)txn->Rollback();  // records only: the load never started
+        txn.reset();
+      }
+    } else {
+      prepared = LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &pr);
+      if (prepared.ok()) txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
+    }
+    params.transaction = txn;
+  }
+  Result<std::unique_ptr<Log>> loaded =
+      prepared.ok() ? LoadLog(params, &pr) : Result<std::unique_ptr<Log>>(prepared);
+  if (txn && loaded.ok()) {
+    txn->Seal();
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    d.sealed.push_back(txn);
+  } else if (txn) {
+    loaded = txn->RollbackAfter(loaded.status(), &pr);
+  }
+  Status st = loaded.status();
+  std::unique_ptr<Log> log;
+  if (st.ok()) {
+    log = std::move(*loaded);
+    log->UpdateHighWatermark(find(d.high_watermarks));
+    // fsync everything recovery kept before the recovery point can move to the
+    // LEO in the checkpoint (a second crash must not lose it).
+    st = log->FlushAll();
+  }
+  d.counters->remaining_segments[size_t(thread_index)].store(0);
+  // Out of descriptors (IsTooManyOpenFiles, after the cache released what it
+  // could) fails this partition only, like any non-I/O error.
+  const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st);
+  if (!st.ok()) {
+    pr.errors.push_back(st.ToString());
+    if (dir_failed) dirs_->failure_channel().MaybeAddOfflineLogDir(d.path, st);
+    log.reset();
+  } else {
+    pr.log_start_offset = log->log_start_offset();
+    pr.log_end_offset = log->log_end_offset();
+    pr.high_watermark = log->high_watermark();
+    pr.recovery_point = log->recovery_point();
+    pr.last_stable_offset = log->last_stable_offset();
+  }
+  pr.duration_ms = ElapsedMs(options_.clock, start);
+  if (log && options_.on_loaded) options_.on_loaded(d, log.get());
+  {
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    if (log) {
+      d.kinds[p.path] = p.name.kind;
+      d.logs[p.path] = std::move(log);
+    } else if (!dir_failed) {
+      ++d.failed_partitions;
+      d.failed_all_unchanged = d.failed_all_unchanged && pr.left_unchanged;
+      d.failed_tps.insert(tp);
+    }
+  }
+  std::lock_guard<std::mutex> lock(reports_mu_);
+  reports_.push_back(std::move(pr));
+}
+
+void LogDirLoader::FinishDir(LogDir& d) {
+  Status st = dirs_->failure_channel().ErrorFor(d.path);
+  if (st.ok()) st = dirs_->WriteCheckpoints(d);
+  if (IsTooManyOpenFiles(st)) {
+    // Every log is flushed: a checkpoint left old only makes the next
+    // unclean start scan more, and the checkpoint jobs write it again.
+    dirs_->warnings()[d.path].push_back(st.ToString() + " (checkpoints not written)");
+    st = Status::Ok();
+  }
+  if (!st.ok()) return dirs_->MarkOffline(d, st);
+  d.all_loaded = true;
+}
+
+std::vector<PartitionRecoveryReport> LogDirLoader::TakeReports() {
+  std::lock_guard<std::mutex> lock(reports_mu_);
+  return std::move(reports_);
+}
+
+std::vector<RecoveryGauges> LogDirLoader::GaugesSnapshot() const {
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  std::vector<RecoveryGauges> out;
+  for (const auto& c : counters_) {
+    RecoveryGauges g{c.dir, c.remaining_logs.load(), {}};
+    for (const auto& s : c.remaining_segments) g.remaining_segments.push_back(s.load());
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+ProgressSnapshot LogDirLoader::Progress() const {
+  ProgressSnapshot s;
+  s.scanned_bytes = scanned_bytes_.load();
+  s.total_bytes = total_bytes_.load();
+  s.total_logs = total_logs_.load();
+  s.remaining_logs = remaining_logs_.load();
+  return s;
+}
+
+}  // namespace daruma

@@ -1,0 +1,133 @@
+#include "recovery/topic_config_store.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "recovery/topic_config_file.h"
+
+namespace daruma {
+
+void TopicConfigStore::Load(const LogConfig& defaults) {
+  defaults_ = defaults;
+  std::optional<TopicConfigs> best;
+  std::string best_dir;
+  auto& dir_warnings = dirs_->warnings();
+  for (auto& d : dirs_->dirs()) {
+    if (dirs_->IsOffline(*d)) continue;
+    std::vector<std::string>& warnings = dir_warnings[d->path];
+    auto read = ReadTopicConfigsFile(fs_, d->path, &warnings);
+    if (!read.ok()) {
+      warnings.push_back(read.status().ToString() + " (topic overrides of this dir ignored)");
+      continue;
+    }
+    if (*read && (!best || (*read)->generation > best->generation)) {
+      best = std::move(*read);
+      best_dir = d->path;
+    }
+    if (warnings.empty()) dir_warnings.erase(d->path);
+  }
+  if (!best) return;
+  const std::string file = JoinPath(best_dir, kTopicConfigsFileName);
+  std::lock_guard<std::mutex> checkpoint(dirs_->checkpoint_mu());
+  std::lock_guard<std::mutex> lock(mu_);
+  generation_ = best->generation;
+  for (auto& [topic, overrides] : best->topics) {
+    LogConfig config = defaults_;
+    for (auto it = overrides.begin(); it != overrides.end();) {
+      Status st = ApplyTopicConfigOverride(it->first, it->second, &config);
+      if (st.ok()) {
+        ++it;
+        continue;
+      }
+      dir_warnings[best_dir].push_back(
+          fmt::format("{}: field topics.{}.{}: {}; the broker default is used", file, topic,
+                      it->first, st.message()));
+      it = overrides.erase(it);
+    }
+    configs_[topic] = config;
+    overrides_[topic] = std::move(overrides);
+  }
+}
+
+// Snapshot and write happen under the dirs' checkpoint lock, so the last
+// writer always writes the newest state and generations never repeat.
+void TopicConfigStore::Persist() {
+  std::lock_guard<std::mutex> checkpoint(dirs_->checkpoint_mu());
+  TopicConfigs configs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    configs.topics = overrides_;
+  }
+  configs.generation = ++generation_;
+  for (auto& d : dirs_->dirs()) {
+    if (!dirs_->IsServing(*d)) continue;
+    Status st = WriteTopicConfigsFile(fs_, d->path, configs);
+    if (!st.ok()) jobs_->OnJobError(d->path, st.WithContext("writing topic configs"));
+  }
+}
+
+void TopicConfigStore::Set(const std::string& topic, const LogConfig& config,
+                           const TopicConfigOverrides& overrides) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    configs_[topic] = config;
+    overrides_[topic] = overrides;
+  }
+  std::vector<std::pair<Log*, bool>> logs;  // and whether it is the live replica
+  {
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    for (const auto& d : dirs_->dirs()) {
+      for (const auto& [path, log] : d->logs) {
+        if (log->topic_partition().topic != topic) continue;
+        auto kind = d->kinds.find(path);
+        logs.emplace_back(log.get(), kind == d->kinds.end() || kind->second == DirKind::kLive);
+      }
+    }
+  }
+  for (auto [log, live] : logs) {
+    log->UpdateConfig(config);
+    if (live) jobs_->UpdateCleanerRegistration(log, config);
+  }
+  Persist();
+}
+
+void TopicConfigStore::ForgetIfUnused(const std::string& topic) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (configs_.count(topic) == 0 && overrides_.count(topic) == 0) return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    for (const auto& d : dirs_->dirs()) {
+      for (const auto& [path, log] : d->logs) {
+        auto kind = d->kinds.find(path);
+        const bool current = kind == d->kinds.end() || kind->second == DirKind::kLive ||
+                             kind->second == DirKind::kFuture;
+        if (current && log->topic_partition().topic == topic) return;
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    configs_.erase(topic);
+    overrides_.erase(topic);
+  }
+  Persist();
+}
+
+LogConfig TopicConfigStore::ConfigFor(const std::string& topic) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = configs_.find(topic);
+  return it == configs_.end() ? defaults_ : it->second;
+}
+
+TopicConfigOverrides TopicConfigStore::OverridesOf(const std::string& topic) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = overrides_.find(topic);
+  return it == overrides_.end() ? TopicConfigOverrides{} : it->second;
+}
+
+}  // namespace daruma
