@@ -31,6 +31,7 @@
 
 #include "bench_data.h"
 #include "common/clock.h"
+#include "common/scheduler.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_storage.h"
 #include "log/log.h"
@@ -104,16 +105,23 @@ JoinGroupArgs JoinArgs(const std::string& group, const std::string& member_id) {
   return a;
 }
 
+// A clock the bench moves and the coordinator's scheduler on it: deadlines
+// run only inside RunDueJobs.
+struct ManualTime {
+  ManualClock clock{kT0};
+  Scheduler scheduler{&clock, 1, Scheduler::Mode::kManual};
+};
+
 // Joins `n` members to `group` and completes the rebalance; returns the
 // member ids (the leader first) and the generation.
-std::pair<std::vector<std::string>, int32_t> Rebalance(GroupCoordinator& c, ManualClock& clock,
+std::pair<std::vector<std::string>, int32_t> Rebalance(GroupCoordinator& c, ManualTime& time,
                                                        const std::string& group, int n) {
   std::vector<std::optional<JoinGroupResult>> joined(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     c.JoinGroup(JoinArgs(group, ""), [&joined, i](JoinGroupResult r) { joined[size_t(i)] = r; });
   }
-  clock.Advance(1);
-  c.Tick();
+  time.clock.Advance(1);
+  time.scheduler.RunDueJobs();
   std::vector<std::string> ids;
   std::string leader;
   int32_t generation = -1;
@@ -167,10 +175,10 @@ void CommitRates(benchmark::State& state, int64_t requests, int partitions) {
 void BM_OffsetCommit(benchmark::State& state) {
   const int partitions = int(state.range(0));
   OffsetsLogs logs("commit");
-  ManualClock clock(kT0);
-  GroupCoordinator c(BenchGroupConfig(), logs.storage(), &clock);
+  ManualTime time;
+  GroupCoordinator c(BenchGroupConfig(), logs.storage(), &time.scheduler);
   if (!c.Load().ok()) Die("load", Status::InvalidArgument("load"));
-  auto [members, generation] = Rebalance(c, clock, "bench-group", 1);
+  auto [members, generation] = Rebalance(c, time, "bench-group", 1);
   int64_t offset = 0;
   int64_t requests = 0;
   for (auto _ : state) {
@@ -217,11 +225,11 @@ BENCHMARK(BM_RawAppend)->Arg(1)->Arg(10)->Arg(100)->UseRealTime()->Unit(benchmar
 void BM_Rebalance(benchmark::State& state) {
   const int members = int(state.range(0));
   OffsetsLogs logs("rebalance");
-  ManualClock clock(kT0);
-  GroupCoordinator c(BenchGroupConfig(), logs.storage(), &clock);
+  ManualTime time;
+  GroupCoordinator c(BenchGroupConfig(), logs.storage(), &time.scheduler);
   if (!c.Load().ok()) Die("load", Status::InvalidArgument("load"));
   int round = 0;
-  for (auto _ : state) Rebalance(c, clock, "group-" + std::to_string(++round), members);
+  for (auto _ : state) Rebalance(c, time, "group-" + std::to_string(++round), members);
 }
 BENCHMARK(BM_Rebalance)->Arg(10)->Arg(100)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
@@ -229,8 +237,8 @@ BENCHMARK(BM_Rebalance)->Arg(10)->Arg(100)->UseRealTime()->Unit(benchmark::kMicr
 // again: OffsetsToLoad() live offsets, half as many replaced records.
 std::unique_ptr<OffsetsLogs> WriteOffsets(int64_t* live, int64_t* records) {
   auto logs = std::make_unique<OffsetsLogs>("load");
-  ManualClock clock(kT0);
-  GroupCoordinator c(BenchGroupConfig(), logs->storage(), &clock);
+  ManualTime time;
+  GroupCoordinator c(BenchGroupConfig(), logs->storage(), &time.scheduler);
   if (!c.Load().ok()) Die("load", Status::InvalidArgument("load"));
   constexpr int kGroups = 1000;
   const int per_group = int(OffsetsToLoad() / kGroups);
@@ -261,9 +269,9 @@ void BM_Load(benchmark::State& state) {
   int64_t live = 0;
   int64_t records = 0;
   std::unique_ptr<OffsetsLogs> logs = WriteOffsets(&live, &records);
-  ManualClock clock(kT0);
+  ManualTime time;
   for (auto _ : state) {
-    GroupCoordinator c(BenchGroupConfig(), logs->storage(), &clock);
+    GroupCoordinator c(BenchGroupConfig(), logs->storage(), &time.scheduler);
     Result<GroupLoadReport> report = c.Load();
     if (!report.ok() || report->offsets != live) Die("load", Status::InvalidArgument("wrong load"));
   }

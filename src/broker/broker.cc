@@ -39,8 +39,7 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
   ctx.zero_copy_fs = args.fs;
   ctx.cluster_id = args.identity.cluster_id;
   ctx.log = args.log;
-  auto handler =
-      std::make_unique<RequestHandler>(std::move(ctx), args.executor, args.request_executor);
+  auto handler = std::make_unique<RequestHandler>(std::move(ctx), args.request_executor);
   DARUMA_RETURN_IF_ERROR(handler->init_status());
   return std::unique_ptr<FrameHandler>(std::move(handler));
 }
@@ -182,7 +181,10 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
   }
   if (path == "/metrics") {
     MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};
-    if (handler_ != nullptr) sources.parked_requests = int64_t(handler_->ParkedRequests());
+    if (handler_ != nullptr) {
+      sources.parked_requests = int64_t(handler_->ParkedRequests());
+      sources.delayed_operations = handler_->DelayedOperations();
+    }
     return {200, "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(sources)};
   }
   return {404, "text/plain; charset=utf-8", "not found; try /health or /metrics\n"};

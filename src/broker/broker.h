@@ -30,11 +30,11 @@
 //
 // Threading (Kafka's network threads vs num.io.threads request handler
 // threads): Run() owns the calling thread; the io_context runs there and does
-// all network I/O (accepts, Kafka connections, HTTP, signals, purgatory
-// timers) and every Broker member marked "io thread only". Requests are
-// handled on the request pool, so a slow disk never stalls the network
-// thread. RequestStop(), state(), http_port() and kafka_port() may be called
-// from any thread at any time, including before Run().
+// all network I/O (accepts, Kafka connections, HTTP, signals) and every
+// Broker member marked "io thread only". Requests are handled on the request
+// pool, so a slow disk never stalls the network thread; deadlines (fetch max
+// waits, group sessions) run on the request handler's scheduler thread. RequestStop(), state(),
+// http_port() and kafka_port() may be called from any thread at any time, including before Run().
 #pragma once
 
 #include <asio.hpp>

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "common/delayed_operation_key.h"
 #include "protocol/response_frame.h"
 
 namespace daruma::broker {
@@ -62,6 +63,15 @@ struct CoordinatorStatus {
   int64_t groups = 0;
 };
 
+// What /metrics says about one kind of delayed operation (a fetch's wait, a
+// group's join phase, a member's session, ...): how many wait now and how
+// many were forced by their deadline so far.
+struct DelayedOperationGauge {
+  DelayedOperationKind kind = DelayedOperationKind::kFetchPartition;
+  int64_t waiting = 0;
+  int64_t expired = 0;
+};
+
 struct ClientScope {
   std::atomic<bool> gone{false};
   std::function<void()> frame_done;
@@ -82,6 +92,8 @@ class FrameHandler {
   virtual size_t ParkedRequests() const { return 0; }
   // The group coordinator's state for /health: nullopt when there is none.
   virtual std::optional<CoordinatorStatus> GroupCoordinatorStatus() const { return std::nullopt; }
+  // Delayed operations by kind (for /metrics); empty when there are none.
+  virtual std::vector<DelayedOperationGauge> DelayedOperations() const { return {}; }
 };
 
 }  // namespace daruma::broker

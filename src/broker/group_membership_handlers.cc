@@ -1,9 +1,9 @@
 // JoinGroup, SyncGroup, Heartbeat and LeaveGroup (Kafka's KafkaApis group
 // handlers): decode, hand the request to the GroupCoordinator, encode its
 // answer. JoinGroup and SyncGroup may be answered later, when the last member
-// joins, the leader's assignment arrives or a deadline passes (the
-// coordinator's Tick); their answer is then built from the request's header
-// and the broker context, which outlive the request.
+// joins, the leader's assignment arrives or a deadline passes (one of the
+// coordinator's delayed operations); their answer is then built from the
+// request's header and the broker context, which outlive the request.
 #include "broker/api_handlers.h"
 #include "protocol/messages.h"
 

@@ -168,6 +168,18 @@ void RenderNetwork(const MetricsSources& s, std::string& out) {
   }
   Family(out, "requests_parked", "gauge", "Requests parked in the purgatory (long-poll fetches)");
   out += fmt::format("daruma_requests_parked {}\n", s.parked_requests);
+  Family(out, "delayed_operations", "gauge",
+         "Delayed operations waiting for their condition or deadline, by kind");
+  for (const DelayedOperationGauge& g : s.delayed_operations) {
+    out += fmt::format("daruma_delayed_operations{{kind=\"{}\"}} {}\n",
+                       DelayedOperationKindName(g.kind), g.waiting);
+  }
+  Family(out, "delayed_operations_expired_total", "counter",
+         "Delayed operations forced by their deadline, by kind");
+  for (const DelayedOperationGauge& g : s.delayed_operations) {
+    out += fmt::format("daruma_delayed_operations_expired_total{{kind=\"{}\"}} {}\n",
+                       DelayedOperationKindName(g.kind), g.expired);
+  }
   const std::tuple<std::string_view, std::string_view, int64_t> errors[] = {
       {"connection_write_errors_total",
        "Connections closed because a response could not be written (EPIPE, ECONNRESET)",

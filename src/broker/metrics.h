@@ -24,6 +24,12 @@
 //   request_memory_bytes, request_queued_bytes, connections_muted
 //                                             request memory (connection.h)
 //   requests_parked                          fetches waiting in the purgatory
+//   delayed_operations{kind}                 delayed operations waiting now, by
+//                                            kind (fetch_partition, group_join,
+//                                            group_sync, member_heartbeat,
+//                                            pending_member)
+//   delayed_operations_expired_total{kind}   counter: those forced by their
+//                                            deadline
 //   process_open_fds, process_resident_memory_bytes (no daruma_ prefix:
 //                                             Prometheus' standard names)
 // Label values are escaped (\\, \", \n) as the format requires.
@@ -32,6 +38,7 @@
 #include <string>
 
 #include "broker/broker_state.h"
+#include "broker/frame_handler.h"
 #include "broker/request_metrics.h"
 #include "recovery/log_manager.h"
 
@@ -47,6 +54,7 @@ struct MetricsSources {
   const RequestMetrics* requests = nullptr;
   const NetworkCounters* network = nullptr;
   int64_t parked_requests = 0;  // FrameHandler::ParkedRequests once serving
+  std::vector<DelayedOperationGauge> delayed_operations;  // FrameHandler::DelayedOperations
 };
 
 std::string RenderPrometheus(const MetricsSources& sources);

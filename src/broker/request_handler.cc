@@ -12,49 +12,19 @@
 
 namespace daruma::broker {
 
-RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor network_executor,
-                               asio::any_io_executor request_executor)
+RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor request_executor)
     : ctx_(std::move(ctx)),
       request_executor_(request_executor),
+      scheduler_(std::make_unique<Scheduler>(ctx_.clock, 1)),
       topics_(ctx_.log_manager, ctx_.config.log),
-      purgatory_(network_executor, request_executor),
+      purgatory_(scheduler_.get(), request_executor),
       slices_(ctx_.zero_copy_fs) {
   init_status_ = topics_.Load();
   if (init_status_.ok()) init_status_ = OpenProducerIds();
-  if (init_status_.ok()) StartGroupCoordinator(network_executor);
+  if (init_status_.ok()) StartGroupCoordinator();
 }
 
-// Ticks the group coordinator every kGroupTickMs on the network executor; the
-// work itself (which may append) runs on the request pool. Shared with its
-// own callbacks, so a tick that fires during destruction finds it stopped.
-struct RequestHandler::GroupTicker : std::enable_shared_from_this<GroupTicker> {
-  static constexpr auto kInterval = std::chrono::milliseconds(100);
-  GroupTicker(asio::any_io_executor network, asio::any_io_executor requests,
-              std::weak_ptr<GroupCoordinator> groups)
-      : timer(network), request_executor(std::move(requests)), groups(std::move(groups)) {}
-
-  void Arm() {
-    timer.expires_after(kInterval);
-    timer.async_wait([self = shared_from_this()](const asio::error_code& ec) {
-      if (ec || self->stopped) return;
-      if (std::shared_ptr<GroupCoordinator> g = self->groups.lock()) {
-        asio::post(self->request_executor, [g] { g->Tick(); });
-      }
-      self->Arm();
-    });
-  }
-  void Stop() {
-    stopped = true;
-    asio::post(timer.get_executor(), [self = shared_from_this()] { self->timer.cancel(); });
-  }
-
-  asio::steady_timer timer;
-  asio::any_io_executor request_executor;
-  std::weak_ptr<GroupCoordinator> groups;
-  std::atomic<bool> stopped{false};
-};
-
-void RequestHandler::StartGroupCoordinator(asio::any_io_executor network_executor) {
+void RequestHandler::StartGroupCoordinator() {
   GroupCoordinatorConfig config = ctx_.groups;
   // An offsets topic that already exists keeps its partition count (a group
   // lives where the count it was written with puts it).
@@ -78,10 +48,7 @@ void RequestHandler::StartGroupCoordinator(asio::any_io_executor network_executo
         return topics_.GetLog(tp);
       },
       ctx_.clock);
-  groups_ = std::make_shared<GroupCoordinator>(config, group_storage_.get(), ctx_.clock);
-  group_ticker_ =
-      std::make_shared<GroupTicker>(std::move(network_executor), request_executor_, groups_);
-  group_ticker_->Arm();
+  groups_ = std::make_unique<GroupCoordinator>(config, group_storage_.get(), scheduler_.get());
   group_loader_ = std::thread([this] {
     const int64_t start = ctx_.clock->NowMs();
     Result<GroupLoadReport> report = groups_->Load();
@@ -142,9 +109,24 @@ std::optional<CoordinatorStatus> RequestHandler::GroupCoordinatorStatus() const 
   return CoordinatorStatus{groups_->loaded(), int64_t(groups_->GroupCount())};
 }
 
+std::vector<DelayedOperationGauge> RequestHandler::DelayedOperations() const {
+  const DelayedOperationStats fetches = purgatory_.stats();
+  std::vector<DelayedOperationGauge> gauges = {
+      {DelayedOperationKind::kFetchPartition, fetches.delayed, fetches.expired}};
+  if (!groups_) return gauges;
+  for (DelayedOperationKind kind :
+       {DelayedOperationKind::kGroupJoin, DelayedOperationKind::kGroupSync,
+        DelayedOperationKind::kMemberHeartbeat, DelayedOperationKind::kPendingMember}) {
+    const DelayedOperationStats s = groups_->DeadlineStats(kind);
+    gauges.push_back({kind, s.delayed, s.expired});
+  }
+  return gauges;
+}
+
 RequestHandler::~RequestHandler() {
   if (group_loader_.joinable()) group_loader_.join();
-  if (group_ticker_) group_ticker_->Stop();
+  // No deadline fires once the members it would touch start to go.
+  scheduler_->Shutdown();
 }
 
 // A frame handed over before Shutdown() is handled (draining answers it);
@@ -171,7 +153,6 @@ void RequestHandler::ClientGone(const ClientScopePtr& client) {
 // that parks later is forced at once (the purgatory is closed).
 void RequestHandler::Shutdown() {
   shut_down_ = true;
-  if (group_ticker_) group_ticker_->Stop();
   asio::post(request_executor_, [this] {
     purgatory_.CompleteAll();
     if (groups_) groups_->Shutdown();

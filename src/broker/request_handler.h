@@ -28,11 +28,13 @@
 // the server re-posts it to the socket. Shared state and its locks: the
 // TopicRegistry (its own mutexes), the purgatory (delayed_fetch.h), each Log
 // (its own mutex), LogManager (thread-safe at runtime) and `hw_mu_` below;
-// BrokerContext is read-only once built. Purgatory timers run on
-// `network_executor`. Handle() and Shutdown() may be called from any thread.
+// BrokerContext is read-only once built. Deadlines — fetch max waits and the
+// group coordinator's sessions, join and sync phases, offset retention — are
+// delayed operations and jobs on the handler's own Scheduler (one thread,
+// judged on ctx.clock); a forced fetch is handed from it to
+// `request_executor`. Handle() and Shutdown() may be called from any thread.
 // Destroy the handler only after `request_executor` has drained (queued work
-// holds `this`) and before the LogManager (the registry points into it) and
-// the network io_context (purgatory timers).
+// holds `this`) and before the LogManager (the registry points into it).
 #pragma once
 
 #include <asio.hpp>
@@ -48,6 +50,7 @@
 #include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
 #include "broker/topic_registry.h"
+#include "common/scheduler.h"
 #include "common/status.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_storage.h"
@@ -60,10 +63,9 @@ class RequestHandler final : public FrameHandler {
   using Respond = broker::Respond;
 
   // Builds the topic registry from ctx.log_manager (already started); check
-  // init_status() before serving. Tests may pass one single-threaded executor
-  // for both, to run requests deterministically.
-  RequestHandler(BrokerContext ctx, asio::any_io_executor network_executor,
-                 asio::any_io_executor request_executor);
+  // init_status() before serving. Tests may pass a single-threaded executor,
+  // to run requests deterministically.
+  RequestHandler(BrokerContext ctx, asio::any_io_executor request_executor);
   ~RequestHandler() override;
   RequestHandler(const RequestHandler&) = delete;
   RequestHandler& operator=(const RequestHandler&) = delete;
@@ -74,6 +76,7 @@ class RequestHandler final : public FrameHandler {
   void ClientGone(const ClientScopePtr& client) override;
   size_t ParkedRequests() const override { return purgatory_.parked(); }
   std::optional<CoordinatorStatus> GroupCoordinatorStatus() const override;
+  std::vector<DelayedOperationGauge> DelayedOperations() const override;
 
   const Status& init_status() const { return init_status_; }
   TopicRegistry& topics() { return topics_; }
@@ -82,14 +85,16 @@ class RequestHandler final : public FrameHandler {
   void HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                      const Respond& respond);
   Status OpenProducerIds();
-  // Builds the group coordinator, loads `__consumer_offsets` on a thread of
-  // its own (the group APIs answer COORDINATOR_LOAD_IN_PROGRESS meanwhile)
-  // and starts the timer that drives its deadlines.
-  void StartGroupCoordinator(asio::any_io_executor network_executor);
-  struct GroupTicker;
+  // Builds the group coordinator on `scheduler_` and loads
+  // `__consumer_offsets` on a thread of its own (the group APIs answer
+  // COORDINATOR_LOAD_IN_PROGRESS meanwhile).
+  void StartGroupCoordinator();
 
   BrokerContext ctx_;  // read-only after construction
   asio::any_io_executor request_executor_;
+  // Before everything whose delayed operations or jobs it runs; shut down
+  // first in the destructor.
+  std::unique_ptr<Scheduler> scheduler_;
   TopicRegistry topics_;
   DelayedFetchPurgatory purgatory_;
   FetchSliceReader slices_;  // ctx.zero_copy_fs; off when null
@@ -101,8 +106,7 @@ class RequestHandler final : public FrameHandler {
   // online.
   std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<LogGroupStorage> group_storage_;
-  std::shared_ptr<GroupCoordinator> groups_;
-  std::shared_ptr<GroupTicker> group_ticker_;
+  std::unique_ptr<GroupCoordinator> groups_;
   std::thread group_loader_;
   Status init_status_;
   std::atomic<bool> shut_down_{false};

@@ -1,6 +1,7 @@
-// Membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and the deadlines
-// that drive them, following Kafka's GroupCoordinator (classic protocol).
-// Offsets, loading and administration are in group_coordinator_offsets.cc.
+// Membership: JoinGroup, SyncGroup, Heartbeat and LeaveGroup, following
+// Kafka's GroupCoordinator (classic protocol). The deadlines that drive them
+// are in group_coordinator_deadlines.cc; offsets, loading and administration
+// in group_coordinator_offsets.cc.
 #include "coordinator/group_coordinator.h"
 
 #include <algorithm>
@@ -9,11 +10,27 @@
 
 namespace daruma {
 
-GroupCoordinator::GroupCoordinator(GroupCoordinatorConfig config, GroupStorage* storage,
-                                   Clock* clock)
-    : config_(config), storage_(storage), clock_(clock) {}
+GroupCoordinator::Locked::~Locked() {
+  Completions answers;
+  answers.swap(coordinator_.answers_);
+  lock_.unlock();
+  for (auto& answer : answers) answer();
+}
 
-GroupCoordinator::~GroupCoordinator() = default;
+GroupCoordinator::GroupCoordinator(GroupCoordinatorConfig config, GroupStorage* storage,
+                                   Scheduler* scheduler)
+    : config_(config),
+      storage_(storage),
+      scheduler_(scheduler),
+      clock_(scheduler->clock()),
+      anchor_(std::make_shared<JobAnchor>(this)),
+      purgatory_("group-deadlines", scheduler,
+                 [this](std::function<void()> expire) { RunExpiry(expire); }) {}
+
+GroupCoordinator::~GroupCoordinator() {
+  std::lock_guard<std::mutex> lock(anchor_->mu);
+  anchor_->coordinator = nullptr;
+}
 
 bool GroupCoordinator::loaded() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -58,18 +75,18 @@ ErrorCode GroupCoordinator::CheckMember(GroupMetadata& group, const std::string&
   return ErrorCode::kNone;
 }
 
-void GroupCoordinator::FailWaitingCalls(MemberMetadata& member, ErrorCode error, Completions& out) {
+void GroupCoordinator::FailWaitingCalls(MemberMetadata& member, ErrorCode error) {
   if (member.awaiting_join) {
     JoinGroupResult r;
     r.error = error;
     r.member_id = member.member_id;
-    out.push_back([cb = std::move(member.awaiting_join), r]() mutable { cb(r); });
+    answers_.push_back([cb = std::move(member.awaiting_join), r]() mutable { cb(r); });
     member.awaiting_join = nullptr;
   }
   if (member.awaiting_sync) {
     SyncGroupResult r;
     r.error = error;
-    out.push_back([cb = std::move(member.awaiting_sync), r]() mutable { cb(r); });
+    answers_.push_back([cb = std::move(member.awaiting_sync), r]() mutable { cb(r); });
     member.awaiting_sync = nullptr;
   }
 }
@@ -82,69 +99,59 @@ void GroupCoordinator::ApplyJoinSettings(const JoinGroupArgs& args, MemberMetada
 }
 
 GroupMetadata& GroupCoordinator::CreateGroupLocked(const std::string& group_id) {
-  auto created = std::make_unique<GroupMetadata>(group_id, clock_->NowMs());
+  auto created = std::make_shared<GroupMetadata>(group_id, clock_->NowMs());
   GroupMetadata& group = *created;
   groups_.emplace(group_id, std::move(created));
   return group;
 }
 
-void GroupCoordinator::ScheduleHeartbeat(MemberMetadata& member) {
-  const int64_t timeout =
-      member.is_new ? config_.new_member_join_timeout_ms : member.session_timeout_ms;
-  member.heartbeat_deadline_ms = clock_->NowMs() + timeout;
-}
-
 void GroupCoordinator::JoinGroup(JoinGroupArgs args, JoinCallback done) {
-  Completions out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto fail = [&](ErrorCode error) {
-      JoinGroupResult r;
-      r.error = error;
-      r.member_id = args.member_id;
-      out.push_back([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
-    };
-    if (args.rebalance_timeout_ms < 0) args.rebalance_timeout_ms = args.session_timeout_ms;
-    GroupMetadata* group = FindGroup(args.group_id);
-    if (ErrorCode e = AvailabilityLocked(args.group_id); e != ErrorCode::kNone) {
-      fail(e);
-    } else if (args.group_id.empty()) {
-      fail(ErrorCode::kInvalidGroupId);
-    } else if (args.session_timeout_ms < config_.min_session_timeout_ms ||
-               args.session_timeout_ms > config_.max_session_timeout_ms) {
-      fail(ErrorCode::kInvalidSessionTimeout);
-    } else if (group == nullptr && !args.member_id.empty()) {
-      fail(ErrorCode::kUnknownMemberId);
-    } else {
-      if (group == nullptr) group = &CreateGroupLocked(args.group_id);
-      const bool known =
-          !args.member_id.empty() &&
-          (group->Has(args.member_id) || group->pending_members().count(args.member_id));
-      if (!known && !group->Is(GroupState::kEmpty) &&
-          int64_t(group->members().size()) >= config_.max_size) {
-        fail(ErrorCode::kGroupMaxSizeReached);
-      } else if (args.member_id.empty()) {
-        JoinNewMember(*group, args, done, out);
-      } else {
-        JoinKnownMember(*group, args, done, out);
-      }
-      // A group created by this request that took nobody in goes away again.
-      if (group->members().empty() && group->pending_members().empty() &&
-          group->Is(GroupState::kEmpty) && group->offsets().empty() &&
-          group->generation_id() == 0) {
-        groups_.erase(args.group_id);
-      }
-    }
-  }
-  for (auto& f : out) f();
-}
-
-void GroupCoordinator::JoinNewMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done,
-                                     Completions& out) {
+  Locked locked(*this);
   auto fail = [&](ErrorCode error) {
     JoinGroupResult r;
     r.error = error;
-    out.push_back([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    r.member_id = args.member_id;
+    answers_.push_back(
+        [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  };
+  if (args.rebalance_timeout_ms < 0) args.rebalance_timeout_ms = args.session_timeout_ms;
+  GroupMetadata* group = FindGroup(args.group_id);
+  if (ErrorCode e = AvailabilityLocked(args.group_id); e != ErrorCode::kNone) {
+    fail(e);
+  } else if (args.group_id.empty()) {
+    fail(ErrorCode::kInvalidGroupId);
+  } else if (args.session_timeout_ms < config_.min_session_timeout_ms ||
+             args.session_timeout_ms > config_.max_session_timeout_ms) {
+    fail(ErrorCode::kInvalidSessionTimeout);
+  } else if (group == nullptr && !args.member_id.empty()) {
+    fail(ErrorCode::kUnknownMemberId);
+  } else {
+    if (group == nullptr) group = &CreateGroupLocked(args.group_id);
+    const bool known = !args.member_id.empty() && (group->Has(args.member_id) ||
+                                                   group->pending_members().count(args.member_id));
+    if (!known && !group->Is(GroupState::kEmpty) &&
+        int64_t(group->members().size()) >= config_.max_size) {
+      fail(ErrorCode::kGroupMaxSizeReached);
+    } else if (args.member_id.empty()) {
+      JoinNewMember(*group, args, done);
+    } else {
+      JoinKnownMember(*group, args, done);
+    }
+    // A group created by this request that took nobody in goes away again.
+    if (group->members().empty() && group->pending_members().empty() &&
+        group->Is(GroupState::kEmpty) && group->offsets().empty() && group->generation_id() == 0) {
+      groups_.erase(args.group_id);
+    }
+  }
+}
+
+void GroupCoordinator::JoinNewMember(GroupMetadata& group, JoinGroupArgs& args,
+                                     JoinCallback& done) {
+  auto fail = [&](ErrorCode error) {
+    JoinGroupResult r;
+    r.error = error;
+    answers_.push_back(
+        [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   };
   if (group.Is(GroupState::kDead)) return fail(ErrorCode::kCoordinatorNotAvailable);
   if (!group.SupportsProtocols(args.protocol_type, args.protocols)) {
@@ -153,10 +160,10 @@ void GroupCoordinator::JoinNewMember(GroupMetadata& group, JoinGroupArgs& args, 
   if (args.group_instance_id) {
     if (const std::string* existing = group.StaticMemberId(*args.group_instance_id)) {
       args.member_id = *existing;
-      return JoinStaticMember(group, args, done, out);
+      return JoinStaticMember(group, args, done);
     }
     std::string id = NewMemberId(*args.group_instance_id);
-    return AddMemberAndRebalance(group, args, std::move(id), std::move(done), out);
+    return AddMemberAndRebalance(group, args, std::move(id), std::move(done));
   }
   std::string id = NewMemberId(args.client_id);
   if (args.require_known_member_id) {
@@ -164,51 +171,61 @@ void GroupCoordinator::JoinNewMember(GroupMetadata& group, JoinGroupArgs& args, 
     // client that never does leaves no member behind; the id expires after
     // the session timeout.
     group.pending_members().insert(id);
-    group.pending_deadlines()[id] = clock_->NowMs() + args.session_timeout_ms;
+    SchedulePendingMemberExpiry(group, id, args.session_timeout_ms);
     JoinGroupResult r;
     r.error = ErrorCode::kMemberIdRequired;
     r.member_id = id;
-    out.push_back([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    answers_.push_back(
+        [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
     return;
   }
-  AddMemberAndRebalance(group, args, std::move(id), std::move(done), out);
+  AddMemberAndRebalance(group, args, std::move(id), std::move(done));
 }
 
 // A static member (KIP-345) rejoining under its instance id gets a new member
 // id; the old id is fenced. A Stable group whose member kept its protocols
 // answers at once with the current generation, without a rebalance.
 void GroupCoordinator::JoinStaticMember(GroupMetadata& group, JoinGroupArgs& args,
-                                        JoinCallback& done, Completions& out) {
+                                        JoinCallback& done) {
   const std::string old_id = args.member_id;
   const std::string new_id = NewMemberId(*args.group_instance_id);
-  FailWaitingCalls(*group.FindMember(old_id), ErrorCode::kFencedInstanceId, out);
+  FailWaitingCalls(*group.FindMember(old_id), ErrorCode::kFencedInstanceId);
   MemberMetadata& member = group.ReplaceStaticMember(old_id, new_id);
   ApplyJoinSettings(args, member);
   args.member_id = new_id;
   const bool unchanged = group.protocol_name() && member.protocol_type == args.protocol_type &&
                          member.SameProtocols(args.protocols);
   if (group.Is(GroupState::kStable) && unchanged) {
-    ScheduleHeartbeat(member);
+    ScheduleHeartbeat(group, member);
     const bool leader = group.IsLeader(new_id);
     JoinGroupResult r = CurrentJoinResult(group, new_id, leader && args.supports_skip_assignment);
     r.skip_assignment = leader && args.supports_skip_assignment;
     if (Status s = StoreGroup(group); !s.ok()) {
-      // Kafka reverts the replacement when the new id cannot be stored.
-      group.ReplaceStaticMember(new_id, old_id);
+      // Kafka reverts the replacement when the new id cannot be stored; the
+      // old id's session goes on from now.
+      ScheduleHeartbeat(group, group.ReplaceStaticMember(new_id, old_id));
+      ForgetHeartbeat(group, new_id);
       r = JoinGroupResult{};
       r.error = ErrorCode::kUnknownServerError;
       r.member_id = new_id;
+    } else {
+      ForgetHeartbeat(group, old_id);
     }
-    out.push_back([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    answers_.push_back(
+        [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
     return;
   }
-  UpdateMemberAndRebalance(group, member, args, std::move(done), out);
+  // The member waits in the join phase under its new id, which the join's
+  // completion gives a session deadline.
+  ForgetHeartbeat(group, old_id);
+  UpdateMemberAndRebalance(group, member, args, std::move(done));
 }
 
 void GroupCoordinator::JoinKnownMember(GroupMetadata& group, JoinGroupArgs& args,
-                                       JoinCallback& done, Completions& out) {
+                                       JoinCallback& done) {
   auto answer = [&](JoinGroupResult r) {
-    out.push_back([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    answers_.push_back(
+        [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   };
   auto fail = [&](ErrorCode error) {
     JoinGroupResult r;
@@ -221,10 +238,9 @@ void GroupCoordinator::JoinKnownMember(GroupMetadata& group, JoinGroupArgs& args
     return fail(ErrorCode::kInconsistentGroupProtocol);
   }
   if (group.pending_members().count(args.member_id)) {
-    group.pending_members().erase(args.member_id);
-    group.pending_deadlines().erase(args.member_id);
+    RemovePendingMember(group, args.member_id);
     std::string id = args.member_id;
-    return AddMemberAndRebalance(group, args, std::move(id), std::move(done), out);
+    return AddMemberAndRebalance(group, args, std::move(id), std::move(done));
   }
   if (ErrorCode e = CheckMember(group, args.member_id, args.group_instance_id);
       e != ErrorCode::kNone) {
@@ -234,17 +250,17 @@ void GroupCoordinator::JoinKnownMember(GroupMetadata& group, JoinGroupArgs& args
   const bool same = member.SameProtocols(args.protocols);
   switch (group.state()) {
     case GroupState::kPreparingRebalance:
-      return UpdateMemberAndRebalance(group, member, args, std::move(done), out);
+      return UpdateMemberAndRebalance(group, member, args, std::move(done));
     case GroupState::kCompletingRebalance:
       if (same) {
         // A retried JoinGroup whose answer was lost: the same answer again.
         return answer(CurrentJoinResult(group, args.member_id, group.IsLeader(args.member_id)));
       }
-      return UpdateMemberAndRebalance(group, member, args, std::move(done), out);
+      return UpdateMemberAndRebalance(group, member, args, std::move(done));
     case GroupState::kStable:
       if (group.IsLeader(args.member_id) || !same) {
         // The leader rejoining asks for a new assignment (e.g. new topics).
-        return UpdateMemberAndRebalance(group, member, args, std::move(done), out);
+        return UpdateMemberAndRebalance(group, member, args, std::move(done));
       }
       return answer(CurrentJoinResult(group, args.member_id, false));
     case GroupState::kEmpty:
@@ -272,8 +288,7 @@ JoinGroupResult GroupCoordinator::CurrentJoinResult(GroupMetadata& group,
 }
 
 void GroupCoordinator::AddMemberAndRebalance(GroupMetadata& group, JoinGroupArgs& args,
-                                             std::string member_id, JoinCallback done,
-                                             Completions& out) {
+                                             std::string member_id, JoinCallback done) {
   MemberMetadata m;
   m.member_id = member_id;
   m.group_instance_id = args.group_instance_id;
@@ -282,19 +297,18 @@ void GroupCoordinator::AddMemberAndRebalance(GroupMetadata& group, JoinGroupArgs
   m.protocols = std::move(args.protocols);
   m.awaiting_join = std::move(done);
   m.is_new = true;
-  ScheduleHeartbeat(m);
   group.AddMember(std::move(m));
+  ScheduleHeartbeat(group, *group.FindMember(member_id));
   // The initial delayed join waits a little longer for each member that
   // arrives during it (Kafka's InitialDelayedJoin).
   if (group.Is(GroupState::kPreparingRebalance) && group.initial_delay)
     group.new_member_added = true;
-  MaybePrepareRebalance(group, out);
-  TryCompleteJoin(group, out);
+  MaybePrepareRebalance(group);
+  TryCompleteJoin(group);
 }
 
 void GroupCoordinator::UpdateMemberAndRebalance(GroupMetadata& group, MemberMetadata& member,
-                                                JoinGroupArgs& args, JoinCallback done,
-                                                Completions& out) {
+                                                JoinGroupArgs& args, JoinCallback done) {
   member.protocols = std::move(args.protocols);
   member.protocol_type = args.protocol_type;
   ApplyJoinSettings(args, member);
@@ -304,194 +318,93 @@ void GroupCoordinator::UpdateMemberAndRebalance(GroupMetadata& group, MemberMeta
     JoinGroupResult superseded;
     superseded.error = ErrorCode::kRebalanceInProgress;
     superseded.member_id = member.member_id;
-    out.push_back([cb = std::move(member.awaiting_join), superseded]() mutable { cb(superseded); });
+    answers_.push_back(
+        [cb = std::move(member.awaiting_join), superseded]() mutable { cb(superseded); });
   }
   member.awaiting_join = std::move(done);
-  MaybePrepareRebalance(group, out);
-  TryCompleteJoin(group, out);
-}
-
-void GroupCoordinator::MaybePrepareRebalance(GroupMetadata& group, Completions& out) {
-  if (group.Is(GroupState::kStable) || group.Is(GroupState::kCompletingRebalance) ||
-      group.Is(GroupState::kEmpty)) {
-    PrepareRebalance(group, out);
-  }
-}
-
-void GroupCoordinator::FailPendingSyncs(GroupMetadata& group, ErrorCode error, Completions& out) {
-  for (auto& [id, m] : group.members()) {
-    m.assignment.clear();
-    if (m.awaiting_sync) {
-      SyncGroupResult r;
-      r.error = error;
-      out.push_back([cb = std::move(m.awaiting_sync), r]() mutable { cb(r); });
-      m.awaiting_sync = nullptr;
-    }
-  }
-}
-
-void GroupCoordinator::PrepareRebalance(GroupMetadata& group, Completions& out) {
-  if (group.Is(GroupState::kCompletingRebalance)) {
-    FailPendingSyncs(group, ErrorCode::kRebalanceInProgress, out);
-  }
-  group.sync_deadline_ms = -1;
-  group.pending_sync().clear();
-  const int64_t now = clock_->NowMs();
-  if (group.Is(GroupState::kEmpty)) {
-    // The first members of an empty group wait group.initial.rebalance.delay.ms
-    // for others, so a group starting up rebalances once, not per member.
-    group.initial_delay = true;
-    group.new_member_added = false;
-    group.join_deadline_ms = now + config_.initial_rebalance_delay_ms;
-    group.initial_delay_remaining_ms =
-        std::max<int64_t>(group.MaxRebalanceTimeoutMs() - config_.initial_rebalance_delay_ms, 0);
-  } else {
-    group.initial_delay = false;
-    group.join_deadline_ms = now + group.MaxRebalanceTimeoutMs();
-  }
-  group.TransitionTo(GroupState::kPreparingRebalance, now);
-}
-
-void GroupCoordinator::TryCompleteJoin(GroupMetadata& group, Completions& out) {
-  if (group.Is(GroupState::kPreparingRebalance) && !group.initial_delay &&
-      group.HasAllMembersJoined()) {
-    CompleteJoin(group, out);
-  }
-}
-
-void GroupCoordinator::CompleteJoin(GroupMetadata& group, Completions& out) {
-  group.join_deadline_ms = -1;
-  group.initial_delay = false;
-  // Dynamic members that did not rejoin in time are out; static ones keep
-  // their place until their session expires (KIP-345).
-  std::vector<std::string> gone;
-  for (const auto& [id, m] : group.members()) {
-    if (!m.awaiting_join && !m.group_instance_id) gone.push_back(id);
-  }
-  for (const std::string& id : gone) group.RemoveMember(id);
-  if (group.Is(GroupState::kDead)) return;
-  // The leader must be a member that rejoined.
-  if (group.leader_id()) {
-    const MemberMetadata* leader = group.FindMember(*group.leader_id());
-    if (leader == nullptr || !leader->awaiting_join) {
-      for (const auto& [id, m] : group.members()) {
-        if (m.awaiting_join) {
-          group.SetLeader(id);
-          break;
-        }
-      }
-    }
-  }
-  bool anyone_joined = false;
-  for (const auto& [id, m] : group.members())
-    anyone_joined = anyone_joined || bool(m.awaiting_join);
-  if (!group.members().empty() && !anyone_joined) {
-    // Only static members that did not rejoin are left: wait for them again.
-    PrepareRebalance(group, out);
-    group.TransitionTo(GroupState::kPreparingRebalance, clock_->NowMs());
-    return;
-  }
-  group.InitNextGeneration(clock_->NowMs());
-  if (group.Is(GroupState::kEmpty)) {
-    // Kafka stores the empty generation; a failure is only logged there too
-    // (the offsets stay valid either way).
-    (void)StoreGroup(group);
-    return;
-  }
-  const int64_t now = clock_->NowMs();
-  for (auto& [id, m] : group.members()) {
-    if (!m.awaiting_join) continue;
-    JoinGroupResult r = CurrentJoinResult(group, id, group.IsLeader(id));
-    out.push_back(
-        [cb = std::move(m.awaiting_join), r = std::move(r)]() mutable { cb(std::move(r)); });
-    m.awaiting_join = nullptr;
-    m.is_new = false;
-    ScheduleHeartbeat(m);
-    group.pending_sync().insert(id);
-  }
-  // Members that do not send SyncGroup within the rebalance timeout are
-  // removed (Kafka's pending-sync expiry), so a lost member cannot keep the
-  // others waiting for an assignment forever.
-  group.sync_deadline_ms = now + group.MaxRebalanceTimeoutMs();
+  MaybePrepareRebalance(group);
+  TryCompleteJoin(group);
 }
 
 void GroupCoordinator::SyncGroup(SyncGroupArgs args, SyncCallback done) {
-  Completions out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto fail = [&](ErrorCode error) {
+  Locked locked(*this);
+  auto fail = [&](ErrorCode error) {
+    SyncGroupResult r;
+    r.error = error;
+    answers_.push_back([done = std::move(done), r]() mutable { done(r); });
+  };
+  GroupMetadata* group = FindGroup(args.group_id);
+  ErrorCode check = ErrorCode::kNone;
+  if ((check = AvailabilityLocked(args.group_id)) != ErrorCode::kNone) {
+    fail(check);
+  } else if (group == nullptr) {
+    fail(ErrorCode::kUnknownMemberId);
+  } else if (group->Is(GroupState::kDead)) {
+    fail(ErrorCode::kCoordinatorNotAvailable);
+  } else if ((check = CheckMember(*group, args.member_id, args.group_instance_id)) !=
+             ErrorCode::kNone) {
+    fail(check);
+  } else if (args.generation_id != group->generation_id()) {
+    fail(ErrorCode::kIllegalGeneration);
+  } else if ((args.protocol_type && args.protocol_type != group->protocol_type()) ||
+             (args.protocol_name && args.protocol_name != group->protocol_name())) {
+    fail(ErrorCode::kInconsistentGroupProtocol);
+  } else if (group->Is(GroupState::kEmpty)) {
+    fail(ErrorCode::kUnknownMemberId);
+  } else if (group->Is(GroupState::kPreparingRebalance)) {
+    fail(ErrorCode::kRebalanceInProgress);
+  } else {
+    MemberMetadata& member = *group->FindMember(args.member_id);
+    group->pending_sync().erase(args.member_id);
+    purgatory_.CheckAndComplete(DelayedOperationKey::GroupSync(group->id()));
+    if (group->Is(GroupState::kStable)) {
       SyncGroupResult r;
-      r.error = error;
-      out.push_back([done = std::move(done), r]() mutable { done(r); });
-    };
-    GroupMetadata* group = FindGroup(args.group_id);
-    ErrorCode check = ErrorCode::kNone;
-    if ((check = AvailabilityLocked(args.group_id)) != ErrorCode::kNone) {
-      fail(check);
-    } else if (group == nullptr) {
-      fail(ErrorCode::kUnknownMemberId);
-    } else if (group->Is(GroupState::kDead)) {
-      fail(ErrorCode::kCoordinatorNotAvailable);
-    } else if ((check = CheckMember(*group, args.member_id, args.group_instance_id)) !=
-               ErrorCode::kNone) {
-      fail(check);
-    } else if (args.generation_id != group->generation_id()) {
-      fail(ErrorCode::kIllegalGeneration);
-    } else if ((args.protocol_type && args.protocol_type != group->protocol_type()) ||
-               (args.protocol_name && args.protocol_name != group->protocol_name())) {
-      fail(ErrorCode::kInconsistentGroupProtocol);
-    } else if (group->Is(GroupState::kEmpty)) {
-      fail(ErrorCode::kUnknownMemberId);
-    } else if (group->Is(GroupState::kPreparingRebalance)) {
-      fail(ErrorCode::kRebalanceInProgress);
+      r.protocol_type = group->protocol_type();
+      r.protocol_name = group->protocol_name();
+      r.assignment = member.assignment;
+      answers_.push_back(
+          [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
     } else {
-      MemberMetadata& member = *group->FindMember(args.member_id);
-      group->pending_sync().erase(args.member_id);
-      if (group->Is(GroupState::kStable)) {
-        SyncGroupResult r;
-        r.protocol_type = group->protocol_type();
-        r.protocol_name = group->protocol_name();
-        r.assignment = member.assignment;
-        out.push_back([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
-      } else {
-        member.awaiting_sync = std::move(done);
-        ScheduleHeartbeat(member);
-        if (group->IsLeader(args.member_id)) {
-          // The leader's assignment: members it left out get an empty one.
-          for (auto& [id, m] : group->members()) m.assignment.clear();
-          for (auto& [id, bytes] : args.assignments) {
-            if (MemberMetadata* m = group->FindMember(id)) m->assignment = std::move(bytes);
-          }
-          if (Status s = StoreGroup(*group); !s.ok()) {
-            // Nothing stored: every waiting member fails and the group
-            // rebalances, as Kafka does when its append fails.
-            FailPendingSyncs(*group, ErrorCode::kCoordinatorNotAvailable, out);
-            PrepareRebalance(*group, out);
-          } else {
-            group->TransitionTo(GroupState::kStable, clock_->NowMs());
-            for (auto& [id, m] : group->members()) {
-              if (!m.awaiting_sync) continue;
-              SyncGroupResult r;
-              r.protocol_type = group->protocol_type();
-              r.protocol_name = group->protocol_name();
-              r.assignment = m.assignment;
-              out.push_back([cb = std::move(m.awaiting_sync), r = std::move(r)]() mutable {
-                cb(std::move(r));
-              });
-              m.awaiting_sync = nullptr;
-            }
+      member.awaiting_sync = std::move(done);
+      ScheduleHeartbeat(*group, member);
+      if (group->IsLeader(args.member_id)) {
+        // The leader's assignment: members it left out get an empty one.
+        for (auto& [id, m] : group->members()) m.assignment.clear();
+        for (auto& [id, bytes] : args.assignments) {
+          if (MemberMetadata* m = group->FindMember(id)) m->assignment = std::move(bytes);
+        }
+        if (Status s = StoreGroup(*group); !s.ok()) {
+          // Nothing stored: every waiting member fails and the group
+          // rebalances, as Kafka does when its append fails.
+          FailPendingSyncs(*group, ErrorCode::kCoordinatorNotAvailable);
+          PrepareRebalance(*group);
+        } else {
+          group->TransitionTo(GroupState::kStable, clock_->NowMs());
+          for (auto& [id, m] : group->members()) {
+            if (!m.awaiting_sync) continue;
+            SyncGroupResult r;
+            r.protocol_type = group->protocol_type();
+            r.protocol_name = group->protocol_name();
+            r.assignment = m.assignment;
+            answers_.push_back([cb = std::move(m.awaiting_sync), r = std::move(r)]() mutable {
+              cb(std::move(r));
+            });
+            m.awaiting_sync = nullptr;
+            // Kafka's propagateAssignment: the session restarts with the
+            // answer, as a deadline that passed while the member waited
+            // was not held against it.
+            ScheduleHeartbeat(*group, m);
           }
         }
       }
     }
   }
-  for (auto& f : out) f();
 }
 
 ErrorCode GroupCoordinator::Heartbeat(const std::string& group_id, const std::string& member_id,
                                       const std::optional<std::string>& group_instance_id,
                                       int32_t generation_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Locked locked(*this);
   if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) return e;
   GroupMetadata* group = FindGroup(group_id);
   if (group == nullptr) return ErrorCode::kUnknownMemberId;
@@ -500,7 +413,7 @@ ErrorCode GroupCoordinator::Heartbeat(const std::string& group_id, const std::st
     return e;
   if (group->Is(GroupState::kEmpty)) return ErrorCode::kUnknownMemberId;
   if (generation_id != group->generation_id()) return ErrorCode::kIllegalGeneration;
-  ScheduleHeartbeat(*group->FindMember(member_id));
+  ScheduleHeartbeat(*group, *group->FindMember(member_id));
   // During the join phase the answer tells the member to rejoin.
   return group->Is(GroupState::kPreparingRebalance) ? ErrorCode::kRebalanceInProgress
                                                     : ErrorCode::kNone;
@@ -508,10 +421,9 @@ ErrorCode GroupCoordinator::Heartbeat(const std::string& group_id, const std::st
 
 LeaveGroupResult GroupCoordinator::LeaveGroup(const std::string& group_id,
                                               const std::vector<MemberIdentity>& members) {
-  Completions out;
   LeaveGroupResult result;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Locked locked(*this);
     GroupMetadata* group = FindGroup(group_id);
     if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) {
       result.error = e;
@@ -528,36 +440,37 @@ LeaveGroupResult GroupCoordinator::LeaveGroup(const std::string& group_id,
           id = found != nullptr ? *found : "";
         }
         if (group->pending_members().count(id)) {
-          group->pending_members().erase(id);
-          group->pending_deadlines().erase(id);
+          RemovePendingMember(*group, id);
           result.member_errors.push_back(ErrorCode::kNone);
-          TryCompleteJoin(*group, out);
+          TryCompleteJoin(*group);
           continue;
         }
         ErrorCode e = CheckMember(*group, id, who.group_instance_id);
         result.member_errors.push_back(e);
-        if (e == ErrorCode::kNone) RemoveMemberAndUpdateGroup(*group, id, out);
+        if (e == ErrorCode::kNone) RemoveMemberAndUpdateGroup(*group, id);
       }
     }
   }
-  for (auto& f : out) f();
   return result;
 }
 
 void GroupCoordinator::RemoveMemberAndUpdateGroup(GroupMetadata& group,
-                                                  const std::string& member_id, Completions& out) {
+                                                  const std::string& member_id) {
   MemberMetadata* member = group.FindMember(member_id);
   if (member == nullptr) return;
-  FailWaitingCalls(*member, ErrorCode::kUnknownMemberId, out);
+  FailWaitingCalls(*member, ErrorCode::kUnknownMemberId);
   group.RemoveMember(member_id);
-  group.pending_sync().erase(member_id);
+  ForgetHeartbeat(group, member_id);
+  if (group.pending_sync().erase(member_id)) {
+    purgatory_.CheckAndComplete(DelayedOperationKey::GroupSync(group.id()));
+  }
   switch (group.state()) {
     case GroupState::kStable:
     case GroupState::kCompletingRebalance:
-      PrepareRebalance(group, out);
+      PrepareRebalance(group);
       break;
     case GroupState::kPreparingRebalance:
-      TryCompleteJoin(group, out);
+      TryCompleteJoin(group);
       break;
     case GroupState::kEmpty:
     case GroupState::kDead:
@@ -566,72 +479,12 @@ void GroupCoordinator::RemoveMemberAndUpdateGroup(GroupMetadata& group,
 }
 
 void GroupCoordinator::Shutdown() {
-  Completions out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    loaded_ = false;
-    for (auto& [gid, group] : groups_) {
-      for (auto& [id, m] : group->members()) FailWaitingCalls(m, ErrorCode::kNotCoordinator, out);
-    }
+  Locked locked(*this);
+  loaded_ = false;
+  for (auto& [gid, group] : groups_) {
+    for (auto& [id, m] : group->members()) FailWaitingCalls(m, ErrorCode::kNotCoordinator);
   }
-  for (auto& f : out) f();
-}
-
-void GroupCoordinator::Tick() {
-  Completions out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!loaded_) return;
-    const int64_t now = clock_->NowMs();
-    for (auto& [gid, owned] : groups_) {
-      GroupMetadata& group = *owned;
-      // Member ids handed out with MEMBER_ID_REQUIRED that never came back.
-      for (auto it = group.pending_deadlines().begin(); it != group.pending_deadlines().end();) {
-        if (it->second <= now) {
-          group.pending_members().erase(it->first);
-          it = group.pending_deadlines().erase(it);
-          TryCompleteJoin(group, out);
-        } else {
-          ++it;
-        }
-      }
-      // Sessions: a member waiting for its join or sync answer is not
-      // expected to heartbeat (Kafka's hasSatisfiedHeartbeat), unless it is
-      // new and its join never completes.
-      std::vector<std::string> expired;
-      for (const auto& [id, m] : group.members()) {
-        const bool waiting = !m.is_new && (m.awaiting_join || m.awaiting_sync);
-        if (!waiting && m.heartbeat_deadline_ms <= now) expired.push_back(id);
-      }
-      for (const std::string& id : expired) RemoveMemberAndUpdateGroup(group, id, out);
-      if (group.Is(GroupState::kPreparingRebalance) && group.join_deadline_ms >= 0 &&
-          group.join_deadline_ms <= now) {
-        // With a zero delay there is nothing to wait for again.
-        if (group.initial_delay && group.new_member_added && group.initial_delay_remaining_ms > 0 &&
-            config_.initial_rebalance_delay_ms > 0) {
-          const int64_t extra = std::min<int64_t>(config_.initial_rebalance_delay_ms,
-                                                  group.initial_delay_remaining_ms);
-          group.initial_delay_remaining_ms -= extra;
-          group.new_member_added = false;
-          group.join_deadline_ms = now + extra;
-        } else {
-          CompleteJoin(group, out);
-        }
-      }
-      if ((group.Is(GroupState::kCompletingRebalance) || group.Is(GroupState::kStable)) &&
-          group.sync_deadline_ms >= 0 && group.sync_deadline_ms <= now) {
-        group.sync_deadline_ms = -1;
-        std::vector<std::string> lagging(group.pending_sync().begin(), group.pending_sync().end());
-        group.pending_sync().clear();
-        for (const std::string& id : lagging) RemoveMemberAndUpdateGroup(group, id, out);
-      }
-    }
-    if (now >= next_retention_check_ms_) {
-      next_retention_check_ms_ = now + config_.retention_check_interval_ms;
-      ExpireOffsetsLocked(out);
-    }
-  }
-  for (auto& f : out) f();
+  purgatory_.Shutdown();
 }
 
 }  // namespace daruma

@@ -14,15 +14,26 @@
 // stored generation, which Load brings back as Stable (or Empty), and members
 // that do not come back expire by their session timeout.
 //
-// Time: every deadline (join phase, initial rebalance delay, heartbeats,
-// member ids handed out with MEMBER_ID_REQUIRED, pending syncs, offset
-// retention) is checked by Tick() against the injected Clock. The broker calls
-// Tick on a timer; tests advance a ManualClock and call it, without sleeping.
+// Time: every deadline is a delayed operation in the coordinator's purgatory
+// (common/delayed_operation.h), watched under a typed key as Kafka's
+// coordinator does (group_coordinator_deadlines.cc): a member's session
+// (DelayedHeartbeat, key group+member; each heartbeat completes it and
+// watches the next), a member id handed out with MEMBER_ID_REQUIRED (key
+// group+pending member), the join phase (DelayedJoin, InitialDelayedJoin; key
+// group: completes when every known member has rejoined, or at the rebalance
+// timeout) and the pending syncs (DelayedSync, key group). Their expiry runs
+// on the injected Scheduler and is judged on its Clock, so nothing scans the
+// groups: work happens only for a deadline that is due. Offset retention is a
+// periodic Scheduler job (offsets.retention.check.interval.ms). The broker
+// passes a kTimers scheduler; tests a kManual one on a ManualClock, advancing
+// the clock and calling RunDueJobs, without sleeping.
 //
 // Threading: every method may be called from any thread; one mutex guards all
-// groups. Callbacks (join and sync answers, commit results) are invoked after
-// the mutex is released, on the calling thread, possibly a later call's (a
-// JoinGroup is answered when the last member joins or by Tick).
+// groups, and every delayed operation's callbacks run with it held (the
+// purgatory's expiries take it first). Callbacks (join and sync answers,
+// commit results) are invoked after the mutex is released, on the calling
+// thread, possibly a later call's (a JoinGroup is answered when the last
+// member joins, or by the scheduler's thread when its join phase expires).
 //
 // Before Load() has finished every API answers COORDINATOR_LOAD_IN_PROGRESS.
 #pragma once
@@ -39,6 +50,8 @@
 
 #include "common/bytes.h"
 #include "common/clock.h"
+#include "common/delayed_operation.h"
+#include "common/scheduler.h"
 #include "common/status.h"
 #include "coordinator/group_metadata.h"
 #include "coordinator/group_storage.h"
@@ -160,7 +173,10 @@ struct GroupLoadReport {
 
 class GroupCoordinator {
  public:
-  GroupCoordinator(GroupCoordinatorConfig config, GroupStorage* storage, Clock* clock);
+  // `scheduler` (and its clock) outlive the coordinator; its expiries and
+  // retention checks run there.
+  GroupCoordinator(GroupCoordinatorConfig config, GroupStorage* storage, Scheduler* scheduler);
+  // Waits for an expiry or retention check in progress; later ones do nothing.
   ~GroupCoordinator();
   GroupCoordinator(const GroupCoordinator&) = delete;
   GroupCoordinator& operator=(const GroupCoordinator&) = delete;
@@ -199,17 +215,29 @@ class GroupCoordinator {
   std::pair<ErrorCode, std::vector<ErrorCode>> DeleteOffsets(
       const std::string& group_id, const std::vector<std::pair<std::string, int32_t>>& partitions);
 
-  // Runs every deadline that has passed (see the file comment).
-  void Tick();
   // The broker is stopping: every parked JoinGroup and SyncGroup is answered
   // NOT_COORDINATOR now (so no connection waits for an answer that cannot
-  // come) and later requests get COORDINATOR_LOAD_IN_PROGRESS.
+  // come), no deadline fires any more and later requests get
+  // COORDINATOR_LOAD_IN_PROGRESS.
   void Shutdown();
 
   size_t GroupCount() const;
+  // The deadlines waiting now, and how many the expiry has looked at so far
+  // (only ever due ones): for /metrics and tests.
+  DelayedOperationStats DeadlineStats(DelayedOperationKind kind) const {
+    return purgatory_.Stats(kind);
+  }
+  size_t DeadlinesWaiting() const { return purgatory_.Delayed(); }
+  int64_t DeadlinesExamined() const { return purgatory_.ExpiryChecks(); }
 
  private:
   using Completions = std::vector<std::function<void()>>;
+  class Locked;
+  class DelayedHeartbeat;
+  class DelayedJoin;
+  class InitialDelayedJoin;
+  class DelayedSync;
+  struct JobAnchor;
 
   // kCoordinatorLoadInProgress before Load, kCoordinatorNotAvailable for a
   // group of a partition Load could not read, else kNone. mu_ held.
@@ -219,45 +247,103 @@ class GroupCoordinator {
   ErrorCode CheckMember(GroupMetadata& group, const std::string& member_id,
                         const std::optional<std::string>& instance_id);
 
-  void JoinNewMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done,
-                     Completions& out);
-  void JoinKnownMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done,
-                       Completions& out);
-  void JoinStaticMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done,
-                        Completions& out);
+  void JoinNewMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done);
+  void JoinKnownMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done);
+  void JoinStaticMember(GroupMetadata& group, JoinGroupArgs& args, JoinCallback& done);
   void AddMemberAndRebalance(GroupMetadata& group, JoinGroupArgs& args, std::string member_id,
-                             JoinCallback done, Completions& out);
+                             JoinCallback done);
   void UpdateMemberAndRebalance(GroupMetadata& group, MemberMetadata& member, JoinGroupArgs& args,
-                                JoinCallback done, Completions& out);
+                                JoinCallback done);
   JoinGroupResult CurrentJoinResult(GroupMetadata& group, const std::string& member_id,
                                     bool with_members);
-  void MaybePrepareRebalance(GroupMetadata& group, Completions& out);
-  void PrepareRebalance(GroupMetadata& group, Completions& out);
-  void TryCompleteJoin(GroupMetadata& group, Completions& out);
-  void CompleteJoin(GroupMetadata& group, Completions& out);
-  void RemoveMemberAndUpdateGroup(GroupMetadata& group, const std::string& member_id,
-                                  Completions& out);
-  void FailPendingSyncs(GroupMetadata& group, ErrorCode error, Completions& out);
+  void RemoveMemberAndUpdateGroup(GroupMetadata& group, const std::string& member_id);
+  // Answers every parked SyncGroup with `error` and clears the assignments.
+  void FailPendingSyncs(GroupMetadata& group, ErrorCode error);
   // Answers the member's parked JoinGroup and SyncGroup, if any, with `error`.
-  void FailWaitingCalls(MemberMetadata& member, ErrorCode error, Completions& out);
+  void FailWaitingCalls(MemberMetadata& member, ErrorCode error);
   // The settings every JoinGroup carries (client, host, timeouts).
   static void ApplyJoinSettings(const JoinGroupArgs& args, MemberMetadata& member);
   // A new, empty group registered under `group_id` (absent before). mu_ held.
   GroupMetadata& CreateGroupLocked(const std::string& group_id);
-  void ScheduleHeartbeat(MemberMetadata& member);
   // Appends the group's metadata record; kIoError etc. from the storage.
   Status StoreGroup(GroupMetadata& group);
-  void ExpireOffsetsLocked(Completions& out);
+  // The retention check (offsets.retention.check.interval.ms).
+  void ExpireOffsets();
+  void ExpireOffsetsLocked();
   void RemoveGroupLocked(const std::string& group_id);
+
+  // Deadlines (group_coordinator_deadlines.cc); all with mu_ held.
+  // Completes the member's session deadline and watches the next one
+  // (Kafka's completeAndScheduleNextHeartbeatExpiration).
+  void ScheduleHeartbeat(GroupMetadata& group, MemberMetadata& member);
+  // Completes the deadline of a member that left or was replaced.
+  void ForgetHeartbeat(GroupMetadata& group, const std::string& member_id);
+  // Watches the expiry of a member id handed out with MEMBER_ID_REQUIRED.
+  void SchedulePendingMemberExpiry(GroupMetadata& group, const std::string& member_id,
+                                   int32_t timeout_ms);
+  // Removes a pending member id (it joined, left or expired).
+  void RemovePendingMember(GroupMetadata& group, const std::string& member_id);
+  void MaybePrepareRebalance(GroupMetadata& group);
+  // Starts the join phase: an initial delayed join for an empty group, else
+  // a delayed join bounded by the members' largest rebalance timeout.
+  void PrepareRebalance(GroupMetadata& group);
+  // Completes the join phase if every known member has rejoined.
+  void TryCompleteJoin(GroupMetadata& group);
+  // The join phase ends (Kafka's onCompleteJoin).
+  void CompleteJoin(GroupMetadata& group);
+  // Clears the pending syncs, which completes their deadline.
+  void ClearPendingSyncs(GroupMetadata& group);
+  // The pending-sync deadline passed (Kafka's onExpirePendingSync).
+  void ExpirePendingSyncs(GroupMetadata& group, int32_t generation_id);
+  // A member's session deadline passed (Kafka's onExpireHeartbeat).
+  void ExpireHeartbeat(GroupMetadata& group, const std::string& member_id);
+  std::weak_ptr<GroupMetadata> WeakGroup(const GroupMetadata& group) const;
+  // Runs an expiry of the purgatory: with mu_ held, and only while loaded.
+  void RunExpiry(const std::function<void()>& expire);
 
   GroupCoordinatorConfig config_;
   GroupStorage* storage_;
+  Scheduler* scheduler_;
   Clock* clock_;
   mutable std::mutex mu_;
+  // Answers produced under mu_; the Locked section that holds mu_ sends them
+  // once it has released it.
+  Completions answers_;
   bool loaded_ = false;
   std::set<int32_t> failed_partitions_;
-  std::map<std::string, std::unique_ptr<GroupMetadata>> groups_;
-  int64_t next_retention_check_ms_ = 0;
+  // Shared so that a delayed operation can hold a group weakly: a group that
+  // was removed (and maybe created again under its id) is not the one its
+  // deadlines were for.
+  std::map<std::string, std::shared_ptr<GroupMetadata>> groups_;
+  // The retention job's way back here; reset by the destructor.
+  std::shared_ptr<JobAnchor> anchor_;
+  // Last: destroyed first, waiting for an expiry in progress, while the
+  // state its operations use still exists.
+  DelayedOperationPurgatory purgatory_;
+};
+
+// Holds the coordinator's mutex for one call and sends the answers queued in
+// the meantime after releasing it, so no callback runs under the lock.
+class GroupCoordinator::Locked {
+ public:
+  explicit Locked(GroupCoordinator& coordinator)
+      : coordinator_(coordinator), lock_(coordinator.mu_) {}
+  ~Locked();
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+
+ private:
+  GroupCoordinator& coordinator_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+// The retention job's way back to the coordinator: the destructor clears
+// `coordinator` under `mu`, so a job that runs later does nothing and one in
+// progress is waited for.
+struct GroupCoordinator::JobAnchor {
+  explicit JobAnchor(GroupCoordinator* c) : coordinator(c) {}
+  std::mutex mu;
+  GroupCoordinator* coordinator;
 };
 
 }  // namespace daruma

@@ -72,7 +72,7 @@ Status GroupCoordinator::StoreGroup(GroupMetadata& group) {
 }
 
 std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& args) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Locked locked(*this);
   auto all = [&](ErrorCode e) { return std::vector<ErrorCode>(args.partitions.size(), e); };
   if (ErrorCode e = AvailabilityLocked(args.group_id); e != ErrorCode::kNone) return all(e);
   if (args.group_id.empty()) return all(ErrorCode::kInvalidGroupId);
@@ -96,7 +96,7 @@ std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& a
     return all(ErrorCode::kUnknownMemberId);
   }
   if (group->Is(GroupState::kCompletingRebalance)) return all(ErrorCode::kRebalanceInProgress);
-  if (MemberMetadata* m = group->FindMember(args.member_id)) ScheduleHeartbeat(*m);
+  if (MemberMetadata* m = group->FindMember(args.member_id)) ScheduleHeartbeat(*group, *m);
 
   const int64_t now = clock_->NowMs();
   std::vector<ErrorCode> errors(args.partitions.size(), ErrorCode::kNone);
@@ -293,7 +293,7 @@ std::pair<ErrorCode, std::vector<ErrorCode>> GroupCoordinator::DeleteOffsets(
 // a consumer group with members, offsets of topics no member subscribes to
 // expire a retention period after their commit. An empty group left without
 // offsets is removed (its tombstone written).
-void GroupCoordinator::ExpireOffsetsLocked(Completions& /*out*/) {
+void GroupCoordinator::ExpireOffsetsLocked() {
   const int64_t now = clock_->NowMs();
   std::vector<std::string> emptied;
   for (auto& [id, group] : groups_) {
@@ -446,21 +446,37 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
     for (auto& [id, g] : loaded) all_loaded[id] = std::move(g);
   }
   const int64_t now = clock_->NowMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  Locked locked(*this);
   groups_.clear();
   failed_partitions_ = std::move(failed);
   for (auto& [id, g] : all_loaded) {
     if (!g.metadata && g.offsets.empty()) continue;  // deleted
-    auto group = std::make_unique<GroupMetadata>(id, now);
+    auto group = std::make_shared<GroupMetadata>(id, now);
     if (g.metadata) group->LoadFrom(*g.metadata, now);
     group->offsets() = std::move(g.offsets);
     report.offsets += int64_t(group->offsets().size());
     groups_.emplace(id, std::move(group));
   }
+  // Loaded members' sessions start now; those that do not come back expire.
+  for (auto& [id, group] : groups_) {
+    for (auto& [member_id, member] : group->members()) ScheduleHeartbeat(*group, member);
+  }
   report.groups = int64_t(groups_.size());
   loaded_ = true;
-  next_retention_check_ms_ = now + config_.retention_check_interval_ms;
+  scheduler_->SchedulePeriodic("group-offsets-retention", config_.retention_check_interval_ms,
+                               config_.retention_check_interval_ms,
+                               [anchor = std::weak_ptr<JobAnchor>(anchor_)] {
+                                 std::shared_ptr<JobAnchor> a = anchor.lock();
+                                 if (a == nullptr) return;
+                                 std::lock_guard<std::mutex> lock(a->mu);
+                                 if (a->coordinator != nullptr) a->coordinator->ExpireOffsets();
+                               });
   return report;
+}
+
+void GroupCoordinator::ExpireOffsets() {
+  Locked locked(*this);
+  if (loaded_) ExpireOffsetsLocked();
 }
 
 }  // namespace daruma

@@ -225,7 +225,6 @@ void GroupMetadata::LoadFrom(const GroupMetadataValue& value, int64_t now_ms) {
   members_.clear();
   static_members_.clear();
   pending_members_.clear();
-  pending_deadlines_.clear();
   protocol_type_ = value.protocol_type;
   generation_id_ = value.generation;
   protocol_name_ = value.protocol;
@@ -242,7 +241,6 @@ void GroupMetadata::LoadFrom(const GroupMetadataValue& value, int64_t now_ms) {
     m.protocol_type = value.protocol_type;
     m.protocols.push_back({value.protocol.value_or(""), mv.subscription});
     m.assignment = mv.assignment;
-    m.heartbeat_deadline_ms = now_ms + mv.session_timeout;
     if (m.group_instance_id) static_members_[*m.group_instance_id] = m.member_id;
     members_.emplace(m.member_id, std::move(m));
   }

@@ -86,7 +86,9 @@ struct MemberMetadata {
   // A member that joined and has not yet received a join response: its
   // heartbeat deadline is the new-member timeout instead of its session.
   bool is_new = false;
-  int64_t heartbeat_deadline_ms = 0;
+  // True only while a heartbeat completes the member's DelayedHeartbeat
+  // (GroupCoordinator::ScheduleHeartbeat), Kafka's heartbeatSatisfied.
+  bool heartbeat_satisfied = false;
 
   // The metadata of `protocol`, empty if the member does not support it.
   const Bytes* MetadataFor(const std::string& protocol) const;
@@ -129,8 +131,9 @@ class GroupMetadata {
     return leader_id_ && *leader_id_ == member_id;
   }
 
+  // Member ids handed out with MEMBER_ID_REQUIRED, not yet joined; each has
+  // its expiry in the coordinator's purgatory.
   std::set<std::string>& pending_members() { return pending_members_; }
-  std::map<std::string, int64_t>& pending_deadlines() { return pending_deadlines_; }
 
   // Adds `member` (the first one becomes leader and fixes the protocol type).
   void AddMember(MemberMetadata member);
@@ -158,7 +161,7 @@ class GroupMetadata {
   // The group's metadata record value (members with their assignment).
   GroupMetadataValue ToRecordValue(int64_t now_ms) const;
   // Restores a group read back from `__consumer_offsets`: Empty without
-  // members, else Stable with them (their sessions restart at `now_ms`).
+  // members, else Stable with them (the coordinator restarts their sessions).
   void LoadFrom(const GroupMetadataValue& value, int64_t now_ms);
 
   // Committed offsets by topic and partition.
@@ -175,12 +178,10 @@ class GroupMetadata {
   std::set<std::string>& pending_sync() { return pending_sync_; }
   void SetLeader(const std::string& member_id) { leader_id_ = member_id; }
 
-  // Join-phase bookkeeping (the delayed join of GroupCoordinator).
-  int64_t join_deadline_ms = -1;           // -1: no join phase running
-  bool initial_delay = false;              // an initial delayed join (empty group)
-  bool new_member_added = false;           // a member joined during the initial delay
-  int64_t initial_delay_remaining_ms = 0;  // how much longer the initial delay may grow
-  int64_t sync_deadline_ms = -1;           // pending syncs must arrive by then
+  // Join-phase bookkeeping; the deadlines themselves are the coordinator's
+  // delayed operations (DelayedJoin, InitialDelayedJoin, DelayedSync).
+  bool initial_delay = false;     // the join phase is an initial delayed join (empty group)
+  bool new_member_added = false;  // a member joined during the initial delay
 
  private:
   std::string id_;
@@ -193,7 +194,6 @@ class GroupMetadata {
   std::map<std::string, MemberMetadata> members_;
   std::map<std::string, std::string> static_members_;  // instance id -> member id
   std::set<std::string> pending_members_;              // member ids handed out (MEMBER_ID_REQUIRED)
-  std::map<std::string, int64_t> pending_deadlines_;   // pending member -> expiry
   std::set<std::string> pending_sync_;
   std::map<std::pair<std::string, int32_t>, CommittedOffset> offsets_;
 };

@@ -1,7 +1,9 @@
 // DelayedFetchPurgatory (delayed_fetch.h) under several threads: each parked
 // fetch responds exactly once and never runs two attempts at once, Park does
 // not lose a wake-up that comes before it, expiries run on the work executor
-// (not the timer thread), and CompleteAll closes the purgatory.
+// (not the scheduler's thread), and CompleteAll closes the purgatory. One
+// case runs on a manual clock: the max wait is judged on the scheduler's
+// clock, without sleeping.
 #include "broker/delayed_fetch.h"
 
 #include <gtest/gtest.h>
@@ -9,10 +11,14 @@
 #include <asio.hpp>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/clock.h"
+#include "common/scheduler.h"
 
 namespace daruma::broker {
 namespace {
@@ -26,8 +32,12 @@ struct Probe {
   std::atomic<int> running{0};
   std::atomic<bool> overlapped{false};
   std::atomic<bool> forced{false};
+  std::atomic<bool> responded_on_work_executor{false};
   std::mutex mu;
   std::thread::id responder;
+  // Tells whether the calling thread is the work executor's (set by tests
+  // that check where the response ran).
+  std::function<bool()> on_work_executor;
 };
 
 // An attempt that completes once `*ready` is set (or when forced).
@@ -40,6 +50,7 @@ DelayedFetchPurgatory::Attempt ProbeAttempt(std::shared_ptr<Probe> probe,
     if (done) {
       ++probe->responses;
       probe->forced = force;
+      if (probe->on_work_executor) probe->responded_on_work_executor = probe->on_work_executor();
       std::lock_guard<std::mutex> lock(probe->mu);
       probe->responder = std::this_thread::get_id();
     }
@@ -48,26 +59,22 @@ DelayedFetchPurgatory::Attempt ProbeAttempt(std::shared_ptr<Probe> probe,
   };
 }
 
-// The network thread (timers) and a request pool, as the broker has them.
+// The scheduler (timers, on the system clock) and a request pool, as the
+// broker has them.
 class PurgatoryFixture : public ::testing::Test {
  protected:
   PurgatoryFixture()
-      : work_guard_(asio::make_work_guard(io_)),
-        network_([this] { io_.run(); }),
-        purgatory_(
-            std::make_unique<DelayedFetchPurgatory>(io_.get_executor(), pool_.get_executor())) {}
+      : purgatory_(std::make_unique<DelayedFetchPurgatory>(&scheduler_, pool_.get_executor())) {}
   ~PurgatoryFixture() override {
+    scheduler_.Shutdown();
     pool_.join();
     purgatory_.reset();
-    work_guard_.reset();
-    io_.stop();
-    network_.join();
   }
-  std::thread::id network_id() const { return network_.get_id(); }
+  std::function<bool()> OnPool() {
+    return [this] { return pool_.get_executor().running_in_this_thread(); };
+  }
 
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_guard_;
-  std::thread network_;
+  Scheduler scheduler_{Clock::System(), 1};
   asio::thread_pool pool_{4};
   std::unique_ptr<DelayedFetchPurgatory> purgatory_;
 };
@@ -124,18 +131,51 @@ TEST_F(PurgatoryFixture, ParkRechecksSoAWakeBeforeItIsNotLost) {
   EXPECT_EQ(purgatory_->parked(), 0u);
 }
 
-TEST_F(PurgatoryFixture, ExpiryForcesTheFetchOnTheWorkExecutorNotTheTimerThread) {
+TEST_F(PurgatoryFixture, ExpiryForcesTheFetchOnTheWorkExecutorNotTheSchedulersThread) {
   auto ready = std::make_shared<std::atomic<bool>>(false);
   auto probe = std::make_shared<Probe>();
+  probe->on_work_executor = OnPool();
   const auto start = std::chrono::steady_clock::now();
   purgatory_->Park({{"t", 0}}, milliseconds(50), nullptr, ProbeAttempt(probe, ready));
   ASSERT_TRUE(Eventually([&] { return probe->responses.load() == 1; }));
-  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(50));
+  // The deadline is judged in whole milliseconds of the system clock.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(49));
   EXPECT_TRUE(probe->forced.load());
+  EXPECT_TRUE(probe->responded_on_work_executor.load());
   EXPECT_EQ(purgatory_->parked(), 0u);
+  EXPECT_EQ(purgatory_->stats().expired, 1);
   std::lock_guard<std::mutex> lock(probe->mu);
-  EXPECT_NE(probe->responder, network_id());
   EXPECT_NE(probe->responder, std::this_thread::get_id());
+}
+
+// On a manual clock the max wait passes only when the test moves the clock;
+// the forced attempt then waits on the work executor until it runs.
+TEST(DelayedFetchManualClockTest, TheMaxWaitIsJudgedOnTheSchedulersClock) {
+  ManualClock clock(5000);
+  Scheduler scheduler(&clock, 1, Scheduler::Mode::kManual);
+  asio::io_context work;
+  // Runs what was handed to the work executor (an io_context out of work
+  // stops, so it is restarted each time).
+  auto drain = [&work] {
+    work.restart();
+    work.poll();
+  };
+  DelayedFetchPurgatory purgatory(&scheduler, work.get_executor());
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  auto probe = std::make_shared<Probe>();
+  purgatory.Park({{"t", 0}}, milliseconds(500), nullptr, ProbeAttempt(probe, ready));
+  clock.Advance(499);
+  scheduler.RunDueJobs();
+  drain();
+  EXPECT_EQ(probe->responses.load(), 0);
+  EXPECT_EQ(purgatory.parked(), 1u);
+  clock.Advance(1);
+  EXPECT_EQ(scheduler.RunDueJobs(), 1);
+  EXPECT_EQ(probe->responses.load(), 0);  // handed to the work executor
+  drain();
+  EXPECT_EQ(probe->responses.load(), 1);
+  EXPECT_TRUE(probe->forced.load());
+  EXPECT_EQ(purgatory.parked(), 0u);
 }
 
 // A fetch completed by a Wake leaves no timer behind: the responder thread
@@ -179,9 +219,11 @@ TEST_F(PurgatoryFixture, CompleteForForcesOnlyThatClientsFetchesNow) {
   purgatory_->Park({{"t", 0}}, milliseconds(600000), staying, ProbeAttempt(other, ready));
   EXPECT_EQ(purgatory_->parked(), 2u);
   gone->gone = true;
+  theirs->on_work_executor = OnPool();
   purgatory_->CompleteFor(gone);
   ASSERT_TRUE(Eventually([&] { return theirs->responses.load() == 1; }));
   EXPECT_TRUE(theirs->forced.load());
+  EXPECT_TRUE(theirs->responded_on_work_executor.load());
   EXPECT_EQ(other->responses.load(), 0);
   EXPECT_EQ(purgatory_->parked(), 1u);
   EXPECT_EQ(purgatory_->completed_for_gone_clients(), 1);
@@ -200,6 +242,7 @@ TEST_F(PurgatoryFixture, ParkForAClientAlreadyGoneForcesAtOnce) {
   EXPECT_EQ(probe->responses.load(), 1);
   EXPECT_TRUE(probe->forced.load());
   EXPECT_EQ(purgatory_->parked(), 0u);
+  EXPECT_EQ(purgatory_->completed_for_gone_clients(), 1);
 }
 
 // Wakes racing the expiry: whichever wins, one response.

@@ -187,7 +187,7 @@ class HandlerHarness {
     ctx.host = "broker.test";
     ctx.port = 19092;
     if (tweak_) tweak_(ctx);
-    handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor(), io_.get_executor());
+    handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor());
     EXPECT_TRUE(handler_->init_status().ok()) << handler_->init_status().ToString();
   }
   void Stop() {

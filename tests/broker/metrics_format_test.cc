@@ -2,6 +2,7 @@
 // reader itself, one broken rule per case, then Daruma's whole output.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "broker/metrics.h"
@@ -127,6 +128,27 @@ TEST(MetricsFormatTest, EveryFamilyWithoutLogsIsValid) {
     const auto p = ParsePrometheusText(RenderPrometheus(sources));
     EXPECT_TRUE(p.errors.empty()) << Errors(p);
   }
+}
+
+TEST(MetricsFormatTest, DelayedOperationsAreOneSeriesPerKind) {
+  RequestMetrics requests;
+  NetworkCounters network;
+  MetricsSources sources{BrokerState::kServing, nullptr, false, &requests, &network, 1};
+  sources.delayed_operations = {{DelayedOperationKind::kFetchPartition, 1, 4},
+                                {DelayedOperationKind::kMemberHeartbeat, 12, 2}};
+  const auto p = ParsePrometheusText(RenderPrometheus(sources));
+  EXPECT_TRUE(p.errors.empty()) << Errors(p);
+  std::map<std::string, double> waiting, expired;
+  for (const auto& s : p.samples) {
+    if (s.name == "daruma_delayed_operations") waiting[s.labels.at(0).second] = s.value;
+    if (s.name == "daruma_delayed_operations_expired_total") {
+      expired[s.labels.at(0).second] = s.value;
+    }
+  }
+  EXPECT_EQ(waiting,
+            (std::map<std::string, double>{{"fetch_partition", 1}, {"member_heartbeat", 12}}));
+  EXPECT_EQ(expired,
+            (std::map<std::string, double>{{"fetch_partition", 4}, {"member_heartbeat", 2}}));
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
-// GroupCoordinator on a manual clock with an in-memory `__consumer_offsets`:
+// GroupCoordinator on a manual clock with an in-memory `__consumer_offsets`
+// (deadlines run only when the test advances the clock and runs the
+// scheduler's due jobs):
 // the classic protocol's joins, syncs, heartbeats, leaves and deadlines as
 // Kafka's coordinator runs them, committed offsets that survive a reload
 // only when their append succeeded, and a load that skips what it cannot
@@ -77,7 +79,7 @@ class GroupCoordinatorTest : public ::testing::Test {
   }
 
   void Reopen() {
-    coordinator_ = std::make_unique<GroupCoordinator>(config_, &storage_, &clock_);
+    coordinator_ = std::make_unique<GroupCoordinator>(config_, &storage_, &scheduler_);
     Result<GroupLoadReport> report = coordinator_->Load();
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     report_ = *report;
@@ -127,7 +129,7 @@ class GroupCoordinatorTest : public ::testing::Test {
 
   void Advance(int64_t ms) {
     clock_.Advance(ms);
-    coordinator_->Tick();
+    scheduler_.RunDueJobs();
   }
 
   // Two members through a full rebalance; returns {leader, follower}.
@@ -154,6 +156,7 @@ class GroupCoordinatorTest : public ::testing::Test {
 
   GroupCoordinatorConfig config_;
   ManualClock clock_;
+  Scheduler scheduler_{&clock_, 1, Scheduler::Mode::kManual};
   MemGroupStorage storage_;
   std::unique_ptr<GroupCoordinator> coordinator_;
   GroupLoadReport report_;
@@ -283,6 +286,165 @@ TEST_F(GroupCoordinatorTest, JoinValidatesSessionTimeoutProtocolsAndMemberIds) {
   ASSERT_TRUE(same->has_value());
   EXPECT_EQ((*same)->generation_id, 1);
   EXPECT_EQ(coordinator_->DescribeGroup(kGroup).state, "Stable");
+}
+
+// Each heartbeat completes the member's session deadline and watches the
+// next, so a member that keeps heartbeating is never expired, while the
+// silent member of the same group is, at exactly its session timeout.
+TEST_F(GroupCoordinatorTest, AMemberWhoseHeartbeatsKeepArrivingIsNeverExpired) {
+  auto [leader, follower] = StableGroupOfTwo();
+  int32_t generation = 1;
+  for (int elapsed = 0; elapsed < 60'000; elapsed += 2'000) {
+    Advance(2'000);
+    ErrorCode e = coordinator_->Heartbeat(kGroup, leader, std::nullopt, generation);
+    if (e == ErrorCode::kRebalanceInProgress) {
+      // The follower expired: the leader rejoins and syncs, as a client does.
+      EXPECT_EQ(elapsed + 2'000, 10'000);
+      auto j = StartJoin(Join(leader));
+      ASSERT_TRUE(j->has_value());
+      generation = (*j)->generation_id;
+      auto s = StartSync(leader, generation, {{leader, Meta("all")}});
+      ASSERT_TRUE(s->has_value());
+      EXPECT_EQ((*s)->error, ErrorCode::kNone);
+    } else {
+      EXPECT_EQ(e, ErrorCode::kNone) << "at " << elapsed + 2'000 << " ms";
+    }
+  }
+  GroupDescription d = coordinator_->DescribeGroup(kGroup);
+  EXPECT_EQ(d.state, "Stable");
+  ASSERT_EQ(d.members.size(), 1u);
+  EXPECT_EQ(d.members[0].member_id, leader);
+  EXPECT_EQ(generation, 2);
+  EXPECT_EQ(coordinator_->DeadlineStats(DelayedOperationKind::kMemberHeartbeat).expired, 1);
+  EXPECT_EQ(coordinator_->DeadlineStats(DelayedOperationKind::kMemberHeartbeat).delayed, 1);
+}
+
+// 1,000 Stable groups whose members heartbeat, beside one whose follower
+// goes silent: over 30 s in 100 ms steps the expiry looks at exactly one
+// operation (the silent member's) and the scheduler runs a handful of jobs,
+// not one scan of every group per step.
+TEST_F(GroupCoordinatorTest, AThousandIdleGroupsCostNoWorkPerStep) {
+  config_.initial_rebalance_delay_ms = 0;
+  Reopen();
+  constexpr int kIdle = 1000;
+  std::vector<std::string> ids(kIdle);
+  std::vector<std::shared_ptr<std::optional<JoinGroupResult>>> joins;
+  for (int i = 0; i < kIdle; ++i) {
+    JoinGroupArgs a = Join("");
+    a.group_id = "idle-" + std::to_string(i);
+    a.require_known_member_id = false;
+    joins.push_back(StartJoin(a));
+  }
+  scheduler_.RunDueJobs();  // every initial delay (0 ms) ends
+  for (int i = 0; i < kIdle; ++i) {
+    ASSERT_TRUE(joins[size_t(i)]->has_value());
+    ids[size_t(i)] = (*joins[size_t(i)])->member_id;
+    SyncGroupArgs sync;
+    sync.group_id = "idle-" + std::to_string(i);
+    sync.member_id = ids[size_t(i)];
+    sync.generation_id = 1;
+    sync.assignments = {{ids[size_t(i)], Meta("p")}};
+    bool synced = false;
+    coordinator_->SyncGroup(std::move(sync),
+                            [&](SyncGroupResult r) { synced = r.error == ErrorCode::kNone; });
+    ASSERT_TRUE(synced);
+  }
+  auto [leader, follower] = StableGroupOfTwo();
+  // Only the members' sessions wait: the joins and syncs completed.
+  EXPECT_EQ(coordinator_->DeadlinesWaiting(), size_t(kIdle + 2));
+  const int64_t examined_before = coordinator_->DeadlinesExamined();
+  int jobs = 0;
+  for (int step = 1; step <= 300; ++step) {
+    jobs += [&] {
+      clock_.Advance(100);
+      return scheduler_.RunDueJobs();
+    }();
+    if (step % 30 == 0) {  // every 3 s
+      for (int i = 0; i < kIdle; ++i) {
+        ASSERT_EQ(
+            coordinator_->Heartbeat("idle-" + std::to_string(i), ids[size_t(i)], std::nullopt, 1),
+            ErrorCode::kNone);
+      }
+      coordinator_->Heartbeat(kGroup, leader, std::nullopt, 1);
+    }
+  }
+  EXPECT_EQ(coordinator_->DeadlinesExamined() - examined_before, 1);
+  EXPECT_EQ(coordinator_->DescribeGroup(kGroup).members.size(), 1u);
+  EXPECT_EQ(coordinator_->ListGroups({"Stable"}).second.size(), size_t(kIdle));
+  EXPECT_LE(jobs, 15);
+}
+
+// A member id handed out with MEMBER_ID_REQUIRED that does not come back
+// within the session timeout is forgotten.
+TEST_F(GroupCoordinatorTest, AMemberIdThatNeverJoinsExpiresAfterTheSessionTimeout) {
+  const std::string kept = NewMemberId();
+  const std::string lost = NewMemberId();
+  Advance(9'999);
+  auto j = StartJoin(Join(kept));
+  EXPECT_FALSE(j->has_value());  // accepted: the initial delay holds it
+  Advance(1);
+  EXPECT_EQ(coordinator_->DeadlineStats(DelayedOperationKind::kPendingMember).expired, 1);
+  auto again = StartJoin(Join(lost));
+  ASSERT_TRUE(again->has_value());
+  EXPECT_EQ((*again)->error, ErrorCode::kUnknownMemberId);
+  Advance(config_.initial_rebalance_delay_ms);
+  ASSERT_TRUE(j->has_value());
+  EXPECT_EQ((*j)->error, ErrorCode::kNone);
+  EXPECT_EQ((*j)->members.size(), 1u);
+}
+
+// The join phase ends at the largest rebalance timeout without the dynamic
+// members that did not rejoin, even though they kept heartbeating.
+TEST_F(GroupCoordinatorTest, TheJoinPhaseEndsAtTheRebalanceTimeoutWithoutMembersThatDidNotRejoin) {
+  auto [leader, follower] = StableGroupOfTwo();
+  // Two so far: the initial delay, extended once.
+  EXPECT_EQ(coordinator_->DeadlineStats(DelayedOperationKind::kGroupJoin).expired, 2);
+  auto j = StartJoin(Join(leader));  // the leader asks for a new assignment
+  EXPECT_FALSE(j->has_value());
+  for (int elapsed = 0; elapsed < 27'000; elapsed += 3'000) {
+    Advance(3'000);
+    EXPECT_EQ(coordinator_->Heartbeat(kGroup, follower, std::nullopt, 1),
+              ErrorCode::kRebalanceInProgress);
+  }
+  Advance(2'999);
+  EXPECT_FALSE(j->has_value());
+  Advance(1);
+  ASSERT_TRUE(j->has_value());
+  EXPECT_EQ((*j)->generation_id, 2);
+  EXPECT_EQ((*j)->members.size(), 1u);
+  EXPECT_EQ(coordinator_->Heartbeat(kGroup, follower, std::nullopt, 1),
+            ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(coordinator_->DeadlineStats(DelayedOperationKind::kGroupJoin).expired, 3);
+}
+
+// A member that got its join answer but never sends SyncGroup is removed at
+// the rebalance timeout (the pending-sync deadline), heartbeats or not.
+TEST_F(GroupCoordinatorTest, AMemberThatNeverSyncsIsRemovedAtTheRebalanceTimeout) {
+  const std::string a = NewMemberId();
+  const std::string b = NewMemberId();
+  auto ja = StartJoin(Join(a));
+  auto jb = StartJoin(Join(b));
+  Advance(config_.initial_rebalance_delay_ms);
+  Advance(config_.initial_rebalance_delay_ms);
+  ASSERT_TRUE(ja->has_value() && jb->has_value());
+  const std::string leader = (*ja)->leader_id;
+  const std::string follower = leader == a ? b : a;
+  auto sl = StartSync(leader, 1, {{leader, Meta("l")}, {follower, Meta("f")}});
+  ASSERT_TRUE(sl->has_value());
+  EXPECT_EQ(coordinator_->DescribeGroup(kGroup).state, "Stable");
+  for (int elapsed = 0; elapsed < 27'000; elapsed += 3'000) {
+    Advance(3'000);
+    EXPECT_EQ(coordinator_->Heartbeat(kGroup, leader, std::nullopt, 1), ErrorCode::kNone);
+    EXPECT_EQ(coordinator_->Heartbeat(kGroup, follower, std::nullopt, 1), ErrorCode::kNone);
+  }
+  Advance(2'999);
+  EXPECT_EQ(coordinator_->DescribeGroup(kGroup).members.size(), 2u);
+  Advance(1);
+  GroupDescription d = coordinator_->DescribeGroup(kGroup);
+  EXPECT_EQ(d.state, "PreparingRebalance");
+  ASSERT_EQ(d.members.size(), 1u);
+  EXPECT_EQ(d.members[0].member_id, leader);
+  EXPECT_EQ(coordinator_->DeadlineStats(DelayedOperationKind::kGroupSync).expired, 1);
 }
 
 TEST_F(GroupCoordinatorTest, GroupMaxSizeRefusesTheExtraMember) {
@@ -455,7 +617,7 @@ TEST_F(GroupCoordinatorTest, AnUnreadablePartitionKeepsOnlyItsGroupsUnserved) {
 }
 
 TEST_F(GroupCoordinatorTest, NothingIsServedBeforeTheLoad) {
-  GroupCoordinator fresh(config_, &storage_, &clock_);
+  GroupCoordinator fresh(config_, &storage_, &scheduler_);
   auto slot = std::make_shared<std::optional<JoinGroupResult>>();
   fresh.JoinGroup(Join(""), [slot](JoinGroupResult r) { *slot = r; });
   ASSERT_TRUE(slot->has_value());
