@@ -61,9 +61,9 @@ class PartitionChecker {
 
  private:
   void Problem(std::string file, int64_t position, std::optional<int64_t> offset, std::string what,
-               std::string action) {
+               std::string action, bool operator_only = false) {
     out_->problems.push_back(
-        {std::move(file), position, offset, std::move(what), std::move(action)});
+        {std::move(file), position, offset, std::move(what), std::move(action), operator_only});
   }
   // The per-segment half of the checks, kept until the plan has judged it.
   struct SegmentsPass {
@@ -265,6 +265,12 @@ void PartitionChecker::ProblemsFromPlan() {
     if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
     Problem(q.file, q.from_position, q.first_offset,
             fmt::format("{} ({} bytes would be dropped)", q.reason, q.bytes), kRepairAction);
+  }
+  for (const std::string& f : r.stray_files) {
+    Problem(f, -1, std::nullopt,
+            "not a Kafka file (a segment or snapshot suffix without an offset name): Daruma "
+            "leaves it and loads the partition without it, Kafka refuses to load the partition",
+            "move it out of the partition dir before Kafka opens it", /*operator_only=*/true);
   }
   for (const std::string& f : r.deleted_files) {
     if (std::find(covered.begin(), covered.end(), f) != covered.end()) continue;

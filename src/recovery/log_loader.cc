@@ -20,6 +20,7 @@
 #include "record/file_batch_reader.h"
 #include "recovery/background_syncs.h"
 #include "recovery/load_transaction.h"
+#include "recovery/partition_dir_heal.h"
 #include "recovery/producer_state_loader.h"
 #include "recovery/quarantine.h"
 #include "recovery/segment_scan_pipeline.h"
@@ -79,6 +80,12 @@ class Loader {
   Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
   Status LoadSegmentFiles();                                               // pass 4
+  // Opens leader-epoch-checkpoint; one that does not parse is quarantined
+  // and the cache starts empty, to be rebuilt (RebuildEpochsIfNeeded).
+  Status OpenLeaderEpochCache();
+  Status RebuildEpochsIfNeeded();
+  // Clean start: recovers the active segment when its tail is damaged.
+  Status RecoverDamagedActiveTail();
   // Scans the .log of segment `base` through a read-only handle of its own
   // (an open failure is the scan's I/O error).
   SegmentRecoveryScan ScanLogFile(int64_t base, std::optional<int64_t> next_base) const;
@@ -158,6 +165,12 @@ class Loader {
   std::vector<std::string> listing_;
   bool listing_current_ = false;
   bool snapshots_changed_ = false;
+  std::set<std::string> warned_strays_;  // stray files already warned about
+  // The leader-epoch-checkpoint did not parse and went to quarantine: the
+  // cache is rebuilt from the batches (OpenLeaderEpochCache).
+  bool rebuild_epochs_ = false;
+  // A clean start whose active segment RecoverDamagedActiveTail recovered.
+  bool clean_tail_recovered_ = false;
 };
 
 void Loader::AddScanned(int64_t bytes) {
@@ -169,7 +182,19 @@ Result<std::vector<std::string>> Loader::RegularFileNames() {
   DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs_->ListDir(dir_));
   std::vector<std::string> names;
   for (const DirEntry& e : entries) {
-    if (e.is_regular) names.push_back(e.name);
+    if (!e.is_regular) continue;
+    // Not Kafka's (partition_dir_heal.h): no pass ever sees it.
+    if (IsStrayPartitionFileName(e.name)) {
+      if (warned_strays_.insert(e.name).second) {
+        report_->stray_files.push_back(PathOf(e.name));
+        Warn(
+            fmt::format("{}: not a Kafka file (a segment or snapshot suffix without an offset "
+                        "name); left as found and not loaded",
+                        PathOf(e.name)));
+      }
+      continue;
+    }
+    names.push_back(e.name);
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -891,6 +916,10 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     }
   }
 
+  if (p_.had_clean_shutdown && !segments_.empty()) {
+    DARUMA_RETURN_IF_ERROR(RecoverDamagedActiveTail());
+  }
+
   std::optional<int64_t> valid_leo;
   if (!segments_.empty()) {
     DARUMA_ASSIGN_OR_RETURN(int64_t leo, segments_.rbegin()->second->ReadNextOffset());
@@ -927,13 +956,63 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
   return RecoveryOffsets{std::min(p_.recovery_point_checkpoint, leo), leo};
 }
 
+// A clean shutdown left the active segment whole; a tail that is not
+// (partition_dir_heal.h) is recovered as after a crash, and the producer
+// state is then rebuilt as after a crash too (its snapshot predates the cut).
+Status Loader::RecoverDamagedActiveTail() {
+  LogSegment* active = segments_.rbegin()->second.get();
+  std::string why;
+  DARUMA_ASSIGN_OR_RETURN(bool damaged, ActiveSegmentTailIsDamaged(active, &why));
+  if (!damaged) return Status::Ok();
+  Warn(
+      fmt::format("clean shutdown, but the active segment's tail is damaged ({}): the segment "
+                  "is recovered as after a crash",
+                  why));
+  clean_tail_recovered_ = true;
+  snapshots_changed_ = true;
+  listing_current_ = false;
+  return RecoverSegment(active).status();
+}
+
+Status Loader::OpenLeaderEpochCache() {
+  const std::string path = JoinPath(dir_, kLeaderEpochCheckpointFileName);
+  Result<LeaderEpochFileCache> cache = LeaderEpochFileCache::Open(path, fs_);
+  if (!cache.ok() && cache.status().IsCorruption()) {
+    Warn(
+        fmt::format("{}; the file goes to quarantine and the leader epochs are rebuilt from "
+                    "the batches",
+                    cache.status().message()));
+    DARUMA_RETURN_IF_ERROR(DeleteFile(
+        path, {std::nullopt, std::nullopt, "corrupt leader-epoch-checkpoint (rebuilt)"}));
+    rebuild_epochs_ = true;
+    cache = LeaderEpochFileCache::Open(path, fs_);
+  }
+  if (!cache.ok()) return cache.status();
+  epochs_ = std::make_unique<LeaderEpochFileCache>(std::move(*cache));
+  return Status::Ok();
+}
+
+// After pass 4, before pass 5: the segments below the first one pass 5
+// recovers (all after a clean shutdown) give their epochs here, in offset
+// order; pass 5 assigns the epochs of what it recovers, as always.
+Status Loader::RebuildEpochsIfNeeded() {
+  if (!rebuild_epochs_) return Status::Ok();
+  std::optional<int64_t> below;
+  if (!p_.had_clean_shutdown) {
+    below = p_.recovery_point_checkpoint;
+    auto it = segments_.upper_bound(p_.recovery_point_checkpoint);
+    if (it != segments_.begin()) below = std::prev(it)->first;
+  }
+  int64_t scanned = 0;
+  Status st = RebuildLeaderEpochs(segments_, below, epochs_.get(), &scanned);
+  AddScanned(scanned);
+  return st;
+}
+
 Result<std::unique_ptr<Log>> Loader::Run() {
   const int64_t start_ns = p_.clock->NowNanos();
   if (!fs_->Exists(dir_)) DARUMA_RETURN_IF_ERROR(fs_->CreateDir(dir_));
-  DARUMA_ASSIGN_OR_RETURN(
-      LeaderEpochFileCache cache,
-      LeaderEpochFileCache::Open(JoinPath(dir_, kLeaderEpochCheckpointFileName), fs_));
-  epochs_ = std::make_unique<LeaderEpochFileCache>(std::move(cache));
+  DARUMA_RETURN_IF_ERROR(OpenLeaderEpochCache());
   DARUMA_RETURN_IF_ERROR(QuarantineCorruptSnapshots());
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   DARUMA_ASSIGN_OR_RETURN(psm_,
@@ -944,6 +1023,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> swaps, RemoveTempFilesAndCollectSwaps());
   DARUMA_RETURN_IF_ERROR(CompleteInterruptedSwaps(swaps));
   DARUMA_RETURN_IF_ERROR(LoadSegmentFilesRetryingSplits());
+  DARUMA_RETURN_IF_ERROR(RebuildEpochsIfNeeded());
 
   RecoveryOffsets offsets;
   if (!HasSuffix(dir_, kDeleteDirSuffix)) {
@@ -965,9 +1045,11 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   DARUMA_RETURN_IF_ERROR(
       psm_->RemoveStraySnapshots(bases, snapshots_changed_ ? nullptr : &listing_));
   int64_t scanned = 0;
-  DARUMA_RETURN_IF_ERROR(RebuildProducerState(
-      psm_.get(), segments_,
-      {log_start, offsets.next_offset, p_.had_clean_shutdown, p_.clock->NowMs()}, &scanned));
+  DARUMA_RETURN_IF_ERROR(
+      RebuildProducerState(psm_.get(), segments_,
+                           {log_start, offsets.next_offset,
+                            p_.had_clean_shutdown && !clean_tail_recovered_, p_.clock->NowMs()},
+                           &scanned));
   AddScanned(scanned);
 
   // The active segment's indexes get their full size back. Nothing after

@@ -34,6 +34,7 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
           {"quarantined", quarantined},
           {"rebuiltIndexes", p.rebuilt_indexes},
           {"deletedFiles", p.deleted_files},
+          {"strayFiles", p.stray_files},
           {"leaderEpochs", p.leader_epochs},
           {"abortedTransactions", p.aborted_transactions},
           {"activeProducers", p.active_producers},

@@ -47,6 +47,9 @@ struct PartitionRecoveryReport {
   std::vector<QuarantinedRange> quarantined;
   std::vector<std::string> rebuilt_indexes;
   std::vector<std::string> deleted_files;
+  // Files with a segment or snapshot suffix but no offset name, which the
+  // load left as found and skipped (recovery/partition_dir_heal.h).
+  std::vector<std::string> stray_files;
   std::vector<std::array<int64_t, 2>> leader_epochs;         // [epoch, startOffset]
   std::vector<std::array<int64_t, 4>> aborted_transactions;  // [pid, first, last, lso]
   int64_t active_producers = 0;

@@ -16,6 +16,7 @@ namespace daruma {
 namespace {
 
 using namespace tools::testlog;  // NOLINT: test helpers
+using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
@@ -90,6 +91,21 @@ TEST_F(LogCheckerTest, TemporaryFilesAndUnparsableDirs) {
   EXPECT_EQ(d.problems[1].file, JoinPath(dir_, "recovery-point-offset-checkpoint.tmp"));
   ASSERT_EQ(d.partitions[0].problems.size(), 1u);
   EXPECT_EQ(d.partitions[0].problems[0].file, JoinPath(dir_, "t-0/leader-epoch-checkpoint.tmp"));
+}
+
+// Recovery skips a stray file and loads the partition (partition_dir_heal.h);
+// check names it, for the operator only: Kafka refuses such a partition.
+TEST_F(LogCheckerTest, StrayFileWithAKafkaSuffixIsAnOperatorProblem) {
+  const std::string stray = JoinPath(dir_, "t-0/backup.log");
+  WriteStringToFile(stray, "old copy");
+  const LogDirCheck d = Check();
+  const auto& problems = d.partitions[0].problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].file, stray);
+  EXPECT_TRUE(problems[0].operator_only);
+  EXPECT_NE(problems[0].what.find("not a Kafka file"), std::string::npos) << problems[0].what;
+  EXPECT_FALSE(d.partitions[0].load_failed);
+  EXPECT_EQ(ReadFileToString(stray), "old copy");
 }
 
 TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {

@@ -14,6 +14,7 @@
 #include "log/offset_checkpoint_file.h"
 #include "record/record_batch_builder.h"
 #include "recovery/dir_lock.h"
+#include "support/damaged_fixture.h"
 #include "support/test_support.h"
 
 namespace daruma {
@@ -28,10 +29,11 @@ const TopicPartition kPayments{"payments", 3};
 
 // Writes `batches` one-record batches to a fresh partition of `log_dir` and
 // closes it without any log-dir checkpoint or marker (an unclean dir).
-void MakePartition(const std::string& log_dir, const TopicPartition& tp, int batches) {
+void MakePartition(const std::string& log_dir, const TopicPartition& tp, int batches,
+                   const LogConfig& config = {}) {
   ManualClock clock(1700000000000);
   auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, LogDirName(tp)), tp,
-                              LogConfig{}, &clock);
+                              config, &clock);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   for (int i = 0; i < batches; ++i) {
     RecordInput record;
@@ -392,8 +394,12 @@ TEST(LogManagerTest, IoErrorTakesOnlyThatDirOffline) {
 void CheckPartitionThatCannotLoad(bool had_clean_shutdown) {
   TempDir a;
   MakePartition(a.path(), kOrders, 3);
-  MakePartition(a.path(), kPayments, 2);
-  WriteStringToFile(a.Join("payments-3/leader-epoch-checkpoint"), "garbage\n");
+  // Small segments: the damage below needs a last segment that is not the
+  // first, holding two batches.
+  LogConfig small;
+  small.segment_bytes = 160;
+  MakePartition(a.path(), kPayments, 6, small);
+  testing::MakeSegmentZeroUnloadable(a.Join("payments-3"));
   if (had_clean_shutdown) WriteStringToFile(a.Join(kCleanShutdownFileName), "");
   ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kRecoveryPointCheckpointFile))
                   ->Write({{kOrders, 3}, {kPayments, 2}})
@@ -412,8 +418,7 @@ void CheckPartitionThatCannotLoad(bool had_clean_shutdown) {
   const PartitionRecoveryReport& failed = manager.report().partitions[1];
   EXPECT_EQ(failed.topic, "payments");
   ASSERT_EQ(failed.errors.size(), 1u);
-  EXPECT_NE(failed.errors[0].find("payments-3/leader-epoch-checkpoint"), std::string::npos)
-      << failed.errors[0];
+  EXPECT_NE(failed.errors[0].find("split refused"), std::string::npos) << failed.errors[0];
   EXPECT_TRUE(failed.left_unchanged);
   ASSERT_TRUE(manager.Shutdown().ok());
   // The failed partition keeps its old entry and its files.

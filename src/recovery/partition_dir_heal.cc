@@ -1,0 +1,72 @@
+#include "recovery/partition_dir_heal.h"
+
+#include <array>
+#include <string>
+
+#include "log/log_file_names.h"
+#include "log/log_segment.h"
+#include "log/offset_index.h"
+#include "record/file_batch_reader.h"
+
+namespace daruma {
+
+bool IsStrayPartitionFileName(std::string_view name) {
+  for (std::string_view tail : {kDeletedFileSuffix, kCleanedFileSuffix, kSwapFileSuffix}) {
+    if (HasSuffix(name, tail)) {
+      name.remove_suffix(tail.size());
+      break;
+    }
+  }
+  const std::array<std::string_view, 5> kafka_suffixes = {kLogFileSuffix, kIndexFileSuffix,
+                                                          kTimeIndexFileSuffix, kTxnIndexFileSuffix,
+                                                          kProducerSnapshotFileSuffix};
+  for (std::string_view suffix : kafka_suffixes) {
+    if (HasSuffix(name, suffix)) return !OffsetFromFileName(name).ok();
+  }
+  return false;
+}
+
+Status RebuildLeaderEpochs(const SegmentMap& segments, std::optional<int64_t> below_base,
+                           LeaderEpochFileCache* cache, int64_t* scanned) {
+  std::optional<int32_t> latest = cache->LatestEpoch();
+  for (const auto& [base, segment] : segments) {
+    if (below_base && base >= *below_base) break;
+    FileBatchReader reader(segment->log_file());
+    while (std::optional<LogEntry> entry = reader.Next()) {
+      if (!entry->is_v2() || !entry->has_batch_header()) continue;
+      const int32_t epoch = entry->partition_leader_epoch();
+      if (epoch < 0 || (latest && epoch <= *latest)) continue;
+      DARUMA_RETURN_IF_ERROR(cache->Assign(epoch, entry->batch().base_offset()));
+      latest = epoch;
+    }
+    *scanned += int64_t(reader.position());
+    if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
+  }
+  return Status::Ok();
+}
+
+Result<bool> ActiveSegmentTailIsDamaged(LogSegment* segment, std::string* why) {
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * index, segment->offset_index());
+  FileBatchReaderOptions options;
+  options.start_position = uint64_t(index->Lookup(index->LastOffset()).position);
+  options.end_position = uint64_t(segment->size());
+  FileBatchReader reader(segment->log_file(), options);
+  while (std::optional<LogEntry> entry = reader.Next()) {
+    if (!entry->has_batch_header()) {
+      *why = segment->log_path() + ": entry at position " + std::to_string(entry->position) +
+             " is too short for a batch header";
+      return true;
+    }
+  }
+  switch (reader.stop_reason()) {
+    case StopReason::kEndOfFile:
+      return false;
+    case StopReason::kIoError:
+      return reader.io_status();
+    default:
+      *why = reader.stop_message();
+      return true;
+  }
+}
+
+}  // namespace daruma
