@@ -9,6 +9,9 @@
 # fell inside the workload's background steps (retention, compaction, delayed
 # file deletion; tests/recovery/crash_workload.h) and checks that every seed
 # crashed inside each of them at least once.
+# Then runs the consumer-group crash matrix once (every I/O step of a group
+# workload over `__consumer_offsets`; tests/coordinator/
+# group_crash_matrix_crash_test.cc) and prints its CRASH-MATRIX-GROUPS line.
 # env: DARUMA_CRASH_POINTS=all|<count> per seed (default all), JOBS (default 2)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,7 +26,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDARUMA_BUILD_BENCH=OFF \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 fi
-ninja -C "$build" -j"$jobs" recovery_crash_tests >/dev/null
+ninja -C "$build" -j"$jobs" recovery_crash_tests coordinator_crash_tests >/dev/null
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
@@ -53,4 +56,11 @@ echo "background steps: $(cat "$out"/seed-*.txt | grep '^CRASH-MATRIX' | awk '
   { for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] } }
   END { printf "retention=%d compaction=%d delayed_delete=%d crash points",
               s["retention_points"], s["compaction_points"], s["delayed_delete_points"] }')"
+
+# The consumer-group matrix (deterministic: no seed).
+DARUMA_CRASH_POINTS="${DARUMA_CRASH_POINTS:-all}" \
+  "$build/tests/coordinator_crash_tests" --gtest_filter='GroupCrashMatrixTest.*' \
+  >"$out/groups.txt" 2>&1 || status=1
+grep -h '^CRASH-MATRIX-GROUPS' "$out/groups.txt" || { echo "groups: no summary"; tail -20 "$out/groups.txt"; status=1; }
+grep -h '^  [a-z_]*: ' "$out/groups.txt" | head -12 || true
 exit $status
