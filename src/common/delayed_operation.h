@@ -40,13 +40,15 @@
 // RunDueJobs — no sleeps.
 //
 // Threading: every method may be called from any thread, and from inside an
-// operation's callbacks (the purgatory holds none of its own locks while one
-// runs). Lock order: an operation's mutex, then the purgatory's. Callbacks
+// operation's callbacks (while one runs, the purgatory holds no lock that a
+// call into it takes). Lock order: an expiry in progress (the lock the
+// destructor waits on), an operation's mutex, the purgatory's index. Callbacks
 // run on the caller's thread for TryCompleteElseWatch, CheckAndComplete and
 // CompleteAll, and inside `runner` for expiries and CompleteWatchers (by
 // default at once on the scheduler's thread; the broker's fetches hand them to
 // the request pool, the group coordinator takes its lock around them).
-// Destroy the purgatory before its scheduler; the destructor waits for an
+// The scheduler must outlive every call into the purgatory; the jobs a
+// destroyed purgatory leaves on it do nothing, and the destructor waits for an
 // expiry in progress. Work a runner queued elsewhere keeps the operation (and
 // the purgatory's state) alive, so it must be drained before whatever the
 // operations point to is destroyed.

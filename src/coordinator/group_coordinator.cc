@@ -192,32 +192,29 @@ void GroupCoordinator::JoinStaticMember(GroupMetadata& group, JoinGroupArgs& arg
   FailWaitingCalls(*group.FindMember(old_id), ErrorCode::kFencedInstanceId);
   MemberMetadata& member = group.ReplaceStaticMember(old_id, new_id);
   ApplyJoinSettings(args, member);
+  // The session goes on under the new id (Kafka's
+  // updateStaticMemberAndRebalance); the old id's deadline is done.
+  ScheduleHeartbeat(group, member);
+  ForgetHeartbeat(group, old_id);
   args.member_id = new_id;
   const bool unchanged = group.protocol_name() && member.protocol_type == args.protocol_type &&
                          member.SameProtocols(args.protocols);
   if (group.Is(GroupState::kStable) && unchanged) {
-    ScheduleHeartbeat(group, member);
     const bool leader = group.IsLeader(new_id);
     JoinGroupResult r = CurrentJoinResult(group, new_id, leader && args.supports_skip_assignment);
     r.skip_assignment = leader && args.supports_skip_assignment;
     if (Status s = StoreGroup(group); !s.ok()) {
-      // Kafka reverts the replacement when the new id cannot be stored; the
-      // old id's session goes on from now.
+      // Kafka reverts the replacement when the new id cannot be stored.
       ScheduleHeartbeat(group, group.ReplaceStaticMember(new_id, old_id));
       ForgetHeartbeat(group, new_id);
       r = JoinGroupResult{};
       r.error = ErrorCode::kUnknownServerError;
       r.member_id = new_id;
-    } else {
-      ForgetHeartbeat(group, old_id);
     }
     answers_.push_back(
         [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
     return;
   }
-  // The member waits in the join phase under its new id, which the join's
-  // completion gives a session deadline.
-  ForgetHeartbeat(group, old_id);
   UpdateMemberAndRebalance(group, member, args, std::move(done));
 }
 

@@ -483,6 +483,29 @@ TEST_F(GroupCoordinatorTest, AStaticMemberRejoinsWithoutARebalance) {
             ErrorCode::kFencedInstanceId);
 }
 
+// A static member that rejoins under a new id keeps one session, under the
+// new id: the old id's deadline no longer counts, the new one's does.
+TEST_F(GroupCoordinatorTest, AStaticMembersSessionFollowsItsNewId) {
+  JoinGroupArgs s = Join("");
+  s.group_instance_id = "instance-1";
+  s.require_known_member_id = false;
+  auto j1 = StartJoin(s);
+  Advance(config_.initial_rebalance_delay_ms);
+  ASSERT_TRUE(j1->has_value());
+  ASSERT_TRUE(StartSync((*j1)->member_id, 1, {{(*j1)->member_id, Meta("mine")}})->has_value());
+  Advance(5'000);
+  auto j2 = StartJoin(s);  // restarted: a new id, no rebalance
+  ASSERT_TRUE(j2->has_value());
+  const std::string id = (*j2)->member_id;
+  Advance(5'000);  // the first id's session would have ended here
+  EXPECT_EQ(coordinator_->Heartbeat(kGroup, id, std::string("instance-1"), 1), ErrorCode::kNone);
+  Advance(9'999);
+  EXPECT_EQ(coordinator_->DescribeGroup(kGroup).members.size(), 1u);
+  Advance(1);
+  EXPECT_EQ(coordinator_->DescribeGroup(kGroup).members.size(), 0u);
+  EXPECT_EQ(coordinator_->DeadlinesWaiting(), 0u);
+}
+
 OffsetCommitArgs Commit(const std::string& member, int32_t generation, int64_t offset) {
   OffsetCommitArgs c;
   c.group_id = kGroup;
