@@ -7,6 +7,7 @@
 
 #include "broker/api_handlers.h"
 #include "broker/frame_pool.h"
+#include "log/log_file_names.h"
 #include "protocol/api_keys.h"
 #include "protocol/request_header.h"
 
@@ -19,7 +20,16 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor request_
       topics_(ctx_.log_manager, ctx_.config.log),
       purgatory_(scheduler_.get(), request_executor),
       slices_(ctx_.zero_copy_fs) {
-  init_status_ = topics_.Load();
+  // Partitions start-up found but does not serve (failed to load, or their
+  // dir went offline): see TopicRegistry::Load.
+  std::set<TopicPartition> unloaded;
+  for (const PartitionRecoveryReport& p : ctx_.log_manager->report().partitions) {
+    TopicPartition tp{p.topic, p.partition};
+    // Live directories only: a `-delete` or `-future` one is no partition.
+    if (BaseName(p.dir) != LogDirName(tp)) continue;
+    if (ctx_.log_manager->GetLog(tp) == nullptr) unloaded.insert(std::move(tp));
+  }
+  init_status_ = topics_.Load(unloaded);
   if (init_status_.ok()) init_status_ = OpenProducerIds();
   if (init_status_.ok()) StartGroupCoordinator();
 }
@@ -45,7 +55,13 @@ void RequestHandler::StartGroupCoordinator() {
               topics_.GetOrCreateInternal(kConsumerOffsetsTopic, partitions, overrides);
           if (!topic.ok()) return topic.status();
         }
-        return topics_.GetLog(tp);
+        Log* log = topics_.GetLog(tp);
+        // Not an empty partition: its groups must not be served without
+        // their offsets (the coordinator answers COORDINATOR_NOT_AVAILABLE).
+        if (log == nullptr && topics_.IsUnloaded(tp)) {
+          return Status::NotFound(tp.ToString() + " was found at start-up but is not loaded");
+        }
+        return log;
       },
       ctx_.clock);
   groups_ = std::make_unique<GroupCoordinator>(config, group_storage_.get(), scheduler_.get());

@@ -14,9 +14,10 @@ bool IsInternalTopic(std::string_view topic) {
 TopicRegistry::TopicRegistry(LogRegistry* logs, LogConfig defaults, FileSystem* fs)
     : logs_(logs), defaults_(defaults), fs_(fs) {}
 
-Status TopicRegistry::Load() {
+Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded) {
   std::lock_guard<std::mutex> lock(mu_);
   topics_.clear();
+  unloaded_ = unloaded;
   // Partitions whose directory has no partition.metadata yet, by topic.
   std::map<std::string, std::vector<Log*>> without_id;
   for (Log* log : logs_->AllLogs()) {
@@ -46,9 +47,19 @@ Status TopicRegistry::Load() {
       DARUMA_RETURN_IF_ERROR(file.Write(t.id));
     }
   }
+  for (const TopicPartition& tp : unloaded_) {
+    auto it = topics_.find(tp.topic);
+    if (it != topics_.end())
+      it->second.partitions = std::max(it->second.partitions, tp.partition + 1);
+  }
   names_by_id_.clear();
   for (const auto& [name, t] : topics_) names_by_id_[t.id] = name;
   return Status::Ok();
+}
+
+bool TopicRegistry::IsUnloaded(const TopicPartition& tp) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unloaded_.count(tp) > 0;
 }
 
 TopicInfo TopicRegistry::ToInfo(const std::string& name, const Topic& t) const {

@@ -29,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,15 @@ class TopicRegistry {
   TopicRegistry& operator=(const TopicRegistry&) = delete;
 
   // Builds the registry from LogRegistry::AllLogs() (see the file comment).
-  // kCorruption naming the file when a partition.metadata cannot be parsed.
-  Status Load();
+  // `unloaded`: partitions whose directory was found but whose log is not
+  // served (it failed to load, or its dir went offline); a topic with a
+  // loaded partition counts them, so a failed last partition does not shrink
+  // the topic (and move every consumer group to another __consumer_offsets
+  // partition). kCorruption naming the file when a partition.metadata cannot
+  // be parsed.
+  Status Load(const std::set<TopicPartition>& unloaded = {});
+  // Whether tp was found at start-up but is not served (see Load).
+  bool IsUnloaded(const TopicPartition& tp) const;
 
   std::optional<TopicInfo> Find(const std::string& name) const;
   // The topic with this id (Metadata v10+, Fetch v13+, DeleteTopics v6+), or
@@ -136,6 +144,7 @@ class TopicRegistry {
   mutable std::mutex mu_;  // guards topics_
   std::map<std::string, Topic> topics_;
   std::map<Uuid, std::string> names_by_id_;  // guarded by mu_; the ids of topics_
+  std::set<TopicPartition> unloaded_;        // guarded by mu_; see Load
 };
 
 }  // namespace daruma::broker

@@ -42,6 +42,25 @@ size_t GroupCoordinator::GroupCount() const {
   return groups_.size();
 }
 
+// Kafka's mapping of a failed group-metadata append (GroupMetadataManager.
+// storeGroup): a missing partition is COORDINATOR_NOT_AVAILABLE, a storage
+// error moves the coordinator (NOT_COORDINATOR), a record above
+// max.message.bytes and anything else is UNKNOWN_SERVER_ERROR.
+namespace {
+
+ErrorCode StoreGroupErrorFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      return ErrorCode::kCoordinatorNotAvailable;
+    case StatusCode::kIoError:
+      return ErrorCode::kNotCoordinator;
+    default:
+      return ErrorCode::kUnknownServerError;
+  }
+}
+
+}  // namespace
+
 ErrorCode GroupCoordinator::AvailabilityLocked(const std::string& group_id) const {
   if (!loaded_) return ErrorCode::kCoordinatorLoadInProgress;
   if (!failed_partitions_.empty() && failed_partitions_.count(PartitionFor(group_id))) {
@@ -372,8 +391,10 @@ void GroupCoordinator::SyncGroup(SyncGroupArgs args, SyncCallback done) {
         }
         if (Status s = StoreGroup(*group); !s.ok()) {
           // Nothing stored: every waiting member fails and the group
-          // rebalances, as Kafka does when its append fails.
-          FailPendingSyncs(*group, ErrorCode::kCoordinatorNotAvailable);
+          // rebalances, as Kafka does when its append fails (and with
+          // Kafka's error: an oversized group record is not a coordinator
+          // move, which would have the members rejoin and fail for ever).
+          FailPendingSyncs(*group, StoreGroupErrorFor(s));
           PrepareRebalance(*group);
         } else {
           group->TransitionTo(GroupState::kStable, clock_->NowMs());

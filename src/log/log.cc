@@ -180,6 +180,7 @@ Result<LogAppendInfo> Log::AppendAsFollower(ByteSpan records) {
 
 Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& facts,
                                         AppendOrigin origin, int64_t log_append_time) {
+  DARUMA_RETURN_IF_ERROR(write_failure_);
   LogAppendInfo info;
   info.first_offset = facts.first_offset;
   info.last_offset = facts.last_offset;
@@ -217,7 +218,7 @@ Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& fact
     if (done) completed.push_back(*done);
   }
 
-  DARUMA_RETURN_IF_ERROR(MaybeRoll(int32_t(records.size()), info));
+  if (Status st = MaybeRoll(int32_t(records.size()), info); !st.ok()) return FailWrites(st);
 
   for (size_t pos = 0; pos < records.size();) {
     RecordBatchView batch(ByteSpan(records.data() + pos, EntrySize(records.data() + pos)));
@@ -229,24 +230,33 @@ Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& fact
     }
   }
 
-  DARUMA_RETURN_IF_ERROR(active()->Append(info.last_offset, info.max_timestamp,
-                                          info.shallow_offset_of_max_timestamp, records));
+  // From here on a failure leaves the files ahead of the memory (the
+  // records may be in the .log without their index entry): no more writes.
+  LogSegment* segment = active();
+  const int64_t size_before = segment->size();
+  Status st = segment->Append(info.last_offset, info.max_timestamp,
+                              info.shallow_offset_of_max_timestamp, records);
+  if (!st.ok()) return FailWrites(st, /*wrote_bytes=*/segment->size() != size_before);
   log_end_offset_ = info.last_offset + 1;
 
-  for (auto& [pid, update] : updates) DARUMA_RETURN_IF_ERROR(producer_state_->Update(update));
+  for (auto& [pid, update] : updates) {
+    if (st = producer_state_->Update(update); !st.ok()) return FailWrites(st);
+  }
   for (const CompletedTxn& txn : completed) {
     int64_t lso = producer_state_->LastStableOffset(txn);
     if (txn.is_aborted) {
-      DARUMA_RETURN_IF_ERROR(active()->UpdateTxnIndex(
-          AbortedTxn{txn.producer_id, txn.first_offset, txn.last_offset, lso}));
+      st = active()->UpdateTxnIndex(
+          AbortedTxn{txn.producer_id, txn.first_offset, txn.last_offset, lso});
+      if (!st.ok()) return FailWrites(st);
     }
-    DARUMA_RETURN_IF_ERROR(producer_state_->CompleteTxn(txn));
+    if (st = producer_state_->CompleteTxn(txn); !st.ok()) return FailWrites(st);
   }
   producer_state_->UpdateMapEndOffset(log_end_offset_);
 
   unflushed_messages_ += info.last_offset - info.first_offset + 1;
-  if (unflushed_messages_ >= config_.flush_messages)
-    DARUMA_RETURN_IF_ERROR(FlushLocked(log_end_offset_));
+  if (unflushed_messages_ >= config_.flush_messages) {
+    if (st = FlushLocked(log_end_offset_); !st.ok()) return st;
+  }
   info.log_start_offset = log_start_offset_;
   return info;
 }
@@ -327,12 +337,39 @@ void Log::SetRollFlushScheduler(std::function<bool(int64_t offset)> schedule) {
   roll_flush_scheduler_ = std::move(schedule);
 }
 
+Status Log::FailWrites(const Status& st, bool wrote_bytes) {
+  // Out of descriptors, a file could not be opened: unless this write had
+  // already put bytes in the .log, nothing changed on disk, and the same
+  // write can succeed once descriptors are free again.
+  if (IsTooManyOpenFiles(st) && !wrote_bytes) return st;
+  if (write_failure_.ok()) {
+    write_failure_ = Status(st.code(), fmt::format("{}: writes stopped after a failed write at log "
+                                                   "end offset {}: {}",
+                                                   name_, log_end_offset_, st.message()));
+    if (write_failure_listener_) write_failure_listener_(write_failure_);
+  }
+  return write_failure_;
+}
+
+Status Log::write_failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_failure_;
+}
+
+void Log::SetWriteFailureListener(std::function<void(const Status&)> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  write_failure_listener_ = std::move(listener);
+}
+
 Status Log::Flush(int64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   return FlushLocked(offset);
 }
 
+// A failed fsync cannot be retried (the kernel may have dropped the dirty
+// pages and report the next fsync clean), so it stops all writes.
 Status Log::FlushLocked(int64_t offset) {
+  DARUMA_RETURN_IF_ERROR(write_failure_);
   offset = std::min(offset, log_end_offset_);
   if (offset <= recovery_point_) return Status::Ok();
   for (auto& [base, segment] : segments_) {
@@ -340,10 +377,10 @@ Status Log::FlushLocked(int64_t offset) {
     auto next = segments_.upper_bound(base);
     int64_t segment_end = next == segments_.end() ? log_end_offset_ : next->first;
     if (segment_end <= recovery_point_) continue;
-    DARUMA_RETURN_IF_ERROR(segment->Flush());
+    if (Status st = segment->Flush(); !st.ok()) return FailWrites(st);
   }
-  DARUMA_RETURN_IF_ERROR(producer_state_->SyncPendingSnapshots());
-  DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  if (Status st = producer_state_->SyncPendingSnapshots(); !st.ok()) return FailWrites(st);
+  if (Status st = fs_->SyncDir(dir_); !st.ok()) return FailWrites(st);
   recovery_point_ = offset;
   if (offset >= log_end_offset_) unflushed_messages_ = 0;
   last_flush_ms_ = clock_->NowMs();
@@ -433,6 +470,7 @@ Status Log::TruncateFullyAndStartAtLocked(int64_t offset) {
 
 Status Log::Close() {
   std::lock_guard<std::mutex> lock(mu_);
+  DARUMA_RETURN_IF_ERROR(write_failure_);  // a snapshot at this LEO would be a lie
   producer_state_->UpdateMapEndOffset(log_end_offset_);
   DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/true).status());
   DARUMA_RETURN_IF_ERROR(producer_state_->SyncPendingSnapshots());

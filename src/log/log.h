@@ -198,6 +198,18 @@ class Log {
   // Called after every flush that moved the recovery point, with the log's
   // lock held: it must be cheap and must not call back into this Log.
   void SetFlushListener(std::function<void()> listener);
+  // Called (under the log's lock: it must not call back into the log) when a
+  // write fails partway (see write_failure()).
+  void SetWriteFailureListener(std::function<void(const Status&)> listener);
+  // After an append, roll or flush failed partway, the files may hold bytes
+  // the in-memory state does not account for (a record written but not its
+  // index entry, data not known to be on disk). Kafka takes the log dir
+  // offline at that point; the log stops writing too: every later append,
+  // roll, flush and Close returns this error (kIoError kept as it was), so no
+  // offset is ever handed out twice and nothing is claimed durable. The next
+  // start is unclean for it and recovery validates what is on disk. OK until
+  // then.
+  Status write_failure() const;
   // Kafka flushes the segments below a new one in a background task
   // ("flush-log"), not in the append that rolled. A roll calls `schedule`
   // (with the log's lock held: it must only enqueue) with the new segment's
@@ -275,6 +287,10 @@ class Log {
   Status MaybeRoll(int32_t messages_size, const LogAppendInfo& info);
   Status RollLocked(std::optional<int64_t> expected_next_offset);
   Status FlushLocked(int64_t offset);
+  // Records `st` as the log's write failure (the first one stays) and
+  // returns it; a lack of descriptors before anything was written
+  // (`wrote_bytes` false) is returned as is, for a retry.
+  Status FailWrites(const Status& st, bool wrote_bytes = false);
   Status TruncateFullyAndStartAtLocked(int64_t offset);
   // Applies the batches from the producer state's map end offset up to the
   // log end offset (after a reload from an older snapshot).
@@ -304,6 +320,8 @@ class Log {
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   std::function<void()> flush_listener_;
+  std::function<void(const Status&)> write_failure_listener_;
+  Status write_failure_;  // see write_failure()
   std::function<bool(int64_t)> roll_flush_scheduler_;
   std::unique_ptr<ProducerStateManager> producer_state_;
   std::unique_ptr<LeaderEpochFileCache> leader_epoch_cache_;

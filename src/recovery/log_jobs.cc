@@ -191,6 +191,11 @@ void LogJobs::FlushJob() {
 void LogJobs::WatchFlushes(LogDir& d, Log* log) {
   std::atomic<bool>* dirty = &d.recovery_points_dirty;
   log->SetFlushListener([dirty] { dirty->store(true, std::memory_order_relaxed); });
+  // Kafka: an I/O error writing a log takes its dir offline (no checkpoint,
+  // no clean-shutdown marker: the next start recovers what is on disk).
+  log->SetWriteFailureListener([this, dir = d.path](const Status& st) {
+    dirs_->failure_channel().MaybeAddOfflineLogDir(dir, st);
+  });
   if (!config_.enabled) return;
   // Kafka's "flush-log" task: a roll does not wait for the old segment to
   // reach the disk. scheduler_ is created by StartJobs, after loading; a roll

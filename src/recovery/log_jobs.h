@@ -117,8 +117,9 @@ class LogJobs {
   // dirs by kafka-delete-logs).
   void Stop();
 
-  // Wires `log` into the jobs: its flushes mark `d` dirty, and (when enabled)
-  // its rolls schedule a flush-log job.
+  // Wires `log` into the jobs: its flushes mark `d` dirty, a failed write
+  // takes `d` offline (Log::write_failure), and (when enabled) its rolls
+  // schedule a flush-log job.
   void WatchFlushes(LogDir& d, Log* log);
   // Registers `log` with the cleaner if `config` includes compact, else
   // unregisters it. No-op without a cleaner.

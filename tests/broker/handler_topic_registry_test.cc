@@ -15,6 +15,28 @@
 namespace daruma::broker::testing {
 namespace {
 
+// A last partition that start-up found but could not load still counts: a
+// shrunk __consumer_offsets would map every group to another partition.
+TEST(HandlerTopicRegistry, UnloadedPartitionsKeepTheTopicsPartitionCount) {
+  daruma::testing::TempDir dir;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  for (int32_t p : {0, 1}) {
+    ASSERT_TRUE(
+        manager.GetOrCreateLog({"__consumer_offsets", p}, Uuid::Random(), LogConfig{}).ok());
+  }
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load({{"__consumer_offsets", 2}, {"gone", 0}}).ok());
+  std::optional<TopicInfo> offsets = registry.Find("__consumer_offsets");
+  ASSERT_TRUE(offsets.has_value());
+  EXPECT_EQ(offsets->partitions, 3);
+  EXPECT_TRUE(registry.IsUnloaded({"__consumer_offsets", 2}));
+  EXPECT_FALSE(registry.IsUnloaded({"__consumer_offsets", 1}));
+  EXPECT_EQ(registry.GetLog({"__consumer_offsets", 2}), nullptr);
+  // A topic none of whose partitions loaded is not invented.
+  EXPECT_FALSE(registry.Find("gone").has_value());
+}
+
 TEST(HandlerTopicRegistry, ReloadKeepsIdsAndPartitionCountsAndWritesMissingIds) {
   daruma::testing::TempDir dir;
   Uuid id;

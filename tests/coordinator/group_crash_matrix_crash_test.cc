@@ -13,18 +13,19 @@
 //               as it is (the page cache survived: process death).
 //   power       only fsynced data and dir-synced names survive.
 //   torn        power, plus a random prefix of the last unsynced write.
-//   eio/enospc  op N fails (alternating) and the dir is taken offline there:
-//               every later op fails, as after Kafka's LogDirFailureChannel;
-//               recovery on what is left (the page cache).
+//   eio/enospc  op N alone fails (alternating) and the workload goes on, as
+//               the broker does: the log whose write failed stops writing
+//               (Log::write_failure) and its dir goes offline; the
+//               coordinator answers errors for what it could not store.
+//               With DARUMA_GROUP_CRASH_EIO=offline every later op fails
+//               too (the whole process loses the dir at once).
 //
-// Daruma itself does not take a dir offline when an append fails; with
-// DARUMA_GROUP_CRASH_EIO=continue only op N fails and the workload goes on,
-// as the broker would. That finds a log-layer bug (not yet fixed, so off by
-// default): an append whose records were written but whose index entry
-// failed leaves the segment's size ahead of the log end offset, the next
-// appends reuse the same offsets, and the next unclean start truncates at
-// the first duplicate, losing acknowledged commits and deletes after it
-// (e.g. enospc@178, eio@179).
+// The default was `offline` until the log layer stopped writing after a
+// failed write: an append whose records were written but whose index entry
+// failed used to leave the segment's size ahead of the log end offset, the
+// next appends reused the same offsets, and the next unclean start truncated
+// at the first duplicate, losing acknowledged commits and deletes after it
+// (enospc@178, eio@179).
 //
 // Environment (scripts/crash-matrix.sh):
 //   DARUMA_CRASH_POINTS=all|<count>  every point 1..ops+1 (the default: the
@@ -32,7 +33,8 @@
 //                                    or an evenly spread sample; the first,
 //                                    middle and last op of the compaction
 //                                    step are always added.
-//   DARUMA_GROUP_CRASH_EIO=offline|continue  eio/enospc semantics (above).
+//   DARUMA_GROUP_CRASH_EIO=continue|offline  eio/enospc semantics (above;
+//                                            default continue).
 // Prints "CRASH-MATRIX-GROUPS ops=.. points=.. ... violations=.." and the
 // first examples of each kind of violation.
 #include <gtest/gtest.h>
@@ -91,7 +93,7 @@ std::vector<uint64_t> CrashPoints(uint64_t total, const GroupWorkloadSteps& step
 
 bool ContinueAfterEio() {
   const char* env = std::getenv("DARUMA_GROUP_CRASH_EIO");
-  return env != nullptr && std::string(env) == "continue";
+  return env == nullptr || std::string(env) != "offline";
 }
 
 class GroupCrashMatrixTest : public ::testing::Test {

@@ -7,13 +7,11 @@
 // PreparingRebalance and the last stored generation stays what a restart
 // loads; the group recovers once the member shrinks its metadata or leaves.
 //
-// The error code differs from Kafka's: Kafka maps the append's
-// MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE to UNKNOWN_SERVER_ERROR
-// (GroupMetadataManager.storeGroup; appendGroupMetadataErrorToResponseError in
-// the KIP-848 coordinator), which a Java consumer raises from poll() as
-// "Unexpected error from SyncGroup"; Daruma answers COORDINATOR_NOT_AVAILABLE
-// for every store failure, which clients retry silently (rediscover the
-// coordinator, rejoin, fail again). Pinned here as Daruma's current answer.
+// The error is Kafka's: the append's MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE
+// becomes UNKNOWN_SERVER_ERROR (GroupMetadataManager.storeGroup), which a
+// Java consumer raises from poll() as "Unexpected error from SyncGroup",
+// rather than COORDINATOR_NOT_AVAILABLE, which clients would retry silently
+// for ever (rediscover the coordinator, rejoin, fail again).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -70,8 +68,7 @@ class GroupOversizedMetadataTest : public ::testing::Test {
     for (const auto& [id, sync] : syncs) {
       EXPECT_TRUE(sync.has_value()) << id << ": a parked sync was left unanswered";
       if (!sync) continue;
-      // Kafka: UNKNOWN_SERVER_ERROR (see the top of this file).
-      EXPECT_EQ(sync->error, ErrorCode::kCoordinatorNotAvailable) << id;
+      EXPECT_EQ(sync->error, ErrorCode::kUnknownServerError) << id;
       EXPECT_TRUE(sync->assignment.empty()) << id;
     }
     return (*c)->member_id;
@@ -143,7 +140,7 @@ TEST_F(GroupOversizedMetadataTest, ALoneMemberWithOversizedMetadataNeverGetsAGen
     ASSERT_EQ(syncs.size(), 1u);
     const auto& [id, sync] = *syncs.begin();
     ASSERT_TRUE(sync.has_value());
-    EXPECT_EQ(sync->error, ErrorCode::kCoordinatorNotAvailable);  // Kafka: UNKNOWN_SERVER_ERROR
+    EXPECT_EQ(sync->error, ErrorCode::kUnknownServerError);
     EXPECT_EQ(coordinator().DescribeGroup(kGroup).state, "PreparingRebalance");
     first = Join(id, Metadata(size_t(LogConfig{}.max_message_bytes) + 1, 'y'));  // the retry
   }
