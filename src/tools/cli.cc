@@ -162,6 +162,9 @@ void AddRepair(CLI::App& app, RepairCommandOptions& o, int& rc) {
   repair->add_option("--threads", o.threads, "Partitions processed in parallel")
       ->check(ThreadCount())
       ->capture_default_str();
+  repair->add_flag("--quiet", o.quiet,
+                   "No progress and no summary; the plan and problems only when something is "
+                   "refused, fails or is left for an operator (on stderr)");
   repair->callback([&]() {
     o.progress = ::isatty(STDERR_FILENO) ? ProgressMode::kTty : ProgressMode::kPlain;
     rc = RunRepair(o, std::cout, std::cerr);

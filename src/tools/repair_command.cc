@@ -5,6 +5,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
 #include "common/bytes.h"
 #include "common/file_system.h"
@@ -84,7 +85,7 @@ Result<std::vector<LogDirCheck>> Plan(const RepairCommandOptions& o, const ToolC
       [&] {
         return ProgressSnapshot{scanned.load(), work.bytes, remaining.load(), work.partitions};
       },
-      o.progress, err, kRepairProgressLabel);
+      o.quiet ? ProgressMode::kQuiet : o.progress, err, kRepairProgressLabel);
   progress.Start();
   std::vector<LogDirCheck> dirs;
   for (const std::string& dir : config.log_dirs) {
@@ -122,7 +123,11 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
 
 }  // namespace
 
-int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& err) {
+int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::ostream& err) {
+  // --quiet: what would go to stdout is kept, and shown on stderr only if
+  // the run does not end in success.
+  std::ostringstream held;
+  std::ostream& out = o.quiet ? held : stdout_stream;
   if (o.threads < 1) {
     err << "daruma repair: --threads: must be at least 1\n";
     return kExitError;
@@ -183,6 +188,7 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& out, std::ostream& er
       rc = kExitError;
     }
   }
+  if (o.quiet && rc != kExitOk) err << held.str();
   return rc;
 }
 

@@ -54,6 +54,10 @@ struct RepairCommandOptions {
   bool dry_run = false;                // --dry-run
   std::string report_file;             // --report FILE
   int threads = 1;                     // --threads
+  // --quiet: no progress, no plan and no summary when all went well; on a
+  // refusal, a failure or problems left for an operator, the plan goes to
+  // stderr with the reason.
+  bool quiet = false;
   ProgressMode progress = ProgressMode::kPlain;
 };
 

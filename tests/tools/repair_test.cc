@@ -76,6 +76,28 @@ TEST_F(RepairTest, CleanDirHasNothingToDo) {
   EXPECT_FALSE(run.json.contains("applied"));
 }
 
+// --quiet (as `check` and `recover` take it): silence on success, the plan
+// and the reason on stderr when something is refused.
+TEST_F(RepairTest, QuietPrintsOnlyWhenSomethingIsRefused) {
+  RepairCommandOptions o;
+  o.log_dirs = {dir_};
+  o.quiet = true;
+  RepairRun run = RunRepairQuietly(o);
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "");
+
+  const std::string log = SegmentFile(dir_, SegmentBase(2), ".log");
+  const BatchPos last = Batches(log).back();
+  std::filesystem::resize_file(log, uint64_t(last.position + last.size / 2));
+  MakeUnclean();
+  run = RunRepairQuietly(o);  // --max-corrupt-bytes 0: refused
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("refused, nothing was changed"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Repair plan:"), std::string::npos) << run.err;
+}
+
 TEST_F(RepairTest, TornTailLimitDryRunRepairAndIdempotence) {
   const std::string log = SegmentFile(dir_, SegmentBase(2), ".log");
   const BatchPos last = Batches(log).back();
