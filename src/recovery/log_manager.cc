@@ -9,25 +9,9 @@
 #include "log/clean_shutdown_file.h"
 #include "log/log_file_names.h"
 #include "recovery/clean_shutdown_marker_rule.h"
+#include "recovery/run_threads.h"
 
 namespace daruma {
-
-namespace {
-
-// Runs body(i) for i in [0, threads) on that many std::threads and joins them.
-template <typename Body>
-void RunThreads(int threads, Body body) {
-  std::vector<std::thread> pool;
-  pool.reserve(size_t(threads));
-  for (int i = 0; i < threads; ++i) pool.emplace_back([&body, i] { body(i); });
-  for (auto& t : pool) t.join();
-}
-
-int64_t ElapsedMs(Clock* clock, int64_t start_nanos) {
-  return (clock->NowNanos() - start_nanos) / 1000000;
-}
-
-}  // namespace
 
 LogManagerOptions LogManager::WrapFileSystems(LogManagerOptions options,
                                               std::unique_ptr<CachingFileSystem>* caching,

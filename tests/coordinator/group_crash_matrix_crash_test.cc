@@ -53,22 +53,7 @@
 namespace daruma::testing {
 namespace {
 
-enum class Mode { kKill, kPower, kTorn, kEio, kEnospc };
-const char* ModeName(Mode m) {
-  switch (m) {
-    case Mode::kKill:
-      return "kill";
-    case Mode::kPower:
-      return "power";
-    case Mode::kTorn:
-      return "torn";
-    case Mode::kEio:
-      return "eio";
-    case Mode::kEnospc:
-      return "enospc";
-  }
-  return "?";
-}
+using Mode = CrashMode;
 
 // Every point 1..total, or DARUMA_CRASH_POINTS of them spread evenly, plus
 // the first, middle and last op of the compaction step.
@@ -231,7 +216,7 @@ TEST_F(GroupCrashMatrixTest, EveryAcknowledgedCommitSurvivesEveryCrashPoint) {
         compaction_points += point >= first && point < end;
       }
       const std::string label =
-          std::string(ModeName(mode)) + "@" + std::to_string(point) + " [" + last_op + "]";
+          std::string(CrashModeName(mode)) + "@" + std::to_string(point) + " [" + last_op + "]";
       RecoverGroupsAndCheck(image.get(), log_dir_, history, label, &tally);
     }
   }

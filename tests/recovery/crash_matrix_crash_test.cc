@@ -38,22 +38,7 @@
 namespace daruma::testing {
 namespace {
 
-enum class Mode { kKill, kPower, kTorn, kEio, kEnospc };
-const char* ModeName(Mode m) {
-  switch (m) {
-    case Mode::kKill:
-      return "kill";
-    case Mode::kPower:
-      return "power";
-    case Mode::kTorn:
-      return "torn";
-    case Mode::kEio:
-      return "eio";
-    case Mode::kEnospc:
-      return "enospc";
-  }
-  return "?";
-}
+using Mode = CrashMode;
 
 uint64_t EnvU64(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
@@ -205,7 +190,7 @@ TEST_F(CrashMatrixTest, EveryCrashPointRecoversWithEveryInvariant) {
       compaction_points += WorkloadSteps::In(steps.compaction, point);
       delayed_delete_points += WorkloadSteps::In(steps.delayed_delete, point);
       const std::string label =
-          std::string(ModeName(mode)) + "@" + std::to_string(point) + " [" + last_op + "]";
+          std::string(CrashModeName(mode)) + "@" + std::to_string(point) + " [" + last_op + "]";
       RecoverAndCheck(image.get(), log_dir_, model, config, label, &tally);
     }
   }

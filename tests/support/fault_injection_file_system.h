@@ -52,6 +52,28 @@ namespace daruma::testing {
 
 enum class InjectedError { kEio, kEnospc };
 
+// How a crash matrix stops its workload at an operation: the process dies
+// (kKill: the page cache survives), power is lost (kPower: only durable
+// state), power is lost mid-write (kTorn), or the operation fails with
+// EIO / ENOSPC (kEio, kEnospc).
+enum class CrashMode { kKill, kPower, kTorn, kEio, kEnospc };
+
+inline const char* CrashModeName(CrashMode m) {
+  switch (m) {
+    case CrashMode::kKill:
+      return "kill";
+    case CrashMode::kPower:
+      return "power";
+    case CrashMode::kTorn:
+      return "torn";
+    case CrashMode::kEio:
+      return "eio";
+    case CrashMode::kEnospc:
+      return "enospc";
+  }
+  return "?";
+}
+
 class FaultInjectionFileSystem final : public FileSystem {
  public:
   explicit FaultInjectionFileSystem(FileSystem* base, uint64_t seed = 1);
