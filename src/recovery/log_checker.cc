@@ -616,7 +616,9 @@ bool PartitionChecker::MatchesPlan(const SegmentsPass& pass) const {
 Status PartitionChecker::FinishSegments(SegmentsPass* pass) {
   const int64_t replayed_end = pass->replayed_end;
   AddSnapshotProblems(pass->snapshots->Finish(replayed_end));
-  if (pass->snapshots->saw_producer_batches() &&
+  // After an unclean shutdown a start rebuilds the producer state from the
+  // log whatever the snapshots: none at all is normal then.
+  if (p_.clean_shutdown && pass->snapshots->saw_producer_batches() &&
       SnapshotFiles(p_.partition_dir, pass->entries).empty()) {
     Problem(ProducerSnapshotFileName(p_.partition_dir, replayed_end), -1, replayed_end,
             "missing: no producer snapshot at all, so a clean start would begin with empty "
@@ -807,7 +809,8 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
                             "remove it once you know its data is not needed"});
       continue;
     }
-    todo.push_back({log_dir, path, name->tp, Lookup(d.log_start_offsets, name->tp)});
+    todo.push_back(
+        {log_dir, path, name->tp, Lookup(d.log_start_offsets, name->tp), d.clean_shutdown});
   }
 
   d.partitions.resize(todo.size());

@@ -157,6 +157,9 @@ struct CheckPartitionParams {
   std::string partition_dir;
   TopicPartition tp;
   int64_t log_start_offset_checkpoint = 0;
+  // The dir has `.kafka_cleanshutdown`: a start would trust the producer
+  // snapshots instead of rebuilding the state from the log.
+  bool clean_shutdown = true;
 };
 
 PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions& options);

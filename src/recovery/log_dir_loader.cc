@@ -1,5 +1,7 @@
 #include "recovery/log_dir_loader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -265,7 +267,14 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   std::unique_ptr<Log> log;
   if (st.ok()) {
     log = std::move(*loaded);
-    log->UpdateHighWatermark(find(d.high_watermarks));
+    const int64_t checkpointed_hw = find(d.high_watermarks);
+    log->UpdateHighWatermark(checkpointed_hw);
+    if (checkpointed_hw > log->log_end_offset()) {
+      pr.warnings.push_back(
+          fmt::format("{}: high watermark {} in {} is above the log end offset {}: lowered to {}",
+                      tp.ToString(), checkpointed_hw, kReplicationOffsetCheckpointFile,
+                      log->log_end_offset(), log->high_watermark()));
+    }
     // fsync everything recovery kept before the recovery point can move to the
     // LEO in the checkpoint (a second crash must not lose it).
     st = log->FlushAll();

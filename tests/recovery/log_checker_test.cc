@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "log/clean_shutdown_file.h"
 #include "log/transaction_index.h"
 #include "support/test_support.h"
 #include "tools/generated_log_dir.h"
@@ -91,6 +92,26 @@ TEST_F(LogCheckerTest, TemporaryFilesAndUnparsableDirs) {
   EXPECT_EQ(d.problems[1].file, JoinPath(dir_, "recovery-point-offset-checkpoint.tmp"));
   ASSERT_EQ(d.partitions[0].problems.size(), 1u);
   EXPECT_EQ(d.partitions[0].problems[0].file, JoinPath(dir_, "t-0/leader-epoch-checkpoint.tmp"));
+}
+
+// No producer snapshot at all: a problem after a clean shutdown (the start
+// would trust the snapshots and begin with empty producer state), normal
+// after an unclean one (the start rebuilds the state from the log).
+TEST_F(LogCheckerTest, MissingProducerSnapshotsMatterOnlyAfterACleanShutdown) {
+  for (const auto& e : std::filesystem::directory_iterator(JoinPath(dir_, "t-0"))) {
+    if (e.path().extension() == ".snapshot") std::filesystem::remove(e.path());
+  }
+  auto missing = [](const LogDirCheck& d) {
+    for (const CheckProblem& p : d.partitions[0].problems) {
+      if (p.what.find("no producer snapshot at all") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(missing(Check()));
+  std::filesystem::remove(JoinPath(dir_, kCleanShutdownFileName));
+  const LogDirCheck unclean = Check();
+  EXPECT_FALSE(unclean.clean_shutdown);
+  EXPECT_FALSE(missing(unclean));
 }
 
 // Recovery skips a stray file and loads the partition (partition_dir_heal.h);

@@ -32,8 +32,8 @@ const TopicPartition kPayments{"payments", 3};
 void MakePartition(const std::string& log_dir, const TopicPartition& tp, int batches,
                    const LogConfig& config = {}) {
   ManualClock clock(1700000000000);
-  auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, LogDirName(tp)), tp,
-                              config, &clock);
+  auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, LogDirName(tp)), tp, config,
+                              &clock);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   for (int i = 0; i < batches; ++i) {
     RecordInput record;
@@ -261,6 +261,11 @@ TEST(LogManagerTest, CheckpointsAreTheLogEndAfterRecovery) {
   EXPECT_EQ(ReadCheckpoint(a.path(), kLogStartOffsetCheckpointFile), OffsetMap{});
   EXPECT_EQ(manager.report().partitions[0].high_watermark, 6);
   EXPECT_EQ(manager.report().partitions[0].recovery_point, 6);
+  // The old value is reported, not dropped silently (issue 22).
+  ASSERT_EQ(manager.report().partitions[0].warnings.size(), 1u);
+  EXPECT_EQ(manager.report().partitions[0].warnings[0],
+            "orders-0: high watermark 1000 in replication-offset-checkpoint is above the log "
+            "end offset 6: lowered to 6");
   // Until Shutdown the dir is not clean.
   EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
 }
@@ -275,6 +280,7 @@ TEST(LogManagerTest, HighWatermarkWithinTheLogIsKept) {
   ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
   EXPECT_EQ(manager.GetLog(kOrders)->high_watermark(), 4);
   EXPECT_EQ(ReadCheckpoint(a.path(), kReplicationOffsetCheckpointFile), (OffsetMap{{kOrders, 4}}));
+  EXPECT_TRUE(manager.report().partitions[0].warnings.empty());
 }
 
 TEST(LogManagerTest, CleanShutdownWritesCheckpointsThenTheMarkerLast) {
