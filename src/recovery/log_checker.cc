@@ -13,6 +13,7 @@
 #include "log/leader_epoch_file_cache.h"
 #include "log/log_cleaner.h"
 #include "log/log_file_names.h"
+#include "log/meta_properties.h"
 #include "log/transaction_index.h"
 #include "record/file_batch_reader.h"
 #include "recovery/batch_order_check.h"
@@ -740,6 +741,41 @@ OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name
 }
 
 }  // namespace
+
+void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
+  std::map<TopicPartition, std::string> live;  // partition -> its first dir
+  std::optional<std::pair<std::string, MetaProperties>> first_meta;
+  for (LogDirCheck& d : *dirs) {
+    for (const PartitionCheck& p : d.partitions) {
+      if (BaseName(p.dir) != LogDirName(p.tp)) continue;  // a `-future` copy may coexist
+      auto [it, inserted] = live.emplace(p.tp, p.dir);
+      if (inserted) continue;
+      d.problems.push_back(
+          {p.dir, -1, std::nullopt,
+           fmt::format("partition {} is also live in {}: Kafka and `daruma recover` refuse to "
+                       "start",
+                       p.tp.ToString(), it->second),
+           "move one copy out of the log dirs (compare both with `daruma dump`)", true});
+    }
+    const std::string meta_path = JoinPath(d.path, kMetaPropertiesFileName);
+    if (!fs->Exists(meta_path)) continue;
+    Result<MetaProperties> meta = MetaProperties::Read(meta_path, fs);
+    if (!meta.ok()) continue;  // reported by the dir's own checks
+    if (!first_meta) {
+      first_meta.emplace(meta_path, *meta);
+      continue;
+    }
+    const MetaProperties& f = first_meta->second;
+    if (meta->cluster_id != f.cluster_id || meta->node_id != f.node_id) {
+      d.problems.push_back(
+          {meta_path, -1, std::nullopt,
+           fmt::format("cluster.id / node.id differ from {}: the dirs belong to different "
+                       "brokers, and Kafka and `daruma recover` refuse to start",
+                       first_meta->first),
+           "give each broker its own log dirs", true});
+    }
+  }
+}
 
 std::string CheckProblem::ToString() const {
   std::string s = file;

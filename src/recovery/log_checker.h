@@ -172,6 +172,12 @@ PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions&
 // the directory itself cannot be listed.
 Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& options);
 
+// What start-up refuses across dirs, as operator-only problems of the later
+// dir: a partition live in two dirs, and meta.properties files that disagree
+// on cluster.id / node.id (the dirs belong to different brokers). Run once
+// every dir is checked, like CheckTopicConfigTopics.
+void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs = FileSystem::Default());
+
 // What a check of the dirs will read (stat only), for the progress bar:
 // bytes of `.log` data and directories (an upper bound of the partitions,
 // so a count of partitions left never goes below zero).

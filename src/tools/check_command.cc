@@ -91,6 +91,7 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
   // the rest would read as "no problems".
   if (rc == kExitError) return rc;
   CheckTopicConfigTopics(&dirs);
+  CheckDirsAgree(&dirs);
   const Totals t = Sum(dirs);
   for (const LogDirCheck& d : dirs) PrintProblems(d, o.quiet ? err : out);
   if (rc == kExitClean && t.problems > 0) rc = kExitProblems;

@@ -95,6 +95,7 @@ Result<std::vector<LogDirCheck>> Plan(const RepairCommandOptions& o, const ToolC
   }
   remaining.store(0);
   CheckTopicConfigTopics(&dirs);
+  CheckDirsAgree(&dirs);
   return dirs;
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "log/clean_shutdown_file.h"
+#include "log/meta_properties.h"
 #include "log/transaction_index.h"
 #include "support/test_support.h"
 #include "tools/generated_log_dir.h"
@@ -127,6 +128,32 @@ TEST_F(LogCheckerTest, StrayFileWithAKafkaSuffixIsAnOperatorProblem) {
   EXPECT_NE(problems[0].what.find("not a Kafka file"), std::string::npos) << problems[0].what;
   EXPECT_FALSE(d.partitions[0].load_failed);
   EXPECT_EQ(ReadFileToString(stray), "old copy");
+}
+
+// What `daruma recover` refuses across dirs, check reports too (issue 22).
+TEST_F(LogCheckerTest, APartitionLiveInTwoDirsAndDisagreeingMetaPropertiesAreReported) {
+  const std::string other = tmp_.Join("other");
+  std::filesystem::create_directories(other);
+  std::filesystem::copy(JoinPath(dir_, "t-0"), JoinPath(other, "t-0"),
+                        std::filesystem::copy_options::recursive);
+  WriteStringToFile(JoinPath(dir_, kMetaPropertiesFileName),
+                    "version=1\ncluster.id=aaaaaaaaaaaaaaaaaaaaaa\nnode.id=1\n");
+  WriteStringToFile(JoinPath(other, kMetaPropertiesFileName),
+                    "version=1\ncluster.id=bbbbbbbbbbbbbbbbbbbbbb\nnode.id=1\n");
+  std::vector<LogDirCheck> dirs;
+  for (const std::string& d : {dir_, other}) {
+    auto checked = CheckLogDir(d, CheckOptions{});
+    ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+    dirs.push_back(std::move(*checked));
+  }
+  CheckDirsAgree(&dirs);
+  EXPECT_TRUE(dirs[0].problems.empty());
+  ASSERT_EQ(dirs[1].problems.size(), 2u);
+  EXPECT_NE(dirs[1].problems[0].what.find("is also live in " + JoinPath(dir_, "t-0")),
+            std::string::npos)
+      << dirs[1].problems[0].what;
+  EXPECT_EQ(dirs[1].problems[1].file, JoinPath(other, kMetaPropertiesFileName));
+  for (const CheckProblem& p : dirs[1].problems) EXPECT_TRUE(p.operator_only);
 }
 
 TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {
