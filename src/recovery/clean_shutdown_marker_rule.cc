@@ -42,7 +42,12 @@ std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool fu
   for (const auto& q : p.quarantined) quarantined += IsLeftover(q.file) ? 0 : 1;
   if (quarantined > 0) out.push_back(Count(quarantined, "range quarantined", "ranges quarantined"));
   int64_t removed = 0;
-  for (const auto& f : p.deleted_files) removed += IsLeftover(f) ? 0 : 1;
+  // Kafka's own start removes these too: leftovers of interrupted work, and
+  // producer snapshots at no segment base (removeStraySnapshots; a corrupt
+  // snapshot counts through its quarantined copy).
+  for (const auto& f : p.deleted_files) {
+    removed += IsLeftover(f) || HasSuffix(f, kProducerSnapshotFileSuffix) ? 0 : 1;
+  }
   if (removed > 0) out.push_back(Count(removed, "file removed", "files removed"));
   if (!full_rescan && p.recovered_segments > 0) {
     out.push_back(Count(p.recovered_segments, "segment recovered", "segments recovered"));

@@ -1042,8 +1042,29 @@ Result<std::unique_ptr<Log>> Loader::Run() {
 
   std::vector<int64_t> bases;
   for (const auto& [base, segment] : segments_) bases.push_back(base);
+  // Snapshots at no segment base are the ones Kafka's removeStraySnapshots
+  // may delete; each one it did is reported (deletedFiles). listing_ holds
+  // the snapshot names while snapshots_changed_ is clear, so a clean start
+  // lists nothing more for this.
+  std::vector<std::string> stray_snapshots;
+  {
+    std::vector<std::string> names;
+    if (snapshots_changed_) {
+      DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
+    }
+    for (const std::string& name : snapshots_changed_ ? names : listing_) {
+      if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
+      Result<int64_t> offset = OffsetFromFileName(name);
+      if (offset.ok() && !std::binary_search(bases.begin(), bases.end(), *offset)) {
+        stray_snapshots.push_back(PathOf(name));
+      }
+    }
+  }
   DARUMA_RETURN_IF_ERROR(
       psm_->RemoveStraySnapshots(bases, snapshots_changed_ ? nullptr : &listing_));
+  for (const std::string& path : stray_snapshots) {
+    if (!fs_->Exists(path)) report_->deleted_files.push_back(path);
+  }
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(
       RebuildProducerState(psm_.get(), segments_,

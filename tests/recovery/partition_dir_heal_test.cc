@@ -113,6 +113,18 @@ TEST_F(PartitionDirHealTest, GarbageTailOnACleanStartIsQuarantinedNotAppendedAft
   EXPECT_EQ(ReadFileToString(active), whole);
 }
 
+// Kafka's removeStraySnapshots deletes a snapshot at no segment base on
+// every start; the report lists it (issue 22: deletedFiles stayed empty).
+TEST_F(PartitionDirHealTest, StraySnapshotsTheLoadDeletesAreReported) {
+  WriteLog(3, 10);
+  const std::string stray = File(45, ".snapshot");
+  std::filesystem::copy_file(File(30, ".snapshot"), stray);
+  auto log = Load(/*clean=*/true, 90);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(stray));
+  EXPECT_EQ(report_.deleted_files, std::vector<std::string>{stray});
+}
+
 TEST_F(PartitionDirHealTest, AWholeActiveSegmentOnACleanStartIsNotRecovered) {
   WriteLog(2, 10);
   auto log = Load(/*clean=*/true, 60);
