@@ -19,7 +19,9 @@
 #include "recovery/batch_order_check.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
+#include "recovery/metadata_log_check.h"
 #include "recovery/producer_snapshot_check.h"
+#include "recovery/progress_reporter.h"
 #include "recovery/quarantine.h"
 #include "recovery/read_ahead_file_system.h"
 #include "recovery/topic_config_check.h"
@@ -826,6 +828,17 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
                             "left-over temporary file of an interrupted checkpoint write",
                             "remove it when no broker uses the dir"});
     }
+    if (e.is_directory && e.name == kMetadataLogDirName) {
+      MetadataLogCheck meta = CheckMetadataLog(o.fs, path, o.config.index_interval_bytes);
+      d.notes.push_back(fmt::format(
+          "{}: KRaft's metadata log, not a partition Daruma loads; verified read-only: {} "
+          "segment(s), {}, {}",
+          path, meta.segments, HumanBytes(meta.bytes),
+          meta.problems.empty() ? std::string("no damage")
+                                : fmt::format("{} problem(s)", meta.problems.size())));
+      for (CheckProblem& p : meta.problems) d.problems.push_back(std::move(p));
+      continue;
+    }
     if (!e.is_directory || IsIgnoredDir(e.name)) continue;
     auto name = ParseTopicPartitionDirName(e.name);
     if (!name.ok()) {
@@ -922,6 +935,7 @@ nlohmann::json ToJson(const LogDirCheck& d) {
   for (const PartitionCheck& p : d.partitions) partitions.push_back(ToJson(p));
   return {{"path", d.path},
           {"cleanShutdown", d.clean_shutdown},
+          {"notes", d.notes},
           {"problems", problems},
           {"partitions", partitions}};
 }

@@ -124,6 +124,9 @@ struct LogDirCheck {
   std::string path;
   bool clean_shutdown = false;
   std::vector<CheckProblem> problems;  // dir-level: checkpoints, stray dirs, topic configs
+  // What the check saw but does not count as a problem (the KRaft metadata
+  // log it verified read-only, say).
+  std::vector<std::string> notes;
   std::vector<PartitionCheck> partitions;
   OffsetMap recovery_points, log_start_offsets, high_watermarks, cleaner_offsets;
   std::vector<TopicConfigEntry> topic_config_topics;

@@ -96,6 +96,9 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
   for (const LogDirCheck& d : dirs) PrintProblems(d, o.quiet ? err : out);
   if (rc == kExitClean && t.problems > 0) rc = kExitProblems;
   if (!o.quiet) {
+    for (const LogDirCheck& d : dirs) {
+      for (const std::string& note : d.notes) out << "note: " << note << "\n";
+    }
     out << fmt::format(
         "Checked {} partitions ({} segments, {}) in {} log dir{}: {}\n", t.partitions, t.segments,
         HumanBytes(t.scanned), dirs.size(), dirs.size() == 1 ? "" : "s",

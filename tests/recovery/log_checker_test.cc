@@ -156,6 +156,30 @@ TEST_F(LogCheckerTest, APartitionLiveInTwoDirsAndDisagreeingMetaPropertiesAreRep
   for (const CheckProblem& p : dirs[1].problems) EXPECT_TRUE(p.operator_only);
 }
 
+// KRaft's metadata log is not loaded, but named and verified read-only.
+TEST_F(LogCheckerTest, TheMetadataLogIsNamedAndVerifiedReadOnly) {
+  const std::string meta = JoinPath(dir_, "__cluster_metadata-0");
+  std::filesystem::create_directories(meta);
+  const std::string segment = JoinPath(meta, "00000000000000000000.log");
+  std::filesystem::copy_file(SegmentFile(dir_, 0, ".log"), segment);
+  LogDirCheck d = Check();
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find(meta + ": KRaft's metadata log"), std::string::npos) << d.notes[0];
+  EXPECT_NE(d.notes[0].find("1 segment(s)"), std::string::npos) << d.notes[0];
+  EXPECT_NE(d.notes[0].find("no damage"), std::string::npos) << d.notes[0];
+  EXPECT_FALSE(d.HasProblems());
+  EXPECT_EQ(d.partitions.size(), 1u);  // still not a partition
+
+  const std::string whole = ReadFileToString(segment);
+  WriteStringToFile(segment, whole + std::string(100, '\x7f'));
+  d = Check();
+  ASSERT_EQ(d.problems.size(), 1u);
+  EXPECT_EQ(d.problems[0].file, segment);
+  EXPECT_EQ(d.problems[0].position, int64_t(whole.size()));
+  EXPECT_TRUE(d.problems[0].operator_only);
+  EXPECT_EQ(ReadFileToString(segment), whole + std::string(100, '\x7f'));  // read-only
+}
+
 TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {
   CheckProblem p{"/d/t-0/0.log", 12, 34, "torn tail", "run `daruma repair`"};
   EXPECT_EQ(p.ToString(), "/d/t-0/0.log at byte 12, offset 34: torn tail -- run `daruma repair`");
