@@ -55,7 +55,8 @@ Result<std::optional<ShallowBatchMatch>> FindBatchFrom(const File& log, uint64_t
     if (!entry->has_batch_header()) break;
     if (entry->last_offset() >= target) {
       return std::optional<ShallowBatchMatch>(
-          ShallowBatchMatch{entry->last_offset(), MaxRecordTimestamp(*entry)});
+          ShallowBatchMatch{entry->is_v2() ? entry->batch().base_offset() : entry->last_offset(),
+                            entry->last_offset(), MaxRecordTimestamp(*entry)});
     }
   }
   DARUMA_RETURN_IF_ERROR(ReaderStatus(reader));

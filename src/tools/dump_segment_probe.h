@@ -23,6 +23,7 @@ Result<std::optional<int64_t>> FirstBatchLastOffsetAt(const File& log, uint64_t 
                                                       int64_t window);
 
 struct ShallowBatchMatch {
+  int64_t base_offset = 0;
   int64_t last_offset = 0;
   // Largest record timestamp in the batch (-1 when none or not decodable).
   int64_t max_record_timestamp = -1;

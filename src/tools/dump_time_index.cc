@@ -34,8 +34,14 @@ class TimeIndexVerifier {
     }
     if (!found->has_value() || (*found)->last_offset != e.offset) {
       const int64_t log_offset = found->has_value() ? (*found)->last_offset : -1;
+      // Some Kafka versions (3.1 among them, on real brokers' data) index the
+      // offset of the record holding the batch's largest timestamp, which can
+      // lie inside the batch: kafka-dump-log's line is kept, but that is
+      // Kafka's own layout, not damage, and does not fail the run.
+      const bool inside_batch = found->has_value() && (*found)->base_offset <= e.offset &&
+                                (*found)->max_record_timestamp == e.timestamp;
       Report(ctx_.summary.time_offset_not_found, "timeIndexOffsetNotFound", "indexOffset", e.offset,
-             "logOffset", log_offset);
+             "logOffset", log_offset, /*damage=*/!inside_batch);
       return true;
     }
     if ((*found)->max_record_timestamp != e.timestamp) {
@@ -52,9 +58,11 @@ class TimeIndexVerifier {
   bool found_problems() const { return found_problems_; }
 
  private:
+  // `damage` false: printed as kafka-dump-log prints it, but a layout Kafka
+  // itself writes, so the run still succeeds.
   void Report(DumpPairList& list, const char* type, const char* first_name, int64_t first,
-              const char* second_name, int64_t second) {
-    found_problems_ = true;
+              const char* second_name, int64_t second, bool damage = true) {
+    found_problems_ = found_problems_ || damage;
     list.Add(abs_path_, first, second);
     if (ctx_.options.json) {
       PrintJson(ctx_,
