@@ -80,6 +80,7 @@ class Loader {
   Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
   Status LoadSegmentFiles();                                               // pass 4
+  Status DropSegmentAfterOrderCut(int64_t base);
   // Opens leader-epoch-checkpoint; one that does not parse is quarantined
   // and the cache starts empty, to be rebuilt (RebuildEpochsIfNeeded).
   Status OpenLeaderEpochCache();
@@ -171,6 +172,9 @@ class Loader {
   bool rebuild_epochs_ = false;
   // A clean start whose active segment RecoverDamagedActiveTail recovered.
   bool clean_tail_recovered_ = false;
+  // The segment whose recovery cut batches with out-of-order headers (pass 4
+  // drops every later segment, DropSegmentAfterOrderCut).
+  std::optional<int64_t> order_cut_base_;
 };
 
 void Loader::AddScanned(int64_t bytes) {
@@ -364,7 +368,31 @@ std::optional<int64_t> Loader::NextLogBase(int64_t base) const {
   return next;
 }
 
+// Rule 1 in pass 4 (issue 22): an index rebuild that cut a segment at a
+// batch whose CRC-uncovered header fields contradict its neighbours trusts
+// nothing after the cut, so the segments after it go to quarantine whole, as
+// pass 5 removes the segments after a truncated one. (Kafka stops its load
+// there with an invalid-offset error; after a plain CRC failure in pass 4 it
+// keeps the later segments, and so does Daruma.)
+Status Loader::DropSegmentAfterOrderCut(int64_t base) {
+  Warn(
+      fmt::format("{}: after the cut in segment {} (batch headers out of order), the later "
+                  "segment {} is not trusted and goes to quarantine",
+                  dir_, *order_cut_base_, base));
+  const Quarantine::Range why{base, std::nullopt,
+                              fmt::format("segment after a cut at out-of-order batch headers in "
+                                          "segment {} (pass 4)",
+                                          *order_cut_base_)};
+  for (const std::string& path : {LogFileName(dir_, base), OffsetIndexFileName(dir_, base),
+                                  TimeIndexFileName(dir_, base), TxnIndexFileName(dir_, base)}) {
+    DARUMA_RETURN_IF_ERROR(DeleteFile(path, why));
+  }
+  snapshots_changed_ = true;
+  return Status::Ok();
+}
+
 Status Loader::LoadSegmentFiles() {
+  order_cut_base_.reset();
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   for (const std::string& name : names) {
     if (!HasSuffix(name, kLogFileSuffix)) continue;
@@ -436,6 +464,10 @@ Status Loader::LoadSegmentFiles() {
     }
     if (!HasSuffix(name, kLogFileSuffix)) continue;
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
+    if (order_cut_base_ && base > *order_cut_base_) {
+      DARUMA_RETURN_IF_ERROR(DropSegmentAfterOrderCut(base));
+      continue;
+    }
     const bool time_index_existed = listed(TimeIndexFileName("", base));
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true));
     if (!listed(TxnIndexFileName("", base))) segment->txn_index()->AssumeAbsent();
@@ -578,6 +610,9 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
     return recovered.status();
   }
   if (!visitor_stopped) psm->UpdateMapEndOffset(scan->v2_next_offset);
+  if (scan->uncovered_field_damage && recovered->truncated_bytes > 0) {
+    order_cut_base_ = segment->base_offset();
+  }
   DARUMA_RETURN_IF_ERROR(KeepAbortedTxns(segment));
   AddScanned(size_before);
   report_->recovered_segments++;

@@ -4,6 +4,7 @@
 // after a clean shutdown. Each is reported, loses nothing, and loads.
 #include "recovery/partition_dir_heal.h"
 
+#include "common/bytes.h"
 #include "recovery/log_loader_fixture.h"
 
 namespace daruma {
@@ -111,6 +112,37 @@ TEST_F(PartitionDirHealTest, GarbageTailOnACleanStartIsQuarantinedNotAppendedAft
   EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path), garbage);
   ASSERT_TRUE((*log)->Close().ok());
   EXPECT_EQ(ReadFileToString(active), whole);
+}
+
+// An index rebuild (pass 4: the segment's .index is missing) that meets a
+// baseOffset going backwards cuts there, at the earlier batch it disagrees
+// with, and trusts nothing after: the later segments go to quarantine whole.
+// Kafka stops the whole load there.
+TEST_F(PartitionDirHealTest, AnIndexRebuildMeetingOffsetsGoingBackCutsThereAndDropsWhatFollows) {
+  WriteLog(3, 10);
+  fsys::remove(File(30, ".index"));
+  const std::string log = File(30, ".log");
+  const std::vector<BatchPos> batches = Batches(log);
+  ASSERT_EQ(batches.size(), 10u);
+  std::string data = ReadFileToString(log);
+  StoreBe64(reinterpret_cast<uint8_t*>(data.data()) + batches[5].position,
+            uint64_t(batches[2].base_offset));
+  WriteStringToFile(log, data);
+  const std::string later = ReadFileToString(File(60, ".log"));
+
+  auto log_or = Load(/*clean=*/true, 90);
+  ASSERT_TRUE(log_or.ok()) << log_or.status().ToString();
+  // The batch at 36 (index 2) is where the two disagree: the cut is before it.
+  EXPECT_EQ((*log_or)->log_end_offset(), 36);
+  EXPECT_EQ((*log_or)->num_segments(), 2u);
+  ASSERT_TRUE((*log_or)->Close().ok());
+  EXPECT_FALSE(fsys::exists(File(60, ".log")));
+  bool later_kept = false;
+  for (const QuarantinedRange& q : report_.quarantined) {
+    if (q.file == File(60, ".log")) later_kept = ReadFileToString(q.quarantine_path) == later;
+  }
+  EXPECT_TRUE(later_kept) << "the later segment is not in quarantine whole";
+  EXPECT_TRUE(HasWarningContaining(report_, "goes to quarantine"));
 }
 
 // Kafka's removeStraySnapshots deletes a snapshot at no segment base on
