@@ -723,10 +723,6 @@ void CheckCheckpoints(const CheckOptions& o, LogDirCheck* d) {
   }
 }
 
-bool IsIgnoredDir(const std::string& name) {
-  return name == "remote-log-index-cache" || name == "__cluster_metadata-0";
-}
-
 OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name) {
   const std::string path = JoinPath(d->path, name);
   if (!o.fs->Exists(path)) return {};
@@ -839,7 +835,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
       for (CheckProblem& p : meta.problems) d.problems.push_back(std::move(p));
       continue;
     }
-    if (!e.is_directory || IsIgnoredDir(e.name)) continue;
+    if (!e.is_directory || IsIgnoredLogDirEntry(e.name)) continue;
     auto name = ParseTopicPartitionDirName(e.name);
     if (!name.ok()) {
       d.problems.push_back({path, -1, std::nullopt,

@@ -7,22 +7,6 @@
 
 namespace daruma {
 
-namespace {
-
-// Sub-directories of a log dir that are not partition logs (Kafka skips the
-// same two). The quarantine lives inside partition dirs (quarantine.h), so it
-// never shows up here.
-bool IsIgnoredDir(const std::string& name) {
-  return name == "remote-log-index-cache" || name == "__cluster_metadata-0";
-}
-
-bool IsCurrent(const std::map<std::string, DirKind>& kinds, const std::string& path) {
-  auto kind = kinds.find(path);
-  return kind == kinds.end() || kind->second == DirKind::kLive || kind->second == DirKind::kFuture;
-}
-
-}  // namespace
-
 // ---- Start-up -------------------------------------------------------------------
 
 Status LogDirs::Add(const std::vector<std::string>& paths) {
@@ -87,7 +71,7 @@ Status LogDirs::PrepareDir(LogDir& d) {
   std::sort(entries.begin(), entries.end(),
             [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   for (const DirEntry& e : entries) {
-    if (!e.is_directory || IsIgnoredDir(e.name)) continue;
+    if (!e.is_directory || IsIgnoredLogDirEntry(e.name)) continue;
     auto name = ParseTopicPartitionDirName(e.name);
     if (!name.ok()) {
       return Status::InvalidArgument(
@@ -188,7 +172,7 @@ OffsetMap LogDirs::CollectOffsets(LogDir& d, const OffsetMap& carried,
       if (it != carried.end()) out[tp] = it->second;
     }
     for (const auto& [path, log] : d.logs) {
-      if (IsCurrent(d.kinds, path)) logs.push_back(log.get());
+      if (d.IsCurrent(path)) logs.push_back(log.get());
     }
   }
   for (Log* log : logs) {
@@ -274,7 +258,7 @@ std::vector<Log*> LogDirs::JobLogs() const {
   for (const auto& d : dirs_) {
     if (!IsServing(*d)) continue;
     for (const auto& [path, log] : d->logs) {
-      if (IsCurrent(d->kinds, path)) out.push_back(log.get());
+      if (d->IsCurrent(path)) out.push_back(log.get());
     }
   }
   return out;
@@ -286,8 +270,7 @@ bool LogDirs::IsLiveLog(const Log* log) const {
     if (!IsServing(*d)) continue;
     for (const auto& [path, live] : d->logs) {
       if (live.get() != log) continue;
-      auto kind = d->kinds.find(path);
-      return kind == d->kinds.end() || kind->second == DirKind::kLive;
+      return d->IsLive(path);
     }
   }
   return false;

@@ -43,6 +43,18 @@ inline constexpr char kRecoveryPointCheckpointFile[] = "recovery-point-offset-ch
 inline constexpr char kLogStartOffsetCheckpointFile[] = "log-start-offset-checkpoint";
 inline constexpr char kReplicationOffsetCheckpointFile[] = "replication-offset-checkpoint";
 
+// KRaft's metadata log: in a log dir, but the controller quorum's, never a
+// partition the log manager loads (`check` verifies it read-only,
+// metadata_log_check.h).
+inline constexpr char kMetadataLogDirName[] = "__cluster_metadata-0";
+
+// Sub-directories of a log dir that are not partition logs (Kafka skips the
+// same two). The quarantine lives inside partition dirs (quarantine.h), so it
+// never shows up here.
+inline bool IsIgnoredLogDirEntry(const std::string& name) {
+  return name == "remote-log-index-cache" || name == kMetadataLogDirName;
+}
+
 // KIP-831 recovery counters of one log dir.
 struct LogDirRecoveryCounters {
   explicit LogDirRecoveryCounters(std::string d) : dir(std::move(d)) {}
@@ -97,6 +109,18 @@ struct LogDir {
   std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
   std::string marker_why;
   int64_t duration_ms = 0;
+
+  // Of the log at `path` (mu() held): live, the replica served now; current,
+  // live or a future replica moving here, not one pending deletion or stray.
+  bool IsLive(const std::string& path) const {
+    auto kind = kinds.find(path);
+    return kind == kinds.end() || kind->second == DirKind::kLive;
+  }
+  bool IsCurrent(const std::string& path) const {
+    auto kind = kinds.find(path);
+    return kind == kinds.end() || kind->second == DirKind::kLive ||
+           kind->second == DirKind::kFuture;
+  }
 };
 
 class LogDirs {

@@ -40,10 +40,7 @@ void LogJobs::StartCleaner() {
     for (const auto& d : dirs_->dirs()) {
       if (!dirs_->IsServing(*d)) continue;
       for (const auto& [path, log] : d->logs) {
-        auto kind = d->kinds.find(path);
-        if (kind == d->kinds.end() || kind->second == DirKind::kLive) {
-          live.emplace_back(log.get(), log->config_snapshot());
-        }
+        if (d->IsLive(path)) live.emplace_back(log.get(), log->config_snapshot());
       }
     }
   }

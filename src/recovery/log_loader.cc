@@ -85,8 +85,9 @@ class Loader {
   // and the cache starts empty, to be rebuilt (RebuildEpochsIfNeeded).
   Status OpenLeaderEpochCache();
   Status RebuildEpochsIfNeeded();
-  // Clean start: recovers the active segment when its tail is damaged.
-  Status RecoverDamagedActiveTail();
+  // Clean start: the active segment's log end offset when its tail is
+  // whole; else recovers the segment and returns nullopt.
+  Result<std::optional<int64_t>> RecoverDamagedActiveTail();
   // Scans the .log of segment `base` through a read-only handle of its own
   // (an open failure is the scan's I/O error).
   SegmentRecoveryScan ScanLogFile(int64_t base, std::optional<int64_t> next_base) const;
@@ -951,13 +952,21 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     }
   }
 
+  // A clean start reads the active segment's tail once: for its log end
+  // offset and to find it damaged.
+  std::optional<int64_t> whole_tail_leo;
   if (p_.had_clean_shutdown && !segments_.empty()) {
-    DARUMA_RETURN_IF_ERROR(RecoverDamagedActiveTail());
+    DARUMA_ASSIGN_OR_RETURN(whole_tail_leo, RecoverDamagedActiveTail());
   }
 
   std::optional<int64_t> valid_leo;
   if (!segments_.empty()) {
-    DARUMA_ASSIGN_OR_RETURN(int64_t leo, segments_.rbegin()->second->ReadNextOffset());
+    int64_t leo = 0;
+    if (whole_tail_leo) {
+      leo = *whole_tail_leo;
+    } else {
+      DARUMA_ASSIGN_OR_RETURN(leo, segments_.rbegin()->second->ReadNextOffset());
+    }
     if (leo >= p_.log_start_offset_checkpoint) {
       valid_leo = leo;
     } else {
@@ -994,11 +1003,11 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
 // A clean shutdown left the active segment whole; a tail that is not
 // (partition_dir_heal.h) is recovered as after a crash, and the producer
 // state is then rebuilt as after a crash too (its snapshot predates the cut).
-Status Loader::RecoverDamagedActiveTail() {
+Result<std::optional<int64_t>> Loader::RecoverDamagedActiveTail() {
   LogSegment* active = segments_.rbegin()->second.get();
   std::string why;
-  DARUMA_ASSIGN_OR_RETURN(bool damaged, ActiveSegmentTailIsDamaged(active, &why));
-  if (!damaged) return Status::Ok();
+  DARUMA_ASSIGN_OR_RETURN(std::optional<int64_t> leo, ReadNextOffsetOfWholeTail(active, &why));
+  if (leo) return leo;
   Warn(
       fmt::format("clean shutdown, but the active segment's tail is damaged ({}): the segment "
                   "is recovered as after a crash",
@@ -1006,7 +1015,8 @@ Status Loader::RecoverDamagedActiveTail() {
   clean_tail_recovered_ = true;
   snapshots_changed_ = true;
   listing_current_ = false;
-  return RecoverSegment(active).status();
+  DARUMA_RETURN_IF_ERROR(RecoverSegment(active).status());
+  return std::optional<int64_t>();
 }
 
 Status Loader::OpenLeaderEpochCache() {
@@ -1078,27 +1088,30 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   std::vector<int64_t> bases;
   for (const auto& [base, segment] : segments_) bases.push_back(base);
   // Snapshots at no segment base are the ones Kafka's removeStraySnapshots
-  // may delete; each one it did is reported (deletedFiles). listing_ holds
-  // the snapshot names while snapshots_changed_ is clear, so a clean start
-  // lists nothing more for this.
-  std::vector<std::string> stray_snapshots;
-  {
-    std::vector<std::string> names;
-    if (snapshots_changed_) {
-      DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
-    }
-    for (const std::string& name : snapshots_changed_ ? names : listing_) {
-      if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
-      Result<int64_t> offset = OffsetFromFileName(name);
-      if (offset.ok() && !std::binary_search(bases.begin(), bases.end(), *offset)) {
-        stray_snapshots.push_back(PathOf(name));
-      }
+  // may delete; each one it did (not among the manager's snapshots after it)
+  // is reported (deletedFiles). listing_ holds the snapshot names while
+  // snapshots_changed_ is clear; else the dir is listed once, here, for both.
+  std::vector<std::string> fresh;
+  if (snapshots_changed_) {
+    DARUMA_ASSIGN_OR_RETURN(fresh, RegularFileNames());
+  }
+  const std::vector<std::string>& listed = snapshots_changed_ ? fresh : listing_;
+  std::map<int64_t, std::string> stray_snapshots;  // offset -> path
+  for (const std::string& name : listed) {
+    if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
+    Result<int64_t> offset = OffsetFromFileName(name);
+    if (offset.ok() && !std::binary_search(bases.begin(), bases.end(), *offset)) {
+      stray_snapshots.emplace(*offset, PathOf(name));
     }
   }
-  DARUMA_RETURN_IF_ERROR(
-      psm_->RemoveStraySnapshots(bases, snapshots_changed_ ? nullptr : &listing_));
-  for (const std::string& path : stray_snapshots) {
-    if (!fs_->Exists(path)) report_->deleted_files.push_back(path);
+  DARUMA_RETURN_IF_ERROR(psm_->RemoveStraySnapshots(bases, &listed));
+  if (!stray_snapshots.empty()) {
+    const std::vector<int64_t> kept = psm_->SnapshotOffsets();
+    for (const auto& [offset, path] : stray_snapshots) {
+      if (!std::binary_search(kept.begin(), kept.end(), offset)) {
+        report_->deleted_files.push_back(path);
+      }
+    }
   }
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(

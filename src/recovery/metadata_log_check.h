@@ -1,4 +1,4 @@
-// KRaft's metadata log (`__cluster_metadata-0`) in a log dir: Daruma never
+// KRaft's metadata log (`__cluster_metadata-0`, kMetadataLogDirName) in a log dir: Daruma never
 // loads or changes it (it is the controller quorum's, not a partition a
 // broker serves), but `check` says it is there and verifies it read-only:
 // every `.log` segment is scanned as recovery would scan it (sizes, CRCs, the
@@ -12,10 +12,9 @@
 
 #include "common/file_system.h"
 #include "recovery/log_checker.h"
+#include "recovery/log_dirs.h"
 
 namespace daruma {
-
-inline constexpr char kMetadataLogDirName[] = "__cluster_metadata-0";
 
 struct MetadataLogCheck {
   int64_t segments = 0;

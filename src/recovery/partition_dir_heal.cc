@@ -45,27 +45,29 @@ Status RebuildLeaderEpochs(const SegmentMap& segments, std::optional<int64_t> be
   return Status::Ok();
 }
 
-Result<bool> ActiveSegmentTailIsDamaged(LogSegment* segment, std::string* why) {
+Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, std::string* why) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * index, segment->offset_index());
   FileBatchReaderOptions options;
   options.start_position = uint64_t(index->Lookup(index->LastOffset()).position);
   options.end_position = uint64_t(segment->size());
   FileBatchReader reader(segment->log_file(), options);
+  int64_t next = segment->base_offset();
   while (std::optional<LogEntry> entry = reader.Next()) {
     if (!entry->has_batch_header()) {
       *why = segment->log_path() + ": entry at position " + std::to_string(entry->position) +
              " is too short for a batch header";
-      return true;
+      return std::optional<int64_t>();
     }
+    next = entry->last_offset() + 1;
   }
   switch (reader.stop_reason()) {
     case StopReason::kEndOfFile:
-      return false;
+      return std::optional<int64_t>(next);
     case StopReason::kIoError:
       return reader.io_status();
     default:
       *why = reader.stop_message();
-      return true;
+      return std::optional<int64_t>();
   }
 }
 

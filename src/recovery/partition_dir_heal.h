@@ -43,9 +43,11 @@ bool IsStrayPartitionFileName(std::string_view name);
 Status RebuildLeaderEpochs(const SegmentMap& segments, std::optional<int64_t> below_base,
                            LeaderEpochFileCache* cache, int64_t* scanned);
 
-// Whether the entries of `segment` from its last offset-index entry on fail
-// to end exactly at its size (a torn or zero tail, an entry too short for a
-// batch header); *why then names the file, position and field.
-Result<bool> ActiveSegmentTailIsDamaged(LogSegment* segment, std::string* why);
+// Reads the entries of `segment` from its last offset-index entry to its
+// size, as LogSegment::ReadNextOffset does for the log end offset: nullopt
+// when they fail to end exactly there (a torn or zero tail, an entry too
+// short for a batch header; *why then names the file, position and field),
+// else the segment's next offset, so a clean start reads its tail once.
+Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, std::string* why);
 
 }  // namespace daruma

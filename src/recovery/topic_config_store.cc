@@ -82,8 +82,7 @@ void TopicConfigStore::Set(const std::string& topic, const LogConfig& config,
     for (const auto& d : dirs_->dirs()) {
       for (const auto& [path, log] : d->logs) {
         if (log->topic_partition().topic != topic) continue;
-        auto kind = d->kinds.find(path);
-        logs.emplace_back(log.get(), kind == d->kinds.end() || kind->second == DirKind::kLive);
+        logs.emplace_back(log.get(), d->IsLive(path));
       }
     }
   }
@@ -103,10 +102,7 @@ void TopicConfigStore::ForgetIfUnused(const std::string& topic) {
     std::lock_guard<std::mutex> lock(dirs_->mu());
     for (const auto& d : dirs_->dirs()) {
       for (const auto& [path, log] : d->logs) {
-        auto kind = d->kinds.find(path);
-        const bool current = kind == d->kinds.end() || kind->second == DirKind::kLive ||
-                             kind->second == DirKind::kFuture;
-        if (current && log->topic_partition().topic == topic) return;
+        if (d->IsCurrent(path) && log->topic_partition().topic == topic) return;
       }
     }
   }
