@@ -23,7 +23,7 @@ constexpr int16_t SchemaFlexible(ApiKey key) {
 // from the oldest any client in our tests still sends (Produce v0, Metadata
 // v0 and ListOffsets v1 by kafka-python 2.0; Fetch v4 is the oldest with
 // isolation levels, which librdkafka and kafka-python both exceed), by key.
-constexpr std::array<ApiVersionRange, 31> kAdvertised = {{
+constexpr std::array<ApiVersionRange, 38> kAdvertised = {{
     {ApiKey::kProduce, 0, 11, SchemaFlexible(ApiKey::kProduce)},
     {ApiKey::kFetch, 4, 17, SchemaFlexible(ApiKey::kFetch)},
     {ApiKey::kListOffsets, 1, 10, SchemaFlexible(ApiKey::kListOffsets)},
@@ -51,6 +51,15 @@ constexpr std::array<ApiVersionRange, 31> kAdvertised = {{
     // transaction coordinator.
     {ApiKey::kInitProducerId, 0, 5, SchemaFlexible(ApiKey::kInitProducerId)},
     {ApiKey::kOffsetForLeaderEpoch, 0, 4, SchemaFlexible(ApiKey::kOffsetForLeaderEpoch)},
+    // Transactions: every version Kafka 3.9 has. Kafka 4.0 adds EndTxn v5 and
+    // TxnOffsetCommit v5 for transaction version 2 (KIP-890 part 2), which
+    // Daruma does not implement. WriteTxnMarkers is broker-to-broker: its
+    // codec reads, but it gets no handler row, so it is never advertised.
+    {ApiKey::kAddPartitionsToTxn, 0, 5, SchemaFlexible(ApiKey::kAddPartitionsToTxn)},
+    {ApiKey::kAddOffsetsToTxn, 0, 4, SchemaFlexible(ApiKey::kAddOffsetsToTxn)},
+    {ApiKey::kEndTxn, 0, 4, SchemaFlexible(ApiKey::kEndTxn)},
+    {ApiKey::kWriteTxnMarkers, 0, 1, SchemaFlexible(ApiKey::kWriteTxnMarkers)},
+    {ApiKey::kTxnOffsetCommit, 0, 4, SchemaFlexible(ApiKey::kTxnOffsetCommit)},
     {ApiKey::kDescribeConfigs, 0, 4, SchemaFlexible(ApiKey::kDescribeConfigs)},
     {ApiKey::kAlterConfigs, 0, 2, SchemaFlexible(ApiKey::kAlterConfigs)},
     {ApiKey::kDescribeLogDirs, 0, 4, SchemaFlexible(ApiKey::kDescribeLogDirs)},
@@ -65,6 +74,8 @@ constexpr std::array<ApiVersionRange, 31> kAdvertised = {{
     {ApiKey::kOffsetDelete, 0, 0, SchemaFlexible(ApiKey::kOffsetDelete)},
     {ApiKey::kDescribeCluster, 0, 1, SchemaFlexible(ApiKey::kDescribeCluster)},
     {ApiKey::kDescribeProducers, 0, 0, SchemaFlexible(ApiKey::kDescribeProducers)},
+    {ApiKey::kDescribeTransactions, 0, 0, SchemaFlexible(ApiKey::kDescribeTransactions)},
+    {ApiKey::kListTransactions, 0, 1, SchemaFlexible(ApiKey::kListTransactions)},
 }};
 static_assert(kAdvertised[0].first_flexible == 9, "Produce is flexible from v9");
 
@@ -76,13 +87,8 @@ struct KeyInfo {
 
 // The keys of the spec's §1.4 table that have no schema yet; the ones with a
 // schema take their name and flexibility from kApiSchemas.
-constexpr std::array<KeyInfo, 7> kKeysWithoutSchema = {{
+constexpr std::array<KeyInfo, 2> kKeysWithoutSchema = {{
     {ApiKey::kSaslHandshake, "SaslHandshake", kNeverFlexible},
-    {ApiKey::kInitProducerId, "InitProducerId", 2},
-    {ApiKey::kAddPartitionsToTxn, "AddPartitionsToTxn", 3},
-    {ApiKey::kAddOffsetsToTxn, "AddOffsetsToTxn", 3},
-    {ApiKey::kEndTxn, "EndTxn", 3},
-    {ApiKey::kTxnOffsetCommit, "TxnOffsetCommit", 3},
     {ApiKey::kSaslAuthenticate, "SaslAuthenticate", 2},
 }};
 

@@ -5,16 +5,20 @@
 // - AdvertisedApis() is the range of versions each API's codecs read, sorted
 //   by key; the broker advertises the APIs of its handler table with these
 //   ranges (broker/api_handlers.h), so a range here alone switches nothing
-//   on. It lists only the APIs this broker implements (spec §2.3 rule 3);
-//   issue 7 covers ApiVersions, Metadata, Produce, Fetch, ListOffsets,
-//   CreateTopics, DeleteTopics and DescribeConfigs with the §2.4 ranges;
-//   issue 19 adds the admin APIs (DescribeCluster, DescribeLogDirs,
-//   CreatePartitions, DeleteRecords, AlterConfigs, IncrementalAlterConfigs,
-//   OffsetForLeaderEpoch, DescribeProducers, ElectLeaders and the partition
-//   reassignment pair) with the whole range a Kafka 3.9 broker advertises.
-//   Group, idempotence and transaction APIs join the table when they are
-//   implemented. Every version inside an advertised range has a codec in
-//   this directory.
+//   on. It lists the APIs this broker implements or is implementing (spec
+//   §2.3 rule 3); issue 7 covers ApiVersions, Metadata, Produce, Fetch,
+//   ListOffsets, CreateTopics, DeleteTopics and DescribeConfigs with the
+//   §2.4 ranges; issue 19 adds the admin APIs (DescribeCluster,
+//   DescribeLogDirs, CreatePartitions, DeleteRecords, AlterConfigs,
+//   IncrementalAlterConfigs, OffsetForLeaderEpoch, DescribeProducers,
+//   ElectLeaders and the partition reassignment pair) with the whole range a
+//   Kafka 3.9 broker advertises; issues 20-21 the group and idempotence
+//   APIs; the transaction APIs (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+//   TxnOffsetCommit, DescribeTransactions, ListTransactions) have their
+//   Kafka 3.9 ranges here before their handlers exist, and WriteTxnMarkers
+//   (broker-to-broker) a range so that it decodes, though no handler row
+//   will advertise it. Every version inside a range has a codec in this
+//   directory.
 // - Flexibility (compact encodings + tagged fields) is a property of
 //   (key, version): version >= the first flexible version of the schema.
 // - Request header: v2 when the request version is flexible, else v1.
@@ -57,6 +61,7 @@ enum class ApiKey : int16_t {
   kAddPartitionsToTxn = 24,
   kAddOffsetsToTxn = 25,
   kEndTxn = 26,
+  kWriteTxnMarkers = 27,
   kTxnOffsetCommit = 28,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
@@ -71,6 +76,8 @@ enum class ApiKey : int16_t {
   kOffsetDelete = 47,
   kDescribeCluster = 60,
   kDescribeProducers = 61,
+  kDescribeTransactions = 65,
+  kListTransactions = 66,
 };
 
 // Field names follow the design note; kNeverFlexible marks schemas with no

@@ -126,6 +126,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "UNKNOWN_TOPIC_ID";
     case ErrorCode::kInconsistentTopicId:
       return "INCONSISTENT_TOPIC_ID";
+    case ErrorCode::kTransactionalIdNotFound:
+      return "TRANSACTIONAL_ID_NOT_FOUND";
     case ErrorCode::kPolicyViolation:
       return "POLICY_VIOLATION";
     case ErrorCode::kElectionNotNeeded:
@@ -138,6 +140,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "MISMATCHED_ENDPOINT_TYPE";
     case ErrorCode::kUnsupportedEndpointType:
       return "UNSUPPORTED_ENDPOINT_TYPE";
+    case ErrorCode::kTransactionAbortable:
+      return "TRANSACTION_ABORTABLE";
   }
   return "UNKNOWN_ERROR_CODE";
 }

@@ -73,8 +73,10 @@ enum class ErrorCode : int16_t {
   kProducerFenced = 90,
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
+  kTransactionalIdNotFound = 105,
   kMismatchedEndpointType = 114,
   kUnsupportedEndpointType = 115,
+  kTransactionAbortable = 120,
 };
 
 // Kafka's name ("UNKNOWN_TOPIC_OR_PARTITION"), or "UNKNOWN_ERROR_CODE".

@@ -109,6 +109,15 @@ class Field:
             raise SchemaError(f"{where}: records cannot be tagged")
         self.fields = []  # children of a struct field
         self.path = name
+        self.ancestors = []  # the struct fields this one is nested in
+        self.shared = None  # for a use of a struct declared elsewhere: that declaration
+        self.shared_by = []  # for a declaration: the other fields using its struct
+
+    @property
+    def struct_path(self):
+        """The path naming a declared struct's own fields: a struct used by
+        several fields is named after its type (`Topic.Name`), not one use."""
+        return self.elem if self.shared_by else self.path
 
     @property
     def optional(self):
@@ -167,6 +176,7 @@ def parse(path):
             field = Field(words[0], words[1], Versions(words[2], where), attrs, where)
             while stack and stack[-1][0] >= indent:
                 stack.pop()
+            field.ancestors = [f for _, f in stack]
             if stack:
                 parent = stack[-1][1]
                 if not parent.is_struct:
@@ -180,15 +190,54 @@ def parse(path):
             stack.append((indent, field))
     if not msg.has_header:
         raise SchemaError(f"{path}: empty schema")
+    resolve_shared_structs(msg)
     check_structs(msg)
     return msg
 
 
+def repath(field, path):
+    field.path = path
+    for c in field.fields:
+        repath(c, path + "." + c.name)
+
+
+def resolve_shared_structs(msg):
+    """A struct field with no fields of its own uses the struct of that name
+    declared (with its fields) on an earlier line of the message, as Kafka's
+    commonStructs do: both members then have the same C++ type."""
+    declared = {}
+    for f in all_fields(msg.fields):  # file order
+        if not f.is_struct:
+            continue
+        if f.fields:
+            if f.elem in declared:
+                raise SchemaError(
+                    f"{f.where}: struct name {f.elem} already used at {declared[f.elem].where}")
+            declared[f.elem] = f
+            continue
+        decl = declared.get(f.elem)
+        if decl is None:
+            raise SchemaError(
+                f"{f.where}: struct {f.elem} has no fields (a shared struct is declared, "
+                "with its fields, on an earlier line)")
+        if decl in f.ancestors:
+            raise SchemaError(f"{f.where}: struct {f.elem} cannot contain itself")
+        f.shared = decl
+        decl.shared_by.append(f)
+    for decl in declared.values():
+        if decl.shared_by:
+            for c in decl.fields:
+                repath(c, decl.elem + "." + c.name)
+
+
 def structs_of(fields):
-    """Nested struct fields, children before parents (declaration order)."""
+    """Declared struct fields, children before parents (declaration order);
+    a field using a struct declared elsewhere is not a declaration. A struct
+    is declared on an earlier line than its other uses, so it comes before
+    every struct holding one of them."""
     out = []
     for f in fields:
-        if f.is_struct:
+        if f.is_struct and f.shared is None:
             out.extend(structs_of(f.fields))
             out.append(f)
     return out
@@ -197,8 +246,6 @@ def structs_of(fields):
 def check_structs(msg):
     seen = {}
     for s in structs_of(msg.fields):
-        if not s.fields:
-            raise SchemaError(f"{s.where}: struct {s.elem} has no fields")
         if s.elem in seen:
             raise SchemaError(f"{s.where}: struct name {s.elem} already used at {seen[s.elem]}")
         seen[s.elem] = s.where
@@ -578,7 +625,7 @@ class Gen:
         ]
         for s in structs_of(m.fields):
             custom = any(f.elem == "records" for f in s.fields) and not self.owned_records
-            out += self.struct_defs(f"{m.name}::{s.elem}", s.fields, s.path, custom)
+            out += self.struct_defs(f"{m.name}::{s.elem}", s.fields, s.struct_path, custom)
         custom = any(f.elem == "records" for f in m.fields) and not self.owned_records
         out += self.struct_defs(m.name, m.fields, "", custom)
         out += [

@@ -246,5 +246,100 @@ TEST(ProtocolGoldenTest, ListOffsetsV1RequestAndResponse) {
                 "0000000000000003"));
 }
 
+// AddPartitionsToTxn: v0-3 carry one transaction in the V3AndBelow* fields,
+// v4+ a list of them; both hold the same Topic struct.
+TEST(ProtocolGoldenTest, AddPartitionsToTxnV3AndV4Requests) {
+  Bytes v3 =
+      Hex("03 7478"               // V3AndBelowTransactionalId "tx" (compact)
+          "0000000000000007"      // V3AndBelowProducerId
+          "0001"                  // V3AndBelowProducerEpoch
+          "02 02 74"              // V3AndBelowTopics [Name "t"
+          "03 00000000 00000002"  //  Partitions [0, 2]
+          "00"                    //  tagged fields ]
+          "00");                  // tagged fields
+  ProtocolReader r3(v3);
+  Result<AddPartitionsToTxnRequest> req3 = DecodeAddPartitionsToTxnRequest(r3, 3);
+  ASSERT_TRUE(req3.ok()) << req3.status().ToString();
+  EXPECT_TRUE(r3.AtEnd());
+  EXPECT_TRUE(req3->transactions.empty());
+  EXPECT_EQ(req3->v3_and_below_transactional_id, "tx");
+  EXPECT_EQ(req3->v3_and_below_producer_id, 7);
+  EXPECT_EQ(req3->v3_and_below_producer_epoch, 1);
+  ASSERT_EQ(req3->v3_and_below_topics.size(), 1u);
+  EXPECT_EQ(req3->v3_and_below_topics[0].name, "t");
+  EXPECT_EQ(req3->v3_and_below_topics[0].partitions, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(EncodeToBytes(*req3, 3, EncodeAddPartitionsToTxnRequest), v3);
+
+  // The same transaction in the broker's batched form, verify only.
+  AddPartitionsToTxnRequest req4;
+  req4.transactions.push_back({.transactional_id = "tx",
+                               .producer_id = 7,
+                               .producer_epoch = 1,
+                               .verify_only = true,
+                               .topics = req3->v3_and_below_topics});
+  EXPECT_EQ(EncodeToBytes(req4, 4, EncodeAddPartitionsToTxnRequest),
+            Hex("02 03 7478"                        // Transactions [TransactionalId "tx"
+                "0000000000000007 0001"             //  ProducerId ProducerEpoch
+                "01"                                //  VerifyOnly
+                "02 02 74 03 00000000 00000002 00"  //  Topics [...]
+                "00"                                //  tagged fields ]
+                "00"));                             // tagged fields
+}
+
+TEST(ProtocolGoldenTest, AddPartitionsToTxnV2AndV4Responses) {
+  AddPartitionsToTxnResponse::TopicResult topic;
+  topic.name = "t";
+  topic.results_by_partition.push_back(
+      {.partition_index = 0, .partition_error_code = ErrorCode::kConcurrentTransactions});
+  AddPartitionsToTxnResponse resp;
+  resp.results_by_topic_v3_and_below = {topic};
+  EXPECT_EQ(EncodeToBytes(resp, 2, EncodeAddPartitionsToTxnResponse),
+            Hex("00000000"                   // ThrottleTimeMs
+                "00000001 0001 74"           // ResultsByTopicV3AndBelow [Name
+                "00000001 00000000 0033"));  //  ResultsByPartition [0 CONCURRENT_TRANSACTIONS]]
+  AddPartitionsToTxnResponse batched;
+  batched.results_by_transaction.push_back({.transactional_id = "tx", .topic_results = {topic}});
+  EXPECT_EQ(EncodeToBytes(batched, 4, EncodeAddPartitionsToTxnResponse),
+            Hex("00000000 0000"                    // ThrottleTimeMs ErrorCode
+                "02 03 7478"                       // ResultsByTransaction [TransactionalId
+                "02 02 74 02 00000000 0033 00 00"  //  TopicResults [...]
+                "00"                               //  tagged fields ]
+                "00"));                            // tagged fields
+}
+
+TEST(ProtocolGoldenTest, EndTxnV3AndTxnOffsetCommitV2Requests) {
+  Bytes end = Hex("03 7478 0000000000000007 0001 01 00");  // "tx" pid epoch Committed tagged
+  ProtocolReader re(end);
+  Result<EndTxnRequest> end_req = DecodeEndTxnRequest(re, 3);
+  ASSERT_TRUE(end_req.ok()) << end_req.status().ToString();
+  EXPECT_TRUE(re.AtEnd());
+  EXPECT_EQ(end_req->transactional_id, "tx");
+  EXPECT_EQ(end_req->producer_id, 7);
+  EXPECT_EQ(end_req->producer_epoch, 1);
+  EXPECT_TRUE(end_req->committed);
+  EXPECT_EQ(EncodeToBytes(*end_req, 3, EncodeEndTxnRequest), end);
+
+  Bytes commit =
+      Hex("0002 7478 0001 67"          // TransactionalId "tx" GroupId "g"
+          "0000000000000007 0001"      // ProducerId ProducerEpoch
+          "00000001 0001 74"           // Topics [Name "t"
+          "00000001 00000000"          //  Partitions [PartitionIndex
+          "000000000000000a ffffffff"  //   CommittedOffset CommittedLeaderEpoch
+          "ffff");                     //   CommittedMetadata null ]]
+  ProtocolReader rc(commit);
+  Result<TxnOffsetCommitRequest> commit_req = DecodeTxnOffsetCommitRequest(rc, 2);
+  ASSERT_TRUE(commit_req.ok()) << commit_req.status().ToString();
+  EXPECT_TRUE(rc.AtEnd());
+  EXPECT_EQ(commit_req->group_id, "g");
+  EXPECT_EQ(commit_req->generation_id, -1);  // v3+ only: the default
+  EXPECT_EQ(commit_req->group_instance_id, std::nullopt);
+  ASSERT_EQ(commit_req->topics.size(), 1u);
+  ASSERT_EQ(commit_req->topics[0].partitions.size(), 1u);
+  EXPECT_EQ(commit_req->topics[0].partitions[0].committed_offset, 10);
+  EXPECT_EQ(commit_req->topics[0].partitions[0].committed_leader_epoch, -1);
+  EXPECT_EQ(commit_req->topics[0].partitions[0].committed_metadata, std::nullopt);
+  EXPECT_EQ(EncodeToBytes(*commit_req, 2, EncodeTxnOffsetCommitRequest), commit);
+}
+
 }  // namespace
 }  // namespace daruma

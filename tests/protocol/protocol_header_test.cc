@@ -40,6 +40,13 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
       // Idempotent producers (issue 20).
       {ApiKey::kInitProducerId, 0, 5},
       {ApiKey::kOffsetForLeaderEpoch, 0, 4},
+      // Transactions: Kafka 3.9's ranges (4.0's EndTxn v5 and TxnOffsetCommit
+      // v5 need transaction version 2); WriteTxnMarkers only decodes.
+      {ApiKey::kAddPartitionsToTxn, 0, 5},
+      {ApiKey::kAddOffsetsToTxn, 0, 4},
+      {ApiKey::kEndTxn, 0, 4},
+      {ApiKey::kWriteTxnMarkers, 0, 1},
+      {ApiKey::kTxnOffsetCommit, 0, 4},
       {ApiKey::kDescribeConfigs, 0, 4},
       {ApiKey::kAlterConfigs, 0, 2},
       {ApiKey::kDescribeLogDirs, 0, 4},
@@ -52,6 +59,8 @@ TEST(ApiKeysTest, AdvertisedTableMatchesSpecSortedByKey) {
       {ApiKey::kOffsetDelete, 0, 0},
       {ApiKey::kDescribeCluster, 0, 1},
       {ApiKey::kDescribeProducers, 0, 0},
+      {ApiKey::kDescribeTransactions, 0, 0},
+      {ApiKey::kListTransactions, 0, 1},
   };
   auto table = AdvertisedApis();
   ASSERT_EQ(table.size(), std::size(expected));
@@ -71,7 +80,11 @@ TEST(ApiKeysTest, SupportedVersionsAndUnknownKeys) {
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kProduce, 12));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kFetch, 3));
   EXPECT_FALSE(IsSupportedVersion(ApiKey::kListOffsets, 0));
-  EXPECT_FALSE(IsSupportedVersion(ApiKey::kAddPartitionsToTxn, 0));  // not implemented yet
+  // A codec range is not a handler: the broker's table decides (api_table.cc).
+  EXPECT_TRUE(IsSupportedVersion(ApiKey::kAddPartitionsToTxn, 0));
+  EXPECT_FALSE(IsSupportedVersion(ApiKey::kAddPartitionsToTxn, 6));
+  EXPECT_FALSE(IsSupportedVersion(ApiKey::kEndTxn, 5));  // Kafka 4.0, transaction version 2
+  EXPECT_FALSE(IsSupportedVersion(ApiKey::kTxnOffsetCommit, 5));
   EXPECT_FALSE(IsSupportedVersion(ApiKey(999), 0));
   EXPECT_EQ(FindAdvertisedApi(ApiKey(999)), nullptr);
   EXPECT_FALSE(IsKnownApiKey(ApiKey(999)));
@@ -102,6 +115,18 @@ TEST(ApiKeysTest, FlexibilityAndHeaderVersions) {
   EXPECT_FALSE(IsFlexible(ApiKey::kOffsetForLeaderEpoch, 3));
   EXPECT_TRUE(IsFlexible(ApiKey::kOffsetForLeaderEpoch, 4));
   EXPECT_STREQ(ApiKeyName(ApiKey::kDescribeProducers), "DescribeProducers");
+  // Transaction APIs.
+  EXPECT_FALSE(IsFlexible(ApiKey::kAddPartitionsToTxn, 2));
+  EXPECT_TRUE(IsFlexible(ApiKey::kAddPartitionsToTxn, 3));
+  EXPECT_TRUE(IsFlexible(ApiKey::kEndTxn, 3));
+  EXPECT_FALSE(IsFlexible(ApiKey::kWriteTxnMarkers, 0));
+  EXPECT_TRUE(IsFlexible(ApiKey::kWriteTxnMarkers, 1));
+  EXPECT_TRUE(IsFlexible(ApiKey::kDescribeTransactions, 0));
+  EXPECT_TRUE(IsFlexible(ApiKey::kListTransactions, 0));
+  EXPECT_STREQ(ApiKeyName(ApiKey::kWriteTxnMarkers), "WriteTxnMarkers");
+  EXPECT_STREQ(ApiKeyName(ApiKey::kListTransactions), "ListTransactions");
+  EXPECT_EQ(RequestHeaderVersion(ApiKey::kTxnOffsetCommit, 2), 1);
+  EXPECT_EQ(ResponseHeaderVersion(ApiKey::kTxnOffsetCommit, 3), 1);
 
   EXPECT_EQ(RequestHeaderVersion(ApiKey::kProduce, 7), 1);
   EXPECT_EQ(RequestHeaderVersion(ApiKey::kApiVersions, 3), 2);
@@ -120,6 +145,13 @@ TEST(ErrorCodesTest, NamesAndRetriability) {
   EXPECT_TRUE(IsRetriable(ErrorCode::kKafkaStorageError));
   EXPECT_FALSE(IsRetriable(ErrorCode::kOffsetOutOfRange));
   EXPECT_FALSE(IsRetriable(ErrorCode::kNone));
+  // Transaction error codes, with Kafka's numbers.
+  EXPECT_EQ(int16_t(ErrorCode::kTransactionalIdNotFound), 105);
+  EXPECT_STREQ(ErrorCodeName(ErrorCode::kTransactionalIdNotFound), "TRANSACTIONAL_ID_NOT_FOUND");
+  EXPECT_EQ(int16_t(ErrorCode::kTransactionAbortable), 120);
+  EXPECT_STREQ(ErrorCodeName(ErrorCode::kTransactionAbortable), "TRANSACTION_ABORTABLE");
+  EXPECT_FALSE(IsRetriable(ErrorCode::kTransactionAbortable));
+  EXPECT_TRUE(IsRetriable(ErrorCode::kConcurrentTransactions));
 }
 
 TEST(RequestHeaderTest, DecodesHeaderV1AndLeavesReaderAtBody) {
