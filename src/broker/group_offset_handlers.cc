@@ -76,17 +76,21 @@ std::optional<std::vector<std::pair<std::string, int32_t>>> Partitions(
   return out;
 }
 
-// One group's answer, in the v8+ shape; v0-7 copy it to the top level.
+// One group's answer, in the v8+ shape; v0-7 copy it to the top level. With
+// `require_stable` (v7+, KIP-447) a partition an open transaction holds an
+// offset for carries UNSTABLE_OFFSET_COMMIT, a partition-level error in every
+// version that has the flag.
 OffsetFetchResponse::Group FetchGroup(
     HandlerEnv& env, const std::string& group_id,
-    const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+    const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions,
+    bool require_stable) {
   OffsetFetchResponse::Group g;
   g.group_id = group_id;
   OffsetFetchResult result;
   if (env.groups == nullptr) {
     result.error = ErrorCode::kCoordinatorNotAvailable;
   } else {
-    result = env.groups->FetchOffsets(group_id, partitions);
+    result = env.groups->FetchOffsets(group_id, partitions, require_stable);
   }
   g.error_code = result.error;
   for (const OffsetFetchResult::Partition& p : result.partitions) {
@@ -115,7 +119,8 @@ void HandleOffsetFetch(HandlerEnv& env, const RequestHeader& header, ProtocolRea
   OffsetFetchResponse response;
   if (header.api_version >= 8) {
     for (const auto& group : request->groups) {
-      response.groups.push_back(FetchGroup(env, group.group_id, Partitions(group.topics)));
+      response.groups.push_back(
+          FetchGroup(env, group.group_id, Partitions(group.topics), request->require_stable));
     }
     return respond(EncodeResponseFrame(env, header, response, EncodeOffsetFetchResponse), false);
   }
@@ -124,7 +129,8 @@ void HandleOffsetFetch(HandlerEnv& env, const RequestHeader& header, ProtocolRea
   // Null means "every partition" only from v2; v0-1 read an empty list as
   // null (the schema's emptyisnull), which there asks for nothing.
   if (!partitions && header.api_version < 2) partitions.emplace();
-  OffsetFetchResponse::Group g = FetchGroup(env, request->group_id, partitions);
+  OffsetFetchResponse::Group g =
+      FetchGroup(env, request->group_id, partitions, request->require_stable);
   // v0-1 have no group-level error: every requested partition carries it.
   const bool partition_errors = header.api_version < 2 && g.error_code != ErrorCode::kNone;
   if (header.api_version >= 2) response.error_code = g.error_code;

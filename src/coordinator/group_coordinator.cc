@@ -158,7 +158,8 @@ void GroupCoordinator::JoinGroup(JoinGroupArgs args, JoinCallback done) {
     }
     // A group created by this request that took nobody in goes away again.
     if (group->members().empty() && group->pending_members().empty() &&
-        group->Is(GroupState::kEmpty) && group->offsets().empty() && group->generation_id() == 0) {
+        group->Is(GroupState::kEmpty) && group->offsets().empty() &&
+        group->pending_txn_offsets().empty() && group->generation_id() == 0) {
       groups_.erase(args.group_id);
     }
   }
@@ -499,6 +500,8 @@ void GroupCoordinator::RemoveMemberAndUpdateGroup(GroupMetadata& group,
 void GroupCoordinator::Shutdown() {
   Locked locked(*this);
   loaded_ = false;
+  shut_down_ = true;
+  early_completions_.clear();
   for (auto& [gid, group] : groups_) {
     for (auto& [id, m] : group->members()) FailWaitingCalls(m, ErrorCode::kNotCoordinator);
   }

@@ -35,6 +35,15 @@
 // thread, possibly a later call's (a JoinGroup is answered when the last
 // member joins, or by the scheduler's thread when its join phase expires).
 //
+// Transactions (KIP-98, KIP-447; group_coordinator_txn_offsets.cc): a
+// TxnOffsetCommit writes its offsets as one transactional batch of the
+// producer into the group's partition, where they stay pending (invisible to
+// OffsetFetch; OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT
+// for them) until the transaction coordinator has written the producer's
+// COMMIT or ABORT marker there and calls CompleteTransaction. Load replays
+// the same: a transactional batch's offsets are pending until the marker of
+// its producer that follows it, and stay pending if none does.
+//
 // Before Load() has finished every API answers COORDINATOR_LOAD_IN_PROGRESS.
 #pragma once
 
@@ -123,6 +132,22 @@ struct OffsetCommitArgs {
   std::vector<Partition> partitions;
 };
 
+// A TxnOffsetCommit (Kafka's GroupCoordinator.handleTxnCommitOffsets). The
+// caller has checked that the producer's transaction contains the group's
+// `__consumer_offsets` partition (AddOffsetsToTxn); the coordinator does not.
+struct TxnOffsetCommitArgs {
+  std::string transactional_id;
+  std::string group_id;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t generation_id = -1;                    // v3+; -1 = not given
+  std::string member_id;                         // v3+; "" = not given
+  std::optional<std::string> group_instance_id;  // v3+
+  // Each partition's commit_timestamp is ignored: Kafka stamps these with
+  // the time of the commit and sets no expire timestamp.
+  std::vector<OffsetCommitArgs::Partition> partitions;
+};
+
 struct OffsetFetchResult {
   ErrorCode error = ErrorCode::kNone;
   struct Partition {
@@ -165,6 +190,9 @@ struct GroupLoadReport {
   int64_t offsets = 0;
   int64_t groups = 0;
   int64_t skipped = 0;
+  // (group, producer) pairs whose transaction has offsets in the log and no
+  // marker after them yet: pending until CompleteTransaction.
+  int64_t open_transactions = 0;
   std::vector<std::string> skipped_reasons;  // the first few, each naming partition and offset
   // Partitions that could not be read, with why: their groups answer
   // COORDINATOR_NOT_AVAILABLE; every other group is served.
@@ -202,10 +230,32 @@ class GroupCoordinator {
 
   // One error per partition, in order.
   std::vector<ErrorCode> CommitOffsets(const OffsetCommitArgs& args);
-  // `partitions` null = every committed offset of the group.
+  // `partitions` null = every committed offset of the group. With
+  // `require_stable` (OffsetFetch v7+, KIP-447) a partition some open
+  // transaction holds an offset for answers UNSTABLE_OFFSET_COMMIT (offset
+  // -1) instead of its committed offset; without, pending offsets are not seen.
   OffsetFetchResult FetchOffsets(
       const std::string& group_id,
-      const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions);
+      const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions,
+      bool require_stable = false);
+
+  // One error per partition, in order. The accepted offsets are stored as
+  // ONE transactional batch of the producer (its id and epoch, base sequence
+  // 0, the transactional attribute) in the group's `__consumer_offsets`
+  // partition and stay pending until CompleteTransaction. An epoch older
+  // than the partition knows for the producer is INVALID_PRODUCER_EPOCH.
+  std::vector<ErrorCode> CommitTransactionalOffsets(const TxnOffsetCommitArgs& args);
+  // The transaction coordinator has written a COMMIT (`commit`) or ABORT
+  // marker of `producer_id` into `__consumer_offsets` partition
+  // `offsets_partition`: the producer's pending offsets in the groups of that
+  // partition are applied (each only if written after the committed offset
+  // it would replace) or dropped. The caller must call it before the
+  // producer can start its next transaction (before the transaction
+  // completes), since it ends whatever the producer has pending there. A
+  // call before Load has finished is kept and applied once Load is done
+  // (when Load read the marker it finds nothing pending any more: no
+  // transactional offsets can be written before Load has finished).
+  void CompleteTransaction(int64_t producer_id, int32_t offsets_partition, bool commit);
   GroupDescription DescribeGroup(const std::string& group_id);
   // `states` empty = all; names compared as Kafka's ListGroups does.
   std::pair<ErrorCode, std::vector<GroupListing>> ListGroups(
@@ -271,6 +321,9 @@ class GroupCoordinator {
   void ExpireOffsets();
   void ExpireOffsetsLocked();
   void RemoveGroupLocked(const std::string& group_id);
+  // Kafka's validateOffsetCommit for a transactional commit. mu_ held.
+  ErrorCode ValidateTxnOffsetCommit(GroupMetadata& group, const TxnOffsetCommitArgs& args);
+  void CompleteTransactionLocked(int64_t producer_id, int32_t offsets_partition, bool commit);
 
   // Deadlines (group_coordinator_deadlines.cc); all with mu_ held.
   // Completes the member's session deadline and watches the next one
@@ -310,7 +363,20 @@ class GroupCoordinator {
   // once it has released it.
   Completions answers_;
   bool loaded_ = false;
+  bool shut_down_ = false;
   std::set<int32_t> failed_partitions_;
+  // For each producer with pending transactional offsets, the groups they
+  // are in (Kafka's openGroupsForProducer), so a marker does not scan every
+  // group. May name a group that was deleted since; the group's own
+  // pending_txn_offsets() are what counts.
+  std::map<int64_t, std::set<std::string>> txn_groups_;
+  // CompleteTransaction calls that came before Load finished, in order.
+  struct TxnCompletion {
+    int64_t producer_id;
+    int32_t offsets_partition;
+    bool commit;
+  };
+  std::vector<TxnCompletion> early_completions_;
   // Shared so that a delayed operation can hold a group weakly: a group that
   // was removed (and maybe created again under its id) is not the one its
   // deadlines were for.

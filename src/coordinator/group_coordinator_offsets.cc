@@ -6,12 +6,13 @@
 #include <set>
 
 #include "coordinator/group_coordinator.h"
+#include "coordinator/group_coordinator_internal.h"
+#include "log/producer_append_info.h"
 #include "record/control_record.h"
 
 namespace daruma {
-namespace {
 
-constexpr size_t kMaxReportedSkips = 20;
+namespace group_internal {
 
 RecordInput OffsetRecord(const std::string& group, const std::string& topic, int32_t partition,
                          const std::optional<OffsetCommitValue>& value) {
@@ -36,15 +37,23 @@ RecordInput GroupRecord(const std::string& group, const std::optional<GroupMetad
   return r;
 }
 
-ByteSpan AsBytes(const std::optional<std::string>& s) {
-  return {reinterpret_cast<const uint8_t*>(s->data()), s->size()};
-}
-
-// Kafka's mapping of an append failure to what a committing client sees
-// (GroupMetadataManager.storeOffsets): a storage failure moves the
-// coordinator (NOT_COORDINATOR, the client looks it up again), an oversized
-// batch is INVALID_COMMIT_OFFSET_SIZE, anything else is unknown.
+// A storage failure moves the coordinator (NOT_COORDINATOR, the client looks
+// it up again), an oversized batch is INVALID_COMMIT_OFFSET_SIZE, the log's
+// producer checks (transactional batches only) answer as they would a
+// produce, anything else is unknown.
 ErrorCode CommitErrorFor(const Status& status) {
+  if (std::optional<ProducerAppendError> rejection = ProducerAppendErrorOf(status)) {
+    switch (*rejection) {
+      case ProducerAppendError::kInvalidProducerEpoch:
+        return ErrorCode::kInvalidProducerEpoch;
+      case ProducerAppendError::kOutOfOrderSequence:
+        return ErrorCode::kOutOfOrderSequenceNumber;
+      case ProducerAppendError::kInvalidTxnState:
+        return ErrorCode::kInvalidTxnState;
+      case ProducerAppendError::kTransactionCoordinatorFenced:
+        return ErrorCode::kTransactionCoordinatorFenced;
+    }
+  }
   switch (status.code()) {
     case StatusCode::kIoError:
     case StatusCode::kNotFound:
@@ -56,19 +65,24 @@ ErrorCode CommitErrorFor(const Status& status) {
   }
 }
 
-// What one load replays per group: the offsets and the metadata, last
-// record wins, a tombstone removes.
-struct LoadedGroup {
-  std::map<std::pair<std::string, int32_t>, CommittedOffset> offsets;
-  std::optional<GroupMetadataValue> metadata;
-  bool has_metadata_record = false;
-};
+}  // namespace group_internal
+
+using group_internal::AsBytes;
+using group_internal::CommitErrorFor;
+using group_internal::GroupRecord;
+using group_internal::OffsetRecord;
+
+namespace {
+
+constexpr size_t kMaxReportedSkips = 20;
 
 }  // namespace
 
 Status GroupCoordinator::StoreGroup(GroupMetadata& group) {
-  return storage_->Append(PartitionFor(group.id()),
-                          {GroupRecord(group.id(), group.ToRecordValue(clock_->NowMs()))});
+  return storage_
+      ->Append(PartitionFor(group.id()),
+               {GroupRecord(group.id(), group.ToRecordValue(clock_->NowMs()))}, std::nullopt)
+      .status();
 }
 
 std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& args) {
@@ -124,13 +138,15 @@ std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& a
   if (records.empty()) return errors;
   // Appended while the lock is held, so the log order of a group's commits
   // is the order they are applied in memory (and replayed by Load).
-  Status stored = storage_->Append(PartitionFor(args.group_id), records);
-  for (auto& [i, c] : accepted) {
+  Result<int64_t> stored = storage_->Append(PartitionFor(args.group_id), records, std::nullopt);
+  for (size_t k = 0; k < accepted.size(); ++k) {
+    auto& [i, c] = accepted[k];
     if (!stored.ok()) {
-      errors[i] = CommitErrorFor(stored);
+      errors[i] = CommitErrorFor(stored.status());
       continue;
     }
     const OffsetCommitArgs::Partition& p = args.partitions[i];
+    c.record_offset = *stored + int64_t(k);
     group->offsets()[{p.topic, p.partition}] = std::move(c);
   }
   return errors;
@@ -138,7 +154,8 @@ std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& a
 
 OffsetFetchResult GroupCoordinator::FetchOffsets(
     const std::string& group_id,
-    const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+    const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions,
+    bool require_stable) {
   std::lock_guard<std::mutex> lock(mu_);
   OffsetFetchResult result;
   if (ErrorCode e = AvailabilityLocked(group_id); e != ErrorCode::kNone) {
@@ -150,7 +167,11 @@ OffsetFetchResult GroupCoordinator::FetchOffsets(
     OffsetFetchResult::Partition p;
     p.topic = topic;
     p.partition = partition;
-    if (c != nullptr) {
+    if (require_stable && group != nullptr && group->HasPendingTxnOffset({topic, partition})) {
+      // KIP-447: the client retries until the transaction has ended, rather
+      // than resume from an offset the transaction is about to replace.
+      p.error = ErrorCode::kUnstableOffsetCommit;
+    } else if (c != nullptr) {
       p.offset = c->offset;
       p.leader_epoch = c->leader_epoch;
       p.metadata = c->metadata;
@@ -237,13 +258,22 @@ ErrorCode GroupCoordinator::DeleteGroup(const std::string& group_id) {
   GroupMetadata* group = FindGroup(group_id);
   if (group == nullptr || group->Is(GroupState::kDead)) return ErrorCode::kGroupIdNotFound;
   if (!group->Is(GroupState::kEmpty)) return ErrorCode::kNonEmptyGroup;
+  // Kafka 4.0's deleteAllOffsets: the committed offsets and those only open
+  // transactions hold, whose tombstones also drop them from the transactions
+  // (so a later COMMIT marker brings none of them back, at runtime or on load).
+  std::set<std::pair<std::string, int32_t>> partitions;
+  for (const auto& [tp, c] : group->offsets()) partitions.insert(tp);
+  for (const auto& [producer_id, pending] : group->pending_txn_offsets()) {
+    for (const auto& [tp, c] : pending) partitions.insert(tp);
+  }
   std::vector<RecordInput> tombstones;
-  for (const auto& [tp, c] : group->offsets()) {
+  for (const auto& tp : partitions) {
     tombstones.push_back(OffsetRecord(group_id, tp.first, tp.second, std::nullopt));
   }
   tombstones.push_back(GroupRecord(group_id, std::nullopt));
-  if (Status s = storage_->Append(PartitionFor(group_id), tombstones); !s.ok()) {
-    return CommitErrorFor(s);
+  if (Result<int64_t> s = storage_->Append(PartitionFor(group_id), tombstones, std::nullopt);
+      !s.ok()) {
+    return CommitErrorFor(s.status());
   }
   group->TransitionTo(GroupState::kDead, clock_->NowMs());
   RemoveGroupLocked(group_id);
@@ -273,16 +303,20 @@ std::pair<ErrorCode, std::vector<ErrorCode>> GroupCoordinator::DeleteOffsets(
       errors[i] = ErrorCode::kGroupSubscribedToTopic;
       continue;
     }
-    if (group->offsets().count({topic, partition})) {
+    // Kafka 4.0: a partition only an open transaction holds an offset for
+    // gets its tombstone too, which drops it from the transaction.
+    if (group->offsets().count({topic, partition}) ||
+        group->HasPendingTxnOffset({topic, partition})) {
       tombstones.push_back(OffsetRecord(group_id, topic, partition, std::nullopt));
       removed.emplace_back(topic, partition);
     }
   }
   if (!tombstones.empty()) {
-    if (Status s = storage_->Append(PartitionFor(group_id), tombstones); !s.ok()) {
-      return {CommitErrorFor(s), {}};
+    if (Result<int64_t> s = storage_->Append(PartitionFor(group_id), tombstones, std::nullopt);
+        !s.ok()) {
+      return {CommitErrorFor(s.status()), {}};
     }
-    for (const auto& tp : removed) group->offsets().erase(tp);
+    for (const auto& tp : removed) group->RemoveOffset(tp);
   }
   return {ErrorCode::kNone, errors};
 }
@@ -292,7 +326,9 @@ std::pair<ErrorCode, std::vector<ErrorCode>> GroupCoordinator::DeleteOffsets(
 // every offset expires a retention period after the group became empty; in
 // a consumer group with members, offsets of topics no member subscribes to
 // expire a retention period after their commit. An empty group left without
-// offsets is removed (its tombstone written).
+// offsets is removed (its tombstone written). Kafka 4.0's
+// cleanupExpiredOffsets: an offset an open transaction is about to replace
+// does not expire, and a group with an open transaction is not removed.
 void GroupCoordinator::ExpireOffsetsLocked() {
   const int64_t now = clock_->NowMs();
   std::vector<std::string> emptied;
@@ -305,6 +341,7 @@ void GroupCoordinator::ExpireOffsetsLocked() {
     std::vector<RecordInput> tombstones;
     std::vector<std::pair<std::string, int32_t>> expired;
     for (const auto& [tp, c] : group->offsets()) {
+      if (group->HasPendingTxnOffset(tp)) continue;
       bool expire = false;
       if (c.expire_timestamp >= 0) {
         expire = now >= c.expire_timestamp;
@@ -321,12 +358,13 @@ void GroupCoordinator::ExpireOffsetsLocked() {
     }
     const bool remove_group = group->Is(GroupState::kEmpty) && group->members().empty() &&
                               expired.size() == group->offsets().size() &&
-                              group->pending_members().empty();
+                              group->pending_members().empty() &&
+                              group->pending_txn_offsets().empty();
     if (remove_group) tombstones.push_back(GroupRecord(id, std::nullopt));
     if (tombstones.empty()) continue;
     // A failed append leaves the offsets for the next check.
-    if (!storage_->Append(PartitionFor(id), tombstones).ok()) continue;
-    for (const auto& tp : expired) group->offsets().erase(tp);
+    if (!storage_->Append(PartitionFor(id), tombstones, std::nullopt).ok()) continue;
+    for (const auto& tp : expired) group->RemoveOffset(tp);
     if (remove_group) emptied.push_back(id);
   }
   for (const std::string& id : emptied) RemoveGroupLocked(id);
@@ -334,7 +372,8 @@ void GroupCoordinator::ExpireOffsetsLocked() {
 
 Result<GroupLoadReport> GroupCoordinator::Load() {
   GroupLoadReport report;
-  std::map<std::string, LoadedGroup> all_loaded;
+  const int64_t now = clock_->NowMs();
+  std::map<std::string, group_internal::OffsetsReplay::Group> all_loaded;
   auto skip = [&](int32_t partition, int64_t offset, const std::string& why) {
     ++report.skipped;
     if (report.skipped_reasons.size() < kMaxReportedSkips) {
@@ -346,20 +385,7 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
   for (int32_t partition = 0; partition < config_.offsets_partitions; ++partition) {
     // What this partition's records say; merged only if all of it was read
     // (every group lives in one partition).
-    std::map<std::string, LoadedGroup> loaded;
-    // Offsets committed inside a transaction (TxnOffsetCommit, written by a
-    // Kafka broker) count only once their COMMIT marker is read.
-    std::map<int64_t, std::vector<std::pair<OffsetCommitKey, std::optional<OffsetCommitValue>>>>
-        pending;
-    auto apply_offset = [&](const OffsetCommitKey& k, const std::optional<OffsetCommitValue>& v) {
-      LoadedGroup& g = loaded[k.group];
-      if (!v) {
-        g.offsets.erase({k.topic, k.partition});
-        return;
-      }
-      g.offsets[{k.topic, k.partition}] = CommittedOffset{v->offset, v->leader_epoch, v->metadata,
-                                                          v->commit_timestamp, v->expire_timestamp};
-    };
+    group_internal::OffsetsReplay replay(now);
     Status read = storage_->ReadBatches(partition, [&](const RecordBatchView& batch) -> Status {
       if (batch.magic() != 2) {
         skip(partition, batch.base_offset(), "a legacy (magic 0/1) message is not replayed");
@@ -377,19 +403,18 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
         return Status::Ok();
       }
       if (batch.is_control()) {
-        for (const Record& r : *records) {
-          if (!r.key) continue;
-          Result<ControlRecordType> type = ParseControlRecordKey(AsBytes(r.key));
-          if (!type.ok()) continue;
-          auto it = pending.find(batch.producer_id());
-          if (it == pending.end()) continue;
-          if (*type == ControlRecordType::kCommit) {
-            for (const auto& [k, v] : it->second) apply_offset(k, v);
-          }
-          pending.erase(it);
+        // A marker batch holds one record (Kafka reads only the first); an
+        // empty one is what the cleaner leaves of a finished transaction.
+        if (records->empty() || !records->front().key) return Status::Ok();
+        Result<ControlRecordType> type = ParseControlRecordKey(AsBytes(records->front().key));
+        if (type.ok() &&
+            (*type == ControlRecordType::kCommit || *type == ControlRecordType::kAbort)) {
+          replay.Marker(batch.producer_id(), *type == ControlRecordType::kCommit);
         }
         return Status::Ok();
       }
+      const std::optional<int64_t> producer =
+          batch.is_transactional() ? std::optional<int64_t>(batch.producer_id()) : std::nullopt;
       for (const Record& r : *records) {
         ++report.records;
         if (!r.key) {
@@ -411,16 +436,10 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
             }
             value = *v;
           }
-          if (batch.is_transactional()) {
-            pending[batch.producer_id()].emplace_back(*k, value);
-          } else {
-            apply_offset(*k, value);
-          }
+          replay.Offset(*k, value, r.offset, producer);
         } else if (const auto* k = std::get_if<GroupMetadataKey>(&*key)) {
-          LoadedGroup& g = loaded[k->group];
-          g.has_metadata_record = true;
           if (!r.value) {
-            g.metadata.reset();
+            replay.Metadata(k->group, std::nullopt);
             continue;
           }
           Result<GroupMetadataValue> v = DecodeGroupMetadataValue(AsBytes(r.value));
@@ -428,7 +447,7 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
             skip(partition, r.offset, v.status().ToString());
             continue;
           }
-          g.metadata = std::move(*v);
+          replay.Metadata(k->group, std::move(*v));
         }
         // Other keys (KIP-848 and share groups) are not this coordinator's.
       }
@@ -443,18 +462,26 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
           fmt::format("__consumer_offsets-{}: {}", partition, read.ToString()));
       continue;
     }
-    for (auto& [id, g] : loaded) all_loaded[id] = std::move(g);
+    for (auto& [id, g] : replay.groups()) all_loaded.insert_or_assign(id, std::move(g));
   }
-  const int64_t now = clock_->NowMs();
   Locked locked(*this);
   groups_.clear();
+  txn_groups_.clear();
   failed_partitions_ = std::move(failed);
   for (auto& [id, g] : all_loaded) {
-    if (!g.metadata && g.offsets.empty()) continue;  // deleted
-    auto group = std::make_shared<GroupMetadata>(id, now);
+    // Deleted, unless an open transaction still holds offsets of it (Kafka
+    // creates the group for them).
+    if (!g.metadata && g.offsets.offsets().empty() && g.offsets.pending_txn_offsets().empty()) {
+      continue;
+    }
+    auto group = std::make_shared<GroupMetadata>(std::move(g.offsets));
     if (g.metadata) group->LoadFrom(*g.metadata, now);
-    group->offsets() = std::move(g.offsets);
     report.offsets += int64_t(group->offsets().size());
+    // Counted as the log left them, before the early completions below.
+    for (const auto& [producer_id, pending] : group->pending_txn_offsets()) {
+      txn_groups_[producer_id].insert(id);
+      ++report.open_transactions;
+    }
     groups_.emplace(id, std::move(group));
   }
   // Loaded members' sessions start now; those that do not come back expire.
@@ -463,6 +490,12 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
   }
   report.groups = int64_t(groups_.size());
   loaded_ = true;
+  // Markers written while the partitions were read: applying one whose
+  // marker Load already replayed finds nothing pending.
+  for (const TxnCompletion& c : early_completions_) {
+    CompleteTransactionLocked(c.producer_id, c.offsets_partition, c.commit);
+  }
+  early_completions_.clear();
   scheduler_->SchedulePeriodic("group-offsets-retention", config_.retention_check_interval_ms,
                                config_.retention_check_interval_ms,
                                [anchor = std::weak_ptr<JobAnchor>(anchor_)] {

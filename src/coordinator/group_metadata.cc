@@ -259,4 +259,35 @@ std::set<std::string> GroupMetadata::SubscribedTopics() const {
   return topics;
 }
 
+void ApplyCommittedTxnOffsets(GroupOffsetMap& committed, const GroupOffsetMap& pending) {
+  for (const auto& [tp, offset] : pending) {
+    auto it = committed.find(tp);
+    if (it == committed.end()) {
+      committed.emplace(tp, offset);
+    } else if (offset.record_offset > it->second.record_offset) {
+      it->second = offset;
+    }
+  }
+}
+
+bool GroupMetadata::HasPendingTxnOffset(const std::pair<std::string, int32_t>& tp) const {
+  for (const auto& [producer_id, offsets] : pending_txn_offsets_) {
+    if (offsets.count(tp)) return true;
+  }
+  return false;
+}
+
+void GroupMetadata::RemoveOffset(const std::pair<std::string, int32_t>& tp) {
+  offsets_.erase(tp);
+  for (auto& [producer_id, offsets] : pending_txn_offsets_) offsets.erase(tp);
+}
+
+bool GroupMetadata::CompleteTxn(int64_t producer_id, bool commit) {
+  auto it = pending_txn_offsets_.find(producer_id);
+  if (it == pending_txn_offsets_.end()) return false;
+  if (commit) ApplyCommittedTxnOffsets(offsets_, it->second);
+  pending_txn_offsets_.erase(it);
+  return true;
+}
+
 }  // namespace daruma

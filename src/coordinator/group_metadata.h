@@ -101,7 +101,21 @@ struct CommittedOffset {
   std::string metadata;
   int64_t commit_timestamp = 0;
   int64_t expire_timestamp = -1;
+  // Where its record is in `__consumer_offsets` (-1: not written), so a
+  // transaction's offset committed later replaces it only if it was written
+  // after it (Kafka's recordOffset).
+  int64_t record_offset = -1;
 };
+
+// Offsets by topic and partition.
+using GroupOffsetMap = std::map<std::pair<std::string, int32_t>, CommittedOffset>;
+
+// Kafka's rule when a transaction that committed offsets commits
+// (OffsetMetadataManager.replayEndTransactionMarker): each of `pending`
+// replaces the offset in `committed` only if its record was written later,
+// so a plain commit made after the transaction's offset stays (compaction
+// keeps the latest record of a key; the load must agree with it).
+void ApplyCommittedTxnOffsets(GroupOffsetMap& committed, const GroupOffsetMap& pending);
 
 class GroupMetadata {
  public:
@@ -165,10 +179,27 @@ class GroupMetadata {
   void LoadFrom(const GroupMetadataValue& value, int64_t now_ms);
 
   // Committed offsets by topic and partition.
-  std::map<std::pair<std::string, int32_t>, CommittedOffset>& offsets() { return offsets_; }
-  const std::map<std::pair<std::string, int32_t>, CommittedOffset>& offsets() const {
-    return offsets_;
+  GroupOffsetMap& offsets() { return offsets_; }
+  const GroupOffsetMap& offsets() const { return offsets_; }
+
+  // Offsets of transactions that have not ended (TxnOffsetCommit), by
+  // producer id. Invisible to OffsetFetch; the producer's COMMIT moves them
+  // into offsets() (ApplyCommittedTxnOffsets), its ABORT drops them. A
+  // producer stays here, possibly with no offsets left (a tombstone removed
+  // them), until its transaction ends: the group has an open transaction
+  // (Kafka's openTransactionsByGroup), which keeps retention from removing it.
+  std::map<int64_t, GroupOffsetMap>& pending_txn_offsets() { return pending_txn_offsets_; }
+  const std::map<int64_t, GroupOffsetMap>& pending_txn_offsets() const {
+    return pending_txn_offsets_;
   }
+  // Some open transaction holds an offset for the partition.
+  bool HasPendingTxnOffset(const std::pair<std::string, int32_t>& tp) const;
+  // What an offset tombstone means (Kafka's replay of one): the committed
+  // offset and every pending transactional one of the partition are gone.
+  void RemoveOffset(const std::pair<std::string, int32_t>& tp);
+  // The producer's transaction ended: on commit its pending offsets are
+  // applied, on abort dropped. False if the group had no open transaction of it.
+  bool CompleteTxn(int64_t producer_id, bool commit);
 
   // The topics some member's consumer-protocol subscription names (for
   // OffsetDelete); empty unless the protocol type is "consumer".
@@ -195,7 +226,8 @@ class GroupMetadata {
   std::map<std::string, std::string> static_members_;  // instance id -> member id
   std::set<std::string> pending_members_;              // member ids handed out (MEMBER_ID_REQUIRED)
   std::set<std::string> pending_sync_;
-  std::map<std::pair<std::string, int32_t>, CommittedOffset> offsets_;
+  GroupOffsetMap offsets_;
+  std::map<int64_t, GroupOffsetMap> pending_txn_offsets_;
 };
 
 }  // namespace daruma

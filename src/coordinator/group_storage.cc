@@ -10,7 +10,8 @@ constexpr int32_t kReadChunk = 4 << 20;
 
 }  // namespace
 
-Status LogGroupStorage::Append(int32_t partition, const std::vector<RecordInput>& records) {
+Result<int64_t> LogGroupStorage::Append(int32_t partition, const std::vector<RecordInput>& records,
+                                        const std::optional<ProducerBatchInfo>& producer) {
   Result<Log*> log = log_for_(partition, true);
   if (!log.ok()) return log.status();
   if (*log == nullptr) {
@@ -18,19 +19,29 @@ Status LogGroupStorage::Append(int32_t partition, const std::vector<RecordInput>
   }
   BatchBuilderOptions options;
   options.partition_leader_epoch = kLeaderEpoch;
+  if (producer) {
+    // Kafka's GroupMetadataManager (and 4.0's CoordinatorRuntime) build
+    // transactional offset batches with base sequence 0; the coordinator
+    // origin means the log does not check it.
+    options.producer_id = producer->producer_id;
+    options.producer_epoch = producer->producer_epoch;
+    options.base_sequence = 0;
+    options.is_transactional = true;
+  }
   std::vector<RecordInput> stamped = records;
   const int64_t now = clock_->NowMs();
   for (RecordInput& r : stamped) r.timestamp = now;
   Result<Bytes> batch = BuildRecordBatch(options, stamped);
   if (!batch.ok()) return batch.status();
-  Result<LogAppendInfo> info = (*log)->AppendAsLeader(*batch, kLeaderEpoch);
+  Result<LogAppendInfo> info =
+      (*log)->AppendAsLeader(*batch, kLeaderEpoch, AppendOrigin::kCoordinator);
   if (!info.ok()) return info.status();
   const int64_t end = (*log)->log_end_offset();
   if ((*log)->config_snapshot().flush_messages <= 1 && (*log)->recovery_point() < end) {
     if (Status s = (*log)->Flush(end); !s.ok()) return s;
   }
   if (end > (*log)->high_watermark()) (*log)->UpdateHighWatermark(end);
-  return Status::Ok();
+  return info->first_offset;
 }
 
 Status LogGroupStorage::ReadBatches(int32_t partition,

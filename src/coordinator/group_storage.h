@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/status.h"
@@ -14,13 +15,27 @@
 
 namespace daruma {
 
+// The producer of a transactional batch (TxnOffsetCommit, KIP-98): the batch
+// carries its id and epoch and the transactional attribute, and is part of
+// that producer's open transaction on the partition until the transaction
+// coordinator appends its COMMIT or ABORT marker there.
+struct ProducerBatchInfo {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+
 class GroupStorage {
  public:
   virtual ~GroupStorage() = default;
   // Appends `records` as one batch to `partition`, creating the partition if
-  // needed. OK only once the batch is in the log and as durable as the
-  // topic's flush settings ask; on an error nothing may be assumed stored.
-  virtual Status Append(int32_t partition, const std::vector<RecordInput>& records) = 0;
+  // needed; with `producer` as a transactional batch of that producer.
+  // Returns the offset of the batch's first record (record i is at that +
+  // i), only once the batch is in the log and as durable as the topic's
+  // flush settings ask; on an error nothing may be assumed stored. A
+  // producer whose epoch is older than the one the partition knows is
+  // rejected with the log's producer error (ProducerAppendErrorOf).
+  virtual Result<int64_t> Append(int32_t partition, const std::vector<RecordInput>& records,
+                                 const std::optional<ProducerBatchInfo>& producer) = 0;
   // Calls `visit` for every batch of `partition` from its log start to its
   // end, in offset order; a partition that does not exist has none. The
   // first error (a read, or one `visit` returns) stops and is returned.
@@ -36,11 +51,16 @@ class LogGroupStorage final : public GroupStorage {
   using LogFor = std::function<Result<Log*>(int32_t partition, bool create)>;
   LogGroupStorage(LogFor log_for, Clock* clock) : log_for_(std::move(log_for)), clock_(clock) {}
 
-  // Builds an uncompressed magic 2 batch (no producer id, CreateTime now),
-  // appends it as leader with epoch 0, flushes it when the topic asks for a
-  // flush per message (`flush.messages` <= 1) and raises the high watermark:
-  // only the coordinator writes these logs, so no other append races it.
-  Status Append(int32_t partition, const std::vector<RecordInput>& records) override;
+  // Builds an uncompressed magic 2 batch (CreateTime now; without a producer
+  // no producer id; with one its id and epoch, base sequence 0 and the
+  // transactional attribute, as Kafka's coordinator writes them), appends it
+  // as leader with epoch 0 and origin kCoordinator (the producer's epoch is
+  // checked, its sequence is not), flushes it when the topic asks for a flush
+  // per message (`flush.messages` <= 1) and raises the high watermark. Only
+  // the coordinators write these logs: the group coordinator's data batches
+  // and the transaction coordinator's markers.
+  Result<int64_t> Append(int32_t partition, const std::vector<RecordInput>& records,
+                         const std::optional<ProducerBatchInfo>& producer) override;
   Status ReadBatches(int32_t partition,
                      const std::function<Status(const RecordBatchView&)>& visit) override;
 

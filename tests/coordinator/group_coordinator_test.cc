@@ -23,16 +23,24 @@ namespace {
 // would; `fail_appends` makes Append fail with an I/O error.
 class MemGroupStorage final : public GroupStorage {
  public:
-  Status Append(int32_t partition, const std::vector<RecordInput>& records) override {
+  Result<int64_t> Append(int32_t partition, const std::vector<RecordInput>& records,
+                         const std::optional<ProducerBatchInfo>& producer) override {
     ++appends;
     if (fail_appends) return Status::IoError("injected append failure");
     BatchBuilderOptions options;
     options.base_offset = next_[partition];
+    if (producer) {
+      options.producer_id = producer->producer_id;
+      options.producer_epoch = producer->producer_epoch;
+      options.base_sequence = 0;
+      options.is_transactional = true;
+    }
     Result<Bytes> batch = BuildRecordBatch(options, records);
     if (!batch.ok()) return batch.status();
+    const int64_t base = next_[partition];
     next_[partition] += int64_t(records.size());
     batches_[partition].push_back(std::move(*batch));
-    return Status::Ok();
+    return base;
   }
   Status ReadBatches(int32_t partition,
                      const std::function<Status(const RecordBatchView&)>& visit) override {
@@ -52,7 +60,7 @@ class MemGroupStorage final : public GroupStorage {
     RecordInput r;
     r.key = std::move(key);
     r.value = std::move(value);
-    ASSERT_TRUE(Append(partition, {r}).ok());
+    ASSERT_TRUE(Append(partition, {r}, std::nullopt).ok());
   }
   size_t RecordCount(int32_t partition) { return size_t(next_[partition]); }
 

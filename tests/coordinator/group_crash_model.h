@@ -233,9 +233,14 @@ class RecordingGroupStorage final : public GroupStorage {
  public:
   RecordingGroupStorage(GroupStorage* inner, GroupHistory* history)
       : inner_(inner), history_(history) {}
-  Status Append(int32_t partition, const std::vector<RecordInput>& records) override {
-    Status s = inner_->Append(partition, records);
-    for (const RecordInput& r : records) history_->Record(r, s.ok());
+  // Transactional batches are not recorded: their offsets count only after
+  // a marker, which the model does not know (the workload writes none).
+  Result<int64_t> Append(int32_t partition, const std::vector<RecordInput>& records,
+                         const std::optional<ProducerBatchInfo>& producer) override {
+    Result<int64_t> s = inner_->Append(partition, records, producer);
+    if (!producer) {
+      for (const RecordInput& r : records) history_->Record(r, s.ok());
+    }
     return s;
   }
   Status ReadBatches(int32_t partition,
