@@ -34,6 +34,7 @@
 #include "common/status.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/producer_id_manager.h"
+#include "coordinator/transaction_coordinator.h"
 #include "log/producer_append_info.h"
 #include "protocol/error_codes.h"
 #include "protocol/protocol_reader.h"
@@ -63,6 +64,10 @@ struct HandlerEnv {
   // The group coordinator; null in tests that serve no groups (the group
   // APIs then answer COORDINATOR_NOT_AVAILABLE).
   GroupCoordinator* groups = nullptr;
+  // The transaction coordinator; null in tests that serve no transactions
+  // (the transaction APIs then answer COORDINATOR_NOT_AVAILABLE and no
+  // transactional batch is accepted).
+  TransactionCoordinator* txns = nullptr;
 };
 
 // EncodeResponseFrame for an answer given after the handler returned (a
@@ -185,5 +190,18 @@ void HandleListGroups(HandlerEnv& env, const RequestHeader& header, ProtocolRead
                       const Respond& respond);
 void HandleDeleteGroups(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                         const Respond& respond);
+
+void HandleAddPartitionsToTxn(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                              const Respond& respond);
+void HandleAddOffsetsToTxn(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                           const Respond& respond);
+void HandleEndTxn(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                  const Respond& respond);
+void HandleTxnOffsetCommit(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                           const Respond& respond);
+void HandleDescribeTransactions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                                const Respond& respond);
+void HandleListTransactions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
+                            const Respond& respond);
 
 }  // namespace daruma::broker

@@ -10,7 +10,7 @@ namespace {
 
 // Sorted by key. Adding a row advertises the API with every version its
 // codec reads (protocol/api_keys.cc); a codec alone switches nothing on.
-constexpr std::array<ApiHandlerRow, 31> kHandlers = {{
+constexpr std::array<ApiHandlerRow, 37> kHandlers = {{
     {ApiKey::kProduce, HandleProduce},
     {ApiKey::kFetch, HandleFetch},
     {ApiKey::kListOffsets, HandleListOffsets},
@@ -30,6 +30,10 @@ constexpr std::array<ApiHandlerRow, 31> kHandlers = {{
     {ApiKey::kDeleteRecords, HandleDeleteRecords},
     {ApiKey::kInitProducerId, HandleInitProducerId},
     {ApiKey::kOffsetForLeaderEpoch, HandleOffsetForLeaderEpoch},
+    {ApiKey::kAddPartitionsToTxn, HandleAddPartitionsToTxn},
+    {ApiKey::kAddOffsetsToTxn, HandleAddOffsetsToTxn},
+    {ApiKey::kEndTxn, HandleEndTxn},
+    {ApiKey::kTxnOffsetCommit, HandleTxnOffsetCommit},
     {ApiKey::kDescribeConfigs, HandleDescribeConfigs},
     {ApiKey::kAlterConfigs, HandleAlterConfigs},
     {ApiKey::kDescribeLogDirs, HandleDescribeLogDirs},
@@ -42,6 +46,8 @@ constexpr std::array<ApiHandlerRow, 31> kHandlers = {{
     {ApiKey::kOffsetDelete, HandleOffsetDelete},
     {ApiKey::kDescribeCluster, HandleDescribeCluster},
     {ApiKey::kDescribeProducers, HandleDescribeProducers},
+    {ApiKey::kDescribeTransactions, HandleDescribeTransactions},
+    {ApiKey::kListTransactions, HandleListTransactions},
 }};
 
 }  // namespace

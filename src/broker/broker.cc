@@ -175,9 +175,13 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
   const BrokerState state = state_.load();
   if (path == "/health") {
     std::optional<CoordinatorStatus> groups;
-    if (handler_ != nullptr) groups = handler_->GroupCoordinatorStatus();
+    std::optional<TxnCoordinatorStatus> txns;
+    if (handler_ != nullptr) {
+      groups = handler_->GroupCoordinatorStatus();
+      txns = handler_->TransactionCoordinatorStatus();
+    }
     return {HealthHttpStatus(state), "application/json",
-            HealthJson(state, &log_manager_, kafka_listener_, groups).dump() + "\n"};
+            HealthJson(state, &log_manager_, kafka_listener_, groups, txns).dump() + "\n"};
   }
   if (path == "/metrics") {
     MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};

@@ -74,6 +74,24 @@ Status ResolveBrokerSettings(BrokerContext* ctx) {
   int32_t check_ms = int32_t(g.retention_check_interval_ms);
   DARUMA_RETURN_IF_ERROR(ReadInt(props, "offsets.retention.check.interval.ms", 1, &check_ms));
   g.retention_check_interval_ms = check_ms;
+  TransactionCoordinatorConfig& t = ctx->transactions;
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "transaction.max.timeout.ms", 1, &t.max_timeout_ms));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "transaction.state.log.num.partitions", 1, &t.state_log_partitions));
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "transaction.state.log.segment.bytes", 1,
+                                 &ctx->transaction_state_segment_bytes));
+  int32_t abort_ms = int32_t(t.abort_check_interval_ms);
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt(props, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 1, &abort_ms));
+  t.abort_check_interval_ms = abort_ms;
+  int32_t expiration_ms = int32_t(t.id_expiration_ms);
+  DARUMA_RETURN_IF_ERROR(ReadInt(props, "transactional.id.expiration.ms", 1, &expiration_ms));
+  t.id_expiration_ms = expiration_ms;
+  int32_t expiration_check_ms = int32_t(t.id_expiration_check_interval_ms);
+  DARUMA_RETURN_IF_ERROR(ReadInt(props,
+                                 "transaction.remove.expired.transaction.cleanup.interval.ms", 1,
+                                 &expiration_check_ms));
+  t.id_expiration_check_interval_ms = expiration_check_ms;
   if (g.min_session_timeout_ms > g.max_session_timeout_ms) {
     return Bad("group.min.session.timeout.ms", std::to_string(g.min_session_timeout_ms),
                "larger than group.max.session.timeout.ms");

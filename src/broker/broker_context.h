@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "coordinator/group_coordinator.h"
+#include "coordinator/transaction_coordinator.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
 
@@ -44,6 +45,9 @@ struct BrokerContext {
   // The group coordinator's group.* / offsets.* settings.
   GroupCoordinatorConfig groups;
   int32_t offsets_topic_segment_bytes = 104857600;  // offsets.topic.segment.bytes
+  // The transaction coordinator's transaction.* / transactional.id.* settings.
+  TransactionCoordinatorConfig transactions;
+  int32_t transaction_state_segment_bytes = 104857600;  // transaction.state.log.segment.bytes
   // Error responses and refused requests are logged here (request_log.h);
   // null = not logged. Owned by the caller, thread-safe.
   EventLog* log = nullptr;
@@ -55,7 +59,12 @@ struct BrokerContext {
 // group.max.session.timeout.ms, group.initial.rebalance.delay.ms,
 // group.max.size, offsets.topic.num.partitions, offsets.topic.segment.bytes,
 // offset.metadata.max.bytes, offsets.retention.minutes,
-// offsets.retention.check.interval.ms) from `ctx->config.other` (absent keys
+// offsets.retention.check.interval.ms) and the transaction coordinator's
+// (transaction.max.timeout.ms, transaction.state.log.num.partitions,
+// transaction.state.log.segment.bytes,
+// transaction.abort.timed.out.transaction.cleanup.interval.ms,
+// transactional.id.expiration.ms,
+// transaction.remove.expired.transaction.cleanup.interval.ms) from `ctx->config.other` (absent keys
 // keep the defaults above). kInvalidArgument naming the key and the value when
 // one does not parse or is out of Kafka's range.
 Status ResolveBrokerSettings(BrokerContext* ctx);

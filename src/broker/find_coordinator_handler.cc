@@ -1,7 +1,7 @@
 // FindCoordinator (spec §3.6): on a single node the coordinator of every group
 // and transactional id is this broker. Groups are served by the group
-// coordinator (coordinator/group_coordinator.h); transactional ids wait for
-// the transaction coordinator (InitProducerId answers for them).
+// coordinator (coordinator/group_coordinator.h), transactional ids by the
+// transaction coordinator (coordinator/transaction_coordinator.h).
 #include <optional>
 #include <string>
 

@@ -63,6 +63,14 @@ struct CoordinatorStatus {
   int64_t groups = 0;
 };
 
+// The same for the transaction coordinator: transactional ids known, and
+// decisions whose markers are not all written yet (retried).
+struct TxnCoordinatorStatus {
+  bool loaded = false;
+  int64_t transactional_ids = 0;
+  int64_t pending_markers = 0;
+};
+
 // What /metrics says about one kind of delayed operation (a fetch's wait, a
 // group's join phase, a member's session, ...): how many wait now and how
 // many were forced by their deadline so far.
@@ -92,6 +100,10 @@ class FrameHandler {
   virtual size_t ParkedRequests() const { return 0; }
   // The group coordinator's state for /health: nullopt when there is none.
   virtual std::optional<CoordinatorStatus> GroupCoordinatorStatus() const { return std::nullopt; }
+  // The transaction coordinator's state for /health: nullopt when there is none.
+  virtual std::optional<TxnCoordinatorStatus> TransactionCoordinatorStatus() const {
+    return std::nullopt;
+  }
   // Delayed operations by kind (for /metrics); empty when there are none.
   virtual std::vector<DelayedOperationGauge> DelayedOperations() const { return {}; }
 };

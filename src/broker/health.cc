@@ -6,7 +6,8 @@ namespace daruma::broker {
 
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
-                          const std::optional<CoordinatorStatus>& groups) {
+                          const std::optional<CoordinatorStatus>& groups,
+                          const std::optional<TxnCoordinatorStatus>& txns) {
   nlohmann::json logs = nlohmann::json::object();
   nlohmann::json segments = nlohmann::json::object();
   ProgressSnapshot progress;
@@ -27,6 +28,11 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
   if (groups) {
     j["groupCoordinator"] = {{"state", groups->loaded ? "loaded" : "loading"},
                              {"groups", groups->groups}};
+  }
+  if (txns) {
+    j["transactionCoordinator"] = {{"state", txns->loaded ? "loaded" : "loading"},
+                                   {"transactionalIds", txns->transactional_ids},
+                                   {"pendingMarkers", txns->pending_markers}};
   }
   return j;
 }

@@ -5,7 +5,9 @@
 //      "remainingLogsToRecover": {"<dir>": n, ...},       // KIP-831
 //      "remainingSegmentsToRecover": {"<dir>": [n per recovery thread], ...},
 //      "scannedBytes": n, "bytesToScan": n, "totalLogs": n, "remainingLogs": n},
-//    "groupCoordinator": {"state": "loading" | "loaded", "groups": n}}  // once serving
+//    "groupCoordinator": {"state": "loading" | "loaded", "groups": n},  // once serving
+//    "transactionCoordinator": {"state": "loading" | "loaded",          // once serving
+//                               "transactionalIds": n, "pendingMarkers": n}}
 // The HTTP status is 200 while serving and 503 otherwise, so a load balancer
 // or a readiness probe can use the status alone.
 #pragma once
@@ -22,10 +24,12 @@ namespace daruma::broker {
 
 // `log_manager` may be null (before it exists): the recovery object is then
 // all zeros. `kafka_listener` is empty until the Kafka port is bound.
-// `groups` is the group coordinator's status, absent before the handler exists.
+// `groups` and `txns` are the coordinators' status, absent before the
+// handler exists.
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
-                          const std::optional<CoordinatorStatus>& groups = std::nullopt);
+                          const std::optional<CoordinatorStatus>& groups = std::nullopt,
+                          const std::optional<TxnCoordinatorStatus>& txns = std::nullopt);
 
 int HealthHttpStatus(BrokerState state);
 

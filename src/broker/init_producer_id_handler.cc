@@ -7,10 +7,10 @@
 // simply starts over under a new id). The ids come from ProducerIdManager,
 // durable in blocks, so none is handed out twice across crashes.
 //
-// A transactional id needs the transaction coordinator, which is not served
-// yet: the answer is COORDINATOR_NOT_AVAILABLE (retriable, so a client's
-// init_transactions() fails by its own timeout, naming the error), and no
-// transactional batch is accepted (produce_handler.cc).
+// A transactional id goes to the transaction coordinator
+// (coordinator/transaction_coordinator.h): a new id gets a producer id at
+// epoch 0, a known one its epoch bumped (fencing the previous instance and
+// aborting its open transaction first).
 #include "broker/api_handlers.h"
 #include "protocol/messages.h"
 #include "record/record_batch.h"
@@ -32,7 +32,24 @@ void HandleInitProducerId(HandlerEnv& env, const RequestHeader& header, Protocol
   } else if (request->transactional_id && request->transactional_id->empty()) {
     response.error_code = ErrorCode::kInvalidRequest;
   } else if (request->transactional_id) {
-    response.error_code = ErrorCode::kCoordinatorNotAvailable;
+    if (env.txns == nullptr) {
+      response.error_code = ErrorCode::kCoordinatorNotAvailable;
+    } else {
+      std::optional<std::pair<int64_t, int16_t>> expected;
+      if (has_id) expected.emplace(request->producer_id, request->producer_epoch);
+      const InitProducerIdResult r = env.txns->InitProducerId(
+          *request->transactional_id, request->transaction_timeout_ms, expected);
+      response.error_code = r.error;
+      // PRODUCER_FENCED exists from v4 (Kafka 2.7); older clients are told
+      // INVALID_PRODUCER_EPOCH, as Kafka does.
+      if (r.error == ErrorCode::kProducerFenced && header.api_version < 4) {
+        response.error_code = ErrorCode::kInvalidProducerEpoch;
+      }
+      if (r.error == ErrorCode::kNone) {
+        response.producer_id = r.producer_id;
+        response.producer_epoch = r.producer_epoch;
+      }
+    }
   } else if (env.producer_ids == nullptr) {
     response.error_code = ErrorCode::kKafkaStorageError;
   } else {

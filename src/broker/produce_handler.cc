@@ -48,8 +48,8 @@ std::span<uint8_t> Writable(HandlerEnv& env, ByteSpan records) {
 }
 
 ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
-                                  const ProduceRequest::Partition& p, int16_t acks,
-                                  int16_t version) {
+                                  const ProduceRequest::Partition& p, int16_t acks, int16_t version,
+                                  const std::string& transactional_id) {
   ProduceResponse::Partition out;
   out.index = p.index;
   TopicPartition tp{topic, p.index};
@@ -71,45 +71,61 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
     if (!check.message.empty()) out.error_message = check.message;
     return out;
   }
-  if (IsTransactional(p.records)) {
-    // Kafka's verification before a transactional write (KIP-890): only a
-    // producer id and epoch that the transaction coordinator has in an
-    // ongoing transaction with this partition may write one. No coordinator
-    // serves transactions here yet, so no producer id belongs to a
-    // transactional id, and a batch accepted now could never be committed
-    // or aborted: the partition's last stable offset would stop at it for
-    // good, stalling every read_committed consumer.
-    out.error_code = ErrorCode::kInvalidProducerIdMapping;
-    out.error_message = fmt::format(
-        "producer id {} epoch {} has no ongoing transaction with {}-{} (this broker does not "
-        "serve transactions yet); nothing was appended",
-        int64_t(LoadBe64(p.records->data() + batch_layout::kProducerId)),
-        int16_t(LoadBe16(p.records->data() + batch_layout::kProducerEpoch)), topic, p.index);
-    return out;
-  }
-  Result<LogAppendInfo> info = log->AppendAsLeaderInPlace(Writable(env, *p.records), kLeaderEpoch);
-  if (!info.ok()) {
-    out.error_code = ErrorCodeForStorageStatus(info.status());
-    return out;
-  }
-  // At or above this append's last offset; other producers' appends below it
-  // are covered by the flush too.
-  const int64_t end = log->log_end_offset();
-  // fsync mode: an acks=-1 produce is acknowledged only once durable. The Log
-  // already flushes every `flush.messages` messages; this covers a flush that
-  // could not complete inside the append.
-  if (acks == -1 && config.flush_messages <= 1 && log->recovery_point() < end) {
-    Status flushed = log->Flush(end);
-    if (!flushed.ok()) {
-      out.error_code = ErrorCodeForStorageStatus(flushed);
-      return out;
+  auto append = [&] {
+    Result<LogAppendInfo> info =
+        log->AppendAsLeaderInPlace(Writable(env, *p.records), kLeaderEpoch);
+    if (!info.ok()) {
+      out.error_code = ErrorCodeForStorageStatus(info.status());
+      return;
     }
+    // At or above this append's last offset; other producers' appends below
+    // it are covered by the flush too.
+    const int64_t end = log->log_end_offset();
+    // fsync mode: an acks=-1 produce is acknowledged only once durable. The
+    // Log already flushes every `flush.messages` messages; this covers a
+    // flush that could not complete inside the append.
+    if (acks == -1 && config.flush_messages <= 1 && log->recovery_point() < end) {
+      Status flushed = log->Flush(end);
+      if (!flushed.ok()) {
+        out.error_code = ErrorCodeForStorageStatus(flushed);
+        return;
+      }
+    }
+    AdvanceHighWatermark(env, log, end);
+    env.purgatory.Wake(tp);
+    out.base_offset = info->first_offset;
+    out.log_append_time_ms = info->log_append_time;
+    out.log_start_offset = info->log_start_offset;
+  };
+  if (!IsTransactional(p.records)) {
+    append();
+    return out;
   }
-  AdvanceHighWatermark(env, log, end);
-  env.purgatory.Wake(tp);
-  out.base_offset = info->first_offset;
-  out.log_append_time_ms = info->log_append_time;
-  out.log_start_offset = info->log_start_offset;
+  // Kafka's verification before a transactional write (KIP-890 part 1): only
+  // the current producer of an Ongoing transaction that holds this partition
+  // may write to it, and the append happens with that transaction locked, so
+  // no batch can land after the transaction's marker. Otherwise the
+  // partition's last stable offset would stop at a batch nothing can ever
+  // commit or abort, stalling every read_committed consumer.
+  const int64_t producer_id = int64_t(LoadBe64(p.records->data() + batch_layout::kProducerId));
+  const int16_t producer_epoch =
+      int16_t(LoadBe16(p.records->data() + batch_layout::kProducerEpoch));
+  ErrorCode verified = env.txns == nullptr
+                           ? ErrorCode::kCoordinatorNotAvailable
+                           : env.txns->WithOngoingTransaction(transactional_id, producer_id,
+                                                              producer_epoch, tp, append);
+  if (verified == ErrorCode::kNone) return out;
+  // The coordinator being unavailable is retriable for the producer as
+  // NOT_ENOUGH_REPLICAS (Kafka's mapping for a produce).
+  if (verified == ErrorCode::kCoordinatorLoadInProgress ||
+      verified == ErrorCode::kCoordinatorNotAvailable) {
+    verified = ErrorCode::kNotEnoughReplicas;
+  }
+  out.error_code = verified;
+  out.error_message = fmt::format(
+      "producer id {} epoch {} of transactional id '{}' has no ongoing transaction with {}-{} "
+      "({}); nothing was appended",
+      producer_id, producer_epoch, transactional_id, topic, p.index, ErrorCodeName(verified));
   return out;
 }
 
@@ -138,7 +154,8 @@ void HandleProduce(HandlerEnv& env, const RequestHeader& header, ProtocolReader&
         out.index = p.index;
         out.error_code = all;
       } else {
-        out = Append(env, topic.name, p, acks, header.api_version);
+        out = Append(env, topic.name, p, acks, header.api_version,
+                     request->transactional_id.value_or(""));
       }
       any_failed = any_failed || out.error_code != ErrorCode::kNone;
       t.partition_responses.push_back(out);

@@ -31,67 +31,128 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor request_
   }
   init_status_ = topics_.Load(unloaded);
   if (init_status_.ok()) init_status_ = OpenProducerIds();
-  if (init_status_.ok()) StartGroupCoordinator();
+  if (init_status_.ok()) StartCoordinators();
 }
 
-void RequestHandler::StartGroupCoordinator() {
+LogGroupStorage::LogFor RequestHandler::CoordinatorLogFor(std::string topic, int32_t partitions,
+                                                          TopicOverrides overrides) {
+  return [this, topic = std::move(topic), partitions, overrides = std::move(overrides)](
+             int32_t partition, bool create) -> Result<Log*> {
+    const TopicPartition tp{topic, partition};
+    if (create) {
+      Result<TopicInfo> info = topics_.GetOrCreateInternal(topic, partitions, overrides);
+      if (!info.ok()) return info.status();
+    }
+    Log* log = topics_.GetLog(tp);
+    // Not an empty partition: what it holds must not be served without it
+    // (the coordinator answers COORDINATOR_NOT_AVAILABLE for its keys).
+    if (log == nullptr && topics_.IsUnloaded(tp)) {
+      return Status::NotFound(tp.ToString() + " was found at start-up but is not loaded");
+    }
+    return log;
+  };
+}
+
+void RequestHandler::StartCoordinators() {
   GroupCoordinatorConfig config = ctx_.groups;
-  // An offsets topic that already exists keeps its partition count (a group
-  // lives where the count it was written with puts it).
+  // An internal topic that already exists keeps its partition count (a group
+  // or transactional id lives where the count it was written with puts it).
   if (std::optional<TopicInfo> existing = topics_.Find(kConsumerOffsetsTopic)) {
     config.offsets_partitions = existing->partitions;
   }
-  const int32_t partitions = config.offsets_partitions;
-  const TopicOverrides overrides = {
-      {"cleanup.policy", "compact"},
-      {"compression.type", "producer"},
-      {"segment.bytes", std::to_string(ctx_.offsets_topic_segment_bytes)},
-  };
   group_storage_ = std::make_unique<LogGroupStorage>(
-      [this, partitions, overrides](int32_t partition, bool create) -> Result<Log*> {
-        const TopicPartition tp{kConsumerOffsetsTopic, partition};
-        if (create) {
-          Result<TopicInfo> topic =
-              topics_.GetOrCreateInternal(kConsumerOffsetsTopic, partitions, overrides);
-          if (!topic.ok()) return topic.status();
-        }
-        Log* log = topics_.GetLog(tp);
-        // Not an empty partition: its groups must not be served without
-        // their offsets (the coordinator answers COORDINATOR_NOT_AVAILABLE).
-        if (log == nullptr && topics_.IsUnloaded(tp)) {
-          return Status::NotFound(tp.ToString() + " was found at start-up but is not loaded");
-        }
-        return log;
-      },
+      CoordinatorLogFor(kConsumerOffsetsTopic, config.offsets_partitions,
+                        {{"cleanup.policy", "compact"},
+                         {"compression.type", "producer"},
+                         {"segment.bytes", std::to_string(ctx_.offsets_topic_segment_bytes)}}),
       ctx_.clock);
   groups_ = std::make_unique<GroupCoordinator>(config, group_storage_.get(), scheduler_.get());
-  group_loader_ = std::thread([this] {
-    const int64_t start = ctx_.clock->NowMs();
-    Result<GroupLoadReport> report = groups_->Load();
-    if (ctx_.log == nullptr) return;
-    if (!report.ok()) {
-      ctx_.log->Write(LogLevel::kError, "group_coordinator_load_failed",
-                      LogFields().Add("reason", report.status().ToString()));
-      return;
-    }
-    LogFields f;
-    f.Add("groups", report->groups)
-        .Add("offsets", report->offsets)
-        .Add("records", report->records)
-        .Add("skipped", report->skipped)
-        .Add("ms", ctx_.clock->NowMs() - start);
-    // Nothing found (a new broker) is not worth a line at INFO.
-    const bool found =
-        report->groups > 0 || report->skipped > 0 || !report->failed_partitions.empty();
-    ctx_.log->Write(found ? LogLevel::kInfo : LogLevel::kDebug, "group_coordinator_loaded", f);
-    for (const std::string& why : report->failed_partitions) {
-      ctx_.log->Write(LogLevel::kError, "group_partition_unreadable",
-                      LogFields().Add("reason", why).Add("effect", "its groups are not served"));
-    }
-    for (const std::string& why : report->skipped_reasons) {
-      ctx_.log->Write(LogLevel::kWarn, "group_record_skipped", LogFields().Add("reason", why));
-    }
+
+  TransactionCoordinatorConfig txn_config = ctx_.transactions;
+  if (std::optional<TopicInfo> existing = topics_.Find(kTransactionStateTopic)) {
+    txn_config.state_log_partitions = existing->partitions;
+  }
+  // Kafka's transaction topic configs: compacted, never compressed.
+  txn_storage_ = std::make_unique<LogGroupStorage>(
+      CoordinatorLogFor(kTransactionStateTopic, txn_config.state_log_partitions,
+                        {{"cleanup.policy", "compact"},
+                         {"compression.type", "uncompressed"},
+                         {"segment.bytes", std::to_string(ctx_.transaction_state_segment_bytes)}}),
+      ctx_.clock);
+  txn_markers_ =
+      std::make_unique<LogTxnMarkerWriter>(topics_, hw_mu_, purgatory_, groups_.get(), ctx_.clock);
+  txns_ = std::make_unique<TransactionCoordinator>(
+      txn_config, txn_storage_.get(), txn_markers_.get(),
+      [this]() -> Result<int64_t> {
+        if (producer_ids_ == nullptr)
+          return Status::IoError("no online log dir keeps producer ids");
+        return producer_ids_->Generate();
+      },
+      scheduler_.get());
+  // Groups first: a transaction finished by the transaction coordinator's
+  // load may complete offsets in a group, which must be loaded by then.
+  coordinator_loader_ = std::thread([this] {
+    LoadGroups();
+    LoadTransactions();
   });
+}
+
+void RequestHandler::LoadGroups() {
+  const int64_t start = ctx_.clock->NowMs();
+  Result<GroupLoadReport> report = groups_->Load();
+  if (ctx_.log == nullptr) return;
+  if (!report.ok()) {
+    ctx_.log->Write(LogLevel::kError, "group_coordinator_load_failed",
+                    LogFields().Add("reason", report.status().ToString()));
+    return;
+  }
+  LogFields f;
+  f.Add("groups", report->groups)
+      .Add("offsets", report->offsets)
+      .Add("records", report->records)
+      .Add("skipped", report->skipped)
+      .Add("ms", ctx_.clock->NowMs() - start);
+  // Nothing found (a new broker) is not worth a line at INFO.
+  const bool found =
+      report->groups > 0 || report->skipped > 0 || !report->failed_partitions.empty();
+  ctx_.log->Write(found ? LogLevel::kInfo : LogLevel::kDebug, "group_coordinator_loaded", f);
+  for (const std::string& why : report->failed_partitions) {
+    ctx_.log->Write(LogLevel::kError, "group_partition_unreadable",
+                    LogFields().Add("reason", why).Add("effect", "its groups are not served"));
+  }
+  for (const std::string& why : report->skipped_reasons) {
+    ctx_.log->Write(LogLevel::kWarn, "group_record_skipped", LogFields().Add("reason", why));
+  }
+}
+
+void RequestHandler::LoadTransactions() {
+  const int64_t start = ctx_.clock->NowMs();
+  Result<TxnLoadReport> report = txns_->Load();
+  if (ctx_.log == nullptr) return;
+  if (!report.ok()) {
+    ctx_.log->Write(LogLevel::kError, "transaction_coordinator_load_failed",
+                    LogFields().Add("reason", report.status().ToString()));
+    return;
+  }
+  LogFields f;
+  f.Add("transactional_ids", report->transactions)
+      .Add("records", report->records)
+      .Add("skipped", report->skipped)
+      .Add("completed", report->completed)
+      .Add("incomplete", report->incomplete)
+      .Add("ongoing", report->ongoing)
+      .Add("ms", ctx_.clock->NowMs() - start);
+  const bool found =
+      report->transactions > 0 || report->skipped > 0 || !report->failed_partitions.empty();
+  ctx_.log->Write(found ? LogLevel::kInfo : LogLevel::kDebug, "transaction_coordinator_loaded", f);
+  for (const std::string& why : report->failed_partitions) {
+    ctx_.log->Write(
+        LogLevel::kError, "transaction_partition_unreadable",
+        LogFields().Add("reason", why).Add("effect", "its transactional ids are not served"));
+  }
+  for (const std::string& why : report->skipped_reasons) {
+    ctx_.log->Write(LogLevel::kWarn, "transaction_record_skipped", LogFields().Add("reason", why));
+  }
 }
 
 // The ids go to the first online dir. Every online dir's file is read, and
@@ -125,6 +186,12 @@ std::optional<CoordinatorStatus> RequestHandler::GroupCoordinatorStatus() const 
   return CoordinatorStatus{groups_->loaded(), int64_t(groups_->GroupCount())};
 }
 
+std::optional<TxnCoordinatorStatus> RequestHandler::TransactionCoordinatorStatus() const {
+  if (!txns_) return std::nullopt;
+  return TxnCoordinatorStatus{txns_->loaded(), int64_t(txns_->TransactionCount()),
+                              int64_t(txns_->PendingMarkerCount())};
+}
+
 std::vector<DelayedOperationGauge> RequestHandler::DelayedOperations() const {
   const DelayedOperationStats fetches = purgatory_.stats();
   std::vector<DelayedOperationGauge> gauges = {
@@ -140,7 +207,7 @@ std::vector<DelayedOperationGauge> RequestHandler::DelayedOperations() const {
 }
 
 RequestHandler::~RequestHandler() {
-  if (group_loader_.joinable()) group_loader_.join();
+  if (coordinator_loader_.joinable()) coordinator_loader_.join();
   // No deadline fires once the members it would touch start to go.
   scheduler_->Shutdown();
 }
@@ -172,13 +239,14 @@ void RequestHandler::Shutdown() {
   asio::post(request_executor_, [this] {
     purgatory_.CompleteAll();
     if (groups_) groups_->Shutdown();
+    if (txns_) txns_->Shutdown();
   });
 }
 
 void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                                    const Respond& respond) {
-  HandlerEnv env{ctx_,  topics_, purgatory_,          hw_mu_,       slices_,
-                 frame, client,  producer_ids_.get(), groups_.get()};
+  HandlerEnv env{ctx_,  topics_, purgatory_,          hw_mu_,        slices_,
+                 frame, client,  producer_ids_.get(), groups_.get(), txns_.get()};
   ProtocolReader reader(frame);
   Result<RequestHeader> parsed = DecodeRequestHeader(reader);
   if (!parsed.ok()) {

@@ -50,11 +50,13 @@
 #include "broker/fetch_slice_reader.h"
 #include "broker/frame_handler.h"
 #include "broker/topic_registry.h"
+#include "broker/txn_marker_writer.h"
 #include "common/scheduler.h"
 #include "common/status.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_storage.h"
 #include "coordinator/producer_id_manager.h"
+#include "coordinator/transaction_coordinator.h"
 
 namespace daruma::broker {
 
@@ -76,6 +78,7 @@ class RequestHandler final : public FrameHandler {
   void ClientGone(const ClientScopePtr& client) override;
   size_t ParkedRequests() const override { return purgatory_.parked(); }
   std::optional<CoordinatorStatus> GroupCoordinatorStatus() const override;
+  std::optional<TxnCoordinatorStatus> TransactionCoordinatorStatus() const override;
   std::vector<DelayedOperationGauge> DelayedOperations() const override;
 
   const Status& init_status() const { return init_status_; }
@@ -85,10 +88,17 @@ class RequestHandler final : public FrameHandler {
   void HandleRequest(std::vector<uint8_t>& frame, const ClientScopePtr& client,
                      const Respond& respond);
   Status OpenProducerIds();
-  // Builds the group coordinator on `scheduler_` and loads
-  // `__consumer_offsets` on a thread of its own (the group APIs answer
-  // COORDINATOR_LOAD_IN_PROGRESS meanwhile).
-  void StartGroupCoordinator();
+  // Builds the group and transaction coordinators on `scheduler_` and loads
+  // `__consumer_offsets`, then `__transaction_state`, on a thread of its own
+  // (their APIs answer COORDINATOR_LOAD_IN_PROGRESS meanwhile).
+  void StartCoordinators();
+  void LoadGroups();
+  void LoadTransactions();
+  // A coordinator's view of its internal topic: `create` creates every
+  // partition with `overrides`; a partition found at start-up but not
+  // loaded is kNotFound, one that does not exist nullptr.
+  LogGroupStorage::LogFor CoordinatorLogFor(std::string topic, int32_t partitions,
+                                            TopicOverrides overrides);
 
   BrokerContext ctx_;  // read-only after construction
   asio::any_io_executor request_executor_;
@@ -107,7 +117,10 @@ class RequestHandler final : public FrameHandler {
   std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<LogGroupStorage> group_storage_;
   std::unique_ptr<GroupCoordinator> groups_;
-  std::thread group_loader_;
+  std::unique_ptr<LogGroupStorage> txn_storage_;
+  std::unique_ptr<LogTxnMarkerWriter> txn_markers_;
+  std::unique_ptr<TransactionCoordinator> txns_;
+  std::thread coordinator_loader_;
   Status init_status_;
   std::atomic<bool> shut_down_{false};
 };

@@ -70,6 +70,8 @@ std::string_view ApiKeyName(int16_t api_key) {
       return "AddOffsetsToTxn";
     case 26:
       return "EndTxn";
+    case 27:
+      return "WriteTxnMarkers";
     case 28:
       return "TxnOffsetCommit";
     case 32:
@@ -94,6 +96,10 @@ std::string_view ApiKeyName(int16_t api_key) {
       return "DescribeCluster";
     case 61:
       return "DescribeProducers";
+    case 65:
+      return "DescribeTransactions";
+    case 66:
+      return "ListTransactions";
     default:
       return "Unknown";
   }

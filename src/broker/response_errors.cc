@@ -273,4 +273,57 @@ ResponseErrors ErrorsOf(const DeleteGroupsResponse& r) {
   return e;
 }
 
+ResponseErrors ErrorsOf(const AddPartitionsToTxnResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  auto note = [&](const std::vector<AddPartitionsToTxnResponse::TopicResult>& topics,
+                  const std::string& prefix) {
+    for (const auto& t : topics) {
+      for (const auto& p : t.results_by_partition) {
+        e.Note(p.partition_error_code, prefix + TopicPartitionAt(t.name, p.partition_index));
+      }
+    }
+  };
+  note(r.results_by_topic_v3_and_below, "");
+  for (const auto& txn : r.results_by_transaction) {
+    note(txn.topic_results, "transactional_id=" + txn.transactional_id + " ");
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const AddOffsetsToTxnResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
+ResponseErrors ErrorsOf(const EndTxnResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
+ResponseErrors ErrorsOf(const TxnOffsetCommitResponse& r) {
+  ResponseErrors e;
+  for (const auto& t : r.topics) {
+    for (const auto& p : t.partitions)
+      e.Note(p.error_code, TopicPartitionAt(t.name, p.partition_index));
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const DescribeTransactionsResponse& r) {
+  ResponseErrors e;
+  for (const auto& s : r.transaction_states) {
+    e.Note(s.error_code, "transactional_id=" + s.transactional_id);
+  }
+  return e;
+}
+
+ResponseErrors ErrorsOf(const ListTransactionsResponse& r) {
+  ResponseErrors e;
+  e.Note(r.error_code, "");
+  return e;
+}
+
 }  // namespace daruma::broker

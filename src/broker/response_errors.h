@@ -55,5 +55,11 @@ ResponseErrors ErrorsOf(const OffsetDeleteResponse& r);
 ResponseErrors ErrorsOf(const DescribeGroupsResponse& r);
 ResponseErrors ErrorsOf(const ListGroupsResponse& r);
 ResponseErrors ErrorsOf(const DeleteGroupsResponse& r);
+ResponseErrors ErrorsOf(const AddPartitionsToTxnResponse& r);
+ResponseErrors ErrorsOf(const AddOffsetsToTxnResponse& r);
+ResponseErrors ErrorsOf(const EndTxnResponse& r);
+ResponseErrors ErrorsOf(const TxnOffsetCommitResponse& r);
+ResponseErrors ErrorsOf(const DescribeTransactionsResponse& r);
+ResponseErrors ErrorsOf(const ListTransactionsResponse& r);
 
 }  // namespace daruma::broker

@@ -55,8 +55,8 @@ TEST(HandlerTable, EveryRowHasACodecAndApiVersionsListsExactlyTheRows) {
   for (size_t i = 1; i < keys.size(); ++i) {
     EXPECT_LT(int16_t(keys[i - 1].api_key), int16_t(keys[i].api_key)) << "sorted by key";
   }
-  EXPECT_EQ(FindApiHandler(ApiKey::kAddPartitionsToTxn), nullptr);
-  EXPECT_EQ(HandledVersions(ApiKey::kAddPartitionsToTxn), nullptr);
+  EXPECT_EQ(FindApiHandler(ApiKey::kWriteTxnMarkers), nullptr);
+  EXPECT_EQ(HandledVersions(ApiKey::kWriteTxnMarkers), nullptr);
 }
 
 TEST(HandlerLog, AnUnknownApiKeyClosesWithOneLine) {
@@ -71,9 +71,9 @@ TEST(HandlerLog, AnUnknownApiKeyClosesWithOneLine) {
 
 TEST(HandlerLog, AKafkaApiWithoutAHandlerRowIsAnUnknownKeyToo) {
   LoggedHarness l;
-  auto r = l.Send(ApiKey::kAddPartitionsToTxn, 3);
+  auto r = l.Send(ApiKey::kWriteTxnMarkers, 1);
   EXPECT_TRUE(r->done && r->close && !r->frame);
-  EXPECT_TRUE(Has(l.out.str(), "api_key=24 api=AddPartitionsToTxn api_version=3")) << l.out.str();
+  EXPECT_TRUE(Has(l.out.str(), "api_key=27 api=WriteTxnMarkers api_version=1")) << l.out.str();
   EXPECT_TRUE(Has(l.out.str(), "kind=unknown_api_key")) << l.out.str();
 }
 

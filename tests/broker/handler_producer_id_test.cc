@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <set>
+#include <thread>
 
 #include "broker/handler_harness.h"
 #include "protocol/messages.h"
@@ -72,7 +73,7 @@ TEST(HandlerProducerId, IdempotentProducersGetDistinctIdsWithEpochZeroAcrossRest
   EXPECT_EQ(bumped.producer_epoch, 0);
 }
 
-TEST(HandlerProducerId, RequestsKafkaRefusesAreRefusedAndTransactionalIdsWaitForTheCoordinator) {
+TEST(HandlerProducerId, RequestsKafkaRefusesAreRefusedAndTransactionalIdsGoToTheCoordinator) {
   HandlerHarness h;
   InitProducerIdResponse no_epoch = InitProducerId(h, 3, std::nullopt, 5, -1);
   EXPECT_EQ(no_epoch.error_code, ErrorCode::kInvalidRequest);
@@ -81,8 +82,15 @@ TEST(HandlerProducerId, RequestsKafkaRefusesAreRefusedAndTransactionalIdsWaitFor
   EXPECT_EQ(InitProducerId(h, 3, std::nullopt, -1, 2).error_code, ErrorCode::kInvalidRequest);
   EXPECT_EQ(InitProducerId(h, 1, std::string()).error_code, ErrorCode::kInvalidRequest);
   InitProducerIdResponse txn = InitProducerId(h, 4, std::string("orders-tx"));
-  EXPECT_EQ(txn.error_code, ErrorCode::kCoordinatorNotAvailable);
-  EXPECT_EQ(txn.producer_id, -1);
+  // Served by the transaction coordinator once it has loaded.
+  for (int i = 0; i < 500 && txn.error_code == ErrorCode::kCoordinatorLoadInProgress; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    txn = InitProducerId(h, 4, std::string("orders-tx"));
+  }
+  EXPECT_EQ(txn.error_code, ErrorCode::kNone);
+  EXPECT_GE(txn.producer_id, 0);
+  EXPECT_EQ(txn.producer_epoch, 0);
+  EXPECT_EQ(InitProducerId(h, 4, std::string("orders-tx")).producer_epoch, 1);
 }
 
 TEST(HandlerProducerId, RetriesAreAcknowledgedWithTheirOffsetsAndGapsAreOutOfOrder) {
