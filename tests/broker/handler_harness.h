@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "broker/broker_context.h"
@@ -189,6 +190,14 @@ class HandlerHarness {
     if (tweak_) tweak_(ctx);
     handler_ = std::make_unique<RequestHandler>(ctx, io_.get_executor());
     EXPECT_TRUE(handler_->init_status().ok()) << handler_->init_status().ToString();
+    // The coordinators load on a thread of their own; a test starts once
+    // they serve, so its answers do not depend on that thread's pace.
+    for (int i = 0; i < 1000 && handler_->init_status().ok(); ++i) {
+      const auto groups = handler_->GroupCoordinatorStatus();
+      const auto txns = handler_->TransactionCoordinatorStatus();
+      if (groups && groups->loaded && txns && txns->loaded) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   void Stop() {
     handler_.reset();
