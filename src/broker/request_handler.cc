@@ -78,7 +78,7 @@ void RequestHandler::StartCoordinators() {
                         {{"cleanup.policy", "compact"},
                          {"compression.type", "uncompressed"},
                          {"segment.bytes", std::to_string(ctx_.transaction_state_segment_bytes)}}),
-      ctx_.clock);
+      ctx_.clock, kTransactionStateTopic);
   txn_markers_ =
       std::make_unique<LogTxnMarkerWriter>(topics_, hw_mu_, purgatory_, groups_.get(), ctx_.clock);
   txns_ = std::make_unique<TransactionCoordinator>(

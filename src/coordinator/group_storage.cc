@@ -15,7 +15,7 @@ Result<int64_t> LogGroupStorage::Append(int32_t partition, const std::vector<Rec
   Result<Log*> log = log_for_(partition, true);
   if (!log.ok()) return log.status();
   if (*log == nullptr) {
-    return Status::NotFound(fmt::format("__consumer_offsets-{} does not exist", partition));
+    return Status::NotFound(fmt::format("{}-{} does not exist", topic_, partition));
   }
   BatchBuilderOptions options;
   options.partition_leader_epoch = kLeaderEpoch;
@@ -69,7 +69,7 @@ Status LogGroupStorage::ReadBatches(int32_t partition,
         Result<RecordBatchView> batch = RecordBatchView::Parse(view.bytes());
         if (!batch.ok()) {
           return batch.status().WithContext(
-              fmt::format("__consumer_offsets-{} at offset {}", partition, next));
+              fmt::format("{}-{} at offset {}", topic_, partition, next));
         }
       }
       // Legacy (magic 0/1) entries are passed on for the caller to skip.

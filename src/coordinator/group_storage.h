@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -49,7 +50,10 @@ class GroupStorage {
 class LogGroupStorage final : public GroupStorage {
  public:
   using LogFor = std::function<Result<Log*>(int32_t partition, bool create)>;
-  LogGroupStorage(LogFor log_for, Clock* clock) : log_for_(std::move(log_for)), clock_(clock) {}
+  // `topic` names the logs in errors: the transaction coordinator keeps
+  // `__transaction_state` through the same storage.
+  LogGroupStorage(LogFor log_for, Clock* clock, std::string topic = "__consumer_offsets")
+      : log_for_(std::move(log_for)), clock_(clock), topic_(std::move(topic)) {}
 
   // Builds an uncompressed magic 2 batch (CreateTime now; without a producer
   // no producer id; with one its id and epoch, base sequence 0 and the
@@ -67,6 +71,7 @@ class LogGroupStorage final : public GroupStorage {
  private:
   LogFor log_for_;
   Clock* clock_;
+  std::string topic_;
 };
 
 }  // namespace daruma
