@@ -94,6 +94,7 @@ void RequestHandler::StartCoordinators() {
   coordinator_loader_ = std::thread([this] {
     LoadGroups();
     LoadTransactions();
+    AbortHangingTransactions();
   });
 }
 
@@ -152,6 +153,46 @@ void RequestHandler::LoadTransactions() {
   }
   for (const std::string& why : report->skipped_reasons) {
     ctx_.log->Write(LogLevel::kWarn, "transaction_record_skipped", LogFields().Add("reason", why));
+  }
+}
+
+void RequestHandler::AbortHangingTransactions() {
+  if (!txns_->loaded()) return;
+  const std::set<std::pair<int64_t, TopicPartition>> owned = txns_->OpenTransactionPartitions();
+  const int64_t now = ctx_.clock->NowMs();
+  for (Log* log : ctx_.log_manager->AllLogs()) {
+    const TopicPartition tp = log->topic_partition();
+    for (const ProducerSnapshotEntry& e : log->ActiveProducerEntries()) {
+      if (e.current_txn_first_offset < 0 || owned.count({e.producer_id, tp}) > 0) continue;
+      // A producer id the coordinator does not know never becomes one it
+      // owns: new ids start above every id the logs hold (OpenProducerIds).
+      const int64_t delay =
+          std::max<int64_t>(0, e.timestamp + ctx_.transactions.max_timeout_ms - now);
+      if (ctx_.log != nullptr) {
+        ctx_.log->Write(LogLevel::kWarn, "hanging_transaction_found",
+                        LogFields()
+                            .Add("partition", tp.ToString())
+                            .Add("producer_id", e.producer_id)
+                            .Add("producer_epoch", e.epoch)
+                            .Add("first_offset", e.current_txn_first_offset)
+                            .Add("abort_in_ms", delay));
+      }
+      scheduler_->ScheduleOnce(
+          "hanging-transaction-abort", delay,
+          [this, tp, producer_id = e.producer_id, epoch = e.epoch,
+           first = e.current_txn_first_offset] {
+            Status s = txn_markers_->WriteMarker(tp, producer_id, epoch, /*commit=*/false);
+            if (ctx_.log == nullptr) return;
+            LogFields f;
+            f.Add("partition", tp.ToString())
+                .Add("producer_id", producer_id)
+                .Add("first_offset", first);
+            if (!s.ok()) f.Add("reason", s.ToString());
+            ctx_.log->Write(
+                s.ok() ? LogLevel::kInfo : LogLevel::kError,
+                s.ok() ? "hanging_transaction_aborted" : "hanging_transaction_abort_failed", f);
+          });
+    }
   }
 }
 

@@ -94,6 +94,12 @@ class RequestHandler final : public FrameHandler {
   void StartCoordinators();
   void LoadGroups();
   void LoadTransactions();
+  // Aborts, once `transaction.max.timeout.ms` has passed since their last
+  // batch, the open transactions the logs hold that the transaction
+  // coordinator does not know (written by another broker, or whose state
+  // was lost): nothing else would ever end them, and their partitions' last
+  // stable offsets would stay behind for good. Run once, after the load.
+  void AbortHangingTransactions();
   // A coordinator's view of its internal topic: `create` creates every
   // partition with `overrides`; a partition found at start-up but not
   // loaded is kNotFound, one that does not exist nullptr.

@@ -175,6 +175,13 @@ class TransactionCoordinator {
   // COORDINATOR_LOAD_IN_PROGRESS.
   void Shutdown();
 
+  // (producer id, partition) of every transaction this coordinator still has
+  // to end (Ongoing, PrepareCommit, PrepareAbort). A partition with an open
+  // transaction of a producer not in this set has a transaction nothing will
+  // ever end (a hanging transaction: data from elsewhere, or a state log
+  // lost); the broker aborts those (RequestHandler::AbortHangingTransactions).
+  std::set<std::pair<int64_t, TopicPartition>> OpenTransactionPartitions() const;
+
   size_t TransactionCount() const;
   // PrepareCommit/PrepareAbort transactions whose markers are not all written.
   size_t PendingMarkerCount() const;

@@ -208,6 +208,20 @@ void TransactionCoordinator::ExpireTransactionalIds() {
   }
 }
 
+std::set<std::pair<int64_t, TopicPartition>> TransactionCoordinator::OpenTransactionPartitions()
+    const {
+  std::set<std::pair<int64_t, TopicPartition>> open;
+  for (const std::shared_ptr<Entry>& entry : Snapshot()) {
+    std::lock_guard<std::mutex> lock(entry->mu);
+    const TransactionMetadata& txn = entry->txn;
+    if (entry->removed || (txn.state != TransactionState::kOngoing && !IsPrepare(txn.state))) {
+      continue;
+    }
+    for (const TopicPartition& tp : txn.partitions) open.emplace(txn.producer_id, tp);
+  }
+  return open;
+}
+
 size_t TransactionCoordinator::PendingMarkerCount() const {
   size_t pending = 0;
   for (const std::shared_ptr<Entry>& entry : Snapshot()) {

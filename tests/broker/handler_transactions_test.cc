@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "broker/handler_harness.h"
 #include "protocol/messages.h"
@@ -220,6 +221,31 @@ TEST_F(HandlerTransactions, DescribeAndListSurviveARestart) {
   ASSERT_EQ(Produce(1, TxnBatch(p.producer_id, 0, 0, {"after"})).error_code, ErrorCode::kNone);
   EXPECT_EQ(End(p.producer_id, 0, true), ErrorCode::kNone);
   EXPECT_EQ(h.Fetch("t", 1, 0, 11, /*isolation=*/1).last_stable_offset, 2);
+}
+
+// A transaction in the logs that no coordinator knows (data another broker
+// wrote, or a lost `__transaction_state`) would hold its partition's last
+// stable offset back for good: after a restart it is aborted once
+// transaction.max.timeout.ms has passed since its last batch.
+TEST(HandlerHangingTransactions, AnOpenTransactionNoCoordinatorKnowsIsAbortedAfterTheMaxTimeout) {
+  HandlerHarness h([](BrokerContext& ctx) { ctx.transactions.max_timeout_ms = 1; });
+  ASSERT_EQ(h.CreateTopic("t", 1).topics.at(0).error_code, ErrorCode::kNone);
+  Log* log = h.manager().GetLog({"t", 0});
+  ASSERT_NE(log, nullptr);
+  ASSERT_TRUE(log->AppendAsLeader(TxnBatch(9000, 3, 0, {"orphan", "orphan"}), 0).ok());
+  log->UpdateHighWatermark(log->log_end_offset());
+  EXPECT_EQ(h.Fetch("t", 0, 0, 11, /*isolation=*/1).last_stable_offset, 0);
+  h.Restart();
+  FetchResponse::Partition f;
+  for (int i = 0; i < 500; ++i) {
+    f = h.Fetch("t", 0, 0, 11, /*isolation=*/1);
+    if (f.last_stable_offset == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(f.last_stable_offset, 3);  // two records and the ABORT marker
+  ASSERT_TRUE(f.aborted_transactions.has_value());
+  ASSERT_EQ(f.aborted_transactions->size(), 1u);
+  EXPECT_EQ(f.aborted_transactions->at(0).producer_id, 9000);
 }
 
 }  // namespace
