@@ -231,6 +231,31 @@ inline Bytes ClientBatch(const std::vector<std::string>& values, int64_t timesta
   return batch.ok() ? *batch : Bytes{};
 }
 
+// A producer's batch (idempotent, or transactional), timestamped now: a
+// producer whose last batch is older than producer.id.expiration.ms (a day)
+// is dropped when the log loads.
+inline Bytes ProducerBatch(int64_t producer_id, int16_t epoch, int32_t sequence,
+                           const std::vector<std::string>& values, bool transactional = false) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  BatchBuilderOptions options;
+  options.producer_id = producer_id;
+  options.producer_epoch = epoch;
+  options.base_sequence = sequence;
+  options.is_transactional = transactional;
+  std::vector<RecordInput> records;
+  for (const std::string& v : values) {
+    RecordInput r;
+    r.timestamp = now;
+    r.value = v;
+    records.push_back(std::move(r));
+  }
+  Result<Bytes> batch = BuildRecordBatch(options, records);
+  EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+  return batch.ok() ? *batch : Bytes{};
+}
+
 // `batch` as the broker stores it: assigned base offset, leader epoch 0.
 inline Bytes AsStored(Bytes batch, int64_t base_offset) {
   SetBatchBaseOffset(batch, base_offset);

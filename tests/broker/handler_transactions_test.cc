@@ -11,7 +11,6 @@
 
 #include "broker/handler_harness.h"
 #include "protocol/messages.h"
-#include "record/record_batch_builder.h"
 
 namespace daruma::broker::testing {
 namespace {
@@ -20,24 +19,7 @@ constexpr char kTid[] = "orders-tx";
 
 Bytes TxnBatch(int64_t producer_id, int16_t epoch, int32_t sequence,
                const std::vector<std::string>& values) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  BatchBuilderOptions options;
-  options.producer_id = producer_id;
-  options.producer_epoch = epoch;
-  options.base_sequence = sequence;
-  options.is_transactional = true;
-  std::vector<RecordInput> records;
-  for (const std::string& v : values) {
-    RecordInput r;
-    r.timestamp = now;
-    r.value = v;
-    records.push_back(std::move(r));
-  }
-  Result<Bytes> batch = BuildRecordBatch(options, records);
-  EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-  return batch.ok() ? *batch : Bytes{};
+  return ProducerBatch(producer_id, epoch, sequence, values, /*transactional=*/true);
 }
 
 class HandlerTransactions : public ::testing::Test {
