@@ -160,40 +160,35 @@ void RequestHandler::AbortHangingTransactions() {
   if (!txns_->loaded()) return;
   const std::set<std::pair<int64_t, TopicPartition>> owned = txns_->OpenTransactionPartitions();
   const int64_t now = ctx_.clock->NowMs();
-  for (Log* log : ctx_.log_manager->AllLogs()) {
-    const TopicPartition tp = log->topic_partition();
-    for (const ProducerSnapshotEntry& e : log->ActiveProducerEntries()) {
-      if (e.current_txn_first_offset < 0 || owned.count({e.producer_id, tp}) > 0) continue;
-      // A producer id the coordinator does not know never becomes one it
-      // owns: new ids start above every id the logs hold (OpenProducerIds).
-      const int64_t delay =
-          std::max<int64_t>(0, e.timestamp + ctx_.transactions.max_timeout_ms - now);
-      if (ctx_.log != nullptr) {
-        ctx_.log->Write(LogLevel::kWarn, "hanging_transaction_found",
-                        LogFields()
-                            .Add("partition", tp.ToString())
-                            .Add("producer_id", e.producer_id)
-                            .Add("producer_epoch", e.epoch)
-                            .Add("first_offset", e.current_txn_first_offset)
-                            .Add("abort_in_ms", delay));
-      }
-      scheduler_->ScheduleOnce(
-          "hanging-transaction-abort", delay,
-          [this, tp, producer_id = e.producer_id, epoch = e.epoch,
-           first = e.current_txn_first_offset] {
-            Status s = txn_markers_->WriteMarker(tp, producer_id, epoch, /*commit=*/false);
-            if (ctx_.log == nullptr) return;
-            LogFields f;
-            f.Add("partition", tp.ToString())
-                .Add("producer_id", producer_id)
-                .Add("first_offset", first);
-            if (!s.ok()) f.Add("reason", s.ToString());
-            ctx_.log->Write(
-                s.ok() ? LogLevel::kInfo : LogLevel::kError,
-                s.ok() ? "hanging_transaction_aborted" : "hanging_transaction_abort_failed", f);
-          });
+  for (const OpenTxnAtStart& open : open_txns_at_start_) {
+    // A producer id the coordinator does not know never becomes one it
+    // owns: new ids start above every id the logs hold (OpenProducerIds).
+    if (owned.count({open.producer_id, open.tp}) > 0) continue;
+    const int64_t delay =
+        std::max<int64_t>(0, open.last_timestamp + ctx_.transactions.max_timeout_ms - now);
+    if (ctx_.log != nullptr) {
+      ctx_.log->Write(LogLevel::kWarn, "hanging_transaction_found",
+                      LogFields()
+                          .Add("partition", open.tp.ToString())
+                          .Add("producer_id", open.producer_id)
+                          .Add("producer_epoch", open.producer_epoch)
+                          .Add("first_offset", open.first_offset)
+                          .Add("abort_in_ms", delay));
     }
+    scheduler_->ScheduleOnce("hanging-transaction-abort", delay, [this, open] {
+      Status s = txn_markers_->WriteMarker(open.tp, open.producer_id, open.producer_epoch, false);
+      if (ctx_.log == nullptr) return;
+      LogFields f;
+      f.Add("partition", open.tp.ToString())
+          .Add("producer_id", open.producer_id)
+          .Add("first_offset", open.first_offset);
+      if (!s.ok()) f.Add("reason", s.ToString());
+      ctx_.log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError,
+                      s.ok() ? "hanging_transaction_aborted" : "hanging_transaction_abort_failed",
+                      f);
+    });
   }
+  open_txns_at_start_.clear();
 }
 
 // The ids go to the first online dir. Every online dir's file is read, and
@@ -207,9 +202,16 @@ Status RequestHandler::OpenProducerIds() {
   }
   if (online.empty()) return Status::Ok();
   int64_t first_free = 0;
+  // One pass over every producer at start-up: the largest id, and the open
+  // transactions AbortHangingTransactions looks at once the transaction
+  // coordinator has loaded.
   for (Log* log : ctx_.log_manager->AllLogs()) {
     for (const ProducerSnapshotEntry& e : log->ActiveProducerEntries()) {
       first_free = std::max(first_free, e.producer_id + 1);
+      if (e.current_txn_first_offset >= 0) {
+        open_txns_at_start_.push_back({log->topic_partition(), e.producer_id, e.epoch,
+                                       e.current_txn_first_offset, e.timestamp});
+      }
     }
   }
   Result<std::unique_ptr<ProducerIdManager>> ids =

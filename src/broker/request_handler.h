@@ -98,7 +98,8 @@ class RequestHandler final : public FrameHandler {
   // batch, the open transactions the logs hold that the transaction
   // coordinator does not know (written by another broker, or whose state
   // was lost): nothing else would ever end them, and their partitions' last
-  // stable offsets would stay behind for good. Run once, after the load.
+  // stable offsets would stay behind for good. Run once, after the load, on
+  // the transactions OpenProducerIds found.
   void AbortHangingTransactions();
   // A coordinator's view of its internal topic: `create` creates every
   // partition with `overrides`; a partition found at start-up but not
@@ -127,6 +128,16 @@ class RequestHandler final : public FrameHandler {
   std::unique_ptr<LogTxnMarkerWriter> txn_markers_;
   std::unique_ptr<TransactionCoordinator> txns_;
   std::thread coordinator_loader_;
+  // The open transactions the logs held at start-up (OpenProducerIds), for
+  // AbortHangingTransactions.
+  struct OpenTxnAtStart {
+    TopicPartition tp;
+    int64_t producer_id = -1;
+    int16_t producer_epoch = -1;
+    int64_t first_offset = -1;
+    int64_t last_timestamp = -1;
+  };
+  std::vector<OpenTxnAtStart> open_txns_at_start_;
   Status init_status_;
   std::atomic<bool> shut_down_{false};
 };
