@@ -11,7 +11,11 @@
 # crashed inside each of them at least once.
 # Then runs the consumer-group crash matrix once (every I/O step of a group
 # workload over `__consumer_offsets`; tests/coordinator/
-# group_crash_matrix_crash_test.cc) and prints its CRASH-MATRIX-GROUPS line.
+# group_crash_matrix_crash_test.cc) and prints its CRASH-MATRIX-GROUPS line,
+# and the transaction matrix once (every I/O step of a transactional workload
+# over `__transaction_state`, `__consumer_offsets` and data topics;
+# tests/coordinator/transaction_crash_matrix_crash_test.cc) and prints its
+# CRASH-MATRIX-TXN line.
 # env: DARUMA_CRASH_POINTS=all|<count> per seed (default all), JOBS (default 2)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -63,4 +67,11 @@ DARUMA_CRASH_POINTS="${DARUMA_CRASH_POINTS:-all}" \
   >"$out/groups.txt" 2>&1 || status=1
 grep -h '^CRASH-MATRIX-GROUPS' "$out/groups.txt" || { echo "groups: no summary"; tail -20 "$out/groups.txt"; status=1; }
 grep -h '^  [a-z_]*: ' "$out/groups.txt" | head -12 || true
+
+# The transaction matrix (deterministic: no seed).
+DARUMA_CRASH_POINTS="${DARUMA_CRASH_POINTS:-all}" \
+  "$build/tests/coordinator_crash_tests" --gtest_filter='TransactionCrashMatrixTest.*' \
+  >"$out/txns.txt" 2>&1 || status=1
+grep -h '^CRASH-MATRIX-TXN' "$out/txns.txt" || { echo "transactions: no summary"; tail -20 "$out/txns.txt"; status=1; }
+grep -h '^  [a-z_]*: ' "$out/txns.txt" | head -12 || true
 exit $status
