@@ -18,6 +18,12 @@
 //   BM_ProduceLatency/<acks>  p50/p99 at a light 10 MB/s, acks=1 and acks=-1
 //   BM_ProduceIdempotent/-1   BM_Produce/-1 with enable.idempotence=true
 //                         (producer ids, sequences, duplicate checks)
+//   BM_ProducePlainVsIdempotent/<max.in.flight>  issue 20's ratio: 1 KiB
+//                         messages with acks=-1, plain and idempotent runs
+//                         interleaved (P I, I P, ...; $DARUMA_BENCH_PAIRED_REPS
+//                         each, default 5), max.in.flight 5 and 1 for both;
+//                         medians, ranges, the ratio, CPU s/GB, Produce
+//                         request size and round trip
 //   BM_Consume            the partition of the last produce, from offset 0,
 //                         with the legacy batch consumer (no group); broker
 //                         and client CPU seconds per GB (the broker sends
@@ -53,6 +59,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -206,7 +213,31 @@ struct ProduceStats {
   std::atomic<int64_t> delivered{0};
   std::atomic<int64_t> failed{0};
   std::vector<double> latency_ms;  // written by the poll thread only
+  // librdkafka's statistics (statistics.interval.ms), when asked for: the
+  // newest JSON and how many arrived.
+  std::string last_stats;
+  int stats_seen = 0;
+  // Produce round trips the client saw (librdkafka's per-broker `rtt`
+  // windows, weighted by their counts), in microseconds.
+  double rtt_us_sum = 0;
+  int64_t rtt_count = 0;
 };
+
+int OnStats(rd_kafka_t*, char* json, size_t json_len, void* opaque) {
+  auto* stats = static_cast<ProduceStats*>(opaque);
+  stats->last_stats.assign(json, json_len);
+  ++stats->stats_seen;
+  const nlohmann::json j = nlohmann::json::parse(stats->last_stats, nullptr, false);
+  if (j.is_object() && j.contains("brokers")) {
+    for (const auto& [name, b] : j["brokers"].items()) {
+      if (!b.contains("nodeid") || b["nodeid"].get<int64_t>() < 0 || !b.contains("rtt")) continue;
+      const int64_t cnt = b["rtt"].value("cnt", int64_t(0));
+      stats->rtt_us_sum += b["rtt"].value("avg", 0.0) * double(cnt);
+      stats->rtt_count += cnt;
+    }
+  }
+  return 0;
+}
 
 void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   auto* stats = static_cast<ProduceStats*>(opaque);
@@ -240,19 +271,25 @@ double Percentile(std::vector<double>& v, double p) {
   return v[i];
 }
 
+// `extra`: settings added to (or replacing) these.
 rd_kafka_t* MakeProducer(const daruma::bench::BrokerProcess& broker, const std::string& acks,
-                         ProduceStats* stats, bool idempotent = false) {
+                         ProduceStats* stats, bool idempotent = false,
+                         const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   char err[512];
-  rd_kafka_conf_t* conf = Conf({{"bootstrap.servers", broker.bootstrap()},
-                                {"enable.idempotence", idempotent ? "true" : "false"},
-                                {"acks", acks},
-                                {"linger.ms", "5"},
-                                {"batch.size", "1048576"},
-                                {"message.max.bytes", "1048588"},
-                                {"queue.buffering.max.kbytes", "65536"},
-                                {"queue.buffering.max.messages", "1000000"},
-                                {"compression.type", "none"}});
+  std::vector<std::pair<std::string, std::string>> settings = {
+      {"bootstrap.servers", broker.bootstrap()},
+      {"enable.idempotence", idempotent ? "true" : "false"},
+      {"acks", acks},
+      {"linger.ms", "5"},
+      {"batch.size", "1048576"},
+      {"message.max.bytes", "1048588"},
+      {"queue.buffering.max.kbytes", "65536"},
+      {"queue.buffering.max.messages", "1000000"},
+      {"compression.type", "none"}};
+  settings.insert(settings.end(), extra.begin(), extra.end());
+  rd_kafka_conf_t* conf = Conf(settings);
   rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_stats_cb(conf, OnStats);
   rd_kafka_conf_set_opaque(conf, stats);
   rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (producer == nullptr) std::fprintf(stderr, "broker_bench: %s\n", err);
@@ -493,6 +530,182 @@ void BM_Produce(benchmark::State& state) {
 void BM_ProduceIdempotent(benchmark::State& state) {
   ProduceOn(state, kThisBuild, /*idempotent=*/true);
 }
+
+// ---- plain vs idempotent, interleaved -----------------------------------------
+
+// Deletes `topic` (so ten runs of DataBytes() do not pile up on the disk).
+void DeleteTopic(rd_kafka_t* rk, const std::string& topic) {
+  rd_kafka_DeleteTopic_t* del = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_DeleteTopics(rk, &del, 1, nullptr, queue);
+  if (rd_kafka_event_t* ev = rd_kafka_queue_poll(queue, 30000)) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_DeleteTopic_destroy(del);
+}
+
+struct PairedRun {
+  double seconds = 0;
+  double broker_cpu_s = 0;
+  double client_cpu_s = 0;
+  int64_t produce_requests = 0;  // from librdkafka's statistics
+  double rtt_ms = 0;             // the mean request round trip, ditto
+  bool failed = false;
+};
+
+// Writes `bytes` into a scratch file in $TMPDIR, syncs and deletes it: the
+// page cache pages the next produce will take are then ones the VM has just
+// used. On a VM with free page reporting (virtio-balloon; this benchmark
+// machine) a page the guest freed a few seconds ago goes back to the host, and
+// the first write into it costs a host page fault: writing 1 GiB into new
+// files took 0.13 s for the first ~2 GiB and ~1.6 s (all system time) after,
+// which would show as broker CPU and halve whichever produce ran after the
+// warm pages ran out. Untimed; DARUMA_BENCH_PAIRED_PREFAULT=0 turns it off.
+void PrefaultPageCache(int64_t bytes) {
+  const char* env = std::getenv("DARUMA_BENCH_PAIRED_PREFAULT");
+  if (env != nullptr && std::string(env) == "0") return;
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") +
+                           "/daruma-broker-bench-prefault-" + std::to_string(::getpid());
+  std::vector<char> chunk(1 << 20, 'f');
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  for (int64_t written = 0; fd >= 0 && written < bytes;) {
+    const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+    if (n <= 0) break;
+    written += n;
+  }
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  ::unlink(path.c_str());
+}
+
+// One produce of DataBytes() to a new topic with acks=all and `extra`
+// settings, after PrefaultPageCache; the topic is deleted and everything
+// synced afterwards, untimed.
+PairedRun ProducePaired(daruma::bench::BrokerProcess& broker, bool idempotent,
+                        const std::vector<std::pair<std::string, std::string>>& extra) {
+  static int run = 0;
+  const int64_t count = DataBytes() / int64_t(kMessageBytes);
+  const std::string payload(kMessageBytes, 'q');
+  const std::string topic = std::string(idempotent ? "bench-paired-idem-" : "bench-paired-plain-") +
+                            std::to_string(run++);
+  ProduceStats stats;
+  stats.latency_ms.reserve(size_t(count));
+  PairedRun out;
+  rd_kafka_t* producer = MakeProducer(broker, "-1", &stats, idempotent, extra);
+  if (producer == nullptr) {
+    out.failed = true;
+    return out;
+  }
+  rd_kafka_topic_t* rkt = MakeTopic(producer, topic);
+  PrefaultPageCache(DataBytes() + (64 << 20));
+  const double cpu_before = broker.CpuSeconds();
+  const double client_before = ClientCpuSeconds();
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < count; ++i) {
+    ProduceOne(producer, rkt, payload);
+    if ((i & 1023) == 0) rd_kafka_poll(producer, 0);
+  }
+  rd_kafka_flush(producer, 120000);
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  out.broker_cpu_s = broker.CpuSeconds() - cpu_before;
+  out.client_cpu_s = ClientCpuSeconds() - client_before;
+  out.failed = stats.failed.load() > 0 || stats.delivered.load() != count;
+  // The request count of the whole run: wait for the next statistics.
+  const int seen = stats.stats_seen;
+  for (int i = 0; i < 300 && stats.stats_seen == seen; ++i) rd_kafka_poll(producer, 10);
+  if (!stats.last_stats.empty()) {
+    const nlohmann::json j = nlohmann::json::parse(stats.last_stats, nullptr, false);
+    if (j.is_object() && j.contains("brokers")) {
+      for (const auto& [name, b] : j["brokers"].items()) {
+        if (b.contains("req") && b["req"].contains("Produce")) {
+          out.produce_requests += b["req"]["Produce"].get<int64_t>();
+        }
+      }
+    }
+  }
+  if (stats.rtt_count > 0) out.rtt_ms = stats.rtt_us_sum / double(stats.rtt_count) / 1000;
+  DeleteTopic(producer, topic);
+  rd_kafka_topic_destroy(rkt);
+  rd_kafka_destroy(producer);
+  ::sync();
+  return out;
+}
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty()      ? 0
+         : v.size() % 2 ? v[v.size() / 2]
+                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Issue 20: idempotent produce >= 0.9 of plain. $DARUMA_BENCH_PAIRED_REPS
+// (default 5) runs of each, interleaved P I, I P, P I, ... so page-cache and
+// ordering effects fall on both alike, each a fresh producer and topic,
+// acks=all, and the same settings, statistics every second for the request
+// counts and round trips. Arg: max.in.flight for both. 5: librdkafka's cap
+// for an idempotent producer (a plain one defaults to 1,000,000); but
+// librdkafka 2.x keeps only one ProduceRequest per partition in flight when
+// idempotent (it compares the partition's in-flight *message* count with
+// the 5-request window: confluentinc/librdkafka PR #4989), so a plain
+// producer pipelines 5 and the idempotent one 1. 1: both send one request
+// at a time, the comparison that isolates the broker's cost of idempotence.
+// Counters: medians and ranges of GB/s, idempotent/plain ratio of the
+// medians, broker and client CPU s/GB, average Produce request size (equal
+// batching) and round trip (rtt_ms: ~5x the service time when 5 are queued).
+void BM_ProducePlainVsIdempotent(benchmark::State& state) {
+  daruma::bench::BrokerProcess& broker = Broker::Get();
+  if (!broker.ok()) return state.SkipWithError("daruma serve did not start");
+  const char* reps_env = std::getenv("DARUMA_BENCH_PAIRED_REPS");
+  const int reps = reps_env != nullptr && *reps_env != '\0' ? std::atoi(reps_env) : 5;
+  const std::string in_flight = std::to_string(state.range(0));
+  const std::vector<std::pair<std::string, std::string>> extra = {
+      {"max.in.flight.requests.per.connection", in_flight}, {"statistics.interval.ms", "1000"}};
+  const double bytes = double(DataBytes() / int64_t(kMessageBytes) * int64_t(kMessageBytes));
+  std::vector<double> gbps[2], broker_cpu[2], client_cpu[2], request_kib[2], rtt_ms[2];
+  for (auto _ : state) {
+    double total = 0;
+    for (int pair = 0; pair < reps; ++pair) {
+      for (int k = 0; k < 2; ++k) {
+        const bool idempotent = (pair % 2 == 0) == (k == 1);  // P I, I P, ...
+        const PairedRun r = ProducePaired(broker, idempotent, extra);
+        if (r.failed) return state.SkipWithError("some deliveries failed");
+        total += r.seconds;
+        std::fprintf(stderr,
+                     "broker_bench: max.in.flight=%s paired run %d %-10s %.3f GB/s, broker %.2f "
+                     "s/GB, client %.2f s/GB, %lld Produce requests, rtt %.2f ms\n",
+                     in_flight.c_str(), pair, idempotent ? "idempotent" : "plain",
+                     bytes / r.seconds / 1e9, r.broker_cpu_s / (bytes / 1e9),
+                     r.client_cpu_s / (bytes / 1e9), static_cast<long long>(r.produce_requests),
+                     r.rtt_ms);
+        gbps[idempotent].push_back(bytes / r.seconds / 1e9);
+        broker_cpu[idempotent].push_back(r.broker_cpu_s / (bytes / 1e9));
+        client_cpu[idempotent].push_back(r.client_cpu_s / (bytes / 1e9));
+        if (r.rtt_ms > 0) rtt_ms[idempotent].push_back(r.rtt_ms);
+        if (r.produce_requests > 0) {
+          request_kib[idempotent].push_back(bytes / double(r.produce_requests) / 1024);
+        }
+      }
+    }
+    state.SetIterationTime(total);
+  }
+  for (int idem = 0; idem < 2; ++idem) {
+    const std::string kind = idem ? "idem_" : "plain_";
+    state.counters[kind + "GBps_median"] = MedianOf(gbps[idem]);
+    state.counters[kind + "GBps_min"] = *std::min_element(gbps[idem].begin(), gbps[idem].end());
+    state.counters[kind + "GBps_max"] = *std::max_element(gbps[idem].begin(), gbps[idem].end());
+    state.counters[kind + "broker_cpu_s_per_GB"] = MedianOf(broker_cpu[idem]);
+    state.counters[kind + "client_cpu_s_per_GB"] = MedianOf(client_cpu[idem]);
+    state.counters[kind + "request_KiB"] = MedianOf(request_kib[idem]);
+    state.counters[kind + "rtt_ms"] = MedianOf(rtt_ms[idem]);
+  }
+  state.counters["idem_vs_plain"] = MedianOf(gbps[1]) / MedianOf(gbps[0]);
+  state.counters["reps"] = reps;
+  state.SetLabel("acks=-1, max.in.flight=" + in_flight +
+                 ", interleaved; target idem_vs_plain >= 0.9");
+}
+
 void BM_ProduceBaseline(benchmark::State& state) {
   ProduceOn(state, kBaseline);
 }
@@ -518,6 +731,13 @@ BENCHMARK(BM_ProduceIdempotent)
     ->Arg(-1)
     ->Iterations(1)
     ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_ProducePlainVsIdempotent)
+    ->Arg(5)
+    ->Arg(1)
+    ->Iterations(1)
+    ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
