@@ -212,7 +212,7 @@ void BM_RawAppend(benchmark::State& state) {
       records.push_back(std::move(r));
     }
     if (!logs.storage()
-             ->Append(OffsetsPartitionFor("bench-group", kOffsetsPartitions), records)
+             ->Append(OffsetsPartitionFor("bench-group", kOffsetsPartitions), records, std::nullopt)
              .ok()) {
       Die("append", Status::InvalidArgument("append"));
     }
