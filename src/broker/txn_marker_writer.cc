@@ -24,4 +24,14 @@ Status LogTxnMarkerWriter::WriteMarker(const TopicPartition& tp, int64_t produce
   return Status::Ok();
 }
 
+Status LogTxnMarkerWriter::SyncMarkers(const std::set<TopicPartition>& partitions) {
+  for (const TopicPartition& tp : partitions) {
+    Log* log = topics_.GetLog(tp);
+    if (log == nullptr) continue;
+    const int64_t end = log->log_end_offset();
+    if (log->recovery_point() < end) DARUMA_RETURN_IF_ERROR(log->Flush(end));
+  }
+  return Status::Ok();
+}
+
 }  // namespace daruma::broker

@@ -26,6 +26,9 @@ class LogTxnMarkerWriter final : public TxnMarkerWriter {
   // group coordinator then applies or drops the producer's pending offsets.
   Status WriteMarker(const TopicPartition& tp, int64_t producer_id, int16_t producer_epoch,
                      bool commit) override;
+  // Flushes each partition's log to its end (a partition deleted since is
+  // skipped).
+  Status SyncMarkers(const std::set<TopicPartition>& partitions) override;
 
  private:
   TopicRegistry& topics_;

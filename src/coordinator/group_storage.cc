@@ -44,6 +44,11 @@ Result<int64_t> LogGroupStorage::Append(int32_t partition, const std::vector<Rec
   return info->first_offset;
 }
 
+bool LogGroupStorage::SyncsEveryAppend(int32_t partition) {
+  Result<Log*> log = log_for_(partition, false);
+  return log.ok() && *log != nullptr && (*log)->config_snapshot().flush_messages <= 1;
+}
+
 Status LogGroupStorage::ReadBatches(int32_t partition,
                                     const std::function<Status(const RecordBatchView&)>& visit) {
   Result<Log*> log = log_for_(partition, false);

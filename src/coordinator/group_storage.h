@@ -42,6 +42,13 @@ class GroupStorage {
   // first error (a read, or one `visit` returns) stops and is returned.
   virtual Status ReadBatches(int32_t partition,
                              const std::function<Status(const RecordBatchView&)>& visit) = 0;
+  // True when every append to `partition` is fsynced before Append returns
+  // (the topic flushes every message). The transaction coordinator then
+  // makes its markers as durable before it records a transaction complete.
+  virtual bool SyncsEveryAppend(int32_t partition) {
+    (void)partition;
+    return false;
+  }
 };
 
 // The `__consumer_offsets` logs. `log_for(partition, create)` returns the
@@ -67,6 +74,7 @@ class LogGroupStorage final : public GroupStorage {
                          const std::optional<ProducerBatchInfo>& producer) override;
   Status ReadBatches(int32_t partition,
                      const std::function<Status(const RecordBatchView&)>& visit) override;
+  bool SyncsEveryAppend(int32_t partition) override;
 
  private:
   LogFor log_for_;

@@ -71,6 +71,16 @@ class TxnMarkerWriter {
   // other error: the coordinator retries it later.
   virtual Status WriteMarker(const TopicPartition& tp, int64_t producer_id, int16_t producer_epoch,
                              bool commit) = 0;
+  // Makes the markers written to `partitions` durable (fsync). Called before
+  // a transaction is recorded complete in a state log that fsyncs every
+  // append: otherwise a power loss could keep "complete" and lose a marker,
+  // leaving that partition's part of the transaction open while the others
+  // are decided. A writer whose markers are durable once written does
+  // nothing.
+  virtual Status SyncMarkers(const std::set<TopicPartition>& partitions) {
+    (void)partitions;
+    return Status::Ok();
+  }
 };
 
 struct InitProducerIdResult {

@@ -159,6 +159,12 @@ bool TransactionCoordinator::FinishMarkers(Entry& entry) {
     }
     entry.marked.insert(tp);
   }
+  // As durable as the record that will say they are all written.
+  if (storage_->SyncsEveryAppend(PartitionFor(txn.transactional_id)) &&
+      !markers_->SyncMarkers(txn.partitions).ok()) {
+    entry.markers_pending = true;
+    return false;
+  }
   const TransactionMetadata next = PrepareComplete(txn, NowMs());
   if (Store(entry, &next) != ErrorCode::kNone) {
     entry.markers_pending = true;

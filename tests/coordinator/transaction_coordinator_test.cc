@@ -43,8 +43,10 @@ class MemoryStorage final : public GroupStorage {
     }
     return Status::Ok();
   }
+  bool SyncsEveryAppend(int32_t) override { return syncs; }
   std::map<int32_t, std::vector<Bytes>> batches;
   std::map<int32_t, int64_t> next_offset;
+  bool syncs = false;
   std::set<int32_t> unreadable;
   bool fail = false;
   int appends = 0;
@@ -67,7 +69,14 @@ class RecordingMarkers final : public TxnMarkerWriter {
     written.push_back({tp, producer_id, producer_epoch, commit});
     return Status::Ok();
   }
+  Status SyncMarkers(const std::set<TopicPartition>& partitions) override {
+    if (sync_fails) return Status::IoError("injected: fsync failed");
+    synced.push_back(partitions);
+    return Status::Ok();
+  }
   std::vector<Marker> written;
+  std::vector<std::set<TopicPartition>> synced;
+  bool sync_fails = false;
   std::set<TopicPartition> failing;
   std::set<TopicPartition> deleted;
 };
@@ -249,6 +258,25 @@ TEST_F(TransactionCoordinatorTest, AMarkerThatCannotBeWrittenIsRetried) {
   std::vector<Marker> expected = {{kA, 1000, 0, true}, {kB, 1000, 0, true}};
   EXPECT_EQ(markers.written, expected);
   EXPECT_EQ(coordinator->PendingMarkerCount(), 0u);
+}
+
+TEST_F(TransactionCoordinatorTest, MarkersAreMadeDurableBeforeAFsyncedCompleteRecord) {
+  InitProducerIdResult p = Init("t1");
+  ASSERT_EQ(coordinator->AddPartitions("t1", p.producer_id, 0, {kA, kB}), ErrorCode::kNone);
+  ASSERT_EQ(coordinator->EndTransaction("t1", p.producer_id, 0, true), ErrorCode::kNone);
+  // A state log without fsync per append: markers follow their own topics.
+  EXPECT_TRUE(markers.synced.empty());
+  storage.syncs = true;
+  ASSERT_EQ(coordinator->AddPartitions("t1", p.producer_id, 0, {kA, kB}), ErrorCode::kNone);
+  markers.sync_fails = true;
+  ASSERT_EQ(coordinator->EndTransaction("t1", p.producer_id, 0, false), ErrorCode::kNone);
+  // Complete is not recorded over markers that may not survive a power loss.
+  EXPECT_EQ(coordinator->Describe("t1").state, "PrepareAbort");
+  EXPECT_EQ(coordinator->PendingMarkerCount(), 1u);
+  markers.sync_fails = false;
+  Advance(config.abort_check_interval_ms);
+  EXPECT_EQ(coordinator->Describe("t1").state, "CompleteAbort");
+  EXPECT_EQ(markers.synced, (std::vector<std::set<TopicPartition>>{{kA, kB}}));
 }
 
 TEST_F(TransactionCoordinatorTest, ADeletedPartitionGetsNoMarker) {
