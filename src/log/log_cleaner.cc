@@ -220,10 +220,11 @@ Cleaner* LogCleaner::CleanerFor(size_t index) {
 
 Result<std::optional<CleanStats>> LogCleaner::CleanDirtiest(int64_t now_ms) {
   std::lock_guard<std::mutex> sync(sync_cleaner_mu_);
-  return CleanDirtiestWith(CleanerFor(config_.threads > 0 ? size_t(config_.threads) : 1), now_ms);
+  return CleanDirtiestWith(config_.threads > 0 ? size_t(config_.threads) : 1, now_ms);
 }
 
-Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(Cleaner* cleaner, int64_t now_ms) {
+Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_index,
+                                                                int64_t now_ms) {
   std::vector<Log*> candidates;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -263,7 +264,9 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(Cleaner* cleaner
     }
   }
   if (best == nullptr) return std::optional<CleanStats>();
-  auto result = CleanClaimed(cleaner, best, best_config, now_ms, /*force=*/false);
+  // Only now: a cleaner's offset map (dedupe.buffer.size / threads bytes,
+  // zero-filled) is not worth having before there is a log to clean.
+  auto result = CleanClaimed(CleanerFor(cleaner_index), best, best_config, now_ms, /*force=*/false);
   if (!result.ok()) HandleError(best, result.status());
   Release(best);
   if (!result.ok()) return result.status();
@@ -291,13 +294,12 @@ void LogCleaner::Stop() {
 }
 
 void LogCleaner::ThreadMain(size_t index) {
-  Cleaner* cleaner = CleanerFor(index);
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
     }
-    auto result = CleanDirtiestWith(cleaner, clock_->NowMs());
+    auto result = CleanDirtiestWith(index, clock_->NowMs());
     const bool worked = result.ok() && result->has_value() && (*result)->cleaned;
     if (worked) continue;
     // Nothing to do (or a failure, already recorded): back off.

@@ -117,7 +117,9 @@ class LogCleaner {
   Status WriteCheckpoint(Log* log, int64_t offset);
   Result<std::map<TopicPartition, int64_t>*> CheckpointsFor(const std::string& log_dir);
   void HandleError(Log* log, const Status& st);
-  Result<std::optional<CleanStats>> CleanDirtiestWith(Cleaner* cleaner, int64_t now_ms);
+  // Cleans the dirtiest log with cleaner `cleaner_index`, which is created
+  // (CleanerFor) only once there is a log to clean.
+  Result<std::optional<CleanStats>> CleanDirtiestWith(size_t cleaner_index, int64_t now_ms);
   void ThreadMain(size_t index);
   Cleaner* CleanerFor(size_t index);
   // The registered log of `tp`, or null.
