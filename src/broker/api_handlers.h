@@ -33,6 +33,7 @@
 #include "broker/topic_registry.h"
 #include "common/status.h"
 #include "coordinator/group_coordinator.h"
+#include "coordinator/producer_append_errors.h"
 #include "coordinator/producer_id_manager.h"
 #include "coordinator/transaction_coordinator.h"
 #include "log/producer_append_info.h"
@@ -119,8 +120,6 @@ std::vector<ApiVersionsResponse::Key> HandledApiKeys();
 
 // Maps a storage Status to the Kafka error a client sees for a partition.
 ErrorCode ErrorCodeForStorageStatus(const Status& status);
-// The wire error for a producer-state rejection of the log layer.
-ErrorCode ErrorCodeForProducerAppend(ProducerAppendError error);
 
 void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond);

@@ -326,21 +326,6 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
   row->handle(env, header, reader, respond);
 }
 
-// The one table from the log layer's producer rejections to the wire.
-ErrorCode ErrorCodeForProducerAppend(ProducerAppendError error) {
-  switch (error) {
-    case ProducerAppendError::kInvalidProducerEpoch:
-      return ErrorCode::kInvalidProducerEpoch;
-    case ProducerAppendError::kOutOfOrderSequence:
-      return ErrorCode::kOutOfOrderSequenceNumber;
-    case ProducerAppendError::kInvalidTxnState:
-      return ErrorCode::kInvalidTxnState;
-    case ProducerAppendError::kTransactionCoordinatorFenced:
-      return ErrorCode::kTransactionCoordinatorFenced;
-  }
-  return ErrorCode::kUnknownServerError;
-}
-
 ErrorCode ErrorCodeForStorageStatus(const Status& status) {
   switch (status.code()) {
     case StatusCode::kOk:

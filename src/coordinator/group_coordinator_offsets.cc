@@ -7,6 +7,7 @@
 
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_coordinator_internal.h"
+#include "coordinator/producer_append_errors.h"
 #include "log/producer_append_info.h"
 #include "record/control_record.h"
 
@@ -43,16 +44,7 @@ RecordInput GroupRecord(const std::string& group, const std::optional<GroupMetad
 // produce, anything else is unknown.
 ErrorCode CommitErrorFor(const Status& status) {
   if (std::optional<ProducerAppendError> rejection = ProducerAppendErrorOf(status)) {
-    switch (*rejection) {
-      case ProducerAppendError::kInvalidProducerEpoch:
-        return ErrorCode::kInvalidProducerEpoch;
-      case ProducerAppendError::kOutOfOrderSequence:
-        return ErrorCode::kOutOfOrderSequenceNumber;
-      case ProducerAppendError::kInvalidTxnState:
-        return ErrorCode::kInvalidTxnState;
-      case ProducerAppendError::kTransactionCoordinatorFenced:
-        return ErrorCode::kTransactionCoordinatorFenced;
-    }
+    return ErrorCodeForProducerAppend(*rejection);
   }
   switch (status.code()) {
     case StatusCode::kIoError:

@@ -54,6 +54,27 @@ std::pair<std::shared_ptr<TransactionCoordinator::Entry>, ErrorCode> Transaction
   return {it->second, ErrorCode::kNone};
 }
 
+TransactionCoordinator::LockedProducer TransactionCoordinator::LockProducer(
+    const std::string& transactional_id, int64_t producer_id, int16_t producer_epoch,
+    ErrorCode epoch_error) {
+  LockedProducer p;
+  auto [entry, error] = Find(transactional_id);
+  if (error != ErrorCode::kNone || entry == nullptr) {
+    p.error = error != ErrorCode::kNone ? error : ErrorCode::kInvalidProducerIdMapping;
+    return p;
+  }
+  std::unique_lock<std::mutex> lock(entry->mu);
+  if (entry->removed || entry->txn.producer_id != producer_id) {
+    p.error = ErrorCode::kInvalidProducerIdMapping;
+  } else if (entry->txn.producer_epoch != producer_epoch) {
+    p.error = epoch_error;
+  } else {
+    p.entry = std::move(entry);
+    p.lock = std::move(lock);
+  }
+  return p;
+}
+
 std::vector<std::shared_ptr<TransactionCoordinator::Entry>> TransactionCoordinator::Snapshot()
     const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -161,15 +182,11 @@ ErrorCode TransactionCoordinator::AddPartitions(const std::string& transactional
                                                 int64_t producer_id, int16_t producer_epoch,
                                                 const std::set<TopicPartition>& partitions) {
   if (transactional_id.empty()) return ErrorCode::kInvalidRequest;
-  auto [entry, error] = Find(transactional_id);
-  if (error != ErrorCode::kNone) return error;
-  if (entry == nullptr) return ErrorCode::kInvalidProducerIdMapping;
-  std::lock_guard<std::mutex> lock(entry->mu);
+  LockedProducer p =
+      LockProducer(transactional_id, producer_id, producer_epoch, ErrorCode::kProducerFenced);
+  if (p.error != ErrorCode::kNone) return p.error;
+  Entry* entry = p.entry.get();
   const TransactionMetadata& txn = entry->txn;
-  if (entry->removed || txn.producer_id != producer_id) {
-    return ErrorCode::kInvalidProducerIdMapping;
-  }
-  if (txn.producer_epoch != producer_epoch) return ErrorCode::kProducerFenced;
   if (entry->markers_pending || txn.state == TransactionState::kPrepareCommit ||
       txn.state == TransactionState::kPrepareAbort) {
     return ErrorCode::kConcurrentTransactions;
@@ -192,15 +209,10 @@ std::map<TopicPartition, ErrorCode> TransactionCoordinator::VerifyPartitions(
     return out;
   };
   if (transactional_id.empty()) return all(ErrorCode::kInvalidRequest);
-  auto [entry, error] = Find(transactional_id);
-  if (error != ErrorCode::kNone) return all(error);
-  if (entry == nullptr) return all(ErrorCode::kInvalidProducerIdMapping);
-  std::lock_guard<std::mutex> lock(entry->mu);
-  const TransactionMetadata& txn = entry->txn;
-  if (entry->removed || txn.producer_id != producer_id) {
-    return all(ErrorCode::kInvalidProducerIdMapping);
-  }
-  if (txn.producer_epoch != producer_epoch) return all(ErrorCode::kProducerFenced);
+  LockedProducer p =
+      LockProducer(transactional_id, producer_id, producer_epoch, ErrorCode::kProducerFenced);
+  if (p.error != ErrorCode::kNone) return all(p.error);
+  const TransactionMetadata& txn = p.entry->txn;
   if (txn.state == TransactionState::kPrepareCommit ||
       txn.state == TransactionState::kPrepareAbort) {
     return all(ErrorCode::kConcurrentTransactions);
@@ -216,15 +228,11 @@ ErrorCode TransactionCoordinator::EndTransaction(const std::string& transactiona
                                                  int64_t producer_id, int16_t producer_epoch,
                                                  bool commit) {
   if (transactional_id.empty()) return ErrorCode::kInvalidRequest;
-  auto [entry, error] = Find(transactional_id);
-  if (error != ErrorCode::kNone) return error;
-  if (entry == nullptr) return ErrorCode::kInvalidProducerIdMapping;
-  std::lock_guard<std::mutex> lock(entry->mu);
+  LockedProducer p =
+      LockProducer(transactional_id, producer_id, producer_epoch, ErrorCode::kProducerFenced);
+  if (p.error != ErrorCode::kNone) return p.error;
+  Entry* entry = p.entry.get();
   const TransactionMetadata& txn = entry->txn;
-  if (entry->removed || txn.producer_id != producer_id) {
-    return ErrorCode::kInvalidProducerIdMapping;
-  }
-  if (txn.producer_epoch != producer_epoch) return ErrorCode::kProducerFenced;
   // A retry of a request already decided is answered as Kafka answers it:
   // NONE once complete, CONCURRENT_TRANSACTIONS while the markers are being
   // written, INVALID_TXN_STATE for the opposite decision.
@@ -256,15 +264,10 @@ ErrorCode TransactionCoordinator::WithOngoingTransaction(const std::string& tran
                                                          int16_t producer_epoch,
                                                          const TopicPartition& tp,
                                                          const std::function<void()>& write) {
-  auto [entry, error] = Find(transactional_id);
-  if (error != ErrorCode::kNone) return error;
-  if (entry == nullptr) return ErrorCode::kInvalidProducerIdMapping;
-  std::lock_guard<std::mutex> lock(entry->mu);
-  const TransactionMetadata& txn = entry->txn;
-  if (entry->removed || txn.producer_id != producer_id) {
-    return ErrorCode::kInvalidProducerIdMapping;
-  }
-  if (txn.producer_epoch != producer_epoch) return ErrorCode::kInvalidProducerEpoch;
+  LockedProducer p =
+      LockProducer(transactional_id, producer_id, producer_epoch, ErrorCode::kInvalidProducerEpoch);
+  if (p.error != ErrorCode::kNone) return p.error;
+  const TransactionMetadata& txn = p.entry->txn;
   if (txn.state != TransactionState::kOngoing || txn.partitions.count(tp) == 0) {
     return ErrorCode::kInvalidTxnState;
   }

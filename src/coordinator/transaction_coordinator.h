@@ -200,9 +200,16 @@ class TransactionCoordinator {
   // transaction_coordinator_entry.h
   struct Entry;
   struct JobAnchor;
+  struct LockedProducer;
 
   // The id's entry, or null; with the availability error when not served.
   std::pair<std::shared_ptr<Entry>, ErrorCode> Find(const std::string& transactional_id) const;
+  // The id's entry with its mutex held when (producer_id, producer_epoch)
+  // is its current producer; else the error: the coordinator's
+  // availability, INVALID_PRODUCER_ID_MAPPING for an unknown id or another
+  // producer, `epoch_error` for another epoch.
+  LockedProducer LockProducer(const std::string& transactional_id, int64_t producer_id,
+                              int16_t producer_epoch, ErrorCode epoch_error);
   // Appends `next` (or a tombstone when null) to the id's partition; OK
   // means it is stored, and then `entry.txn` becomes it. entry.mu held.
   ErrorCode Store(Entry& entry, const TransactionMetadata* next);

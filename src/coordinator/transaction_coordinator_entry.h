@@ -2,6 +2,7 @@
 // its .cc files include this.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -23,6 +24,12 @@ struct TransactionCoordinator::Entry {
   // written: the periodic check retries (the id answers
   // CONCURRENT_TRANSACTIONS until then).
   bool markers_pending = false;
+};
+
+struct TransactionCoordinator::LockedProducer {
+  std::shared_ptr<Entry> entry;  // null unless error is kNone
+  std::unique_lock<std::mutex> lock;
+  ErrorCode error = ErrorCode::kNone;
 };
 
 // The periodic jobs' way back to the coordinator: the destructor clears
