@@ -4,13 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/bytes.h"
 #include "common/status.h"
+#include "coordinator/group_coordinator.h"
 #include "coordinator/group_metadata.h"
 #include "coordinator/offsets_records.h"
 #include "protocol/error_codes.h"
@@ -23,6 +27,20 @@ RecordInput OffsetRecord(const std::string& group, const std::string& topic, int
                          const std::optional<OffsetCommitValue>& value);
 // A group metadata record; a null value is the group's tombstone.
 RecordInput GroupRecord(const std::string& group, const std::optional<GroupMetadataValue>& value);
+
+// A commit's offsets before they are stored: each partition whose metadata
+// exceeds offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE in `errors`;
+// every other one becomes its CommittedOffset (timestamps set by the caller's
+// `stamp`) and its record, in request order.
+struct PreparedOffsets {
+  std::vector<ErrorCode> errors;
+  std::vector<RecordInput> records;
+  std::vector<std::pair<size_t, CommittedOffset>> accepted;  // (request index, offset)
+};
+PreparedOffsets PrepareOffsets(
+    const std::string& group, const std::vector<OffsetCommitArgs::Partition>& partitions,
+    int32_t metadata_max_bytes,
+    const std::function<void(const OffsetCommitArgs::Partition&, CommittedOffset&)>& stamp);
 
 // Kafka's mapping of an append failure to what a committing client sees
 // (GroupMetadataManager.maybeConvertOffsetCommitError).

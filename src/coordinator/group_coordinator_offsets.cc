@@ -27,6 +27,32 @@ RecordInput OffsetRecord(const std::string& group, const std::string& topic, int
   return r;
 }
 
+PreparedOffsets PrepareOffsets(
+    const std::string& group, const std::vector<OffsetCommitArgs::Partition>& partitions,
+    int32_t metadata_max_bytes,
+    const std::function<void(const OffsetCommitArgs::Partition&, CommittedOffset&)>& stamp) {
+  PreparedOffsets out;
+  out.errors.assign(partitions.size(), ErrorCode::kNone);
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    const OffsetCommitArgs::Partition& p = partitions[i];
+    std::string metadata = p.metadata.value_or("");
+    if (int64_t(metadata.size()) > metadata_max_bytes) {
+      out.errors[i] = ErrorCode::kOffsetMetadataTooLarge;
+      continue;
+    }
+    CommittedOffset c;
+    c.offset = p.offset;
+    c.leader_epoch = p.leader_epoch;
+    c.metadata = std::move(metadata);
+    stamp(p, c);
+    OffsetCommitValue v{c.offset, c.leader_epoch, c.metadata, c.commit_timestamp,
+                        c.expire_timestamp};
+    out.records.push_back(OffsetRecord(group, p.topic, p.partition, v));
+    out.accepted.emplace_back(i, std::move(c));
+  }
+  return out;
+}
+
 RecordInput GroupRecord(const std::string& group, const std::optional<GroupMetadataValue>& value) {
   RecordInput r;
   const Bytes key = EncodeGroupMetadataKey({group});
@@ -63,6 +89,8 @@ using group_internal::AsBytes;
 using group_internal::CommitErrorFor;
 using group_internal::GroupRecord;
 using group_internal::OffsetRecord;
+using group_internal::PreparedOffsets;
+using group_internal::PrepareOffsets;
 
 namespace {
 
@@ -105,28 +133,16 @@ std::vector<ErrorCode> GroupCoordinator::CommitOffsets(const OffsetCommitArgs& a
   if (MemberMetadata* m = group->FindMember(args.member_id)) ScheduleHeartbeat(*group, *m);
 
   const int64_t now = clock_->NowMs();
-  std::vector<ErrorCode> errors(args.partitions.size(), ErrorCode::kNone);
-  std::vector<RecordInput> records;
-  std::vector<std::pair<size_t, CommittedOffset>> accepted;
-  for (size_t i = 0; i < args.partitions.size(); ++i) {
-    const OffsetCommitArgs::Partition& p = args.partitions[i];
-    const std::string metadata = p.metadata.value_or("");
-    if (int64_t(metadata.size()) > config_.offset_metadata_max_bytes) {
-      errors[i] = ErrorCode::kOffsetMetadataTooLarge;
-      continue;
-    }
-    CommittedOffset c;
-    c.offset = p.offset;
-    c.leader_epoch = p.leader_epoch;
-    c.metadata = metadata;
-    c.commit_timestamp = p.commit_timestamp >= 0 ? p.commit_timestamp : now;
-    c.expire_timestamp =
-        args.retention_time_ms >= 0 ? c.commit_timestamp + args.retention_time_ms : -1;
-    OffsetCommitValue v{c.offset, c.leader_epoch, c.metadata, c.commit_timestamp,
-                        c.expire_timestamp};
-    records.push_back(OffsetRecord(args.group_id, p.topic, p.partition, v));
-    accepted.emplace_back(i, std::move(c));
-  }
+  PreparedOffsets prepared = PrepareOffsets(
+      args.group_id, args.partitions, config_.offset_metadata_max_bytes,
+      [&](const OffsetCommitArgs::Partition& p, CommittedOffset& c) {
+        c.commit_timestamp = p.commit_timestamp >= 0 ? p.commit_timestamp : now;
+        c.expire_timestamp =
+            args.retention_time_ms >= 0 ? c.commit_timestamp + args.retention_time_ms : -1;
+      });
+  std::vector<ErrorCode>& errors = prepared.errors;
+  const std::vector<RecordInput>& records = prepared.records;
+  std::vector<std::pair<size_t, CommittedOffset>>& accepted = prepared.accepted;
   if (records.empty()) return errors;
   // Appended while the lock is held, so the log order of a group's commits
   // is the order they are applied in memory (and replayed by Load).

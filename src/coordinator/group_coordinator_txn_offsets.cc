@@ -13,7 +13,8 @@
 namespace daruma {
 
 using group_internal::CommitErrorFor;
-using group_internal::OffsetRecord;
+using group_internal::PreparedOffsets;
+using group_internal::PrepareOffsets;
 
 // Kafka's validateOffsetCommit with isTransactional: an empty group takes a
 // commit without a generation from anyone (a producer of a simple consumer
@@ -54,26 +55,13 @@ std::vector<ErrorCode> GroupCoordinator::CommitTransactionalOffsets(
   if (ErrorCode e = ValidateTxnOffsetCommit(*group, args); e != ErrorCode::kNone) return all(e);
 
   const int64_t now = clock_->NowMs();
-  std::vector<ErrorCode> errors(args.partitions.size(), ErrorCode::kNone);
-  std::vector<RecordInput> records;
-  std::vector<std::pair<size_t, CommittedOffset>> accepted;
-  for (size_t i = 0; i < args.partitions.size(); ++i) {
-    const OffsetCommitArgs::Partition& p = args.partitions[i];
-    const std::string metadata = p.metadata.value_or("");
-    if (int64_t(metadata.size()) > config_.offset_metadata_max_bytes) {
-      errors[i] = ErrorCode::kOffsetMetadataTooLarge;
-      continue;
-    }
-    CommittedOffset c;
-    c.offset = p.offset;
-    c.leader_epoch = p.leader_epoch;
-    c.metadata = metadata;
-    c.commit_timestamp = now;
-    OffsetCommitValue v{c.offset, c.leader_epoch, c.metadata, c.commit_timestamp,
-                        c.expire_timestamp};
-    records.push_back(OffsetRecord(args.group_id, p.topic, p.partition, v));
-    accepted.emplace_back(i, std::move(c));
-  }
+  // Kafka stamps transactional offsets with the commit's time and no expiry.
+  PreparedOffsets prepared = PrepareOffsets(
+      args.group_id, args.partitions, config_.offset_metadata_max_bytes,
+      [now](const OffsetCommitArgs::Partition&, CommittedOffset& c) { c.commit_timestamp = now; });
+  std::vector<ErrorCode>& errors = prepared.errors;
+  const std::vector<RecordInput>& records = prepared.records;
+  std::vector<std::pair<size_t, CommittedOffset>>& accepted = prepared.accepted;
   if (records.empty()) return errors;
   // Appended under the lock, as plain commits are: the log order of the
   // group's records is the order they change it in memory, which Load and
