@@ -18,6 +18,7 @@
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
 #include "recovery/quarantine.h"
+#include "recovery/salvage_apply.h"
 #include "recovery/topic_config_check.h"
 #include "recovery/topic_config_file.h"
 
@@ -84,11 +85,24 @@ Status CutLog(const PartitionCheck& p, const RepairApplyOptions& o,
   return o.fs->SyncDir(p.dir);
 }
 
-// Step 3 for one partition: set aside, cut, load for real, flush, note the
-// new checkpoint values, close. All of it is one LoadTransaction: if any step
+// Salvage instead of the cut: planned again here, on the transaction's file
+// system, so what is applied is what the files hold now.
+Status SalvagePartition(const PartitionCheck& p, const RepairApplyOptions& o,
+                        PartitionRecoveryReport* report, std::optional<PartitionSalvage>* out) {
+  DARUMA_ASSIGN_OR_RETURN(PartitionSalvage plan, PlanSalvage(o.fs, p.dir));
+  if (!plan.changed()) return Status::Ok();
+  Quarantine quarantine(o.fs, p.dir, p.tp.ToString(), true, report);
+  DARUMA_RETURN_IF_ERROR(ApplySalvage(plan, o.fs, &quarantine));
+  *out = std::move(plan);
+  return Status::Ok();
+}
+
+// Step 3 for one partition: set aside, cut (or salvage), load for real, flush,
+// note the new checkpoint values, close. All of it is one LoadTransaction: if any step
 // fails, the partition dir is left byte for byte as it was.
 Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
-                       const RepairApplyOptions& o, PartitionRecoveryReport* report, std::mutex* mu,
+                       const RepairApplyOptions& o, PartitionRecoveryReport* report,
+                       std::optional<PartitionSalvage>* salvaged, std::mutex* mu,
                        NewCheckpoints* out) {
   DARUMA_RETURN_IF_ERROR(LoadTransaction::RollBackInterrupted(o.fs, p.dir, report));
   std::shared_ptr<LoadTransaction> txn = LoadTransaction::Begin(o.fs, p.dir);
@@ -109,7 +123,9 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
                        .transaction = txn};
   std::unique_ptr<Log> log;
   Status st = SetAsideBadEpochCheckpoint(p, in_txn, report);
-  if (st.ok()) st = CutLog(p, in_txn, report);
+  if (st.ok()) {
+    st = o.salvage ? SalvagePartition(p, in_txn, report, salvaged) : CutLog(p, in_txn, report);
+  }
   if (st.ok()) {
     auto loaded = LoadLog(params, report);
     if (loaded.ok()) {
@@ -126,6 +142,7 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
   if (!st.ok()) {
     if (log) (void)log->Close();
     log.reset();  // before the files are restored
+    salvaged->reset();
     return txn->RollbackAfter(st, report);
   }
   {
@@ -142,6 +159,7 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
 Status RepairPartitions(const LogDirCheck& plan, const RepairApplyOptions& o,
                         AppliedRepair* applied, NewCheckpoints* out) {
   applied->partitions.resize(plan.partitions.size());
+  applied->salvaged.resize(plan.partitions.size());
   std::mutex mu;
   Status first_error;
   std::atomic<size_t> next{0};
@@ -149,7 +167,7 @@ Status RepairPartitions(const LogDirCheck& plan, const RepairApplyOptions& o,
     for (size_t i = next.fetch_add(1); i < plan.partitions.size(); i = next.fetch_add(1)) {
       const PartitionCheck& p = plan.partitions[i];
       PartitionRecoveryReport& report = applied->partitions[i];
-      Status st = RepairPartition(plan, p, o, &report, &mu, out);
+      Status st = RepairPartition(plan, p, o, &report, &applied->salvaged[i], &mu, out);
       if (st.ok()) continue;
       report.errors.push_back(st.ToString());
       std::lock_guard<std::mutex> lock(mu);

@@ -30,11 +30,17 @@
 //     daruma-topic-configs.json.corrupt (never rewritten; the refusal above
 //     counts its bytes against the limit);
 //  6. write the marker again, with its old contents, only if the dir had one.
+// With `salvage` (`daruma repair --salvage`, issue 22 rule 6), step 3 does
+// not cut: each partition's damaged byte ranges are dropped and the valid
+// batches after them kept (recovery/salvage_plan.h, salvage_apply.h), inside
+// the same LoadTransaction, before the load that rebuilds indexes, producer
+// state and leader epochs from what is kept.
 // Invariant: after a successful ApplyRepair, LogChecker finds nothing and a
 // start-up recovery changes nothing (the corruption matrix proves both).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +50,7 @@
 #include "log/log_config.h"
 #include "recovery/log_checker.h"
 #include "recovery/recovery_report.h"
+#include "recovery/salvage_plan.h"
 
 namespace daruma {
 
@@ -52,6 +59,7 @@ struct RepairApplyOptions {
   Clock* clock = Clock::System();
   LogConfig config;
   int threads = 1;
+  bool salvage = false;  // keep valid batches after damage instead of truncating
 };
 
 // What one ApplyRepair did.
@@ -60,6 +68,9 @@ struct AppliedRepair {
   std::vector<PartitionRecoveryReport> partitions;
   bool had_marker = false;
   std::vector<std::string> set_aside;  // files renamed aside (an unparsable topic-config file)
+  // With salvage: what it did, per entry of `partitions` (nullopt: the
+  // partition had no damage, or its repair was rolled back).
+  std::vector<std::optional<PartitionSalvage>> salvaged;
 };
 
 std::string RepairRefusal(const std::vector<LogDirCheck>& dirs, int64_t max_corrupt_bytes);

@@ -158,6 +158,9 @@ void AddRepair(CLI::App& app, RepairCommandOptions& o, int& rc) {
                    "Most segment-data bytes one partition may lose (0 = none, -1 = no limit)")
       ->capture_default_str();
   repair->add_flag("--dry-run", o.dry_run, "Print the plan and change nothing");
+  repair->add_flag("--salvage", o.salvage,
+                   "Keep the valid batches after damaged bytes (an offset gap, as after "
+                   "compaction) instead of truncating the log there");
   repair->add_option("--report", o.report_file, "Write the JSON report to this file");
   repair->add_option("--threads", o.threads, "Partitions processed in parallel")
       ->check(ThreadCount())

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -11,6 +12,7 @@
 #include "common/file_system.h"
 #include "recovery/log_checker.h"
 #include "recovery/log_repairer.h"
+#include "recovery/salvage_plan.h"
 #include "recovery/topic_config_check.h"
 #include "tools/tool_config.h"
 
@@ -38,26 +40,91 @@ int64_t OperatorOnlyCount(const std::vector<LogDirCheck>& dirs) {
   return n;
 }
 
-void PrintPlan(const std::vector<LogDirCheck>& dirs, std::ostream& out) {
-  for (const LogDirCheck& d : dirs) {
+// With --salvage: per log dir, per partition of its plan, what salvage
+// would do (nullopt: nothing to salvage there).
+using SalvagePlans = std::vector<std::vector<std::optional<PartitionSalvage>>>;
+
+const PartitionSalvage* SalvageOf(const SalvagePlans& s, size_t dir, size_t partition) {
+  if (dir >= s.size() || partition >= s[dir].size() || !s[dir][partition]) return nullptr;
+  return &*s[dir][partition];
+}
+
+void PrintPlan(const std::vector<LogDirCheck>& dirs, const SalvagePlans& salvage,
+               std::ostream& out) {
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const LogDirCheck& d = dirs[i];
     if (!d.HasProblems()) continue;
     out << d.path << ":\n";
     for (const CheckProblem& p : d.problems) out << "  " << Line(p) << "\n";
-    for (const PartitionCheck& p : d.partitions) {
+    for (size_t j = 0; j < d.partitions.size(); ++j) {
+      const PartitionCheck& p = d.partitions[j];
       if (p.problems.empty()) continue;
+      const PartitionSalvage* s = SalvageOf(salvage, i, j);
       out << fmt::format("  {}: drop {} bytes of segment data, LEO {} after repair, {} changes\n",
-                         p.tp.ToString(), p.data_bytes_dropped, p.plan.log_end_offset,
+                         p.tp.ToString(), p.data_bytes_dropped,
+                         s != nullptr ? s->log_end_offset : p.plan.log_end_offset,
                          p.changes.size());
       for (const CheckProblem& q : p.problems) out << "    " << Line(q) << "\n";
+      if (s != nullptr) out << DescribeSalvage(*s, "    ");
     }
   }
 }
 
+// Plans salvage for every partition with problems, and makes the plan count
+// the bytes salvage drops (instead of the truncation's) against
+// --max-corrupt-bytes.
+Result<SalvagePlans> PlanSalvages(std::vector<LogDirCheck>* dirs) {
+  SalvagePlans plans(dirs->size());
+  for (size_t i = 0; i < dirs->size(); ++i) {
+    LogDirCheck& d = (*dirs)[i];
+    plans[i].resize(d.partitions.size());
+    for (size_t j = 0; j < d.partitions.size(); ++j) {
+      PartitionCheck& p = d.partitions[j];
+      if (p.problems.empty() || p.load_failed) continue;
+      Result<PartitionSalvage> s = PlanSalvage(FileSystem::Default(), p.dir);
+      if (!s.ok()) return s.status().WithContext("salvage plan of " + p.dir);
+      if (!s->changed()) continue;
+      p.data_bytes_dropped = s->dropped_bytes;
+      plans[i][j] = std::move(*s);
+    }
+  }
+  return plans;
+}
+
+nlohmann::json SalvageJson(const std::vector<LogDirCheck>& plan, const SalvagePlans& planned,
+                           const std::vector<AppliedRepair>& applied) {
+  nlohmann::json parts = nlohmann::json::array();
+  auto add = [&](const LogDirCheck& d, size_t j, const PartitionSalvage& s) {
+    nlohmann::json j_s = ToJson(s);
+    j_s["topic"] = d.partitions[j].tp.topic;
+    j_s["partition"] = d.partitions[j].tp.partition;
+    parts.push_back(std::move(j_s));
+  };
+  if (applied.empty()) {
+    for (size_t i = 0; i < plan.size(); ++i) {
+      for (size_t j = 0; j < plan[i].partitions.size(); ++j) {
+        if (const PartitionSalvage* s = SalvageOf(planned, i, j)) add(plan[i], j, *s);
+      }
+    }
+  } else {
+    for (const AppliedRepair& a : applied) {
+      auto dir = std::find_if(plan.begin(), plan.end(),
+                              [&](const LogDirCheck& d) { return d.path == a.path; });
+      if (dir == plan.end()) continue;
+      for (size_t j = 0; j < a.salvaged.size() && j < dir->partitions.size(); ++j) {
+        if (a.salvaged[j]) add(*dir, j, *a.salvaged[j]);
+      }
+    }
+  }
+  return {{"applied", !applied.empty()}, {"partitions", parts}};
+}
+
 Status WriteReport(const std::string& path, const std::vector<LogDirCheck>& plan,
-                   const std::vector<AppliedRepair>& applied, bool dry_run,
-                   const std::string& refusal) {
-  nlohmann::json j = {{"dryRun", dry_run}, {"plan", nlohmann::json::array()}};
+                   const std::vector<AppliedRepair>& applied, const RepairCommandOptions& o,
+                   const SalvagePlans& salvage, const std::string& refusal) {
+  nlohmann::json j = {{"dryRun", o.dry_run}, {"plan", nlohmann::json::array()}};
   for (const LogDirCheck& d : plan) j["plan"].push_back(ToJson(d));
+  if (o.salvage) j["salvage"] = SalvageJson(plan, salvage, applied);
   if (!refusal.empty()) j["refused"] = refusal;
   if (!applied.empty()) {
     RecoveryReport r;
@@ -101,10 +168,12 @@ Result<std::vector<LogDirCheck>> Plan(const RepairCommandOptions& o, const ToolC
 
 // Applies the plan dir by dir; stops at the first failure (rc 1).
 int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
-          const ToolConfig& config, std::vector<AppliedRepair>* applied, std::ostream& err) {
+          const ToolConfig& config, std::vector<AppliedRepair>* applied, std::ostream& out,
+          std::ostream& err) {
   RepairApplyOptions ro;
   ro.config = config.log;
   ro.threads = o.threads;
+  ro.salvage = o.salvage;
   for (const LogDirCheck& d : plan) {
     if (!d.HasRepairableProblems()) continue;
     applied->emplace_back();
@@ -113,6 +182,18 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
       err << "daruma repair: " << d.path << ": " << st.ToString() << "\n";
       applied->pop_back();
       return kExitRefused;
+    }
+    const AppliedRepair& a = applied->back();
+    for (size_t j = 0; j < a.salvaged.size(); ++j) {
+      if (!a.salvaged[j]) continue;
+      const PartitionSalvage& s = *a.salvaged[j];
+      std::string gaps;
+      for (const OffsetGap& g : s.gaps) gaps += fmt::format(" [{}, {}]", g.first, g.last);
+      out << fmt::format(
+          "{}: salvaged: dropped {} bytes, kept {} batches ({} bytes) after the damage, LEO {}, "
+          "offset gaps:{}\n",
+          d.partitions[j].tp.ToString(), s.dropped_bytes, s.kept_batches_after_damage,
+          s.kept_bytes_after_damage, s.log_end_offset, gaps.empty() ? " none" : gaps);
     }
     for (const std::string& f : applied->back().set_aside) {
       err << "daruma repair: set aside " << f << " (the dir's topic overrides are gone; "
@@ -149,6 +230,15 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
     err << "daruma repair: " << plan.status().message() << "; nothing was changed\n";
     return kExitError;
   }
+  SalvagePlans salvage;
+  if (o.salvage) {
+    Result<SalvagePlans> s = PlanSalvages(&*plan);
+    if (!s.ok()) {
+      err << "daruma repair: " << s.status().message() << "; nothing was changed\n";
+      return kExitError;
+    }
+    salvage = std::move(*s);
+  }
   bool needed = false;
   for (const LogDirCheck& d : *plan) needed = needed || d.HasRepairableProblems();
   const int64_t operator_only = OperatorOnlyCount(*plan);
@@ -159,10 +249,10 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
     out << "Nothing to repair.\n";
   } else if (!needed) {
     out << "Nothing repair can fix; left for an operator:\n";
-    PrintPlan(*plan, out);
+    PrintPlan(*plan, salvage, out);
   } else {
     out << (o.dry_run ? "Repair plan (dry run, nothing is changed):\n" : "Repair plan:\n");
-    PrintPlan(*plan, out);
+    PrintPlan(*plan, salvage, out);
     if (!refusal.empty()) {
       err << "daruma repair: refused, nothing was changed: " << refusal << "\n";
       rc = kExitRefused;
@@ -170,7 +260,7 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
       out << "Dry run: nothing was changed.\n";
       rc = kExitRefused;
     } else {
-      rc = Apply(*plan, o, *config, &applied, err);
+      rc = Apply(*plan, o, *config, &applied, out, err);
       if (rc == kExitOk)
         out << "Repaired; the dropped bytes are in each partition's daruma-quarantine/.\n";
     }
@@ -183,7 +273,7 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
     if (rc == kExitOk) rc = kExitRefused;
   }
   if (!o.report_file.empty()) {
-    Status st = WriteReport(o.report_file, *plan, applied, o.dry_run, refusal);
+    Status st = WriteReport(o.report_file, *plan, applied, o, salvage, refusal);
     if (!st.ok()) {
       err << "daruma repair: cannot write the report: " << st.ToString() << "\n";
       rc = kExitError;

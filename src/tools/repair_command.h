@@ -30,6 +30,14 @@
 // never rewrites) are printed marked "[left for an operator]" and left alone;
 // an unparsable daruma-topic-configs.json is renamed to
 // daruma-topic-configs.json.corrupt only within --max-corrupt-bytes.
+// --salvage (issue 22, rule 6): instead of truncating a partition at its
+// first damaged batch, drop only the damaged byte ranges and keep every valid
+// batch after them (recovery/salvage_plan.h): offsets are not renumbered, so
+// the log has a gap there, as after compaction. The plan, the text output
+// and the report (JSON "salvage") list each dropped range with its kind, the
+// bytes and batches kept after the damage and the offset gaps; the
+// --max-corrupt-bytes limit counts the bytes salvage drops. Without it,
+// repair truncates, as Kafka's recovery does.
 // Exit codes (the rule of every subcommand, tools/cli.h): 0 repaired or
 // nothing to do, 1 refused / repairs needed in a dry run / a failure while
 // applying / problems left for an operator, 2 usage, configuration or I/O
@@ -52,6 +60,7 @@ struct RepairCommandOptions {
   std::vector<std::string> overrides;  // --set key=value, in order
   int64_t max_corrupt_bytes = 0;       // --max-corrupt-bytes; -1 = no limit
   bool dry_run = false;                // --dry-run
+  bool salvage = false;                // --salvage
   std::string report_file;             // --report FILE
   int threads = 1;                     // --threads
   // --quiet: no progress, no plan and no summary when all went well; on a
