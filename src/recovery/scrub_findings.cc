@@ -1,0 +1,156 @@
+#include "recovery/scrub_findings.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace daruma {
+namespace {
+
+constexpr int kVersion = 1;
+
+struct KindName {
+  ScrubFindingKind kind;
+  const char* name;
+};
+constexpr KindName kKindNames[] = {
+    {ScrubFindingKind::kBadCrc, "bad_crc"},
+    {ScrubFindingKind::kBadMagic, "bad_magic"},
+    {ScrubFindingKind::kBadSize, "bad_size"},
+    {ScrubFindingKind::kNonMonotonicOffset, "non_monotonic_offset"},
+    {ScrubFindingKind::kOffsetOutsideSegment, "offset_outside_segment"},
+    {ScrubFindingKind::kLeaderEpoch, "leader_epoch"},
+    {ScrubFindingKind::kIoError, "io_error"},
+};
+
+Status Bad(const std::string& path, const std::string& field, const std::string& what) {
+  return Status::Corruption(fmt::format("{}: field {}: {}", path, field, what));
+}
+
+Result<int64_t> Int(const std::string& path, const nlohmann::json& object, const std::string& where,
+                    const char* key, int64_t min) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer() || it->get<int64_t>() < min) {
+    return Bad(path, where + key, fmt::format("expected an integer >= {}", min));
+  }
+  return it->get<int64_t>();
+}
+
+Result<std::string> String(const std::string& path, const nlohmann::json& object,
+                           const std::string& where, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return Bad(path, where + key, "expected a string");
+  return it->get<std::string>();
+}
+
+Result<ScrubFinding> ParseFinding(const std::string& path, const nlohmann::json& j, size_t i) {
+  const std::string where = fmt::format("findings[{}].", i);
+  if (!j.is_object()) return Bad(path, fmt::format("findings[{}]", i), "expected an object");
+  ScrubFinding f;
+  DARUMA_ASSIGN_OR_RETURN(f.tp.topic, String(path, j, where, "topic"));
+  DARUMA_ASSIGN_OR_RETURN(int64_t partition, Int(path, j, where, "partition", 0));
+  if (partition > INT32_MAX) return Bad(path, where + "partition", "expected an int32");
+  f.tp.partition = int32_t(partition);
+  DARUMA_ASSIGN_OR_RETURN(f.segment_base, Int(path, j, where, "segment", 0));
+  DARUMA_ASSIGN_OR_RETURN(f.file, String(path, j, where, "file"));
+  ScrubDamage& d = f.damage;
+  DARUMA_ASSIGN_OR_RETURN(d.position, Int(path, j, where, "position", 0));
+  DARUMA_ASSIGN_OR_RETURN(d.end_position, Int(path, j, where, "endPosition", d.position + 1));
+  DARUMA_ASSIGN_OR_RETURN(d.first_offset, Int(path, j, where, "firstOffset", 0));
+  DARUMA_ASSIGN_OR_RETURN(d.end_offset, Int(path, j, where, "endOffset", d.first_offset));
+  DARUMA_ASSIGN_OR_RETURN(std::string kind, String(path, j, where, "kind"));
+  std::optional<ScrubFindingKind> parsed = ParseScrubFindingKind(kind);
+  if (!parsed) return Bad(path, where + "kind", fmt::format("unknown kind \"{}\"", kind));
+  d.kind = *parsed;
+  DARUMA_ASSIGN_OR_RETURN(d.what, String(path, j, where, "what"));
+  DARUMA_ASSIGN_OR_RETURN(f.found_ms, Int(path, j, where, "foundMs", 0));
+  return f;
+}
+
+}  // namespace
+
+const char* ScrubFindingKindName(ScrubFindingKind kind) {
+  for (const KindName& k : kKindNames) {
+    if (k.kind == kind) return k.name;
+  }
+  return "unknown";
+}
+
+std::optional<ScrubFindingKind> ParseScrubFindingKind(const std::string& name) {
+  for (const KindName& k : kKindNames) {
+    if (name == k.name) return k.kind;
+  }
+  return std::nullopt;
+}
+
+std::string EncodeScrubFindings(const ScrubFindingsFile& file) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const ScrubFinding& f : file.findings) {
+    findings.push_back({{"topic", f.tp.topic},
+                        {"partition", f.tp.partition},
+                        {"segment", f.segment_base},
+                        {"file", f.file},
+                        {"position", f.damage.position},
+                        {"endPosition", f.damage.end_position},
+                        {"firstOffset", f.damage.first_offset},
+                        {"endOffset", f.damage.end_offset},
+                        {"kind", ScrubFindingKindName(f.damage.kind)},
+                        {"what", f.damage.what},
+                        {"foundMs", f.found_ms}});
+  }
+  nlohmann::json j;
+  j["version"] = kVersion;
+  j["lastPassCompletedMs"] =
+      file.last_pass_completed_ms ? nlohmann::json(*file.last_pass_completed_ms) : nlohmann::json();
+  j["findings"] = std::move(findings);
+  return j.dump(2) + "\n";
+}
+
+Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::string_view bytes) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte counts from 1; positions in Daruma's messages count from 0.
+    return Status::Corruption(fmt::format("{}: not valid JSON at byte {}: {}", path,
+                                          e.byte == 0 ? 0 : e.byte - 1, e.what()));
+  }
+  if (!json.is_object()) return Bad(path, "(root)", "expected an object");
+  DARUMA_ASSIGN_OR_RETURN(int64_t version, Int(path, json, "", "version", 0));
+  if (version != kVersion) {
+    return Bad(path, "version", fmt::format("expected {}, found {}", kVersion, version));
+  }
+  ScrubFindingsFile out;
+  auto last = json.find("lastPassCompletedMs");
+  if (last != json.end() && !last->is_null()) {
+    DARUMA_ASSIGN_OR_RETURN(out.last_pass_completed_ms,
+                            Int(path, json, "", "lastPassCompletedMs", 0));
+  }
+  auto findings = json.find("findings");
+  if (findings == json.end() || !findings->is_array()) {
+    return Bad(path, "findings", "expected an array");
+  }
+  for (size_t i = 0; i < findings->size(); ++i) {
+    DARUMA_ASSIGN_OR_RETURN(ScrubFinding f, ParseFinding(path, (*findings)[i], i));
+    out.findings.push_back(std::move(f));
+  }
+  return out;
+}
+
+Result<ScrubFindingsFile> ReadScrubFindings(FileSystem* fs, const std::string& log_dir) {
+  const std::string path = JoinPath(log_dir, kScrubFindingsFileName);
+  if (!fs->Exists(path)) return ScrubFindingsFile{};
+  DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
+  return DecodeScrubFindings(
+      path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+Status WriteScrubFindings(FileSystem* fs, const std::string& log_dir,
+                          const ScrubFindingsFile& findings) {
+  const std::string text = EncodeScrubFindings(findings);
+  return fs->WriteFileAtomically(
+      JoinPath(log_dir, kScrubFindingsFileName),
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+}  // namespace daruma

@@ -1,0 +1,102 @@
+// Scrub findings: what the broker's background scrubber (broker/scrubber.h)
+// found damaged in old segments, and the file that keeps them across restarts
+// for `daruma repair` and the next broker.
+//
+// A finding is one damaged byte range [position, end_position) of one
+// segment's `.log`. Its offsets [first_offset, end_offset) are the TRUSTED
+// bounds around the damage, taken from the valid batches before and after it
+// (the offsets written inside damaged bytes are never trusted): first_offset
+// is one past the last valid batch before the range (the segment's base
+// offset when the range starts at byte 0), end_offset is the base offset of
+// the first valid batch after it, or the next segment's base offset when the
+// range runs to the end of the segment. Every offset a consumer could have
+// been given from the damaged bytes lies in [first_offset, end_offset).
+//
+// File: `<log dir>/daruma-scrub-findings.json`, one per log dir, a regular
+// file at the dir's root (Kafka's LogManager.loadLogs loads only
+// sub-directories, so Kafka ignores it, as it ignores
+// daruma-topic-configs.json). Format (UTF-8 JSON, one object):
+//   {"version": 1,
+//    "lastPassCompletedMs": <ms since the epoch> | null,
+//    "findings": [{"topic": "t", "partition": 0,
+//                  "segment": <base offset>,
+//                  "file": "t-0/00000000000000000000.log",   // relative to the dir
+//                  "position": <first damaged byte>, "endPosition": <one past>,
+//                  "firstOffset": n, "endOffset": n,
+//                  "kind": "bad_crc", "what": "<file, position, field, expected, found>",
+//                  "foundMs": <ms since the epoch>}, ...]}
+// Written with FileSystem::WriteFileAtomically (temp file, fsync, rename, dir
+// fsync): a crash leaves the old or the new file, never a mix. Reading is
+// strict: a file that is not this format is kCorruption naming the file and
+// the field (or byte position); a missing file is no findings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+#include "common/status.h"
+#include "log/topic_partition.h"
+
+namespace daruma {
+
+inline constexpr char kScrubFindingsFileName[] = "daruma-scrub-findings.json";
+
+// The corruption taxonomy of a scrub, the same cases recovery and `check`
+// cut at (log/segment_recovery_scan.h).
+enum class ScrubFindingKind {
+  kBadCrc,                // CRC-32C (v2) or CRC-32 (v0/v1) does not match
+  kBadMagic,              // magic byte other than 0, 1, 2 (outside the v2 CRC)
+  kBadSize,               // a size field < 14 (zeros), < 61 for v2, or past the segment's end
+  kNonMonotonicOffset,    // a baseOffset at or below an earlier batch's offsets
+  kOffsetOutsideSegment,  // offsets below the segment's base or at/above the next one's
+  kLeaderEpoch,           // a partitionLeaderEpoch below -1 or below an earlier one
+  kIoError,               // the bytes could not be read (EIO: a bad sector)
+};
+
+const char* ScrubFindingKindName(ScrubFindingKind kind);  // "bad_crc", ...
+std::optional<ScrubFindingKind> ParseScrubFindingKind(const std::string& name);
+
+// A damaged range of one segment, as the segment scan reports it.
+struct ScrubDamage {
+  int64_t position = 0;
+  int64_t end_position = 0;
+  int64_t first_offset = 0;
+  int64_t end_offset = 0;
+  ScrubFindingKind kind = ScrubFindingKind::kBadCrc;
+  std::string what;  // names the file, the byte position, the field, expected and found
+
+  bool operator==(const ScrubDamage&) const = default;
+};
+
+struct ScrubFinding {
+  TopicPartition tp;
+  int64_t segment_base = 0;
+  std::string file;  // the segment's `.log`, relative to the log dir
+  ScrubDamage damage;
+  int64_t found_ms = 0;
+
+  bool operator==(const ScrubFinding&) const = default;
+};
+
+struct ScrubFindingsFile {
+  std::optional<int64_t> last_pass_completed_ms;
+  std::vector<ScrubFinding> findings;
+
+  bool operator==(const ScrubFindingsFile&) const = default;
+};
+
+// The findings of `log_dir` (empty when it has no findings file).
+Result<ScrubFindingsFile> ReadScrubFindings(FileSystem* fs, const std::string& log_dir);
+
+// Replaces the findings file of `log_dir`, durably (see above).
+Status WriteScrubFindings(FileSystem* fs, const std::string& log_dir,
+                          const ScrubFindingsFile& findings);
+
+// The file's bytes, and their parse (for tests and tools reading a copy).
+std::string EncodeScrubFindings(const ScrubFindingsFile& findings);
+Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::string_view bytes);
+
+}  // namespace daruma
