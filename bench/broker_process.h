@@ -63,6 +63,7 @@ class BrokerProcess {
   bool ok() const { return pid_ > 0; }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(port_); }
   pid_t pid() const { return pid_; }
+  uint16_t port() const { return port_; }
   // utime + stime of the broker, in seconds.
   double CpuSeconds() const {
     std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
