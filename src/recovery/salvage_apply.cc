@@ -68,6 +68,11 @@ Status ApplySegment(const SegmentSalvage& seg, FileSystem* fs, Quarantine* quara
   } else {
     const std::string cleaned = seg.path + std::string(kCleanedFileSuffix);
     DARUMA_RETURN_IF_ERROR(WriteKept(fs, seg, cleaned));
+    // The `.cleaned` name must be durable before the rename: the undo of a
+    // rename takes "`.log` there, `.cleaned` not" to mean the rename
+    // happened, which after a power loss that lost an unsynced `.cleaned`
+    // entry would move the original `.log` away (the crash test finds it).
+    DARUMA_RETURN_IF_ERROR(fs->SyncDir(dir));
     DARUMA_RETURN_IF_ERROR(fs->Rename(cleaned, seg.path));
   }
   for (const std::string& index :
