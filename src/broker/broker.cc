@@ -39,6 +39,7 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
   ctx.zero_copy_fs = args.fs;
   ctx.cluster_id = args.identity.cluster_id;
   ctx.log = args.log;
+  ctx.scrubber = args.scrubber;
   auto handler = std::make_unique<RequestHandler>(std::move(ctx), args.request_executor);
   DARUMA_RETURN_IF_ERROR(handler->init_status());
   return std::unique_ptr<FrameHandler>(std::move(handler));
@@ -123,6 +124,7 @@ Status Broker::Run() {
   if (request_pool_ != nullptr) request_pool_->join();
   handler_.reset();
   request_pool_.reset();
+  if (scrubber_ != nullptr) scrubber_->Stop();
   kafka_.reset();
   signals_.reset();
   if (!recovery_ok_) return fatal_;
@@ -180,8 +182,10 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
       groups = handler_->GroupCoordinatorStatus();
       txns = handler_->TransactionCoordinatorStatus();
     }
+    std::optional<ScrubStatus> scrub;
+    if (scrubber_ != nullptr) scrub = scrubber_->Snapshot();
     return {HealthHttpStatus(state), "application/json",
-            HealthJson(state, &log_manager_, kafka_listener_, groups, txns).dump() + "\n"};
+            HealthJson(state, &log_manager_, kafka_listener_, groups, txns, scrub).dump() + "\n"};
   }
   if (path == "/metrics") {
     MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};
@@ -189,6 +193,9 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
       sources.parked_requests = int64_t(handler_->ParkedRequests());
       sources.delayed_operations = handler_->DelayedOperations();
     }
+    std::optional<ScrubStatus> scrub;
+    if (scrubber_ != nullptr) scrub = scrubber_->Snapshot();
+    sources.scrub = scrub ? &*scrub : nullptr;
     return {200, "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(sources)};
   }
   return {404, "text/plain; charset=utf-8", "not found; try /health or /metrics\n"};
@@ -241,7 +248,17 @@ Status Broker::StartServing() {
   args.request_executor = request_pool_->get_executor();
   args.fs = options_.log_manager.fs;
   args.log = &event_log_;
+  ScrubberOptions scrub;
+  scrub.settings = options_.settings.scrub;
+  scrub.logs = &log_manager_;
+  scrub.fs = options_.log_manager.fs;
+  scrub.log_dirs = options_.config.log_dirs;
+  scrub.log = &event_log_;
+  scrubber_ = std::make_unique<Scrubber>(std::move(scrub));
+  scrubber_->Load();
+  args.scrubber = scrubber_.get();
   DARUMA_ASSIGN_OR_RETURN(handler_, options_.make_handler(args));
+  scrubber_->Start();
   kafka_->Start(handler_.get());
   kafka_listener_ = bound.ToString();
   kafka_port_ = bound.port;

@@ -15,14 +15,16 @@
 //      the io_context keeps serving HTTP meanwhile. Then every online log dir
 //      without meta.properties gets one (written atomically).
 //   4. Only after recovery succeeds the Kafka port binds, the request handler
-//      pool (num.io.threads threads) starts, the request handler is built (it
-//      may need the bound port) and the state becomes "serving".
+//      pool (num.io.threads threads) starts, the scrubber loads its findings
+//      (scrubber.h), the request handler is built (it may need the bound
+//      port), the scrubber's thread starts and the state becomes "serving".
 //   5. A stop (SIGTERM/SIGINT with handle_signals, or RequestStop()) sets
 //      "stopping": the acceptor closes, the handler completes parked fetches,
 //      in-flight requests are answered, connections close, the io_context
 //      stops. A stop during recovery waits for recovery to finish.
 //   6. The request pool drains (requests still running after the drain
-//      timeout finish, their answers dropped) and joins; the handler goes.
+//      timeout finish, their answers dropped) and joins; the handler goes,
+//      then the scrubber stops.
 //   7. LogManager::Shutdown (flush, checkpoints, clean-shutdown marker last);
 //      when it succeeds the crash-loop guard is reset.
 // Run() returns the first fatal error (HTTP or Kafka bind, fatal recovery
@@ -53,6 +55,7 @@
 #include "broker/http_server.h"
 #include "broker/kafka_server.h"
 #include "broker/request_metrics.h"
+#include "broker/scrubber.h"
 #include "broker/serve_settings.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
@@ -70,8 +73,9 @@ struct HandlerArgs {
   // The request handler pool (num.io.threads threads): where requests run.
   // It drains before the handler is destroyed.
   asio::any_io_executor request_executor;
-  FileSystem* fs = nullptr;  // the log manager's (BrokerContext::zero_copy_fs)
-  EventLog* log = nullptr;   // request lines (BrokerContext::log); outlives the handler
+  FileSystem* fs = nullptr;      // the log manager's (BrokerContext::zero_copy_fs)
+  EventLog* log = nullptr;       // request lines (BrokerContext::log); outlives the handler
+  Scrubber* scrubber = nullptr;  // BrokerContext::scrubber; outlives the handler
 };
 
 using HandlerFactory = std::function<Result<std::unique_ptr<FrameHandler>>(const HandlerArgs&)>;
@@ -126,6 +130,9 @@ class Broker {
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<asio::signal_set> signals_;
   std::unique_ptr<KafkaServer> kafka_;
+  // Built once the logs are recovered; stopped after the handler is gone
+  // (fetches consult it) and before the logs shut down (it reads them).
+  std::unique_ptr<Scrubber> scrubber_;
   std::unique_ptr<FrameHandler> handler_;
   // Run() joins it before destroying handler_ (queued requests hold the
   // handler); declared after handler_ so that, failing that, it still goes

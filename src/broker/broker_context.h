@@ -22,6 +22,8 @@
 
 namespace daruma::broker {
 
+class Scrubber;
+
 // A fixed 22-character URL-safe base64 id: clients only compare it.
 inline constexpr char kDefaultClusterId[] = "ZGFydW1hLWRhcnVtYS0wMQ";
 
@@ -51,6 +53,9 @@ struct BrokerContext {
   // Error responses and refused requests are logged here (request_log.h);
   // null = not logged. Owned by the caller, thread-safe.
   EventLog* log = nullptr;
+  // The background scrubber (scrubber.h): Fetch does not serve what it found
+  // damaged. Null = no scrub findings are consulted. Owned by the caller.
+  Scrubber* scrubber = nullptr;
 };
 
 // Reads node.id/broker.id, broker.rack, auto.create.topics.enable,

@@ -6,10 +6,13 @@
 // serve them (fetch_slice_reader.h), else bytes copied by Log::Read.
 // From v13 topics are named by id; ids are resolved once, when the request
 // arrives (an unknown id: UNKNOWN_TOPIC_ID for each of its partitions).
+// Bytes the background scrub found damaged are not served (broker/scrubber.h):
+// CORRUPT_MESSAGE at a damaged offset, a read cut at the damage below it.
 #include <algorithm>
 #include <memory>
 
 #include "broker/api_handlers.h"
+#include "broker/scrubber.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
@@ -61,6 +64,16 @@ ErrorCode CheckPartition(const FetchRequest& request, const FetchRequest::Partit
   return ErrorCode::kNone;
 }
 
+// The answer for a fetch that reaches scrub damage with nothing before it.
+void RefuseDamaged(HandlerEnv& env, const ScrubFetchDamage& damage, int64_t fetch_offset,
+                   FetchResponse::Partition& out) {
+  env.ctx.scrubber->NoteRefused(damage, fetch_offset);
+  out.error_code = ScrubErrorCode(damage.finding);
+  out.records.reset();
+  out.file_records.clear();
+  out.aborted_transactions.reset();
+}
+
 // Reads one partition with at most `max_bytes` (the first batch of the whole
 // response is returned even when larger: `min_one`).
 FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& request,
@@ -74,6 +87,14 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
     out.error_code = ErrorCode::kUnknownTopicOrPartition;
   }
   if (log == nullptr) return out;
+  std::optional<ScrubFetchDamage> damage;
+  if (env.ctx.scrubber != nullptr && env.ctx.scrubber->HasFindings()) {
+    damage = env.ctx.scrubber->DamageFrom(*log, p.fetch_offset);
+    if (damage && damage->finding.damage.first_offset <= p.fetch_offset) {
+      RefuseDamaged(env, *damage, p.fetch_offset, out);
+      return out;
+    }
+  }
   const bool committed = request.isolation_level == kReadCommitted;
   if (committed) out.aborted_transactions.emplace();
   const FetchIsolation isolation =
@@ -115,6 +136,16 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
     out.error_code = ErrorCode::kOffsetOutOfRange;
     out.aborted_transactions.reset();
     return out;
+  }
+  if (damage && (slices || out.records)) {
+    // Below the damage: what lies before its first byte is served.
+    const bool any = slices ? !out.file_records.empty() : !out.records->empty();
+    const int64_t kept = slices ? CutSlicesAtDamage(*damage, &out.file_records)
+                                : CutRecordsAtDamage(*damage, &*out.records);
+    if (any && kept == 0) {
+      RefuseDamaged(env, *damage, p.fetch_offset, out);
+      return out;
+    }
   }
   out.high_watermark = log->high_watermark();
   out.last_stable_offset = log->last_stable_offset();

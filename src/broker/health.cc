@@ -7,7 +7,8 @@ namespace daruma::broker {
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
                           const std::optional<CoordinatorStatus>& groups,
-                          const std::optional<TxnCoordinatorStatus>& txns) {
+                          const std::optional<TxnCoordinatorStatus>& txns,
+                          const std::optional<ScrubStatus>& scrub) {
   nlohmann::json logs = nlohmann::json::object();
   nlohmann::json segments = nlohmann::json::object();
   ProgressSnapshot progress;
@@ -34,6 +35,7 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                                    {"transactionalIds", txns->transactional_ids},
                                    {"pendingMarkers", txns->pending_markers}};
   }
+  if (scrub) j["scrub"] = ToJson(*scrub);
   return j;
 }
 

@@ -7,7 +7,10 @@
 //      "scannedBytes": n, "bytesToScan": n, "totalLogs": n, "remainingLogs": n},
 //    "groupCoordinator": {"state": "loading" | "loaded", "groups": n},  // once serving
 //    "transactionCoordinator": {"state": "loading" | "loaded",          // once serving
-//                               "transactionalIds": n, "pendingMarkers": n}}
+//                               "transactionalIds": n, "pendingMarkers": n},
+//    "scrub": {...}}   // once serving: the background scrub (scrubber.h ToJson):
+//                      // state, pass progress, totals, findings (partition,
+//                      // segment, byte range, offset range, kind)
 // The HTTP status is 200 while serving and 503 otherwise, so a load balancer
 // or a readiness probe can use the status alone.
 #pragma once
@@ -18,6 +21,7 @@
 
 #include "broker/broker_state.h"
 #include "broker/frame_handler.h"
+#include "broker/scrubber.h"
 #include "recovery/log_manager.h"
 
 namespace daruma::broker {
@@ -29,7 +33,8 @@ namespace daruma::broker {
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
                           const std::optional<CoordinatorStatus>& groups = std::nullopt,
-                          const std::optional<TxnCoordinatorStatus>& txns = std::nullopt);
+                          const std::optional<TxnCoordinatorStatus>& txns = std::nullopt,
+                          const std::optional<ScrubStatus>& scrub = std::nullopt);
 
 int HealthHttpStatus(BrokerState state);
 

@@ -196,6 +196,44 @@ void RenderNetwork(const MetricsSources& s, std::string& out) {
   }
 }
 
+void RenderScrub(const MetricsSources& s, std::string& out) {
+  if (s.scrub == nullptr) return;
+  const ScrubStatus& sc = *s.scrub;
+  auto seconds = [](int64_t ms) { return ms < 0 ? std::string("-1") : Number(double(ms) / 1000); };
+  const std::tuple<std::string_view, std::string_view, std::string_view, std::string> rows[] = {
+      {"scrub_enabled", "gauge", "1 when the background scrub of old segments runs",
+       sc.enabled ? "1" : "0"},
+      {"scrub_bytes_total", "counter", "Bytes of old segments the scrub read",
+       std::to_string(sc.bytes_scrubbed_total)},
+      {"scrub_segments_total", "counter", "Segments the scrub verified to their end",
+       std::to_string(sc.segments_scrubbed_total)},
+      {"scrub_passes_total", "counter", "Full scrub passes completed",
+       std::to_string(sc.passes_completed)},
+      {"scrub_damaged_ranges", "gauge", "Damaged ranges recorded now (not served to fetches)",
+       std::to_string(sc.findings.size())},
+      {"scrub_findings_total", "counter", "Damaged ranges the scrub found since the broker started",
+       std::to_string(sc.findings_recorded_total)},
+      {"scrub_damaged_bytes", "gauge", "Bytes in the damaged ranges recorded now",
+       std::to_string(sc.damaged_bytes)},
+      {"scrub_pass_bytes", "gauge", "Bytes the current (or last) scrub pass reads",
+       std::to_string(sc.pass_bytes_total)},
+      {"scrub_pass_bytes_done", "gauge", "Bytes the current (or last) scrub pass has read",
+       std::to_string(sc.pass_bytes_done)},
+      {"scrub_throttled_seconds_total", "counter",
+       "Time the scrub waited for daruma.scrub.bytes.per.second", seconds(sc.throttled_ms_total)},
+      {"scrub_last_pass_duration_seconds", "gauge",
+       "Duration of the last completed scrub pass (-1: none yet)",
+       seconds(sc.last_pass_duration_ms)},
+      {"scrub_last_pass_completed_timestamp_seconds", "gauge",
+       "When the last scrub pass completed, Unix time (-1: never)",
+       seconds(sc.last_pass_completed_ms)},
+  };
+  for (const auto& [name, type, help, value] : rows) {
+    Family(out, name, type, help);
+    out += fmt::format("daruma_{} {}\n", name, value);
+  }
+}
+
 // Prometheus' standard process gauges, read from /proc/self (0 elsewhere).
 void RenderProcess(std::string& out) {
   int64_t fds = 0;
@@ -244,6 +282,7 @@ std::string RenderPrometheus(const MetricsSources& sources) {
   RenderRequests(sources, out);
   RenderRecovery(sources, out);
   RenderNetwork(sources, out);
+  RenderScrub(sources, out);
   RenderProcess(out);
   return out;
 }

@@ -30,6 +30,12 @@
 //                                            pending_member)
 //   delayed_operations_expired_total{kind}   counter: those forced by their
 //                                            deadline
+//   scrub_enabled, scrub_damaged_ranges, scrub_damaged_bytes, scrub_pass_bytes,
+//   scrub_pass_bytes_done, scrub_last_pass_duration_seconds,
+//   scrub_last_pass_completed_timestamp_seconds   gauges of the background
+//                                             scrub (scrubber.h), once serving
+//   scrub_bytes_total, scrub_segments_total, scrub_passes_total,
+//   scrub_findings_total, scrub_throttled_seconds_total   its counters
 //   process_open_fds, process_resident_memory_bytes (no daruma_ prefix:
 //                                             Prometheus' standard names)
 // Label values are escaped (\\, \", \n) as the format requires.
@@ -40,6 +46,7 @@
 #include "broker/broker_state.h"
 #include "broker/frame_handler.h"
 #include "broker/request_metrics.h"
+#include "broker/scrubber.h"
 #include "recovery/log_manager.h"
 
 namespace daruma::broker {
@@ -55,6 +62,7 @@ struct MetricsSources {
   const NetworkCounters* network = nullptr;
   int64_t parked_requests = 0;  // FrameHandler::ParkedRequests once serving
   std::vector<DelayedOperationGauge> delayed_operations;  // FrameHandler::DelayedOperations
+  const ScrubStatus* scrub = nullptr;                     // once serving
 };
 
 std::string RenderPrometheus(const MetricsSources& sources);

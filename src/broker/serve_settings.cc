@@ -58,6 +58,19 @@ Result<ServeSettings> ServeSettings::FromConfig(const ServerConfig& config) {
   int32_t io_threads = s.num_io_threads;
   DARUMA_RETURN_IF_ERROR(ReadInt<int32_t>(config, "num.io.threads", 1, &io_threads));
   s.num_io_threads = io_threads;
+  if (const std::string* v = Find(config, "daruma.scrub.enable")) {
+    if (*v != "true" && *v != "false") {
+      return Status::InvalidArgument(
+          fmt::format("invalid value \"{}\" for daruma.scrub.enable: expected true or false", *v));
+    }
+    s.scrub.enable = *v == "true";
+  }
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt<int64_t>(config, "daruma.scrub.bytes.per.second", 1, &s.scrub.bytes_per_second));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt<int64_t>(config, "daruma.scrub.interval.ms", 1, &s.scrub.interval_ms));
+  DARUMA_RETURN_IF_ERROR(
+      ReadInt<int64_t>(config, "daruma.scrub.initial.delay.ms", 0, &s.scrub.initial_delay_ms));
   if (const std::string* v = Find(config, "daruma.log.level")) {
     Result<LogLevel> level = ParseLogLevel(*v);
     if (!level.ok()) return level.status().WithContext("daruma.log.level");

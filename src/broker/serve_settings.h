@@ -27,6 +27,7 @@
 //   daruma.crash.loop.max.unclean.starts refuse to start after this many starts
 //                                        without a clean shutdown, default 5
 //                                        (0 = never refuse)
+//   daruma.scrub.*                       the background scrubber (scrub_settings.h)
 // kInvalidArgument naming the key and the value when one does not parse.
 #pragma once
 
@@ -35,6 +36,7 @@
 
 #include "broker/event_log.h"
 #include "broker/listener_address.h"
+#include "broker/scrub_settings.h"
 #include "common/status.h"
 #include "recovery/server_config.h"
 
@@ -54,6 +56,7 @@ struct ServeSettings {
   int max_unclean_starts = kDefaultMaxUncleanStarts;
   int num_io_threads = kDefaultNumIoThreads;
   LogLevel log_level = LogLevel::kInfo;
+  ScrubSettings scrub;
 
   static Result<ServeSettings> FromConfig(const ServerConfig& config);
 };

@@ -64,6 +64,12 @@ Result<ScrubFinding> ParseFinding(const std::string& path, const nlohmann::json&
   d.kind = *parsed;
   DARUMA_ASSIGN_OR_RETURN(d.what, String(path, j, where, "what"));
   DARUMA_ASSIGN_OR_RETURN(f.found_ms, Int(path, j, where, "foundMs", 0));
+  if (j.contains("segmentSize")) {
+    DARUMA_ASSIGN_OR_RETURN(f.segment_size, Int(path, j, where, "segmentSize", 0));
+  }
+  if (j.contains("segmentModifiedMs")) {
+    DARUMA_ASSIGN_OR_RETURN(f.segment_modified_ms, Int(path, j, where, "segmentModifiedMs", 0));
+  }
   return f;
 }
 
@@ -86,17 +92,20 @@ std::optional<ScrubFindingKind> ParseScrubFindingKind(const std::string& name) {
 std::string EncodeScrubFindings(const ScrubFindingsFile& file) {
   nlohmann::json findings = nlohmann::json::array();
   for (const ScrubFinding& f : file.findings) {
-    findings.push_back({{"topic", f.tp.topic},
-                        {"partition", f.tp.partition},
-                        {"segment", f.segment_base},
-                        {"file", f.file},
-                        {"position", f.damage.position},
-                        {"endPosition", f.damage.end_position},
-                        {"firstOffset", f.damage.first_offset},
-                        {"endOffset", f.damage.end_offset},
-                        {"kind", ScrubFindingKindName(f.damage.kind)},
-                        {"what", f.damage.what},
-                        {"foundMs", f.found_ms}});
+    nlohmann::json entry = {{"topic", f.tp.topic},
+                            {"partition", f.tp.partition},
+                            {"segment", f.segment_base},
+                            {"file", f.file},
+                            {"position", f.damage.position},
+                            {"endPosition", f.damage.end_position},
+                            {"firstOffset", f.damage.first_offset},
+                            {"endOffset", f.damage.end_offset},
+                            {"kind", ScrubFindingKindName(f.damage.kind)},
+                            {"what", f.damage.what},
+                            {"foundMs", f.found_ms}};
+    if (f.segment_size >= 0) entry["segmentSize"] = f.segment_size;
+    if (f.segment_modified_ms >= 0) entry["segmentModifiedMs"] = f.segment_modified_ms;
+    findings.push_back(std::move(entry));
   }
   nlohmann::json j;
   j["version"] = kVersion;

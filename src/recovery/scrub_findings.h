@@ -24,7 +24,12 @@
 //                  "position": <first damaged byte>, "endPosition": <one past>,
 //                  "firstOffset": n, "endOffset": n,
 //                  "kind": "bad_crc", "what": "<file, position, field, expected, found>",
-//                  "foundMs": <ms since the epoch>}, ...]}
+//                  "foundMs": <ms since the epoch>,
+//                  "segmentSize": n, "segmentModifiedMs": n}, ...]}
+// segmentSize and segmentModifiedMs describe the `.log` as it was when the
+// damage was found (absent: unknown). A file that differs from them was
+// rewritten since (repair, the cleaner's swap): the finding no longer
+// describes it.
 // Written with FileSystem::WriteFileAtomically (temp file, fsync, rename, dir
 // fsync): a crash leaves the old or the new file, never a mix. Reading is
 // strict: a file that is not this format is kCorruption naming the file and
@@ -77,6 +82,8 @@ struct ScrubFinding {
   std::string file;  // the segment's `.log`, relative to the log dir
   ScrubDamage damage;
   int64_t found_ms = 0;
+  int64_t segment_size = -1;         // -1: unknown
+  int64_t segment_modified_ms = -1;  // -1: unknown
 
   bool operator==(const ScrubFinding&) const = default;
 };

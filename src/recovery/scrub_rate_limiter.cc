@@ -29,6 +29,7 @@ void ScrubRateLimiter::Refill() {
 bool ScrubRateLimiter::Admit(int64_t bytes) {
   Refill();
   tokens_ -= bytes;
+  admitted_ += bytes;
   while (tokens_ < 0) {
     // Round up: waking early would only loop once more.
     const int64_t ms = std::max<int64_t>(1, (-tokens_ * 1000 + rate_ - 1) / rate_);

@@ -36,6 +36,8 @@ class ScrubRateLimiter {
   int64_t bytes_per_second() const { return rate_; }
   // Total milliseconds asked of `sleep` (for tests and /metrics).
   int64_t throttled_ms() const { return throttled_ms_; }
+  // Total bytes admitted.
+  int64_t admitted_bytes() const { return admitted_; }
 
  private:
   void Refill();
@@ -47,6 +49,7 @@ class ScrubRateLimiter {
   int64_t tokens_;  // may be negative: a debt paid by waiting
   int64_t last_nanos_;
   int64_t throttled_ms_ = 0;
+  int64_t admitted_ = 0;
 };
 
 }  // namespace daruma

@@ -32,9 +32,14 @@ class PacedFile final : public File {
     }
     if (p_.drop_cache) inner_->DropCache(pos, out.size());
     Result<size_t> n = inner_->ReadAt(pos, out);
-    if (n.ok()) {
-      bytes_ += int64_t(*n);
-      if (p_.bytes_read != nullptr) p_.bytes_read->fetch_add(int64_t(*n));
+    if (n.ok() && int64_t(pos + *n) > verified_end_) {
+      // Progress counts each byte once: the reader reads an entry that
+      // straddles two blocks again with the second (the limiter is charged
+      // for both reads).
+      const int64_t added = int64_t(pos + *n) - std::max(verified_end_, int64_t(pos));
+      verified_end_ = int64_t(pos + *n);
+      bytes_ += added;
+      if (p_.bytes_read != nullptr) p_.bytes_read->fetch_add(added);
     }
     return n;
   }
@@ -56,6 +61,7 @@ class PacedFile final : public File {
   const SegmentScrubParams& p_;
   mutable bool stopped_ = false;
   mutable int64_t bytes_ = 0;
+  mutable int64_t verified_end_ = 0;  // reads are forwards: [0, verified_end_) read
 };
 
 // The walk over one segment's entries: which are valid, where the damage is,

@@ -56,12 +56,13 @@ struct SegmentScrubParams {
   ScrubRateLimiter* limiter = nullptr;  // null: unthrottled
   const std::atomic<bool>* stop = nullptr;
   bool drop_cache = true;
-  std::atomic<int64_t>* bytes_read = nullptr;  // progress, added to as blocks are read
+  // Progress, added to as blocks are read, each byte once.
+  std::atomic<int64_t>* bytes_read = nullptr;
 };
 
 struct SegmentScrubResult {
   bool completed = false;           // false: stopped (the stop flag or the limiter) before the end
-  int64_t bytes = 0;                // read
+  int64_t bytes = 0;                // distinct bytes read (the limiter is charged for re-reads too)
   int64_t batches = 0;              // valid entries
   std::vector<ScrubDamage> damage;  // by position, disjoint
 };

@@ -35,6 +35,8 @@ TEST(ScrubFindingsTest, RoundTrip) {
   file.last_pass_completed_ms = 1700000000000;
   file.findings = {Finding(4096), Finding(9000)};
   file.findings[1].damage.kind = ScrubFindingKind::kNonMonotonicOffset;
+  file.findings[1].segment_size = 1 << 30;
+  file.findings[1].segment_modified_ms = 1700000000456;
   auto decoded = DecodeScrubFindings("f", EncodeScrubFindings(file));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, file);
