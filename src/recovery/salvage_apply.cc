@@ -32,7 +32,6 @@ Status RemoveIfPresent(FileSystem* fs, const std::string& path) {
 
 // Writes the kept runs of `seg` to `to` and fsyncs it.
 Status WriteKept(FileSystem* fs, const SegmentSalvage& seg, const std::string& to) {
-  DARUMA_RETURN_IF_ERROR(RemoveIfPresent(fs, to));  // a stale one; recorded, so restorable
   DARUMA_ASSIGN_OR_RETURN(auto in, fs->Open(seg.path, OpenMode::kRead));
   DARUMA_ASSIGN_OR_RETURN(auto out, fs->Open(to, OpenMode::kCreateExclusive));
   std::vector<uint8_t> buffer;
@@ -67,6 +66,12 @@ Status ApplySegment(const SegmentSalvage& seg, FileSystem* fs, Quarantine* quara
     DARUMA_RETURN_IF_ERROR(file->Sync());
   } else {
     const std::string cleaned = seg.path + std::string(kCleanedFileSuffix);
+    // A `.cleaned` left by an interrupted Kafka cleaner: kept, as recovery
+    // would keep it (MoveFile does nothing when there is none).
+    DARUMA_RETURN_IF_ERROR(quarantine->MoveFile(
+        cleaned, {std::nullopt, std::nullopt,
+                  "leftover .cleaned file, set aside before repair --salvage rewrote the "
+                  "segment under that name"}));
     DARUMA_RETURN_IF_ERROR(WriteKept(fs, seg, cleaned));
     // The `.cleaned` name must be durable before the rename: the undo of a
     // rename takes "`.log` there, `.cleaned` not" to mean the rename

@@ -109,6 +109,7 @@ struct Chain {
 };
 
 struct LastKept {
+  SegmentSalvage* seg = nullptr;  // may be an earlier segment than the current one
   int64_t position = 0;
   Entry entry;
 };
@@ -120,7 +121,6 @@ class Planner {
   Status PlanSegment(SegmentSalvage* seg, std::optional<int64_t> next_base) {
     seg_ = seg;
     next_base_ = next_base;
-    last_kept_.reset();
     if (seg->size == 0) return Status::Ok();
     DARUMA_ASSIGN_OR_RETURN(auto file, fs_->Open(seg->path, OpenMode::kRead));
     WindowReader reader(file.get(), seg->path, seg->size);
@@ -137,7 +137,7 @@ class Planner {
       if (e.kind == DamageKind::kTornTail && next < seg->size) e.kind = DamageKind::kBadLength;
       DARUMA_ASSIGN_OR_RETURN(bool zeros, AllZeros(pos, next));
       if (zeros) e.kind = DamageKind::kZeros;
-      Drop({pos, next, e.kind, e.what, 0, std::nullopt});
+      Drop(seg_, {pos, next, e.kind, e.what, 0, std::nullopt});
       pos = next;
     }
     reader_ = nullptr;
@@ -265,27 +265,30 @@ class Planner {
     if (chain_.ContinuedBy(e)) return Keep(pos, e);
     const bool offset_conflict = chain_.last && e.base <= *chain_.last;
     if (last_kept_ && before_last_.ContinuedBy(e)) {
-      const Entry& b = last_kept_->entry;
-      const int64_t anchor = before_last_.last ? *before_last_.last + 1 : seg_->base_offset;
+      const Entry b = last_kept_->entry;
+      SegmentSalvage* b_seg = last_kept_->seg;
+      const int64_t anchor = before_last_.last ? *before_last_.last + 1 : b_seg->base_offset;
       if (!offset_conflict || b.base != anchor || e.base == anchor) {
         const int64_t b_pos = last_kept_->position;
         Unkeep();
-        Drop({b_pos, b_pos + b.size,
+        Drop(b_seg,
+             {b_pos, b_pos + b.size,
               offset_conflict ? DamageKind::kOffsetOrder : DamageKind::kEpochOrder,
               offset_conflict
-                  ? fmt::format("{}: field baseOffset {} (outside the batch CRC) is out of order: "
-                                "the batch at byte {} starts at offset {}, which continues the "
-                                "batches before this one",
-                                At(b_pos), b.base, pos, e.base)
-                  : fmt::format("{}: field partitionLeaderEpoch {} (outside the batch CRC) is "
-                                "above the batch at byte {} (epoch {}), which continues the "
-                                "batches before this one",
-                                At(b_pos), b.epoch, pos, e.epoch),
+                  ? fmt::format("{}: at byte {}: field baseOffset {} (outside the batch CRC) is "
+                                "out of order: the batch at byte {} of {} starts at offset {}, "
+                                "which continues the batches before this one",
+                                b_seg->path, b_pos, b.base, pos, seg_->path, e.base)
+                  : fmt::format("{}: at byte {}: field partitionLeaderEpoch {} (outside the "
+                                "batch CRC) is above the batch at byte {} of {} (epoch {}), "
+                                "which continues the batches before this one",
+                                b_seg->path, b_pos, b.epoch, pos, seg_->path, e.epoch),
               0, std::nullopt});
         return Keep(pos, e);
       }
     }
-    Drop({pos, pos + e.size, offset_conflict ? DamageKind::kOffsetOrder : DamageKind::kEpochOrder,
+    Drop(seg_,
+         {pos, pos + e.size, offset_conflict ? DamageKind::kOffsetOrder : DamageKind::kEpochOrder,
           offset_conflict
               ? fmt::format("{}: field baseOffset: expected above {} (the batches kept before "
                             "it), found {} (baseOffset is outside the batch CRC)",
@@ -307,16 +310,17 @@ class Planner {
     }
     before_last_ = chain_;
     chain_ = chain_.After(e);
-    last_kept_ = LastKept{pos, e};
+    last_kept_ = LastKept{seg_, pos, e};
   }
 
   // Takes back the last Keep (only one: the state before the batch before
   // it is not kept).
   void Unkeep() {
-    KeptRun& run = seg_->kept.back();
+    SegmentSalvage* seg = last_kept_->seg;
+    KeptRun& run = seg->kept.back();
     run.to -= last_kept_->entry.size;
     if (--run.batches == 0) {
-      seg_->kept.pop_back();
+      seg->kept.pop_back();
     } else {
       run.last_offset = *before_last_.last;
     }
@@ -324,8 +328,8 @@ class Planner {
     last_kept_.reset();
   }
 
-  void Drop(DroppedRange range) {
-    std::vector<DroppedRange>& dropped = seg_->dropped;
+  void Drop(SegmentSalvage* seg, DroppedRange range) {
+    std::vector<DroppedRange>& dropped = seg->dropped;
     auto at = std::lower_bound(dropped.begin(), dropped.end(), range.from,
                                [](const DroppedRange& r, int64_t from) { return r.from < from; });
     dropped.insert(at, std::move(range));
@@ -337,7 +341,7 @@ class Planner {
   WindowReader* reader_ = nullptr;
   Chain chain_;
   Chain before_last_;
-  std::optional<LastKept> last_kept_;  // in the current segment
+  std::optional<LastKept> last_kept_;
 };
 
 // Step 4 and the totals: gaps, what is kept after the damage, the LEO.

@@ -20,7 +20,9 @@
 //     chain as it was before B and B looks like the outlier: for offsets,
 //     B does not start right after the batch before it (or C does); for
 //     epochs, always (a flipped-down epoch also sits below the batch before
-//     B, so C would not continue that chain). Otherwise C is dropped, as one
+//     B, so C would not continue that chain). B may be the last batch of an
+//     earlier segment. Only one batch is taken back this way (the chain
+//     before the one before B is not kept). Otherwise C is dropped, as one
 //     whole entry: the framing around it is intact.
 //  3. An untrusted entry starts a damaged region. Resynchronise: first at
 //     the end the entry's length field claims, then byte by byte, find the

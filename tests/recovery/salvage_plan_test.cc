@@ -163,6 +163,20 @@ TEST_F(SalvagePlanTest, EpochFlippedUpDropsThatBatchNotTheRest) {
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {15, 29}}));
 }
 
+TEST_F(SalvagePlanTest, EpochFlippedUpInTheLastBatchOfASegmentDropsOnlyThatBatch) {
+  const std::string seg0 = Segment(0, 0);
+  Segment(30, 1);
+  Edit(seg0, [&](auto& d) { d[size_t(9 * S + 13)] = 0x40; });  // epoch 0 -> 2^22
+  const PartitionSalvage plan = Plan();
+  ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
+  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kEpochOrder, 27, 29);
+  EXPECT_NE(plan.segments[0].dropped[0].what.find(plan.segments[1].path), std::string::npos)
+      << plan.segments[0].dropped[0].what;
+  EXPECT_FALSE(plan.segments[1].changed());
+  EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 26}}));
+  EXPECT_EQ(plan.kept_batches_after_damage, 10);
+}
+
 TEST_F(SalvagePlanTest, GarbageRunIsDroppedUpToTheNextValidBatch) {
   const std::string seg = Segment(0);
   Edit(seg, [&](auto& d) {
