@@ -97,6 +97,23 @@ Status SalvagePartition(const PartitionCheck& p, const RepairApplyOptions& o,
   return Status::Ok();
 }
 
+// A transaction still open after salvage from before a gap may have lost
+// its COMMIT/ABORT marker in a dropped range: the coordinator thinks it
+// complete and will not write the marker again, so the last stable offset
+// stays there (a hanging transaction, as Kafka calls it).
+void WarnOpenTransaction(const Log& log, PartitionSalvage* salvaged,
+                         PartitionRecoveryReport* report) {
+  const std::optional<int64_t> open = log.first_unstable_offset();
+  if (!open || salvaged->gaps.empty() || *open > salvaged->gaps.back().last) return;
+  const std::string warning = fmt::format(
+      "a transaction is open from offset {}, before the offset gap [{}, {}]: its COMMIT/ABORT "
+      "marker may have been in a dropped range; read_committed consumers stop at offset {} until "
+      "it is aborted",
+      *open, salvaged->gaps.back().first, salvaged->gaps.back().last, *open);
+  salvaged->warnings.push_back(warning);
+  report->warnings.push_back(warning);
+}
+
 // Step 3 for one partition: set aside, cut (or salvage), load for real, flush,
 // note the new checkpoint values, close. All of it is one LoadTransaction: if any step
 // fails, the partition dir is left byte for byte as it was.
@@ -134,6 +151,7 @@ Status RepairPartition(const LogDirCheck& plan, const PartitionCheck& p,
       st = loaded.status();
     }
   }
+  if (st.ok() && salvaged->has_value()) WarnOpenTransaction(*log, &**salvaged, report);
   if (st.ok()) {
     log->UpdateHighWatermark(Find(plan.high_watermarks, p.tp));
     st = log->FlushAll();

@@ -459,7 +459,8 @@ nlohmann::json ToJson(const PartitionSalvage& s) {
           {"logEndOffset", s.log_end_offset},
           {"ranges", ranges},
           {"segments", segments},
-          {"offsetGaps", gaps}};
+          {"offsetGaps", gaps},
+          {"warnings", s.warnings}};
 }
 
 std::string DescribeSalvage(const PartitionSalvage& s, const std::string& indent) {

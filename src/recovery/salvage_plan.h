@@ -121,6 +121,9 @@ struct PartitionSalvage {
   int64_t kept_batches_after_damage = 0;
   std::vector<OffsetGap> gaps;  // gaps the dropped ranges leave between kept batches
   int64_t log_end_offset = 0;   // after salvage
+  // Set by the repair after its load: what the operator must still act on
+  // (a transaction left open by a dropped marker).
+  std::vector<std::string> warnings;
 
   bool changed() const { return dropped_bytes > 0; }
 };

@@ -194,6 +194,9 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
           "offset gaps:{}\n",
           d.partitions[j].tp.ToString(), s.dropped_bytes, s.kept_batches_after_damage,
           s.kept_bytes_after_damage, s.log_end_offset, gaps.empty() ? " none" : gaps);
+      for (const std::string& w : s.warnings) {
+        err << "daruma repair: " << d.partitions[j].tp.ToString() << ": " << w << "\n";
+      }
     }
     for (const std::string& f : applied->back().set_aside) {
       err << "daruma repair: set aside " << f << " (the dir's topic overrides are gone; "

@@ -338,5 +338,22 @@ TEST_F(RepairSalvageTxnTest, ProducerStateAndMarkersAreRebuiltFromTheKeptBatches
   EXPECT_TRUE(AppendSequence7(12).ok());
 }
 
+// A dropped COMMIT marker leaves its transaction open: the coordinator will
+// not write it again, so repair says where read_committed consumers stop.
+TEST_F(RepairSalvageTxnTest, ADroppedMarkerIsReportedAsAnOpenTransaction) {
+  const BatchPos marker = Batches(LogFile(0))[4];  // COMMIT of producer 9, offset 12
+  ASSERT_EQ(marker.base_offset, 12);
+  FlipByte(LogFile(0), marker.position + 30);
+  const ToolRun run = Repair(true);
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  EXPECT_EQ(Offsets(), (std::vector<int64_t>{0, 3, 6, 9, 13, 16, 17}));
+  EXPECT_NE(run.err.find("t-0: a transaction is open from offset 9, before the offset gap [12, "
+                         "12]"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.json["salvage"]["partitions"][0]["warnings"].size(), 1u);
+  EXPECT_EQ(run.json["applied"]["partitions"][0]["lastStableOffset"], 9);
+}
+
 }  // namespace
 }  // namespace daruma::tools
