@@ -64,6 +64,10 @@ void PrintPlan(const std::vector<LogDirCheck>& dirs, const SalvagePlans& salvage
                          p.tp.ToString(), p.data_bytes_dropped,
                          s != nullptr ? s->log_end_offset : p.plan.log_end_offset,
                          p.changes.size());
+      if (s != nullptr) {
+        out << "    what recovery finds (without --salvage, repair truncates at the first "
+               "damage; with it, only the ranges under salvage below are dropped):\n";
+      }
       for (const CheckProblem& q : p.problems) out << "    " << Line(q) << "\n";
       if (s != nullptr) out << DescribeSalvage(*s, "    ");
     }
