@@ -332,6 +332,16 @@ class Planner {
     std::vector<DroppedRange>& dropped = seg->dropped;
     auto at = std::lower_bound(dropped.begin(), dropped.end(), range.from,
                                [](const DroppedRange& r, int64_t from) { return r.from < from; });
+    if (at != dropped.begin()) {
+      // Consecutive entries dropped for the same reason are one range (and
+      // one quarantine copy): memory stays bounded by the damaged regions,
+      // not by the batches in them. Its `what` is the first entry's.
+      DroppedRange& prev = *(at - 1);
+      if (prev.to == range.from && prev.kind == range.kind) {
+        prev.to = range.to;
+        return;
+      }
+    }
     dropped.insert(at, std::move(range));
   }
 

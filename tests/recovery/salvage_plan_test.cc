@@ -177,6 +177,17 @@ TEST_F(SalvagePlanTest, EpochFlippedUpInTheLastBatchOfASegmentDropsOnlyThatBatch
   EXPECT_EQ(plan.kept_batches_after_damage, 10);
 }
 
+TEST_F(SalvagePlanTest, ConsecutiveOutOfOrderBatchesAreOneRange) {
+  const std::string seg = Segment(0);
+  Edit(seg, [&](auto& d) {
+    for (int i = 4; i < 7; ++i) d[size_t(i * S + 7)] = 1;  // baseOffsets 12, 15, 18 -> 1
+  });
+  const PartitionSalvage plan = Plan();
+  ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 7 * S, DamageKind::kOffsetOrder, 12, 20);
+  EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {21, 29}}));
+}
+
 TEST_F(SalvagePlanTest, GarbageRunIsDroppedUpToTheNextValidBatch) {
   const std::string seg = Segment(0);
   Edit(seg, [&](auto& d) {
