@@ -162,4 +162,14 @@ Status WriteScrubFindings(FileSystem* fs, const std::string& log_dir,
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
+Status RemoveScrubFindings(FileSystem* fs, const std::string& log_dir, const TopicPartition& tp,
+                           std::optional<int64_t> segment_base) {
+  DARUMA_ASSIGN_OR_RETURN(ScrubFindingsFile file, ReadScrubFindings(fs, log_dir));
+  const size_t erased = std::erase_if(file.findings, [&](const ScrubFinding& f) {
+    return f.tp == tp && (!segment_base || f.segment_base == *segment_base);
+  });
+  if (erased == 0) return Status::Ok();
+  return WriteScrubFindings(fs, log_dir, file);
+}
+
 }  // namespace daruma

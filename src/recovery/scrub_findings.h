@@ -102,6 +102,14 @@ Result<ScrubFindingsFile> ReadScrubFindings(FileSystem* fs, const std::string& l
 Status WriteScrubFindings(FileSystem* fs, const std::string& log_dir,
                           const ScrubFindingsFile& findings);
 
+// For `daruma repair` once it has rewritten or dropped a segment: removes the
+// findings of `tp` (of its segment `segment_base` only, when given) from the
+// file, durably; nothing is written when none matches. (A broker also stops
+// applying a finding to a segment file rewritten since, by its size and
+// modification time, and drops it at its next pass.)
+Status RemoveScrubFindings(FileSystem* fs, const std::string& log_dir, const TopicPartition& tp,
+                           std::optional<int64_t> segment_base = std::nullopt);
+
 // The file's bytes, and their parse (for tests and tools reading a copy).
 std::string EncodeScrubFindings(const ScrubFindingsFile& findings);
 Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::string_view bytes);

@@ -72,6 +72,30 @@ TEST(ScrubFindingsTest, WriteThenRead) {
   EXPECT_EQ(*read, file);
 }
 
+TEST(ScrubFindingsTest, RemoveDropsOnlyTheMatchingFindings) {
+  MemFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/d").ok());
+  ScrubFindingsFile file;
+  file.findings = {Finding(0), Finding(100), Finding(200)};
+  file.findings[1].segment_base = 2000;
+  file.findings[2].tp = {"other", 0};
+  ASSERT_TRUE(WriteScrubFindings(&fs, "/d", file).ok());
+  ASSERT_TRUE(RemoveScrubFindings(&fs, "/d", {"orders", 3}, 1000).ok());
+  auto read = ReadScrubFindings(&fs, "/d");
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->findings.size(), 2u);
+  EXPECT_EQ(read->findings[0].segment_base, 2000);
+  ASSERT_TRUE(RemoveScrubFindings(&fs, "/d", {"orders", 3}).ok());
+  read = ReadScrubFindings(&fs, "/d");
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->findings.size(), 1u);
+  EXPECT_EQ(read->findings[0].tp.topic, "other");
+  // No findings file, nothing to remove: nothing is written.
+  ASSERT_TRUE(fs.CreateDir("/e").ok());
+  EXPECT_TRUE(RemoveScrubFindings(&fs, "/e", {"orders", 3}).ok());
+  EXPECT_FALSE(fs.Exists(std::string("/e/") + kScrubFindingsFileName));
+}
+
 TEST(ScrubFindingsTest, NotJsonNamesTheBytePosition) {
   auto r = DecodeScrubFindings("/d/f.json", "{\"version\": 1,, }");
   ASSERT_FALSE(r.ok());
