@@ -245,6 +245,12 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   // Running maxima of the batches so far (the order checks).
   int64_t max_last = std::numeric_limits<int64_t>::min();
   int32_t max_epoch_seen = -1;
+  // A batch whose offsets leave the range relative to the segment's base:
+  // judged by the batch after it. If that one goes back below it, the two
+  // disagree and the out-of-range baseOffset (which no CRC covers) is damage,
+  // cut like any order violation; otherwise (a later batch, or none) it is a
+  // real offset overflow, which Kafka splits.
+  std::optional<std::string> overflow;
   while (auto e = reader.Next()) {
     if (e->magic > kMagicV2) {
       // Read as a v2 batch, whose CRC does not cover the magic byte.
@@ -279,6 +285,11 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
                                 path, e->position, max_last, first)};
       break;
     }
+    if (overflow) break;  // the batch after it goes on upwards: a real overflow
+    if (max_last != std::numeric_limits<int64_t>::min() && first > max_last + 1 &&
+        !scan.first_gap) {
+      scan.first_gap = SegmentRecoveryScan::OffsetGap{e->position, max_last, first};
+    }
     if (epoch < kNoPartitionLeaderEpoch) {
       // Kafka writes -1 (no epoch) or a leader epoch, never below.
       *violation = {e->position,
@@ -306,10 +317,11 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       break;
     }
     if (!FitsRelativeTo(base_offset, last)) {
-      scan.error = Status::OffsetOverflow(fmt::format(
+      overflow = fmt::format(
           "{}: batch at position {} has last offset {}, outside the relative range of base {}",
-          path, e->position, last, base_offset));
-      break;
+          path, e->position, last, base_offset);
+      max_last = std::max(max_last, last);
+      continue;
     }
     max_last = std::max(max_last, last);
     if (epoch >= 0) max_epoch_seen = std::max(max_epoch_seen, epoch);
@@ -338,6 +350,14 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
     scan.batch_count++;
     scan.next_offset = last + 1;
     if (e->is_v2()) scan.v2_next_offset = last + 1;
+  }
+  if (overflow && scan.error.ok() && violation->cut_position < 0) {
+    // Also before a corrupt batch: Kafka meets the overflow first, splits,
+    // and the split segment's recovery then cuts the corrupt tail.
+    scan.error = Status::OffsetOverflow(*overflow);
+    scan.corrupt_batch = false;
+    scan.stop_reason.clear();
+    return;
   }
   if (!scan.error.ok() || scan.corrupt_batch || violation->cut_position >= 0) return;
   if (reader.stop_reason() == StopReason::kIoError) {

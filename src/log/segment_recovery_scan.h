@@ -69,6 +69,12 @@ struct SegmentRecoveryScan {
     }
   };
 
+  struct OffsetGap {
+    int64_t position = 0;       // of the batch after the gap
+    int64_t previous_last = 0;  // the last offset before it
+    int64_t base_offset = 0;    // the batch's baseOffset
+  };
+
   std::vector<IndexPoint> index_points;
   // In file order: the batches with a producer id or a new leader epoch,
   // except those whose replay provably leaves no trace in the state after
@@ -95,6 +101,11 @@ struct SegmentRecoveryScan {
   // kOffsetOverflow or kIoError met at valid_bytes; recovery fails with it
   // after applying the retained batches before that point.
   Status error;
+  // The first kept batch that starts above the previous batch's last offset
+  // + 1. Normal in a compacted log; elsewhere the likeliest cause is a
+  // damaged baseOffset that nothing contradicts (the segment's last batch),
+  // which recovery reports without changing anything.
+  std::optional<OffsetGap> first_gap;
 };
 
 // Scans [0, size) of `file`, the `.log` of the segment based at base_offset

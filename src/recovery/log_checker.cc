@@ -262,8 +262,11 @@ void PartitionChecker::ProblemsFromPlan() {
     // Zeros after the active segment's last batch (an empty quarantine path
     // means 4 KiB or more of zeros only) are the unused part of a segment
     // preallocated by log.preallocate: every live broker's dir has them, and
-    // recovery cuts them without losing a byte. Not a problem.
-    if (q.quarantine_path.empty() && q.file == active_log) continue;
+    // recovery cuts them without losing a byte. Not a problem, unless the dir
+    // was shut down cleanly: Kafka trims the active segment when it closes
+    // it (LogSegment.close), so there the zeros are damage, and start-up
+    // recovers that segment as after a crash (which repair does now).
+    if (q.quarantine_path.empty() && q.file == active_log && !p_.clean_shutdown) continue;
     covered.push_back(q.file);
     if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
     Problem(q.file, q.from_position, q.first_offset,

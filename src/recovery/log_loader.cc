@@ -611,6 +611,18 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
     return recovered.status();
   }
   if (!visitor_stopped) psm->UpdateMapEndOffset(scan->v2_next_offset);
+  if (scan->first_gap && !p_.config.compact && scan->first_gap->position < segment->size()) {
+    // Kept as Kafka keeps it (a log compacted earlier has such gaps), but a
+    // topic that is not compacted has none unless a baseOffset the CRC does
+    // not cover was damaged where no later batch contradicts it.
+    const auto& g = *scan->first_gap;
+    Warn(
+        fmt::format("{}: batch at position {} starts at offset {}, the batch before it ends at "
+                    "{}: an offset gap in a topic that is not compacted (cleanup.policy=delete), "
+                    "kept as found; a damaged baseOffset (outside the batch CRC) is the likeliest "
+                    "cause unless the topic was compacted once",
+                    segment->log_path(), g.position, g.base_offset, g.previous_last));
+  }
   if (scan->uncovered_field_damage && recovered->truncated_bytes > 0) {
     order_cut_base_ = segment->base_offset();
   }
@@ -795,6 +807,18 @@ Status Loader::KeepAbortedTxns(LogSegment* segment) {
       dropped > 0 || kept > 0 || now.size() * AbortedTxn::kSize < old.bytes.size();
   if (!shortened) return Status::Ok();
   const std::string path = index->path();
+  if (dropped == 0 && merged.size() == old.entries.size() &&
+      merged.size() * AbortedTxn::kSize == old.bytes.size() &&
+      std::equal(merged.begin(), merged.end(), old.entries.begin(),
+                 [](const auto& m, const AbortedTxn& t) { return m.second == t; })) {
+    // The old index was exactly right: its extra entries name ABORT markers
+    // whose transactions began in a range an earlier recovery cut (and
+    // reported then). Written back as it was, with nothing to quarantine or
+    // report, so that recovering the same files again changes nothing.
+    DARUMA_RETURN_IF_ERROR(index->Reset());
+    for (const auto& [last, t] : merged) DARUMA_RETURN_IF_ERROR(index->Append(t));
+    return index->Flush();
+  }
   DARUMA_RETURN_IF_ERROR(quarantine_.SaveBytes(
       path, old.bytes,
       {old.entries.empty() ? std::nullopt : std::optional<int64_t>(old.entries.front().last_offset),

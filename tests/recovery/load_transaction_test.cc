@@ -266,7 +266,7 @@ TEST(LoadTransactionTest, RefusedTransactionalPartitionIsLeftExactlyAsFound) {
   PartitionRecoveryReport report;
   auto log = LoadLog(FixtureParams(FileSystem::Default(), log_dir, true, &clock), &report);
   ASSERT_FALSE(log.ok());
-  EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument) << log.status().ToString();
+  EXPECT_EQ(log.status().code(), StatusCode::kCorruption) << log.status().ToString();
   EXPECT_TRUE(report.left_unchanged);
   EXPECT_TRUE(report.quarantined.empty());
   const Image after = ReadTree(partition_dir);

@@ -43,11 +43,13 @@ inline void WriteTree(const std::map<std::string, std::vector<uint8_t>>& files, 
 // `partition_dir` (a copy of the transactional fixture) made unloadable,
 // with the offset indexes of its first and last segments deleted so that the
 // load rebuilds segment 0 (changing files) before it fails: in the last
-// segment, the batch before the last one gets bit 32 of its baseOffset set (outside
-// the CRC). Its offsets then lie past the segment's relative range, which
-// Kafka and Daruma take for an old segment's offset overflow, but the
-// segment's last batch does not overflow, so splitting cannot fix it and the
-// load is refused (SplitOverflowedSegment: "split refused").
+// segment, the batch before the last one gets bit 32 of its baseOffset set
+// (outside the CRC), and the last batch's length now claims more bytes than
+// the file holds. The first batch lies past the segment's relative range with
+// nothing after it to contradict it, which Kafka and Daruma take for an old
+// segment's offset overflow; the split then meets the torn batch, which it
+// cannot copy, and the load is refused (SplitOverflowedSegment: "no whole
+// batch at position ... to split from").
 inline void MakeSegmentZeroUnloadable(const std::string& partition_dir) {
   std::string last_log;
   for (const auto& e : std::filesystem::directory_iterator(partition_dir)) {
@@ -69,6 +71,8 @@ inline void MakeSegmentZeroUnloadable(const std::string& partition_dir) {
   ASSERT_GE(positions.size(), 2u);
   const size_t victim = positions[positions.size() - 2];  // the last batch stays in range
   StoreBe64(bytes + victim, LoadBe64(bytes + victim) + (uint64_t(1) << 32));
+  const size_t torn = positions.back();
+  StoreBe32(bytes + torn + 8, uint32_t(data.size() - torn));  // 12 bytes past the end
   WriteStringToFile(last_log, data);
   std::filesystem::remove(partition_dir + "/00000000000000000000.index");
   std::string index = last_log;

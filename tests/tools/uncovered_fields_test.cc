@@ -129,15 +129,30 @@ TEST_F(UncoveredFieldsTest, BaseOffsetBelowTheSegmentBaseIsCutThere) {
   ExpectCutAndRepair(log, 0, "segment's base offset", SegmentBase(2));
 }
 
-TEST_F(UncoveredFieldsTest, UnloadablePartitionGetsOneRecommendation) {
-  // Check must not advise `daruma repair --max-corrupt-bytes N` for a
-  // partition it also reports repair cannot load (issue 18). Unloadable: an
-  // offset overflow in the last segment that no split can fix (its last
-  // batch is in range).
+TEST_F(UncoveredFieldsTest, OffsetPastTheSegmentRangeInTheLastSegmentIsCut) {
+  // Outside the segment's relative range, as an old segment's offset
+  // overflow would be, but the batch after it goes back into the range: the
+  // two disagree, so the out-of-range baseOffset is damage (issue 22), cut
+  // like any other; it used to look like an overflow no split could fix.
   const std::string log = SegmentFile(dir_, SegmentBase(kSegments - 1), ".log");
   const auto batches = Batches(log);
   const BatchPos b = batches[batches.size() - 2];
   WriteBe64At(log, b.position, uint64_t(b.base_offset) + (uint64_t(1) << 32));
+  ExpectCutAndRepair(log, b.position, "baseOffset", b.base_offset);
+}
+
+TEST_F(UncoveredFieldsTest, UnloadablePartitionGetsOneRecommendation) {
+  // Check must not advise `daruma repair --max-corrupt-bytes N` for a
+  // partition it also reports repair cannot load (issue 18). Unloadable: an
+  // offset overflow in the last segment followed by a torn batch, which the
+  // split cannot copy.
+  const std::string log = SegmentFile(dir_, SegmentBase(kSegments - 1), ".log");
+  const auto batches = Batches(log);
+  const BatchPos b = batches[batches.size() - 2];
+  WriteBe64At(log, b.position, uint64_t(b.base_offset) + (uint64_t(1) << 32));
+  const BatchPos last = batches.back();
+  WriteBe32At(log, last.position + 8,
+              uint32_t(std::filesystem::file_size(log) - uint64_t(last.position)));
   const ToolRun check = Check();
   EXPECT_EQ(check.rc, 1);
   bool cannot_load = false;
