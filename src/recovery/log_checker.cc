@@ -24,6 +24,7 @@
 #include "recovery/progress_reporter.h"
 #include "recovery/quarantine.h"
 #include "recovery/read_ahead_file_system.h"
+#include "recovery/scrub_findings_check.h"
 #include "recovery/topic_config_check.h"
 
 namespace daruma {
@@ -877,6 +878,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
 
   CheckCheckpoints(o, &d);
   CheckTopicConfigsFile(o.fs, &d);
+  CheckScrubFindings(o.fs, &d);
   return d;
 }
 

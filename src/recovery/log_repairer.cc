@@ -19,6 +19,7 @@
 #include "recovery/log_manager.h"
 #include "recovery/quarantine.h"
 #include "recovery/salvage_apply.h"
+#include "recovery/scrub_findings_check.h"
 #include "recovery/topic_config_check.h"
 #include "recovery/topic_config_file.h"
 
@@ -295,6 +296,8 @@ Status ApplyRepair(const LogDirCheck& plan, const RepairApplyOptions& o, Applied
   }
   NewCheckpoints cp{plan.recovery_points, plan.log_start_offsets, plan.high_watermarks};
   DARUMA_RETURN_IF_ERROR(RepairPartitions(plan, o, applied, &cp));
+  // The broker refuses to serve a range while a scrub finding names it.
+  DARUMA_ASSIGN_OR_RETURN(applied->cleared_scrub_findings, ClearRepairedScrubFindings(fs, plan));
   DARUMA_RETURN_IF_ERROR(
       WriteCheckpoint(fs, plan.path, kRecoveryPointCheckpointFile, cp.recovery_points));
   DARUMA_RETURN_IF_ERROR(

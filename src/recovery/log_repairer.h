@@ -71,6 +71,9 @@ struct AppliedRepair {
   // With salvage: what it did, per entry of `partitions` (nullopt: the
   // partition had no damage, or its repair was rolled back).
   std::vector<std::optional<PartitionSalvage>> salvaged;
+  // Scrub findings of the repaired partitions removed from the dir's
+  // daruma-scrub-findings.json (recovery/scrub_findings_check.h).
+  int64_t cleared_scrub_findings = 0;
 };
 
 std::string RepairRefusal(const std::vector<LogDirCheck>& dirs, int64_t max_corrupt_bytes);

@@ -202,6 +202,10 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
         err << "daruma repair: " << d.partitions[j].tp.ToString() << ": " << w << "\n";
       }
     }
+    if (a.cleared_scrub_findings > 0) {
+      out << fmt::format("{}: cleared {} scrub finding(s) of the repaired partitions\n", d.path,
+                         a.cleared_scrub_findings);
+    }
     for (const std::string& f : applied->back().set_aside) {
       err << "daruma repair: set aside " << f << " (the dir's topic overrides are gone; "
           << "restore them by hand)\n";
