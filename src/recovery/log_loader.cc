@@ -173,6 +173,8 @@ class Loader {
   bool rebuild_epochs_ = false;
   // A clean start whose active segment RecoverDamagedActiveTail recovered.
   bool clean_tail_recovered_ = false;
+  // The newest producer snapshot the load found (before any was removed).
+  std::optional<int64_t> latest_snapshot_found_;
   // The segment whose recovery cut batches with out-of-order headers (pass 4
   // drops every later segment, DropSegmentAfterOrderCut).
   std::optional<int64_t> order_cut_base_;
@@ -1031,7 +1033,17 @@ Result<std::optional<int64_t>> Loader::RecoverDamagedActiveTail() {
   LogSegment* active = segments_.rbegin()->second.get();
   std::string why;
   DARUMA_ASSIGN_OR_RETURN(std::optional<int64_t> leo, ReadNextOffsetOfWholeTail(active, &why));
-  if (leo) return leo;
+  if (leo) {
+    // A clean shutdown writes the producer snapshot at the log end offset;
+    // one above the tail's end means the tail lost batches or a baseOffset
+    // (outside the CRC) was damaged there.
+    const std::optional<int64_t> snapshot = psm_->LatestSnapshotOffset();
+    if (!snapshot || *snapshot <= *leo) return leo;
+    why = fmt::format(
+        "{}: its batches end at offset {}, but the producer snapshot of the clean shutdown is "
+        "at offset {}",
+        active->log_path(), *leo - 1, *snapshot);
+  }
   Warn(
       fmt::format("clean shutdown, but the active segment's tail is damaged ({}): the segment "
                   "is recovered as after a crash",
@@ -1088,6 +1100,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
                           ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
                                                      p_.config.producer_id_expiration_ms, &names));
   QuarantineCorruptSnapshotsOf(psm_.get());
+  latest_snapshot_found_ = psm_->LatestSnapshotOffset();
 
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> swaps, RemoveTempFilesAndCollectSwaps());
   DARUMA_RETURN_IF_ERROR(CompleteInterruptedSwaps(swaps));
@@ -1136,6 +1149,18 @@ Result<std::unique_ptr<Log>> Loader::Run() {
         report_->deleted_files.push_back(path);
       }
     }
+  }
+  // A producer snapshot is written at the log end offset of its time, so one
+  // above the recovered end proves records [end, snapshot) once existed.
+  // Kafka drops it silently (truncateAndReload); the loss is reported: a tail
+  // the crash lost before it was flushed, or a damaged segment.
+  if (const std::optional<int64_t> latest = latest_snapshot_found_;
+      latest && *latest > offsets.next_offset && !HasSuffix(dir_, kDeleteDirSuffix)) {
+    Warn(
+        fmt::format("{}: a producer snapshot at offset {} was above the recovered log end offset "
+                    "{}: the records from {} to {} were in the log before and are gone",
+                    psm_->SnapshotPath(*latest), *latest, offsets.next_offset, offsets.next_offset,
+                    *latest - 1));
   }
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(

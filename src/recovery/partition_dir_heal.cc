@@ -52,12 +52,23 @@ Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, st
   options.end_position = uint64_t(segment->size());
   FileBatchReader reader(segment->log_file(), options);
   int64_t next = segment->base_offset();
+  bool first_entry = true;
   while (std::optional<LogEntry> entry = reader.Next()) {
     if (!entry->has_batch_header()) {
       *why = segment->log_path() + ": entry at position " + std::to_string(entry->position) +
              " is too short for a batch header";
       return std::optional<int64_t>();
     }
+    // Offsets strictly increase; a baseOffset (outside the CRC) that goes
+    // back makes the log end offset wrong.
+    const int64_t base = entry->is_v2() ? entry->batch().base_offset() : entry->last_offset();
+    if (!first_entry && base < next) {
+      *why = segment->log_path() + ": batch at position " + std::to_string(entry->position) +
+             " has baseOffset " + std::to_string(base) +
+             ", below the end of the batch before it (" + std::to_string(next) + ")";
+      return std::optional<int64_t>();
+    }
+    first_entry = false;
     next = entry->last_offset() + 1;
   }
   switch (reader.stop_reason()) {

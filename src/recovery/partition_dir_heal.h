@@ -46,7 +46,8 @@ Status RebuildLeaderEpochs(const SegmentMap& segments, std::optional<int64_t> be
 // Reads the entries of `segment` from its last offset-index entry to its
 // size, as LogSegment::ReadNextOffset does for the log end offset: nullopt
 // when they fail to end exactly there (a torn or zero tail, an entry too
-// short for a batch header; *why then names the file, position and field),
+// short for a batch header) or their offsets go back (a damaged baseOffset);
+// *why then names the file, position and field;
 // else the segment's next offset, so a clean start reads its tail once.
 Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, std::string* why);
 

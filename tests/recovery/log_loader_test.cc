@@ -40,8 +40,15 @@ TEST_F(LogLoaderTest, TornTailAtEveryByteOfTheLastBatch) {
     EXPECT_EQ(report_.quarantined[0].bytes, cut - last.position);
     EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path),
               original.substr(size_t(last.position), size_t(cut - last.position)));
-    EXPECT_EQ(report_.warnings.back(), "Corruption found in segment 0, truncating to offset " +
-                                           std::to_string(last.base_offset));
+    // Kafka's line, then the loss the producer snapshot of the first load
+    // (at the old log end) proves.
+    ASSERT_GE(report_.warnings.size(), 1u);
+    EXPECT_EQ(report_.warnings[0], "Corruption found in segment 0, truncating to offset " +
+                                       std::to_string(last.base_offset));
+    if (report_.warnings.size() > 1) {
+      EXPECT_NE(report_.warnings[1].find("were in the log before and are gone"), std::string::npos)
+          << report_.warnings[1];
+    }
     ASSERT_TRUE((*log)->Close().ok());
   }
 }
