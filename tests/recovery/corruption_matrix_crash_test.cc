@@ -32,7 +32,7 @@
 // damage has a safe automatic outcome, so start-up must refuse no partition
 // for one.
 //
-// Environment: DARUMA_CORRUPTION_SEEDS=<n> (default 100, the CI sample),
+// Environment: DARUMA_CORRUPTION_SEEDS=<n> (default 400, the CI sample),
 // DARUMA_CORRUPTION_FIRST_SEED=<n> (default 1). Prints "CORRUPTION-MATRIX ..."
 // with counts per outcome and per file kind.
 #include <fmt/format.h>
@@ -502,7 +502,7 @@ class CorruptionMatrixTest : public ::testing::Test {
 
 TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
   const uint64_t first = EnvU64("DARUMA_CORRUPTION_FIRST_SEED", 1);
-  const uint64_t count = EnvU64("DARUMA_CORRUPTION_SEEDS", 100);
+  const uint64_t count = EnvU64("DARUMA_CORRUPTION_SEEDS", 400);
   Outcome out;
   for (int clean = 0; clean < 2; ++clean) {
     Generate(clean == 1);
