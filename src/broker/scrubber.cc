@@ -481,19 +481,9 @@ nlohmann::json ToJson(const ScrubStatus& s) {
   auto ms = [](int64_t v) { return v < 0 ? nlohmann::json() : nlohmann::json(v); };
   nlohmann::json findings = nlohmann::json::array();
   for (const ScrubStatus::DirFinding& df : s.findings) {
-    const ScrubFinding& f = df.finding;
-    findings.push_back({{"dir", df.dir},
-                        {"topic", f.tp.topic},
-                        {"partition", f.tp.partition},
-                        {"segment", f.segment_base},
-                        {"file", f.file},
-                        {"position", f.damage.position},
-                        {"endPosition", f.damage.end_position},
-                        {"firstOffset", f.damage.first_offset},
-                        {"endOffset", f.damage.end_offset},
-                        {"kind", ScrubFindingKindName(f.damage.kind)},
-                        {"what", f.damage.what},
-                        {"foundMs", f.found_ms}});
+    nlohmann::json entry = ScrubFindingToJson(df.finding);
+    entry["dir"] = df.dir;
+    findings.push_back(std::move(entry));
   }
   return {{"enabled", s.enabled},
           {"state", s.state},

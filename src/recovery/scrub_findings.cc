@@ -89,23 +89,27 @@ std::optional<ScrubFindingKind> ParseScrubFindingKind(const std::string& name) {
   return std::nullopt;
 }
 
+nlohmann::json ScrubFindingToJson(const ScrubFinding& f) {
+  nlohmann::json entry = {{"topic", f.tp.topic},
+                          {"partition", f.tp.partition},
+                          {"segment", f.segment_base},
+                          {"file", f.file},
+                          {"position", f.damage.position},
+                          {"endPosition", f.damage.end_position},
+                          {"firstOffset", f.damage.first_offset},
+                          {"endOffset", f.damage.end_offset},
+                          {"kind", ScrubFindingKindName(f.damage.kind)},
+                          {"what", f.damage.what},
+                          {"foundMs", f.found_ms}};
+  if (f.segment_size >= 0) entry["segmentSize"] = f.segment_size;
+  if (f.segment_modified_ms >= 0) entry["segmentModifiedMs"] = f.segment_modified_ms;
+  return entry;
+}
+
 std::string EncodeScrubFindings(const ScrubFindingsFile& file) {
   nlohmann::json findings = nlohmann::json::array();
   for (const ScrubFinding& f : file.findings) {
-    nlohmann::json entry = {{"topic", f.tp.topic},
-                            {"partition", f.tp.partition},
-                            {"segment", f.segment_base},
-                            {"file", f.file},
-                            {"position", f.damage.position},
-                            {"endPosition", f.damage.end_position},
-                            {"firstOffset", f.damage.first_offset},
-                            {"endOffset", f.damage.end_offset},
-                            {"kind", ScrubFindingKindName(f.damage.kind)},
-                            {"what", f.damage.what},
-                            {"foundMs", f.found_ms}};
-    if (f.segment_size >= 0) entry["segmentSize"] = f.segment_size;
-    if (f.segment_modified_ms >= 0) entry["segmentModifiedMs"] = f.segment_modified_ms;
-    findings.push_back(std::move(entry));
+    findings.push_back(ScrubFindingToJson(f));
   }
   nlohmann::json j;
   j["version"] = kVersion;

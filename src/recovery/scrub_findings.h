@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,6 +113,8 @@ Status RemoveScrubFindings(FileSystem* fs, const std::string& log_dir, const Top
 
 // The file's bytes, and their parse (for tests and tools reading a copy).
 std::string EncodeScrubFindings(const ScrubFindingsFile& findings);
+// One finding as the file stores it (the broker's /health shows the same).
+nlohmann::json ScrubFindingToJson(const ScrubFinding& finding);
 Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::string_view bytes);
 
 }  // namespace daruma
