@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recovery/json_document.h"
+
 namespace daruma {
 namespace {
 
@@ -120,14 +122,7 @@ std::string EncodeScrubFindings(const ScrubFindingsFile& file) {
 }
 
 Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::string_view bytes) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(bytes.begin(), bytes.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte counts from 1; positions in Daruma's messages count from 0.
-    return Status::Corruption(fmt::format("{}: not valid JSON at byte {}: {}", path,
-                                          e.byte == 0 ? 0 : e.byte - 1, e.what()));
-  }
+  DARUMA_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonDocument(path, bytes));
   if (!json.is_object()) return Bad(path, "(root)", "expected an object");
   DARUMA_ASSIGN_OR_RETURN(int64_t version, Int(path, json, "", "version", 0));
   if (version != kVersion) {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recovery/json_document.h"
+
 namespace daruma {
 namespace {
 
@@ -37,14 +39,7 @@ Result<std::optional<TopicConfigs>> ReadTopicConfigsFile(FileSystem* fs, const s
   const std::string path = JoinPath(log_dir, kTopicConfigsFileName);
   if (!fs->Exists(path)) return std::optional<TopicConfigs>();
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(bytes.begin(), bytes.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte counts from 1; positions in Daruma's messages count from 0.
-    return Status::Corruption(fmt::format("{}: not valid JSON at byte {}: {}", path,
-                                          e.byte == 0 ? 0 : e.byte - 1, e.what()));
-  }
+  DARUMA_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonDocument(path, bytes));
   if (!json.is_object()) return Bad(path, "(root)", "expected an object");
   auto version = json.find("version");
   if (version == json.end() || !version->is_number_integer()) {
