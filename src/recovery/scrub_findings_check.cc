@@ -39,10 +39,10 @@ void CheckScrubFindings(FileSystem* fs, LogDirCheck* d) {
     const std::string path = JoinPath(d->path, f.file);
     const PartitionCheck* p = FindPartition(*d, f.tp);
     // The same damage: this check has a problem in that segment's `.log`.
-    const bool seen = p != nullptr && std::any_of(p->problems.begin(), p->problems.end(),
-                                                  [&](const CheckProblem& q) {
-                                                    return q.file == path || p->load_failed;
-                                                  });
+    const bool seen =
+        p != nullptr &&
+        (p->load_failed || std::any_of(p->problems.begin(), p->problems.end(),
+                                       [&](const CheckProblem& q) { return q.file == path; }));
     d->notes.push_back(fmt::format(
         "{}: the broker's scrub found {} at bytes [{}, {}), offsets [{}, {}) ({}); {}", path,
         ScrubFindingKindName(f.damage.kind), f.damage.position, f.damage.end_position,

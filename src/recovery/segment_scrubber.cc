@@ -21,12 +21,10 @@ class PacedFile final : public File {
       : inner_(std::move(inner)), p_(p) {}
 
   Result<size_t> ReadAt(uint64_t pos, std::span<uint8_t> out) const override {
-    if (stopped_ || (p_.stop != nullptr && p_.stop->load())) {
-      stopped_ = true;
-      return Status::IoError(fmt::format("{}: scrub stopped at position {}", path(), pos));
-    }
-    if (p_.limiter != nullptr &&
-        (!p_.limiter->Admit(int64_t(out.size())) || (p_.stop != nullptr && p_.stop->load()))) {
+    auto stop_requested = [&] { return p_.stop != nullptr && p_.stop->load(); };
+    // The limiter may wait; a stop requested meanwhile ends the read too.
+    if (stopped_ || stop_requested() ||
+        (p_.limiter != nullptr && (!p_.limiter->Admit(int64_t(out.size())) || stop_requested()))) {
       stopped_ = true;
       return Status::IoError(fmt::format("{}: scrub stopped at position {}", path(), pos));
     }
