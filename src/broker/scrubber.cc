@@ -305,7 +305,7 @@ void Scrubber::Record(const Candidate& c, std::vector<ScrubDamage> damage, int64
                                 .Add("end_position", f.damage.end_position)
                                 .Add("first_offset", f.damage.first_offset)
                                 .Add("end_offset", f.damage.end_offset)
-                                .Add("kind", ScrubFindingKindName(f.damage.kind))
+                                .Add("kind", DamageKindName(f.damage.kind))
                                 .Add("what", f.damage.what));
       }
     }
@@ -429,13 +429,13 @@ void Scrubber::NoteRefused(const ScrubFetchDamage& damage, int64_t fetch_offset)
                           .Add("end_position", d.end_position)
                           .Add("first_offset", d.first_offset)
                           .Add("end_offset", d.end_offset)
-                          .Add("kind", ScrubFindingKindName(d.kind))
+                          .Add("kind", DamageKindName(d.kind))
                           .Add("fetch_offset", fetch_offset));
 }
 
 ErrorCode ScrubErrorCode(const ScrubFinding& finding) {
-  return finding.damage.kind == ScrubFindingKind::kIoError ? ErrorCode::kKafkaStorageError
-                                                           : ErrorCode::kCorruptMessage;
+  return finding.damage.kind == DamageKind::kIoError ? ErrorCode::kKafkaStorageError
+                                                     : ErrorCode::kCorruptMessage;
 }
 
 int64_t CutSlicesAtDamage(const ScrubFetchDamage& damage, std::vector<FileSlice>* slices) {

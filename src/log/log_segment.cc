@@ -421,6 +421,7 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
   result.batches = scan.batch_count;
   result.next_offset = scan.next_offset;
   result.stop_reason = scan.stop_reason;
+  result.stop_kind = scan.stop_kind;
   result.reader_stop = scan.reader_stop;
   result.corrupt_batch = scan.corrupt_batch;
   int64_t max_ts = scan.max_timestamp;
@@ -447,6 +448,7 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
     result.batches = b.ordinal + 1;
     result.next_offset = entry.last_offset() + 1;
     result.stop_reason = fmt::format("{}: {}", log_path(), visited.message());
+    result.stop_kind = DamageKind::kInvalidRecord;
     result.reader_stop = StopReason::kNone;
     result.corrupt_batch = true;
     max_ts = b.max_timestamp;

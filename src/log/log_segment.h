@@ -31,6 +31,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/mapped_append_window.h"
 #include "common/status.h"
@@ -59,6 +60,7 @@ struct SegmentRecoveryResult {
   int64_t next_offset = 0;  // last offset of the last valid batch + 1, or base offset
   // Why the scan stopped early, with file/position/field; empty if it reached the end.
   std::string stop_reason;
+  std::optional<DamageKind> stop_kind;  // what stop_reason describes
   StopReason reader_stop = StopReason::kEndOfFile;
   // Corruption found in a batch (CRC/size), as opposed to a torn tail.
   bool corrupt_batch = false;

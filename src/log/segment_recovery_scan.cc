@@ -198,6 +198,7 @@ void AppendRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
 struct Violation {
   int64_t cut_position = -1;
   std::string why;
+  DamageKind kind = DamageKind::kNonMonotonicOffset;
 };
 
 // The position of the first entry before `end` for which `pred` holds (the
@@ -254,15 +255,18 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   while (auto e = reader.Next()) {
     if (e->magic > kMagicV2) {
       // Read as a v2 batch, whose CRC does not cover the magic byte.
-      *violation = {e->position, fmt::format("{}: batch at position {}: field magic: expected 0, 1 "
-                                             "or 2, found {} (magic is outside the batch CRC)",
-                                             path, e->position, int(e->magic))};
+      *violation = {e->position,
+                    fmt::format("{}: batch at position {}: field magic: expected 0, 1 "
+                                "or 2, found {} (magic is outside the batch CRC)",
+                                path, e->position, int(e->magic)),
+                    DamageKind::kBadMagic};
       break;
     }
     Status valid = e->Validate();
     if (!valid.ok()) {
       scan.corrupt_batch = true;
       scan.stop_reason = fmt::format("{}: {}", path, valid.message());
+      scan.stop_kind = DamageKindOf(valid).value_or(DamageKind::kBadCrc);
       scan.reader_stop = StopReason::kNone;
       break;
     }
@@ -270,10 +274,12 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
     const int64_t first = e->is_v2() ? e->batch().base_offset() : last;
     const int32_t epoch = e->partition_leader_epoch();
     if (first < base_offset) {
-      *violation = {e->position, fmt::format("{}: batch at position {}: expected a baseOffset >= "
-                                             "the segment's base offset {}, found {} (baseOffset "
-                                             "is outside the batch CRC)",
-                                             path, e->position, base_offset, first)};
+      *violation = {e->position,
+                    fmt::format("{}: batch at position {}: expected a baseOffset >= "
+                                "the segment's base offset {}, found {} (baseOffset "
+                                "is outside the batch CRC)",
+                                path, e->position, base_offset, first),
+                    DamageKind::kOffsetOutsideSegment};
       break;
     }
     if (first <= max_last) {
@@ -282,7 +288,8 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
                     fmt::format("{}: batch at position {}: expected a baseOffset above {} (offsets "
                                 "of earlier batches), found {}; it or an earlier batch has a "
                                 "damaged baseOffset, which the batch CRC does not cover",
-                                path, e->position, max_last, first)};
+                                path, e->position, max_last, first),
+                    DamageKind::kNonMonotonicOffset};
       break;
     }
     if (overflow) break;  // the batch after it goes on upwards: a real overflow
@@ -295,7 +302,8 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       *violation = {e->position,
                     fmt::format("{}: batch at position {}: field partitionLeaderEpoch: expected >= "
                                 "-1, found {} (partitionLeaderEpoch is outside the batch CRC)",
-                                path, e->position, epoch)};
+                                path, e->position, epoch),
+                    DamageKind::kBadHeader};
       break;
     }
     if (epoch >= 0 && epoch < max_epoch_seen) {
@@ -306,14 +314,17 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
                       "(leader epochs never decrease), found {}; it or an earlier batch "
                       "has a damaged partitionLeaderEpoch, which the batch CRC does not "
                       "cover",
-                      path, e->position, max_epoch_seen, epoch)};
+                      path, e->position, max_epoch_seen, epoch),
+          DamageKind::kLeaderEpochOrder};
       break;
     }
     if (next_segment_base && last >= *next_segment_base) {
-      *violation = {e->position, fmt::format("{}: batch at position {}: expected offsets below the "
-                                             "next segment's base offset {}, found last offset {} "
-                                             "(baseOffset is outside the batch CRC)",
-                                             path, e->position, *next_segment_base, last)};
+      *violation = {e->position,
+                    fmt::format("{}: batch at position {}: expected offsets below the "
+                                "next segment's base offset {}, found last offset {} "
+                                "(baseOffset is outside the batch CRC)",
+                                path, e->position, *next_segment_base, last),
+                    DamageKind::kOffsetOutsideSegment};
       break;
     }
     if (!FitsRelativeTo(base_offset, last)) {
@@ -354,9 +365,10 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   if (overflow && scan.error.ok() && violation->cut_position < 0) {
     // Also before a corrupt batch: Kafka meets the overflow first, splits,
     // and the split segment's recovery then cuts the corrupt tail.
-    scan.error = Status::OffsetOverflow(*overflow);
+    scan.error = WithDamageKind(Status::OffsetOverflow(*overflow), DamageKind::kOffsetOverflow);
     scan.corrupt_batch = false;
     scan.stop_reason.clear();
+    scan.stop_kind.reset();
     return;
   }
   if (!scan.error.ok() || scan.corrupt_batch || violation->cut_position >= 0) return;
@@ -367,6 +379,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   scan.reader_stop = reader.stop_reason();
   if (reader.stop_reason() != StopReason::kEndOfFile) {
     scan.stop_reason = reader.stop_message();
+    scan.stop_kind = reader.damage();
     scan.corrupt_batch = reader.stop_reason() == StopReason::kCorruptSize;
   }
 }
@@ -399,6 +412,7 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   kept.uncovered_field_damage = true;
   kept.reader_stop = StopReason::kNone;
   kept.stop_reason = std::move(violation.why);
+  kept.stop_kind = violation.kind;
   return kept;
 }
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "record/file_batch_reader.h"
@@ -92,6 +93,9 @@ struct SegmentRecoveryScan {
   int64_t max_timestamp = -1;
   int64_t shallow_offset_of_max = -1;
   std::string stop_reason;  // empty if the scan reached the end
+  // What is wrong at valid_bytes (set with stop_reason): the first byte
+  // recovery will not keep.
+  std::optional<DamageKind> stop_kind;
   StopReason reader_stop = StopReason::kEndOfFile;
   bool corrupt_batch = false;
   // The scan stopped at a batch whose CRC-valid bytes sit out of order

@@ -92,12 +92,25 @@ bool FileBatchReader::FillFromMapping(uint64_t pos, size_t want) {
   return true;
 }
 
+std::optional<DamageKind> FileBatchReader::damage() const {
+  switch (stop_reason_) {
+    case StopReason::kTornTail:
+      return DamageKind::kTornTail;
+    case StopReason::kCorruptSize:
+      return zero_entry_ ? DamageKind::kZeroTail : DamageKind::kBadSize;
+    case StopReason::kIoError:
+      return DamageKind::kIoError;
+    default:
+      return std::nullopt;
+  }
+}
+
 Status FileBatchReader::ScanStatus() const {
   switch (stop_reason_) {
     case StopReason::kIoError:
       return io_status_;
     case StopReason::kCorruptSize:
-      return Status::Corruption(stop_message_);
+      return WithDamageKind(Status::Corruption(stop_message_), *damage());
     default:
       return Status::Ok();
   }
@@ -130,6 +143,7 @@ std::optional<LogEntry> FileBatchReader::Next() {
   const int32_t size = int32_t(LoadBe32(header + 8));
   if (size < kMinEntrySize) {
     stop_reason_ = StopReason::kCorruptSize;
+    zero_entry_ = offset == 0 && size == 0;
     stop_message_ = fmt::format(
         "{}: corrupt entry at position {} (offset field {}): field size: expected >= {}, found {}",
         file_->path(), position_, offset, kMinEntrySize, size);

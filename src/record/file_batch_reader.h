@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "record/log_entry.h"
@@ -63,6 +64,10 @@ class FileBatchReader {
   StopReason stop_reason() const { return stop_reason_; }
   // For kTornTail/kCorruptSize/kIoError: file, position, field, expected vs found.
   const std::string& stop_message() const { return stop_message_; }
+  // The stop in the one damage taxonomy (common/damage_kind.h): kTornTail,
+  // kZeroTail (offset and size fields both zero: preallocated or zeroed
+  // space), kBadSize, kIoError; nullopt before a stop and at a clean end.
+  std::optional<DamageKind> damage() const;
   const Status& io_status() const { return io_status_; }
   // After Next() returned nullopt, as a Status for callers that read batches
   // they trust to be whole (LEO lookup, producer-state rebuild): OK at the end
@@ -94,6 +99,7 @@ class FileBatchReader {
   size_t buffer_len_ = 0;
   uint64_t dropped_upto_ = 0;
   StopReason stop_reason_ = StopReason::kNone;
+  bool zero_entry_ = false;  // kCorruptSize at an entry whose header is all zeros
   std::string stop_message_;
   Status io_status_;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/crc32.h"
+#include "common/damage_kind.h"
 
 namespace daruma {
 
@@ -276,28 +277,36 @@ std::optional<ByteSpan> LegacyMessageView::value() const {
 
 Status LegacyMessageView::Validate() const {
   if (bytes_.size() < size_t(kLogOverhead)) {
-    return Status::Corruption(
-        fmt::format("legacy entry: expected at least 12 bytes (offset and messageSize), found {}",
-                    bytes_.size()));
+    return WithDamageKind(
+        Status::Corruption(fmt::format(
+            "legacy entry: expected at least 12 bytes (offset and messageSize), found {}",
+            bytes_.size())),
+        DamageKind::kBadSize);
   }
   int32_t size = message_size();
   if (size < kLegacyMinMessageSizeV0) {
-    return Status::Corruption(
-        fmt::format("legacy entry at offset {}: field messageSize at byte {}: expected >= {}, "
-                    "found {}",
-                    offset(), kMessageSize, kLegacyMinMessageSizeV0, size));
+    return WithDamageKind(
+        Status::Corruption(
+            fmt::format("legacy entry at offset {}: field messageSize at byte {}: expected >= {}, "
+                        "found {}",
+                        offset(), kMessageSize, kLegacyMinMessageSizeV0, size)),
+        DamageKind::kBadSize);
   }
   if (int64_t(size) + kLogOverhead != int64_t(bytes_.size())) {
-    return Status::Corruption(
-        fmt::format("legacy entry at offset {}: field messageSize at byte {}: expected {} "
-                    "(entry bytes - 12), found {}",
-                    offset(), kMessageSize, bytes_.size() - kLogOverhead, size));
+    return WithDamageKind(
+        Status::Corruption(
+            fmt::format("legacy entry at offset {}: field messageSize at byte {}: expected {} "
+                        "(entry bytes - 12), found {}",
+                        offset(), kMessageSize, bytes_.size() - kLogOverhead, size)),
+        DamageKind::kBadSize);
   }
   uint32_t computed = ComputeCrc();
   if (computed != stored_crc()) {
-    return Status::Corruption(
-        fmt::format("{}: field crc at byte {}: expected 0x{:08x} (computed), found 0x{:08x}",
-                    Describe(*this), kCrc, computed, stored_crc()));
+    return WithDamageKind(
+        Status::Corruption(
+            fmt::format("{}: field crc at byte {}: expected 0x{:08x} (computed), found 0x{:08x}",
+                        Describe(*this), kCrc, computed, stored_crc())),
+        DamageKind::kBadCrc);
   }
   return Status::Ok();
 }

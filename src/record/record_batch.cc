@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/crc32c.h"
+#include "common/damage_kind.h"
 
 namespace daruma {
 
@@ -32,19 +33,22 @@ int32_t IncrementSequence(int32_t sequence, int32_t delta) {
 
 Result<RecordBatchView> RecordBatchView::Parse(ByteSpan bytes) {
   if (bytes.size() < size_t(kRecordBatchOverhead)) {
-    return Status::Corruption(
-        fmt::format("record batch size {} is smaller than the minimum batch size {}", bytes.size(),
-                    kRecordBatchOverhead));
+    return WithDamageKind(Status::Corruption(fmt::format(
+                              "record batch size {} is smaller than the minimum batch size {}",
+                              bytes.size(), kRecordBatchOverhead)),
+                          DamageKind::kBadSize);
   }
   RecordBatchView view(bytes);
   if (view.magic() != kMagicV2) {
-    return Status::Corruption(
-        fmt::format("record batch field magic: expected 2, found {}", view.magic()));
+    return WithDamageKind(Status::Corruption(fmt::format(
+                              "record batch field magic: expected 2, found {}", view.magic())),
+                          DamageKind::kBadMagic);
   }
   if (int64_t(view.length()) + kLogOverhead != int64_t(bytes.size())) {
-    return Status::Corruption(
-        fmt::format("record batch field length: expected {} (batch bytes - 12), found {}",
-                    bytes.size() - kLogOverhead, view.length()));
+    return WithDamageKind(Status::Corruption(fmt::format(
+                              "record batch field length: expected {} (batch bytes - 12), found {}",
+                              bytes.size() - kLogOverhead, view.length())),
+                          DamageKind::kBadSize);
   }
   return view;
 }
@@ -55,16 +59,20 @@ uint32_t RecordBatchView::ComputeCrc() const {
 
 Status RecordBatchView::Validate() const {
   if (size() < size_t(kRecordBatchOverhead)) {
-    return Status::Corruption(fmt::format(
-        "record batch at base offset {}: field size: expected >= 61 bytes (the minimum batch "
-        "size), found {}",
-        size() >= 8 ? base_offset() : -1, size()));
+    return WithDamageKind(
+        Status::Corruption(fmt::format(
+            "record batch at base offset {}: field size: expected >= 61 bytes (the minimum batch "
+            "size), found {}",
+            size() >= 8 ? base_offset() : -1, size())),
+        DamageKind::kBadSize);
   }
   uint32_t computed = ComputeCrc();
   if (computed != stored_crc()) {
-    return Status::Corruption(fmt::format(
-        "record batch at base offset {}: field crc: expected 0x{:08x} (computed), found 0x{:08x}",
-        base_offset(), computed, stored_crc()));
+    return WithDamageKind(
+        Status::Corruption(fmt::format("record batch at base offset {}: field crc: expected "
+                                       "0x{:08x} (computed), found 0x{:08x}",
+                                       base_offset(), computed, stored_crc())),
+        DamageKind::kBadCrc);
   }
   return Status::Ok();
 }

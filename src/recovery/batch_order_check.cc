@@ -46,38 +46,43 @@ std::optional<BatchOrderCut> FindBatchOrderCut(const std::vector<CheckedSegment>
   }
   std::optional<size_t> cut;
   std::string what;
-  auto suspect = [&](size_t i, std::string why) {
+  DamageKind kind = DamageKind::kNonMonotonicOffset;
+  auto suspect = [&](size_t i, DamageKind k, std::string why) {
     if (cut && *cut <= i) return;
     cut = i;
+    kind = k;
     what = std::move(why);
   };
   for (size_t k = 0; k < all.size(); ++k) {
     const CheckedBatch& b = *all[k].b;
     if (b.base_offset < all[k].segment_base) {
-      suspect(k, fmt::format("{}: expected a baseOffset >= the segment's base offset {}, found "
-                             "{} (baseOffset is outside the batch CRC)",
-                             Where(segments, all[k]), all[k].segment_base, b.base_offset));
+      suspect(k, DamageKind::kOffsetOutsideSegment,
+              fmt::format("{}: expected a baseOffset >= the segment's base offset {}, found "
+                          "{} (baseOffset is outside the batch CRC)",
+                          Where(segments, all[k]), all[k].segment_base, b.base_offset));
     }
     if (k == 0) continue;
     if (b.base_offset <= max_last[k - 1]) {
       const size_t i = FirstAbove(max_last, k, b.base_offset - 1);
-      suspect(i, fmt::format("{}: expected a baseOffset above {} (offsets of earlier batches), "
-                             "found {}; either it or {} has a damaged baseOffset, which the batch "
-                             "CRC does not cover",
-                             Where(segments, all[k]), max_last[k - 1], b.base_offset,
-                             Where(segments, all[i])));
+      suspect(i, DamageKind::kNonMonotonicOffset,
+              fmt::format("{}: expected a baseOffset above {} (offsets of earlier batches), "
+                          "found {}; either it or {} has a damaged baseOffset, which the batch "
+                          "CRC does not cover",
+                          Where(segments, all[k]), max_last[k - 1], b.base_offset,
+                          Where(segments, all[i])));
     }
     if (b.leader_epoch >= 0 && b.leader_epoch < max_epoch[k - 1]) {
       const size_t i = FirstAbove(max_epoch, k, b.leader_epoch);
-      suspect(i, fmt::format("{}: expected a partitionLeaderEpoch >= {} (leader epochs never "
-                             "decrease), found {}; either it or {} (epoch {}) has a damaged "
-                             "partitionLeaderEpoch, which the batch CRC does not cover",
-                             Where(segments, all[k]), max_epoch[k - 1], b.leader_epoch,
-                             Where(segments, all[i]), all[i].b->leader_epoch));
+      suspect(i, DamageKind::kLeaderEpochOrder,
+              fmt::format("{}: expected a partitionLeaderEpoch >= {} (leader epochs never "
+                          "decrease), found {}; either it or {} (epoch {}) has a damaged "
+                          "partitionLeaderEpoch, which the batch CRC does not cover",
+                          Where(segments, all[k]), max_epoch[k - 1], b.leader_epoch,
+                          Where(segments, all[i]), all[i].b->leader_epoch));
     }
   }
   if (!cut) return std::nullopt;
-  return BatchOrderCut{all[*cut].segment, all[*cut].batch, std::move(what)};
+  return BatchOrderCut{all[*cut].segment, all[*cut].batch, kind, std::move(what)};
 }
 
 }  // namespace daruma

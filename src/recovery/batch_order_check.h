@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "common/damage_kind.h"
+
 namespace daruma {
 
 // One valid batch as the checks need it.
@@ -42,6 +44,7 @@ struct CheckedSegment {
 struct BatchOrderCut {
   size_t segment = 0;  // index into the segments given
   size_t batch = 0;    // index into that segment's batches
+  DamageKind kind = DamageKind::kNonMonotonicOffset;
   // Why, naming the violating batch ("expected ..., found ...").
   std::string what;
 };

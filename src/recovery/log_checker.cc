@@ -33,6 +33,16 @@ namespace {
 
 constexpr char kRepairAction[] = "run `daruma repair` (the bytes are kept in quarantine)";
 constexpr char kRebuildAction[] = "run `daruma repair` to rebuild it from the log";
+
+// What a file start-up would delete without quarantining it is, by its name.
+DamageKind KindOfDeletedFile(const std::string& path) {
+  if (HasSuffix(path, kSwapFileSuffix)) return DamageKind::kInterruptedSwap;
+  if (HasSuffix(path, kIndexFileSuffix) || HasSuffix(path, kTimeIndexFileSuffix) ||
+      HasSuffix(path, kTxnIndexFileSuffix)) {
+    return DamageKind::kOrphanIndex;
+  }
+  return DamageKind::kLeftoverTempFile;
+}
 constexpr std::string_view kCannotLoad = "the log cannot be loaded: ";
 constexpr std::string_view kTmpSuffix = ".tmp";
 
@@ -64,10 +74,10 @@ class PartitionChecker {
   void Run();
 
  private:
-  void Problem(std::string file, int64_t position, std::optional<int64_t> offset, std::string what,
-               std::string action, bool operator_only = false) {
-    out_->problems.push_back(
-        {std::move(file), position, offset, std::move(what), std::move(action), operator_only});
+  void Problem(DamageKind kind, std::string file, int64_t position, std::optional<int64_t> offset,
+               std::string what, std::string action, bool operator_only = false) {
+    out_->problems.push_back({kind, std::move(file), position, offset, std::move(what),
+                              std::move(action), operator_only});
   }
   // The per-segment half of the checks, kept until the plan has judged it.
   struct SegmentsPass {
@@ -112,14 +122,14 @@ class PartitionChecker {
   // Start-up rebuilds a missing index (a full scan of its segment); the
   // operator should know, and repair rebuilds it ahead of time.
   Status MissingIndex(const std::string& path) {
-    Problem(path, -1, std::nullopt, "missing (start-up would rebuild it by scanning the segment)",
-            kRebuildAction);
+    Problem(DamageKind::kMissingIndex, path, -1, std::nullopt,
+            "missing (start-up would rebuild it by scanning the segment)", kRebuildAction);
     return Status::Ok();
   }
   // Kafka's sanity check fails on such a file and start-up rebuilds it.
   Status BadIndexSize(const std::string& path, size_t size, size_t entry_size) {
     Problem(
-        path, int64_t(size - size % entry_size), std::nullopt,
+        DamageKind::kCorruptIndex, path, int64_t(size - size % entry_size), std::nullopt,
         fmt::format("expected a size that is a multiple of {}, found {} bytes", entry_size, size),
         kRebuildAction);
     return Status::Ok();
@@ -130,7 +140,7 @@ class PartitionChecker {
     auto it =
         std::find_if(bytes.begin() + int64_t(from), bytes.end(), [](uint8_t b) { return b != 0; });
     if (it == bytes.end()) return Status::Ok();
-    Problem(path, int64_t(it - bytes.begin()), std::nullopt,
+    Problem(DamageKind::kCorruptIndex, path, int64_t(it - bytes.begin()), std::nullopt,
             fmt::format("expected zeros after the last entry (preallocated slots from byte {}), "
                         "found byte 0x{:02x}",
                         from, *it),
@@ -182,7 +192,11 @@ void PartitionChecker::Run() {
     st = ScanSegments(nullptr, &pass);
     if (st.ok()) st = FinishSegments(&pass);
   }
-  if (!st.ok()) Problem(p_.partition_dir, -1, std::nullopt, st.ToString(), "check the disk");
+  if (!st.ok()) {
+    Problem(
+        DamageKindOf(st).value_or(st.IsIoError() ? DamageKind::kIoError : DamageKind::kUnloadable),
+        p_.partition_dir, -1, std::nullopt, st.ToString(), "check the disk");
+  }
   OneRecommendationWhenUnloadable();
 }
 
@@ -224,6 +238,8 @@ void PartitionChecker::Plan(FileSystem* read_ahead) {
   if (!log.ok()) {
     out_->load_failed = true;
     out_->plan.errors.push_back(log.status().ToString());
+    out_->plan.damage.push_back(
+        {DamageKindOf(log.status()).value_or(DamageKind::kUnloadable), out_->plan.errors.back()});
   }
   out_->changes = overlay.changes();
 }
@@ -253,7 +269,10 @@ std::vector<std::string> PartitionChecker::ReadAheadPaths() {
 void PartitionChecker::ProblemsFromPlan() {
   const PartitionRecoveryReport& r = out_->plan;
   for (const std::string& e : r.errors) {
-    Problem(p_.partition_dir, -1, std::nullopt, std::string(kCannotLoad) + e,
+    auto reported = std::find_if(r.damage.begin(), r.damage.end(),
+                                 [&](const ReportedDamage& d) { return d.text == e; });
+    Problem(reported != r.damage.end() ? reported->kind : DamageKind::kUnloadable, p_.partition_dir,
+            -1, std::nullopt, std::string(kCannotLoad) + e,
             "fix or move the named file by hand; `daruma repair` cannot load it either");
   }
   std::vector<std::string> covered;
@@ -270,11 +289,11 @@ void PartitionChecker::ProblemsFromPlan() {
     if (q.quarantine_path.empty() && q.file == active_log && !p_.clean_shutdown) continue;
     covered.push_back(q.file);
     if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
-    Problem(q.file, q.from_position, q.first_offset,
+    Problem(q.kind, q.file, q.from_position, q.first_offset,
             fmt::format("{} ({} bytes would be dropped)", q.reason, q.bytes), kRepairAction);
   }
   for (const std::string& f : r.stray_files) {
-    Problem(f, -1, std::nullopt,
+    Problem(DamageKind::kStrayFile, f, -1, std::nullopt,
             "not a Kafka file (a segment or snapshot suffix without an offset name): Daruma "
             "leaves it and loads the partition without it, Kafka refuses to load the partition",
             "move it out of the partition dir before Kafka opens it", /*operator_only=*/true);
@@ -285,7 +304,8 @@ void PartitionChecker::ProblemsFromPlan() {
         HasSuffix(f, std::string(kProducerSnapshotFileSuffix) + std::string(kDeletedFileSuffix))) {
       continue;  // derived state Kafka drops and rebuilds on every start
     }
-    Problem(f, -1, std::nullopt, "start-up would delete this file", kRepairAction);
+    Problem(KindOfDeletedFile(f), f, -1, std::nullopt, "start-up would delete this file",
+            kRepairAction);
   }
 }
 
@@ -399,7 +419,7 @@ Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan,
     if (i > 0 && rel == 0 && position == 0) {
       if (last) return CheckZeroTail(path, bytes, i * 8);  // the active segment's preallocation
       Problem(
-          path, pos_in_file, std::nullopt,
+          DamageKind::kCorruptIndex, path, pos_in_file, std::nullopt,
           fmt::format("{} zero-filled slots after the last entry (index not trimmed)", entries - i),
           kRebuildAction);
       return Status::Ok();
@@ -417,8 +437,8 @@ Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan,
                           b->base_offset, b->last_offset, position, offset);
     }
     if (!wrong.empty()) {
-      Problem(path, pos_in_file, offset, fmt::format("bad index entry {}: {}", i, wrong),
-              kRebuildAction);
+      Problem(DamageKind::kCorruptIndex, path, pos_in_file, offset,
+              fmt::format("bad index entry {}: {}", i, wrong), kRebuildAction);
       return Status::Ok();  // one problem per file: the whole index is rebuilt anyway
     }
     prev = offset;
@@ -442,7 +462,7 @@ Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, b
     if (i > 0 && ts == 0 && rel == 0) {
       if (last) return CheckZeroTail(path, bytes, i * 12);
       Problem(
-          path, pos_in_file, std::nullopt,
+          DamageKind::kCorruptIndex, path, pos_in_file, std::nullopt,
           fmt::format("{} zero-filled slots after the last entry (index not trimmed)", entries - i),
           kRebuildAction);
       return Status::Ok();
@@ -470,8 +490,8 @@ Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, b
           b->max_timestamp_so_far, offset, ts);
     }
     if (!wrong.empty()) {
-      Problem(path, pos_in_file, offset, fmt::format("bad time index entry {}: {}", i, wrong),
-              kRebuildAction);
+      Problem(DamageKind::kCorruptIndex, path, pos_in_file, offset,
+              fmt::format("bad time index entry {}: {}", i, wrong), kRebuildAction);
       return Status::Ok();
     }
     prev_ts = ts;
@@ -492,7 +512,8 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
     TransactionIndex index(path, base, o_.fs, false);
     auto entries = index.AllAbortedTxns();
     if (!entries.ok()) {
-      Problem(path, -1, std::nullopt, entries.status().message(), kRebuildAction);
+      Problem(DamageKind::kCorruptIndex, path, -1, std::nullopt, entries.status().message(),
+              kRebuildAction);
       continue;
     }
     for (size_t i = 0; i < entries->size(); ++i, ++k) {
@@ -504,7 +525,7 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
           k < expected.size() ? fmt::format("(pid {}, first {}, last {}, lso {})", expected[k][0],
                                             expected[k][1], expected[k][2], expected[k][3])
                               : std::string("no entry");
-      Problem(path, int64_t(i * AbortedTxn::kSize), t.last_offset,
+      Problem(DamageKind::kCorruptIndex, path, int64_t(i * AbortedTxn::kSize), t.last_offset,
               fmt::format("aborted transaction entry {}: expected {} from the control batches, "
                           "found {}",
                           i, want, t.ToString()),
@@ -514,7 +535,8 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
   }
   if (k < expected.size()) {
     const auto& e = expected[k];
-    Problem(TxnIndexFileName(p_.partition_dir, bases.empty() ? 0 : bases.back()), -1, e[2],
+    Problem(DamageKind::kCorruptIndex,
+            TxnIndexFileName(p_.partition_dir, bases.empty() ? 0 : bases.back()), -1, e[2],
             fmt::format("missing aborted transaction (pid {}, first {}, last {}): the control "
                         "batches abort it but no .txnindex lists it",
                         e[0], e[1], e[2]),
@@ -531,7 +553,7 @@ Status PartitionChecker::CheckLeaderEpochs(
   auto entries = LeaderEpochFileCache::Parse(
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
   if (!entries.ok()) {
-    Problem(path, -1, std::nullopt, entries.status().message(),
+    Problem(DamageKind::kCorruptCheckpoint, path, -1, std::nullopt, entries.status().message(),
             "run `daruma repair` (start-up rewrites it from the batches)");
     return Status::Ok();
   }
@@ -547,7 +569,7 @@ Status PartitionChecker::CheckLeaderEpochs(
         if (e.second <= b.base_offset) mapped = e.first;
       }
       if (mapped && *mapped == b.leader_epoch) continue;
-      Problem(path, -1, b.base_offset,
+      Problem(DamageKind::kCorruptCheckpoint, path, -1, b.base_offset,
               fmt::format("expected epoch {} (the batch at {}:{}), found {}", b.leader_epoch,
                           LogFileName(p_.partition_dir, base), b.position,
                           mapped ? std::to_string(*mapped) : std::string("no epoch")),
@@ -568,8 +590,8 @@ bool PartitionChecker::HasProblemAbout(const std::string& file) const {
 void PartitionChecker::AddSnapshotProblems(std::vector<SnapshotProblem> found) {
   for (SnapshotProblem& s : found) {
     if (HasProblemAbout(s.file)) continue;
-    Problem(std::move(s.file), s.position, s.offset, std::move(s.what),
-            "run `daruma repair` (it rebuilds producer snapshots from the log)");
+    Problem(DamageKind::kCorruptSnapshot, std::move(s.file), s.position, s.offset,
+            std::move(s.what), "run `daruma repair` (it rebuilds producer snapshots from the log)");
   }
 }
 
@@ -579,7 +601,8 @@ Status PartitionChecker::ScanSegments(ReadAheadFileSystem* behind_plan, Segments
   for (const DirEntry& e : pass->entries) {
     if (!e.is_regular) continue;
     if (HasSuffix(e.name, kTmpSuffix)) {
-      Problem(PathOf(e.name), -1, std::nullopt, "left-over temporary file of an interrupted write",
+      Problem(DamageKind::kLeftoverTempFile, PathOf(e.name), -1, std::nullopt,
+              "left-over temporary file of an interrupted write",
               "remove it when no broker uses the dir");
     }
     if (!HasSuffix(e.name, kLogFileSuffix)) continue;
@@ -627,7 +650,8 @@ Status PartitionChecker::FinishSegments(SegmentsPass* pass) {
   // log whatever the snapshots: none at all is normal then.
   if (p_.clean_shutdown && pass->snapshots->saw_producer_batches() &&
       SnapshotFiles(p_.partition_dir, pass->entries).empty()) {
-    Problem(ProducerSnapshotFileName(p_.partition_dir, replayed_end), -1, replayed_end,
+    Problem(DamageKind::kCorruptSnapshot, ProducerSnapshotFileName(p_.partition_dir, replayed_end),
+            -1, replayed_end,
             "missing: no producer snapshot at all, so a clean start would begin with empty "
             "producer state (open transactions and sequence numbers forgotten)",
             "run `daruma repair` (it rebuilds producer snapshots from the log)");
@@ -650,6 +674,7 @@ void PartitionChecker::CheckBatchOrder(const std::map<int64_t, std::vector<Batch
   cut.position = batch.position;
   cut.offset = batch.base_offset;
   cut.bytes = BytesFrom(batches, segment.base_offset, batch.position);
+  cut.kind = found->kind;
   // What the plan drops inside the cut range is not counted twice.
   int64_t planned_inside = 0;
   for (const QuarantinedRange& q : out_->plan.quarantined) {
@@ -660,7 +685,7 @@ void PartitionChecker::CheckBatchOrder(const std::map<int64_t, std::vector<Batch
       planned_inside += q.bytes;
   }
   out_->data_bytes_dropped += cut.bytes - planned_inside;
-  Problem(cut.file, cut.position, cut.offset,
+  Problem(cut.kind, cut.file, cut.position, cut.offset,
           fmt::format("{}; recovery checks the order within each segment only and keeps such a "
                       "batch, so repair cuts the log at it ({} bytes "
                       "from here to the end of the log would be dropped)",
@@ -719,7 +744,7 @@ void CheckCheckpoints(const CheckOptions& o, LogDirCheck* d) {
       if (it == n.map->end() || it->second <= leo) continue;
       const std::string path = JoinPath(d->path, n.file);
       d->problems.push_back(
-          {path, LinePosition(o.fs, path, p.tp), it->second,
+          {DamageKind::kCorruptCheckpoint, path, LinePosition(o.fs, path, p.tp), it->second,
            fmt::format("{} of {} is {}, above the log end offset {}", n.what, p.tp.ToString(),
                        it->second, leo),
            "run `daruma repair` (it rewrites the checkpoints <= the log end offset)"});
@@ -737,7 +762,8 @@ OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name
                 std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), path)
           : Result<OffsetMap>(bytes.status());
   if (map.ok()) return std::move(*map);
-  d->problems.push_back({path, -1, std::nullopt, map.status().message(),
+  d->problems.push_back({DamageKind::kCorruptCheckpoint, path, -1, std::nullopt,
+                         map.status().message(),
                          "run `daruma repair` (it rewrites the checkpoints)"});
   return {};
 }
@@ -753,7 +779,7 @@ void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
       auto [it, inserted] = live.emplace(p.tp, p.dir);
       if (inserted) continue;
       d.problems.push_back(
-          {p.dir, -1, std::nullopt,
+          {DamageKind::kDirConflict, p.dir, -1, std::nullopt,
            fmt::format("partition {} is also live in {}: Kafka and `daruma recover` refuse to "
                        "start",
                        p.tp.ToString(), it->second),
@@ -770,7 +796,7 @@ void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
     const MetaProperties& f = first_meta->second;
     if (meta->cluster_id != f.cluster_id || meta->node_id != f.node_id) {
       d.problems.push_back(
-          {meta_path, -1, std::nullopt,
+          {DamageKind::kDirConflict, meta_path, -1, std::nullopt,
            fmt::format("cluster.id / node.id differ from {}: the dirs belong to different "
                        "brokers, and Kafka and `daruma recover` refuse to start",
                        first_meta->first),
@@ -783,7 +809,7 @@ std::string CheckProblem::ToString() const {
   std::string s = file;
   if (position >= 0) s += fmt::format(" at byte {}", position);
   if (offset) s += fmt::format(", offset {}", *offset);
-  return s + ": " + what + " -- " + action;
+  return s + ": " + DamageKindName(kind) + ": " + what + " -- " + action;
 }
 
 bool LogDirCheck::HasRepairableProblems() const {
@@ -824,7 +850,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   for (const DirEntry& e : entries) {
     const std::string path = JoinPath(log_dir, e.name);
     if (e.is_regular && HasSuffix(e.name, kTmpSuffix)) {
-      d.problems.push_back({path, -1, std::nullopt,
+      d.problems.push_back({DamageKind::kLeftoverTempFile, path, -1, std::nullopt,
                             "left-over temporary file of an interrupted checkpoint write",
                             "remove it when no broker uses the dir"});
     }
@@ -842,18 +868,19 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
     if (!e.is_directory || IsIgnoredLogDirEntry(e.name)) continue;
     auto name = ParseTopicPartitionDirName(e.name);
     if (!name.ok()) {
-      d.problems.push_back({path, -1, std::nullopt,
+      d.problems.push_back({DamageKind::kStrayDir, path, -1, std::nullopt,
                             name.status().message() + " (Kafka refuses to start with it)",
                             "move it out of the log dir"});
       continue;
     }
     if (name->kind == DirKind::kDelete) {
-      d.problems.push_back({path, -1, std::nullopt, "left-over directory of a deleted partition",
+      d.problems.push_back({DamageKind::kStrayDir, path, -1, std::nullopt,
+                            "left-over directory of a deleted partition",
                             "Kafka removes it on start-up; or remove it by hand"});
       continue;
     }
     if (name->kind == DirKind::kStray) {
-      d.problems.push_back({path, -1, std::nullopt,
+      d.problems.push_back({DamageKind::kStrayDir, path, -1, std::nullopt,
                             "stray partition directory (not assigned to this broker)",
                             "remove it once you know its data is not needed"});
       continue;
@@ -904,8 +931,11 @@ CheckWork EstimateCheckWork(FileSystem* fs, const std::vector<std::string>& log_
 }
 
 nlohmann::json ToJson(const CheckProblem& p) {
-  nlohmann::json j = {
-      {"file", p.file}, {"position", p.position}, {"problem", p.what}, {"action", p.action}};
+  nlohmann::json j = {{"kind", DamageKindName(p.kind)},
+                      {"file", p.file},
+                      {"position", p.position},
+                      {"problem", p.what},
+                      {"action", p.action}};
   if (p.offset) j["offset"] = *p.offset;
   if (p.operator_only) j["operatorOnly"] = true;
   return j;
@@ -921,7 +951,8 @@ nlohmann::json ToJson(const PartitionCheck& p) {
   j["problems"] = problems;
   j["dataBytesDropped"] = p.data_bytes_dropped;
   if (p.cut) {
-    j["cut"] = {{"file", p.cut->file},
+    j["cut"] = {{"kind", DamageKindName(p.cut->kind)},
+                {"file", p.cut->file},
                 {"position", p.cut->position},
                 {"offset", p.cut->offset},
                 {"bytes", p.cut->bytes}};

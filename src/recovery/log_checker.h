@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/overlay_file_system.h"
 #include "common/status.h"
@@ -78,6 +79,9 @@
 namespace daruma {
 
 struct CheckProblem {
+  // What is wrong (common/damage_kind.h); first so that no problem is made
+  // without one. JSON "kind" beside "problem".
+  DamageKind kind;
   std::string file;
   int64_t position = -1;
   std::optional<int64_t> offset;
@@ -87,7 +91,8 @@ struct CheckProblem {
   // in daruma-topic-configs.json).
   bool operator_only = false;
 
-  std::string ToString() const;  // "<file> at byte <p>, offset <o>: <what> -- <action>"
+  // "<file> at byte <p>, offset <o>: <kind>: <what> -- <action>"
+  std::string ToString() const;
 };
 
 // Where repair cuts a log whose batch header fields outside the CRC
@@ -99,6 +104,7 @@ struct LogCut {
   int64_t position = 0;
   int64_t offset = 0;  // the first cut batch's base offset, as found
   int64_t bytes = 0;   // `.log` bytes from the cut to the end of the log
+  DamageKind kind = DamageKind::kNonMonotonicOffset;  // of the first cut batch
 };
 
 struct PartitionCheck {

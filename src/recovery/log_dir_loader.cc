@@ -270,10 +270,12 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
     const int64_t checkpointed_hw = find(d.high_watermarks);
     log->UpdateHighWatermark(checkpointed_hw);
     if (checkpointed_hw > log->log_end_offset()) {
-      pr.warnings.push_back(
+      std::string warning =
           fmt::format("{}: high watermark {} in {} is above the log end offset {}: lowered to {}",
                       tp.ToString(), checkpointed_hw, kReplicationOffsetCheckpointFile,
-                      log->log_end_offset(), log->high_watermark()));
+                      log->log_end_offset(), log->high_watermark());
+      pr.damage.push_back({DamageKind::kCorruptCheckpoint, warning});
+      pr.warnings.push_back(std::move(warning));
     }
     // fsync everything recovery kept before the recovery point can move to the
     // LEO in the checkpoint (a second crash must not lose it).
@@ -285,6 +287,9 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st);
   if (!st.ok()) {
     pr.errors.push_back(st.ToString());
+    pr.damage.push_back(
+        {DamageKindOf(st).value_or(st.IsIoError() ? DamageKind::kIoError : DamageKind::kUnloadable),
+         st.ToString()});
     if (dir_failed) dirs_->failure_channel().MaybeAddOfflineLogDir(d.path, st);
     log.reset();
   } else {

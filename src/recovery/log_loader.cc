@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/damage_kind.h"
 #include "log/leader_epoch_file_cache.h"
 #include "log/log_file_names.h"
 #include "log/producer_snapshot_file.h"
@@ -127,12 +128,18 @@ class Loader {
   Result<RecoveryOffsets> RecoverLog();  // pass 5
   int64_t FirstUnflushedBase() const;
   Result<std::optional<int64_t>> RecoverSegmentsFrom(int64_t from);
-  Status RemoveAndDeleteSegments(const std::vector<int64_t>& bases, const std::string& reason);
+  Status RemoveAndDeleteSegments(const std::vector<int64_t>& bases, DamageKind kind,
+                                 const std::string& reason);
   void AddScanned(int64_t bytes);
   void SetRemaining(int64_t n) {
     if (p_.remaining_segments != nullptr) p_.remaining_segments->store(n);
   }
   void Warn(std::string message) { report_->warnings.push_back(std::move(message)); }
+  // A warning that reports damage: also listed with its kind.
+  void Warn(DamageKind kind, std::string message) {
+    report_->damage.push_back({kind, message});
+    Warn(std::move(message));
+  }
 
   const LoadLogParams& p_;
   FileSystem* fs_;
@@ -178,6 +185,8 @@ class Loader {
   // The segment whose recovery cut batches with out-of-order headers (pass 4
   // drops every later segment, DropSegmentAfterOrderCut).
   std::optional<int64_t> order_cut_base_;
+  // The kind of the damage the last segment recovery cut at (its warning).
+  DamageKind last_stop_kind_ = DamageKind::kTornTail;
 };
 
 void Loader::AddScanned(int64_t bytes) {
@@ -194,10 +203,10 @@ Result<std::vector<std::string>> Loader::RegularFileNames() {
     if (IsStrayPartitionFileName(e.name)) {
       if (warned_strays_.insert(e.name).second) {
         report_->stray_files.push_back(PathOf(e.name));
-        Warn(
-            fmt::format("{}: not a Kafka file (a segment or snapshot suffix without an offset "
-                        "name); left as found and not loaded",
-                        PathOf(e.name)));
+        Warn(DamageKind::kStrayFile,
+             fmt::format("{}: not a Kafka file (a segment or snapshot suffix without an offset "
+                         "name); left as found and not loaded",
+                         PathOf(e.name)));
       }
       continue;
     }
@@ -245,9 +254,9 @@ Status Loader::QuarantineCorruptSnapshots() {
 
 Status Loader::QuarantineSnapshot(const std::string& path, const Status& why) {
   DARUMA_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
-  return quarantine_.CopyRange(
-      path, 0, int64_t(size),
-      {std::nullopt, std::nullopt, "corrupt producer snapshot: " + why.message()});
+  return quarantine_.CopyRange(path, 0, int64_t(size),
+                               {DamageKind::kCorruptSnapshot, std::nullopt, std::nullopt,
+                                "corrupt producer snapshot: " + why.message()});
 }
 
 void Loader::QuarantineCorruptSnapshotsOf(ProducerStateManager* psm) {
@@ -263,8 +272,9 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
   int64_t min_cleaned = std::numeric_limits<int64_t>::max();
   for (const std::string& name : names) {
     if (HasSuffix(name, kDeletedFileSuffix) && !HasSuffix(name, kCheckpointDeletedSuffix)) {
-      DARUMA_RETURN_IF_ERROR(DeleteFile(
-          PathOf(name), {std::nullopt, std::nullopt, "leftover .deleted file (pass 1)"}));
+      DARUMA_RETURN_IF_ERROR(
+          DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
+                                    "leftover .deleted file (pass 1)"}));
     } else if (HasSuffix(name, kCleanedFileSuffix)) {
       DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
       min_cleaned = std::min(min_cleaned, offset);
@@ -277,16 +287,17 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
   for (const std::string& name : swaps) {
     DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
     if (offset >= min_cleaned) {
-      DARUMA_RETURN_IF_ERROR(DeleteFile(
-          PathOf(name),
-          {std::nullopt, std::nullopt, "incomplete split: .swap at/above a .cleaned offset"}));
+      DARUMA_RETURN_IF_ERROR(
+          DeleteFile(PathOf(name), {DamageKind::kInterruptedSwap, std::nullopt, std::nullopt,
+                                    "incomplete split: .swap at/above a .cleaned offset"}));
     } else {
       valid_swaps.push_back(name);
     }
   }
   for (const std::string& name : cleaned) {
     DARUMA_RETURN_IF_ERROR(
-        DeleteFile(PathOf(name), {std::nullopt, std::nullopt, "leftover .cleaned file (pass 1)"}));
+        DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
+                                  "leftover .cleaned file (pass 1)"}));
   }
   return valid_swaps;
 }
@@ -316,8 +327,9 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
     auto offset = OffsetFromFileName(name);
     if (!offset.ok()) continue;  // no numeric prefix: not a segment or snapshot file
     if (*offset >= min_swap && *offset < max_swap) {
-      DARUMA_RETURN_IF_ERROR(DeleteFile(
-          PathOf(name), {*offset, std::nullopt, "replaced by an interrupted swap (pass 2)"}));
+      DARUMA_RETURN_IF_ERROR(
+          DeleteFile(PathOf(name), {DamageKind::kInterruptedSwap, *offset, std::nullopt,
+                                    "replaced by an interrupted swap (pass 2)"}));
     }
   }
   DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
@@ -378,11 +390,11 @@ std::optional<int64_t> Loader::NextLogBase(int64_t base) const {
 // there with an invalid-offset error; after a plain CRC failure in pass 4 it
 // keeps the later segments, and so does Daruma.)
 Status Loader::DropSegmentAfterOrderCut(int64_t base) {
-  Warn(
-      fmt::format("{}: after the cut in segment {} (batch headers out of order), the later "
-                  "segment {} is not trusted and goes to quarantine",
-                  dir_, *order_cut_base_, base));
-  const Quarantine::Range why{base, std::nullopt,
+  Warn(DamageKind::kAfterDamage,
+       fmt::format("{}: after the cut in segment {} (batch headers out of order), the later "
+                   "segment {} is not trusted and goes to quarantine",
+                   dir_, *order_cut_base_, base));
+  const Quarantine::Range why{DamageKind::kAfterDamage, base, std::nullopt,
                               fmt::format("segment after a cut at out-of-order batch headers in "
                                           "segment {} (pass 4)",
                                           *order_cut_base_)};
@@ -458,10 +470,11 @@ Status Loader::LoadSegmentFiles() {
     if (IsIndexFileName(name)) {
       DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
       if (!listed(LogFileName("", offset))) {
-        Warn(fmt::format("Found an orphaned index file {}, with no corresponding log file.",
+        Warn(DamageKind::kOrphanIndex,
+             fmt::format("Found an orphaned index file {}, with no corresponding log file.",
                          PathOf(name)));
-        DARUMA_RETURN_IF_ERROR(
-            DeleteFile(PathOf(name), {std::nullopt, std::nullopt, "orphaned index file"}));
+        DARUMA_RETURN_IF_ERROR(DeleteFile(PathOf(name), {DamageKind::kOrphanIndex, std::nullopt,
+                                                         std::nullopt, "orphaned index file"}));
       }
       continue;
     }
@@ -476,10 +489,10 @@ Status Loader::LoadSegmentFiles() {
     if (!listed(TxnIndexFileName("", base))) segment->txn_index()->AssumeAbsent();
     if (!listed(OffsetIndexFileName("", base))) {
       if (p_.had_clean_shutdown || base < p_.recovery_point_checkpoint) {
-        Warn(
-            fmt::format("Could not find offset index file corresponding to log file {}, "
-                        "recovering segment and rebuilding index files...",
-                        segment->log_path()));
+        Warn(DamageKind::kMissingIndex,
+             fmt::format("Could not find offset index file corresponding to log file {}, "
+                         "recovering segment and rebuilding index files...",
+                         segment->log_path()));
       }
       // Kafka: an invalid-offset error here aborts the load (§15.6).
       DARUMA_RETURN_IF_ERROR(recover_now_or_defer(segment.get()));
@@ -506,31 +519,16 @@ Status Loader::LoadSegmentFiles() {
       if (sane.ok() && !rebuilt_later) segment->VerifyIndexesOnFirstLoad(WarnIndexRebuilt);
       if (!sane.ok()) {
         if (!sane.IsCorruption()) return sane;
-        Warn(
-            fmt::format("Found a corrupted index file corresponding to log file {} due to {}, "
-                        "recovering segment and rebuilding index files...",
-                        segment->log_path(), sane.message()));
+        Warn(DamageKind::kCorruptIndex,
+             fmt::format("Found a corrupted index file corresponding to log file {} due to {}, "
+                         "recovering segment and rebuilding index files...",
+                         segment->log_path(), sane.message()));
         DARUMA_RETURN_IF_ERROR(recover_now_or_defer(segment.get()));
       }
     }
     segments_[base] = std::move(segment);
   }
   return Status::Ok();
-}
-
-// Why recovery stopped before `valid` (for the manifest), read from the bytes.
-std::string DescribeTail(const File* file, int64_t valid, int64_t size,
-                         const std::string& visitor_error) {
-  if (!visitor_error.empty())
-    return "invalid record after position " + std::to_string(valid) + ": " + visitor_error;
-  uint8_t header[17] = {};
-  auto n = file->ReadAt(uint64_t(valid), std::span<uint8_t>(header, sizeof header));
-  if (!n.ok() || size - valid <= 17) return "torn tail (partial batch header)";
-  const int32_t batch_size = int32_t(LoadBe32(header + 8));
-  if (batch_size == 0 && LoadBe64(header) == 0) return "zero-filled tail (size field 0)";
-  if (batch_size < 14) return fmt::format("corrupt batch: size field {} < 14", batch_size);
-  if (valid + 12 + int64_t(batch_size) > size) return "torn tail (partial batch)";
-  return "corrupt batch (size or CRC check failed)";
 }
 
 Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan,
@@ -593,20 +591,26 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
     psm->UpdateMapEndOffset(batch.last_offset() + 1);
     return Status::Ok();
   };
+  // What the first byte recovery does not keep is, as the scan (or the
+  // visitor, for a record it cannot apply) found it.
   auto before_truncate = [&](int64_t valid, int64_t size) -> Status {
+    last_stop_kind_ = visitor_stopped ? DamageKind::kInvalidRecord
+                                      : scan->stop_kind.value_or(DamageKind::kTornTail);
     if (!quarantine_.enabled()) return Status::Ok();
-    const std::string why = scan->uncovered_field_damage && visitor_error.empty()
-                                ? "batches out of order: " + scan->stop_reason
-                                : DescribeTail(segment->log_file(), valid, size, visitor_error);
+    const std::string why = visitor_stopped
+                                ? fmt::format("{}: invalid record after position {}: {}",
+                                              segment->log_path(), valid, visitor_error)
+                                : scan->stop_reason;
     return quarantine_.CopyRange(segment->log_path(), valid, size,
-                                 {next_offset, std::nullopt, why});
+                                 {last_stop_kind_, next_offset, std::nullopt, why});
   };
   const int64_t size_before = segment->size();
   DARUMA_RETURN_IF_ERROR(RememberTxnIndex(segment));
   auto recovered = segment->ApplyRecovery(*scan, on_batch, before_truncate);
   if (!recovered.ok()) {
     if (recovered.status().code() == StatusCode::kOffsetOverflow) {
-      Warn(fmt::format("Caught segment overflow error: {}. Split segment and retry.",
+      Warn(DamageKind::kOffsetOverflow,
+           fmt::format("Caught segment overflow error: {}. Split segment and retry.",
                        recovered.status().message()));
       DARUMA_RETURN_IF_ERROR(SplitAndSwap(segment));
     }
@@ -618,12 +622,12 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
     // topic that is not compacted has none unless a baseOffset the CRC does
     // not cover was damaged where no later batch contradicts it.
     const auto& g = *scan->first_gap;
-    Warn(
-        fmt::format("{}: batch at position {} starts at offset {}, the batch before it ends at "
-                    "{}: an offset gap in a topic that is not compacted (cleanup.policy=delete), "
-                    "kept as found; a damaged baseOffset (outside the batch CRC) is the likeliest "
-                    "cause unless the topic was compacted once",
-                    segment->log_path(), g.position, g.base_offset, g.previous_last));
+    Warn(DamageKind::kOffsetGap,
+         fmt::format("{}: batch at position {} starts at offset {}, the batch before it ends at "
+                     "{}: an offset gap in a topic that is not compacted (cleanup.policy=delete), "
+                     "kept as found; a damaged baseOffset (outside the batch CRC) is the likeliest "
+                     "cause unless the topic was compacted once",
+                     segment->log_path(), g.position, g.base_offset, g.previous_last));
   }
   if (scan->uncovered_field_damage && recovered->truncated_bytes > 0) {
     order_cut_base_ = segment->base_offset();
@@ -680,8 +684,9 @@ Status Loader::SplitAndSwap(LogSegment* segment) {
                                               segment->txn_index_path()};
   if (quarantine_.enabled()) {
     for (const std::string& path : old_files) {
-      DARUMA_RETURN_IF_ERROR(DeleteFile(
-          path, {old_base, std::nullopt, "segment replaced by its offset-overflow split (§10.5)"}));
+      DARUMA_RETURN_IF_ERROR(
+          DeleteFile(path, {DamageKind::kOffsetOverflow, old_base, std::nullopt,
+                            "segment replaced by its offset-overflow split (§10.5)"}));
     }
   } else {
     for (const std::string& path : old_files) {
@@ -729,7 +734,8 @@ Result<int64_t> Loader::TruncateWholeSegment(LogSegment* segment) {
     if (found) {
       DARUMA_RETURN_IF_ERROR(quarantine_.CopyRange(
           segment->log_path(), found->position, segment->size(),
-          {base, std::nullopt, "invalid offsets during recovery: segment truncated to its base"}));
+          {DamageKind::kNonMonotonicOffset, base, std::nullopt,
+           "invalid offsets during recovery: segment truncated to its base"}));
     }
   }
   DARUMA_ASSIGN_OR_RETURN(int64_t truncated, segment->TruncateTo(base));
@@ -823,7 +829,8 @@ Status Loader::KeepAbortedTxns(LogSegment* segment) {
   }
   DARUMA_RETURN_IF_ERROR(quarantine_.SaveBytes(
       path, old.bytes,
-      {old.entries.empty() ? std::nullopt : std::optional<int64_t>(old.entries.front().last_offset),
+      {DamageKind::kCorruptIndex,
+       old.entries.empty() ? std::nullopt : std::optional<int64_t>(old.entries.front().last_offset),
        old.entries.empty() ? std::nullopt : std::optional<int64_t>(old.entries.back().last_offset),
        fmt::format(
            ".txnindex before recovery rebuilt it ({} entries; {} dropped with the log range "
@@ -839,7 +846,7 @@ Status Loader::KeepAbortedTxns(LogSegment* segment) {
   return index->Flush();
 }
 
-Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases,
+Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases, DamageKind kind,
                                        const std::string& reason) {
   listing_current_ = false;
   snapshots_changed_ = true;
@@ -853,7 +860,7 @@ Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases,
       for (const std::string& path :
            {LogFileName(dir_, base), OffsetIndexFileName(dir_, base), TimeIndexFileName(dir_, base),
             TxnIndexFileName(dir_, base)}) {
-        DARUMA_RETURN_IF_ERROR(DeleteFile(path, {base, std::nullopt, reason}));
+        DARUMA_RETURN_IF_ERROR(DeleteFile(path, {kind, base, std::nullopt, reason}));
       }
     } else {
       // Kafka renames to .deleted and deletes after file.delete.delay.ms; a
@@ -939,10 +946,10 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
         return truncated.status();
       }
-      Warn(
-          fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
-                      "creating an empty one with starting offset {} ({})",
-                      segment->base_offset(), truncated.status().message()));
+      Warn(DamageKind::kNonMonotonicOffset,
+           fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
+                       "creating an empty one with starting offset {} ({})",
+                       segment->base_offset(), truncated.status().message()));
       truncated = TruncateWholeSegment(segment);
       if (!truncated.ok()) return truncated.status();
     }
@@ -951,13 +958,14 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       // dropped before their files move.
       pipeline.Stop();
       DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
-      Warn(fmt::format("Corruption found in segment {}, truncating to offset {}",
-                       segment->base_offset(), next));
+      Warn(last_stop_kind_, fmt::format("Corruption found in segment {}, truncating to offset {}",
+                                        segment->base_offset(), next));
       report_->truncated_bytes += *truncated;
       std::vector<int64_t> rest(unflushed.begin() + int64_t(i) + 1, unflushed.end());
-      DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(
-          rest, fmt::format("segment after the corruption in segment {} (pass 5)",
-                            segment->base_offset())));
+      DARUMA_RETURN_IF_ERROR(
+          RemoveAndDeleteSegments(rest, DamageKind::kAfterDamage,
+                                  fmt::format("segment after the corruption in segment {} (pass 5)",
+                                              segment->base_offset())));
       DARUMA_RETURN_IF_ERROR(SyncRecoveredSegment(segment, std::move(snapshot_owner), &syncs));
       SetRemaining(0);
       break;
@@ -996,14 +1004,15 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     if (leo >= p_.log_start_offset_checkpoint) {
       valid_leo = leo;
     } else {
-      Warn(
-          fmt::format("Deleting all segments because logEndOffset ({}) is smaller than "
-                      "logStartOffset {}. This could happen if segment files were deleted "
-                      "from the file system.",
-                      leo, p_.log_start_offset_checkpoint));
+      Warn(DamageKind::kCorruptCheckpoint,
+           fmt::format("Deleting all segments because logEndOffset ({}) is smaller than "
+                       "logStartOffset {}. This could happen if segment files were deleted "
+                       "from the file system.",
+                       leo, p_.log_start_offset_checkpoint));
       std::vector<int64_t> all;
       for (const auto& [base, segment] : segments_) all.push_back(base);
-      DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(all, "log end below the log start offset"));
+      DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSegments(all, DamageKind::kCorruptCheckpoint,
+                                                     "log end below the log start offset"));
       DARUMA_RETURN_IF_ERROR(epochs_->ClearAndFlush());
       snapshots_changed_ = true;
       DARUMA_RETURN_IF_ERROR(psm_->TruncateFullyAndStartAt(p_.log_start_offset_checkpoint));
@@ -1031,7 +1040,7 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
 // state is then rebuilt as after a crash too (its snapshot predates the cut).
 Result<std::optional<int64_t>> Loader::RecoverDamagedActiveTail() {
   LogSegment* active = segments_.rbegin()->second.get();
-  std::string why;
+  ReportedDamage why{DamageKind::kTornTail, ""};
   DARUMA_ASSIGN_OR_RETURN(std::optional<int64_t> leo, ReadNextOffsetOfWholeTail(active, &why));
   if (leo) {
     // A clean shutdown writes the producer snapshot at the log end offset;
@@ -1039,15 +1048,15 @@ Result<std::optional<int64_t>> Loader::RecoverDamagedActiveTail() {
     // (outside the CRC) was damaged there.
     const std::optional<int64_t> snapshot = psm_->LatestSnapshotOffset();
     if (!snapshot || *snapshot <= *leo) return leo;
-    why = fmt::format(
-        "{}: its batches end at offset {}, but the producer snapshot of the clean shutdown is "
-        "at offset {}",
-        active->log_path(), *leo - 1, *snapshot);
+    why = {DamageKind::kLostRecords,
+           fmt::format("{}: its batches end at offset {}, but the producer snapshot of the clean "
+                       "shutdown is at offset {}",
+                       active->log_path(), *leo - 1, *snapshot)};
   }
-  Warn(
-      fmt::format("clean shutdown, but the active segment's tail is damaged ({}): the segment "
-                  "is recovered as after a crash",
-                  why));
+  Warn(why.kind,
+       fmt::format("clean shutdown, but the active segment's tail is damaged ({}): the segment "
+                   "is recovered as after a crash",
+                   why.text));
   clean_tail_recovered_ = true;
   snapshots_changed_ = true;
   listing_current_ = false;
@@ -1059,12 +1068,13 @@ Status Loader::OpenLeaderEpochCache() {
   const std::string path = JoinPath(dir_, kLeaderEpochCheckpointFileName);
   Result<LeaderEpochFileCache> cache = LeaderEpochFileCache::Open(path, fs_);
   if (!cache.ok() && cache.status().IsCorruption()) {
-    Warn(
-        fmt::format("{}; the file goes to quarantine and the leader epochs are rebuilt from "
-                    "the batches",
-                    cache.status().message()));
-    DARUMA_RETURN_IF_ERROR(DeleteFile(
-        path, {std::nullopt, std::nullopt, "corrupt leader-epoch-checkpoint (rebuilt)"}));
+    Warn(DamageKind::kCorruptCheckpoint,
+         fmt::format("{}; the file goes to quarantine and the leader epochs are rebuilt from "
+                     "the batches",
+                     cache.status().message()));
+    DARUMA_RETURN_IF_ERROR(
+        DeleteFile(path, {DamageKind::kCorruptCheckpoint, std::nullopt, std::nullopt,
+                          "corrupt leader-epoch-checkpoint (rebuilt)"}));
     rebuild_epochs_ = true;
     cache = LeaderEpochFileCache::Open(path, fs_);
   }
@@ -1156,11 +1166,11 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   // the crash lost before it was flushed, or a damaged segment.
   if (const std::optional<int64_t> latest = latest_snapshot_found_;
       latest && *latest > offsets.next_offset && !HasSuffix(dir_, kDeleteDirSuffix)) {
-    Warn(
-        fmt::format("{}: a producer snapshot at offset {} was above the recovered log end offset "
-                    "{}: the records from {} to {} were in the log before and are gone",
-                    psm_->SnapshotPath(*latest), *latest, offsets.next_offset, offsets.next_offset,
-                    *latest - 1));
+    Warn(DamageKind::kLostRecords,
+         fmt::format("{}: a producer snapshot at offset {} was above the recovered log end offset "
+                     "{}: the records from {} to {} were in the log before and are gone",
+                     psm_->SnapshotPath(*latest), *latest, offsets.next_offset, offsets.next_offset,
+                     *latest - 1));
   }
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(

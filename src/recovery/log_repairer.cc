@@ -46,7 +46,7 @@ Status SetAsideBadEpochCheckpoint(const PartitionCheck& p, const RepairApplyOpti
   if (!reported) return Status::Ok();
   Quarantine quarantine(o.fs, p.dir, p.tp.ToString(), true, report);
   return quarantine.MoveFile(
-      path, {std::nullopt, std::nullopt,
+      path, {DamageKind::kCorruptCheckpoint, std::nullopt, std::nullopt,
              "leader-epoch-checkpoint disagrees with the batches; repair rebuilds it from them"});
 }
 
@@ -65,7 +65,7 @@ Status CutLog(const PartitionCheck& p, const RepairApplyOptions& o,
   DARUMA_ASSIGN_OR_RETURN(uint64_t size, o.fs->FileSize(cut.file));
   if (int64_t(size) > cut.position) {
     DARUMA_RETURN_IF_ERROR(quarantine.CopyRange(cut.file, cut.position, int64_t(size),
-                                                {cut.offset, std::nullopt, reason}));
+                                                {cut.kind, cut.offset, std::nullopt, reason}));
     DARUMA_ASSIGN_OR_RETURN(auto file, o.fs->Open(cut.file, OpenMode::kReadWrite));
     DARUMA_RETURN_IF_ERROR(file->Truncate(uint64_t(cut.position)));
     DARUMA_RETURN_IF_ERROR(file->Sync());
@@ -75,8 +75,8 @@ Status CutLog(const PartitionCheck& p, const RepairApplyOptions& o,
     if (!e.is_regular || !HasSuffix(e.name, kLogFileSuffix)) continue;
     auto base = OffsetFromFileName(e.name);
     if (!base.ok() || *base <= cut.segment_base) continue;
-    DARUMA_RETURN_IF_ERROR(
-        quarantine.MoveFile(JoinPath(p.dir, e.name), {std::nullopt, std::nullopt, reason}));
+    DARUMA_RETURN_IF_ERROR(quarantine.MoveFile(
+        JoinPath(p.dir, e.name), {DamageKind::kAfterDamage, *base, std::nullopt, reason}));
     for (const std::string& index :
          {OffsetIndexFileName(p.dir, *base), TimeIndexFileName(p.dir, *base),
           TxnIndexFileName(p.dir, *base)}) {
@@ -189,6 +189,9 @@ Status RepairPartitions(const LogDirCheck& plan, const RepairApplyOptions& o,
       Status st = RepairPartition(plan, p, o, &report, &applied->salvaged[i], &mu, out);
       if (st.ok()) continue;
       report.errors.push_back(st.ToString());
+      report.damage.push_back({DamageKindOf(st).value_or(st.IsIoError() ? DamageKind::kIoError
+                                                                        : DamageKind::kUnloadable),
+                               report.errors.back()});
       std::lock_guard<std::mutex> lock(mu);
       if (first_error.ok()) first_error = st.WithContext(p.dir);
     }

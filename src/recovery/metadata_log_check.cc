@@ -18,7 +18,8 @@ MetadataLogCheck CheckMetadataLog(FileSystem* fs, const std::string& dir,
       "restore this controller's replica from the others";
   Result<std::vector<DirEntry>> entries = fs->ListDir(dir);
   if (!entries.ok()) {
-    out.problems.push_back({dir, -1, std::nullopt, entries.status().message(), kAction, true});
+    out.problems.push_back(
+        {DamageKind::kIoError, dir, -1, std::nullopt, entries.status().message(), kAction, true});
     return out;
   }
   std::map<int64_t, std::string> logs;  // base offset -> path
@@ -34,7 +35,8 @@ MetadataLogCheck CheckMetadataLog(FileSystem* fs, const std::string& dir,
     Result<std::unique_ptr<File>> file = fs->Open(path, OpenMode::kRead);
     Result<uint64_t> size = file.ok() ? (*file)->Size() : Result<uint64_t>(file.status());
     if (!size.ok()) {
-      out.problems.push_back({path, -1, std::nullopt, size.status().message(), kAction, true});
+      out.problems.push_back(
+          {DamageKind::kIoError, path, -1, std::nullopt, size.status().message(), kAction, true});
       continue;
     }
     const SegmentRecoveryScan scan = ScanSegmentForRecovery(
@@ -43,8 +45,11 @@ MetadataLogCheck CheckMetadataLog(FileSystem* fs, const std::string& dir,
     ++out.segments;
     out.bytes += int64_t(*size);
     if (scan.valid_bytes < int64_t(*size) || !scan.error.ok()) {
+      const DamageKind kind = scan.stop_kind.value_or(
+          DamageKindOf(scan.error)
+              .value_or(scan.error.IsIoError() ? DamageKind::kIoError : DamageKind::kTornTail));
       out.problems.push_back(
-          {path, scan.valid_bytes, scan.next_offset,
+          {kind, path, scan.valid_bytes, scan.next_offset,
            fmt::format("KRaft metadata log: {} ({} bytes after the last valid batch)",
                        scan.stop_reason.empty() ? scan.error.ToString() : scan.stop_reason,
                        int64_t(*size) - scan.valid_bytes),

@@ -45,7 +45,7 @@ Status RebuildLeaderEpochs(const SegmentMap& segments, std::optional<int64_t> be
   return Status::Ok();
 }
 
-Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, std::string* why) {
+Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, ReportedDamage* why) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * index, segment->offset_index());
   FileBatchReaderOptions options;
   options.start_position = uint64_t(index->Lookup(index->LastOffset()).position);
@@ -55,17 +55,19 @@ Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, st
   bool first_entry = true;
   while (std::optional<LogEntry> entry = reader.Next()) {
     if (!entry->has_batch_header()) {
-      *why = segment->log_path() + ": entry at position " + std::to_string(entry->position) +
-             " is too short for a batch header";
+      *why = {DamageKind::kBadSize, segment->log_path() + ": entry at position " +
+                                        std::to_string(entry->position) +
+                                        " is too short for a batch header"};
       return std::optional<int64_t>();
     }
     // Offsets strictly increase; a baseOffset (outside the CRC) that goes
     // back makes the log end offset wrong.
     const int64_t base = entry->is_v2() ? entry->batch().base_offset() : entry->last_offset();
     if (!first_entry && base < next) {
-      *why = segment->log_path() + ": batch at position " + std::to_string(entry->position) +
-             " has baseOffset " + std::to_string(base) +
-             ", below the end of the batch before it (" + std::to_string(next) + ")";
+      *why = {DamageKind::kNonMonotonicOffset,
+              segment->log_path() + ": batch at position " + std::to_string(entry->position) +
+                  " has baseOffset " + std::to_string(base) +
+                  ", below the end of the batch before it (" + std::to_string(next) + ")"};
       return std::optional<int64_t>();
     }
     first_entry = false;
@@ -77,7 +79,7 @@ Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, st
     case StopReason::kIoError:
       return reader.io_status();
     default:
-      *why = reader.stop_message();
+      *why = {reader.damage().value_or(DamageKind::kTornTail), reader.stop_message()};
       return std::optional<int64_t>();
   }
 }

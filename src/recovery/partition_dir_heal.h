@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "log/leader_epoch_file_cache.h"
 #include "log/log.h"
+#include "recovery/recovery_report.h"
 
 namespace daruma {
 
@@ -47,8 +48,8 @@ Status RebuildLeaderEpochs(const SegmentMap& segments, std::optional<int64_t> be
 // size, as LogSegment::ReadNextOffset does for the log end offset: nullopt
 // when they fail to end exactly there (a torn or zero tail, an entry too
 // short for a batch header) or their offsets go back (a damaged baseOffset);
-// *why then names the file, position and field;
+// *why then gives the kind and names the file, position and field;
 // else the segment's next offset, so a clean start reads its tail once.
-Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, std::string* why);
+Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, ReportedDamage* why);
 
 }  // namespace daruma

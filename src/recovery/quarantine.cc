@@ -128,9 +128,13 @@ Status Quarantine::MoveFile(const std::string& path, const Range& range) {
 
 Status Quarantine::Record(const std::string& path, int64_t from, int64_t bytes, const Range& range,
                           const std::string& target) {
-  nlohmann::json line = {{"partition", partition_}, {"file", BaseName(path)},
-                         {"fromPosition", from},    {"bytes", bytes},
-                         {"reason", range.reason},  {"quarantinePath", target}};
+  nlohmann::json line = {{"partition", partition_},
+                         {"file", BaseName(path)},
+                         {"fromPosition", from},
+                         {"bytes", bytes},
+                         {"kind", DamageKindName(range.kind)},
+                         {"reason", range.reason},
+                         {"quarantinePath", target}};
   if (target.empty()) line["quarantinePath"] = nullptr;
   if (range.first_offset) line["firstOffset"] = *range.first_offset;
   if (range.last_offset) line["lastOffset"] = *range.last_offset;
@@ -144,7 +148,8 @@ Status Quarantine::Record(const std::string& path, int64_t from, int64_t bytes, 
   if (size == 0) DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir()));
   if (report_ != nullptr) {
     report_->quarantined.push_back(QuarantinedRange{path, from, bytes, range.first_offset,
-                                                    range.last_offset, range.reason, target});
+                                                    range.last_offset, range.kind, range.reason,
+                                                    target});
   }
   return Status::Ok();
 }

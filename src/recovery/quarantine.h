@@ -23,7 +23,9 @@
 // Layout:
 //   daruma-quarantine/MANIFEST.jsonl           one JSON object per line:
 //     {"partition","file","fromPosition","bytes","firstOffset"?,"lastOffset"?,
-//      "reason","quarantinePath"}  (quarantinePath null: zeros, not copied)
+//      "kind","reason","quarantinePath"}  (quarantinePath null: zeros, not copied;
+//      kind: common/damage_kind.h, what is wrong with the range's first byte or
+//      the file, "after_damage" for what follows damage)
 //   daruma-quarantine/<file name>@<fromPosition>[.<n>]   the bytes themselves
 //
 // Durability: the copy (or moved file) and the directory are fsynced, then the
@@ -36,6 +38,7 @@
 #include <span>
 #include <string>
 
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "recovery/recovery_report.h"
@@ -57,7 +60,9 @@ class Quarantine {
   bool enabled() const { return enabled_; }
   std::string dir() const;
 
+  // kind comes first so that no caller can leave it out.
   struct Range {
+    DamageKind kind;
     std::optional<int64_t> first_offset;
     std::optional<int64_t> last_offset;
     std::string reason;

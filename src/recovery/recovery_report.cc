@@ -10,15 +10,16 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
     segments.push_back({{"baseOffset", s.base_offset}, {"sizeBytes", s.size_bytes}});
   nlohmann::json quarantined = nlohmann::json::array();
   for (const auto& q : p.quarantined) {
-    nlohmann::json j = {{"file", q.file},
-                        {"fromPosition", q.from_position},
-                        {"bytes", q.bytes},
-                        {"reason", q.reason},
-                        {"quarantinePath", q.quarantine_path}};
+    nlohmann::json j = {{"file", q.file},     {"fromPosition", q.from_position},
+                        {"bytes", q.bytes},   {"kind", DamageKindName(q.kind)},
+                        {"reason", q.reason}, {"quarantinePath", q.quarantine_path}};
     if (q.first_offset) j["firstOffset"] = *q.first_offset;
     if (q.last_offset) j["lastOffset"] = *q.last_offset;
     quarantined.push_back(j);
   }
+  nlohmann::json damage = nlohmann::json::array();
+  for (const auto& d : p.damage)
+    damage.push_back({{"kind", DamageKindName(d.kind)}, {"text", d.text}});
   return {{"topic", p.topic},
           {"partition", p.partition},
           {"dir", p.dir},
@@ -41,6 +42,7 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
           {"recoveredSegments", p.recovered_segments},
           {"errors", p.errors},
           {"warnings", p.warnings},
+          {"damage", damage},
           {"leftUnchanged", p.left_unchanged},
           {"durationMs", p.duration_ms}};
 }

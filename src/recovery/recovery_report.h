@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/damage_kind.h"
+
 namespace daruma {
 
 struct QuarantinedRange {
@@ -19,8 +21,16 @@ struct QuarantinedRange {
   int64_t bytes = 0;
   std::optional<int64_t> first_offset;
   std::optional<int64_t> last_offset;
+  DamageKind kind = DamageKind::kUnloadable;  // JSON "kind" beside "reason"
   std::string reason;
   std::string quarantine_path;  // where the bytes now are
+};
+
+struct ReportedDamage {
+  DamageKind kind;
+  std::string text;
+
+  bool operator==(const ReportedDamage&) const = default;
 };
 
 struct SegmentInfo {
@@ -56,6 +66,9 @@ struct PartitionRecoveryReport {
   std::vector<std::string> errors;
   std::vector<std::string>
       warnings;  // e.g. "Corruption found in segment 975, truncating to offset 1045"
+  // The warnings and errors that report damage, each with its kind (JSON
+  // "damage": [{"kind", "text"}]); the text is also in warnings or errors.
+  std::vector<ReportedDamage> damage;
   int64_t recovered_segments = 0;
   int64_t duration_ms = 0;
   // The load failed and every change it had made was undone: the partition

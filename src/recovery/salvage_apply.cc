@@ -22,8 +22,7 @@ std::string Reason(const DroppedRange& r) {
   } else {
     gap = fmt::format("offsets {}..{} are a gap now", r.gap_first, *r.gap_last);
   }
-  return fmt::format("{}: {}; repair --salvage keeps the valid batches around it; {}",
-                     DamageKindName(r.kind), r.what, gap);
+  return fmt::format("{}; repair --salvage keeps the valid batches around it; {}", r.what, gap);
 }
 
 Status RemoveIfPresent(FileSystem* fs, const std::string& path) {
@@ -54,8 +53,8 @@ Status WriteKept(FileSystem* fs, const SegmentSalvage& seg, const std::string& t
 
 Status ApplySegment(const SegmentSalvage& seg, FileSystem* fs, Quarantine* quarantine) {
   for (const DroppedRange& r : seg.dropped) {
-    DARUMA_RETURN_IF_ERROR(
-        quarantine->CopyRange(seg.path, r.from, r.to, {r.gap_first, r.gap_last, Reason(r)}));
+    DARUMA_RETURN_IF_ERROR(quarantine->CopyRange(seg.path, r.from, r.to,
+                                                 {r.kind, r.gap_first, r.gap_last, Reason(r)}));
   }
   const std::string dir = ParentDir(seg.path);
   if (seg.drop_whole) {
@@ -69,7 +68,7 @@ Status ApplySegment(const SegmentSalvage& seg, FileSystem* fs, Quarantine* quara
     // A `.cleaned` left by an interrupted Kafka cleaner: kept, as recovery
     // would keep it (MoveFile does nothing when there is none).
     DARUMA_RETURN_IF_ERROR(quarantine->MoveFile(
-        cleaned, {std::nullopt, std::nullopt,
+        cleaned, {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
                   "leftover .cleaned file, set aside before repair --salvage rewrote the "
                   "segment under that name"}));
     DARUMA_RETURN_IF_ERROR(WriteKept(fs, seg, cleaned));
@@ -97,7 +96,7 @@ Status ApplySalvage(const PartitionSalvage& plan, FileSystem* fs, Quarantine* qu
   }
   return quarantine->MoveFile(
       JoinPath(plan.dir, kLeaderEpochCheckpointFileName),
-      {std::nullopt, std::nullopt,
+      {DamageKind::kCorruptCheckpoint, std::nullopt, std::nullopt,
        "leader-epoch-checkpoint set aside by repair --salvage, which rebuilds it from the kept "
        "batches"});
 }

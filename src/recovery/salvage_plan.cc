@@ -13,30 +13,6 @@
 
 namespace daruma {
 
-const char* DamageKindName(DamageKind kind) {
-  switch (kind) {
-    case DamageKind::kTornTail:
-      return "torn-tail";
-    case DamageKind::kBadLength:
-      return "bad-length";
-    case DamageKind::kBadMagic:
-      return "bad-magic";
-    case DamageKind::kCrcMismatch:
-      return "crc-mismatch";
-    case DamageKind::kBadHeader:
-      return "bad-header";
-    case DamageKind::kOffsetOutOfRange:
-      return "offset-out-of-range";
-    case DamageKind::kOffsetOrder:
-      return "offset-order";
-    case DamageKind::kEpochOrder:
-      return "epoch-order";
-    case DamageKind::kZeros:
-      return "zeros";
-  }
-  return "unknown";
-}
-
 namespace {
 
 constexpr int64_t kEntryPrefix = 17;  // baseOffset, length, epoch, magic: enough to frame
@@ -85,7 +61,7 @@ class WindowReader {
 // One entry as step 1 judges it.
 struct Entry {
   bool trusted = false;
-  DamageKind kind = DamageKind::kCrcMismatch;
+  DamageKind kind = DamageKind::kBadCrc;
   std::string what;
   int64_t size = 0;  // 12 + length when that lies within the file, else 0
   int64_t base = 0;
@@ -134,9 +110,9 @@ class Planner {
         continue;
       }
       DARUMA_ASSIGN_OR_RETURN(int64_t next, Resync(pos, e));
-      if (e.kind == DamageKind::kTornTail && next < seg->size) e.kind = DamageKind::kBadLength;
+      if (e.kind == DamageKind::kTornTail && next < seg->size) e.kind = DamageKind::kBadSize;
       DARUMA_ASSIGN_OR_RETURN(bool zeros, AllZeros(pos, next));
-      if (zeros) e.kind = DamageKind::kZeros;
+      if (zeros) e.kind = next < seg->size ? DamageKind::kZeroedRange : DamageKind::kZeroTail;
       Drop(seg_, {pos, next, e.kind, e.what, 0, std::nullopt});
       pos = next;
     }
@@ -167,7 +143,7 @@ class Planner {
     }
     const int32_t min_length = magic == kMagicV2 ? kMinV2Length : kMinLength;
     if (length < min_length) {
-      e.kind = DamageKind::kBadLength;
+      e.kind = DamageKind::kBadSize;
       e.what = fmt::format("{}: field batchLength: expected at least {}, found {}", At(pos),
                            min_length, length);
       return e;
@@ -183,7 +159,7 @@ class Planner {
     DARUMA_ASSIGN_OR_RETURN(ByteSpan bytes, reader_->Get(pos, e.size));
     const LogEntry entry{pos, bytes, magic};
     if (Status valid = entry.Validate(); !valid.ok()) {
-      e.kind = DamageKind::kCrcMismatch;
+      e.kind = DamageKind::kBadCrc;
       e.what = fmt::format("{}: {}", seg_->path, valid.message());
       return e;
     }
@@ -210,7 +186,7 @@ class Planner {
     }
     if (e.base < seg_->base_offset || e.base - seg_->base_offset > kMaxRelative - delta ||
         (next_base_ && e.base + delta >= *next_base_)) {
-      e.kind = DamageKind::kOffsetOutOfRange;
+      e.kind = DamageKind::kOffsetOutsideSegment;
       e.what = fmt::format(
           "{}: field baseOffset: expected offsets in [{}, {}], found {} (lastOffsetDelta {})",
           At(pos), seg_->base_offset,
@@ -273,7 +249,7 @@ class Planner {
         Unkeep();
         Drop(b_seg,
              {b_pos, b_pos + b.size,
-              offset_conflict ? DamageKind::kOffsetOrder : DamageKind::kEpochOrder,
+              offset_conflict ? DamageKind::kNonMonotonicOffset : DamageKind::kLeaderEpochOrder,
               offset_conflict
                   ? fmt::format("{}: at byte {}: field baseOffset {} (outside the batch CRC) is "
                                 "out of order: the batch at byte {} of {} starts at offset {}, "
@@ -288,7 +264,8 @@ class Planner {
       }
     }
     Drop(seg_,
-         {pos, pos + e.size, offset_conflict ? DamageKind::kOffsetOrder : DamageKind::kEpochOrder,
+         {pos, pos + e.size,
+          offset_conflict ? DamageKind::kNonMonotonicOffset : DamageKind::kLeaderEpochOrder,
           offset_conflict
               ? fmt::format("{}: field baseOffset: expected above {} (the batches kept before "
                             "it), found {} (baseOffset is outside the batch CRC)",

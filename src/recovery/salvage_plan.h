@@ -51,25 +51,16 @@
 #include <string>
 #include <vector>
 
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/status.h"
 
 namespace daruma {
 
-// Why a range was dropped: the first check its first byte fails.
-enum class DamageKind {
-  kTornTail,          // the last entry of the segment is cut short
-  kBadLength,         // length field below the minimum, or past the end of the file
-  kBadMagic,          // magic not 0, 1 or 2
-  kCrcMismatch,       // the CRC does not match the bytes
-  kBadHeader,         // a CRC-valid header with impossible values (lastOffsetDelta, epoch)
-  kOffsetOutOfRange,  // offsets outside the segment's range
-  kOffsetOrder,       // baseOffset not above the batches kept before it
-  kEpochOrder,        // partitionLeaderEpoch below the batches kept before it
-  kZeros,             // only zero bytes (a zeroed run, or preallocated space)
-};
-
-const char* DamageKindName(DamageKind kind);  // "torn-tail", "crc-mismatch", ...
+// Why a range was dropped (common/damage_kind.h): the first check its first
+// byte fails. Salvage uses kTornTail, kBadSize, kBadMagic, kBadCrc,
+// kBadHeader, kOffsetOutsideSegment, kNonMonotonicOffset, kLeaderEpochOrder,
+// kZeroedRange and kZeroTail.
 
 // A run of consecutive kept batches, [from, to) of the segment's `.log`.
 struct KeptRun {
@@ -83,7 +74,7 @@ struct KeptRun {
 struct DroppedRange {
   int64_t from = 0;  // bytes [from, to) of the segment's `.log`
   int64_t to = 0;
-  DamageKind kind = DamageKind::kCrcMismatch;
+  DamageKind kind = DamageKind::kBadCrc;
   // The failed check: "<file>: at byte <p>: <field>: expected ..., found ...".
   std::string what;
   // Offsets no kept batch holds around the range: (gap_first .. gap_last);

@@ -11,20 +11,6 @@ namespace {
 
 constexpr int kVersion = 1;
 
-struct KindName {
-  ScrubFindingKind kind;
-  const char* name;
-};
-constexpr KindName kKindNames[] = {
-    {ScrubFindingKind::kBadCrc, "bad_crc"},
-    {ScrubFindingKind::kBadMagic, "bad_magic"},
-    {ScrubFindingKind::kBadSize, "bad_size"},
-    {ScrubFindingKind::kNonMonotonicOffset, "non_monotonic_offset"},
-    {ScrubFindingKind::kOffsetOutsideSegment, "offset_outside_segment"},
-    {ScrubFindingKind::kLeaderEpoch, "leader_epoch"},
-    {ScrubFindingKind::kIoError, "io_error"},
-};
-
 Status Bad(const std::string& path, const std::string& field, const std::string& what) {
   return Status::Corruption(fmt::format("{}: field {}: {}", path, field, what));
 }
@@ -61,7 +47,7 @@ Result<ScrubFinding> ParseFinding(const std::string& path, const nlohmann::json&
   DARUMA_ASSIGN_OR_RETURN(d.first_offset, Int(path, j, where, "firstOffset", 0));
   DARUMA_ASSIGN_OR_RETURN(d.end_offset, Int(path, j, where, "endOffset", d.first_offset));
   DARUMA_ASSIGN_OR_RETURN(std::string kind, String(path, j, where, "kind"));
-  std::optional<ScrubFindingKind> parsed = ParseScrubFindingKind(kind);
+  std::optional<DamageKind> parsed = ParseDamageKind(kind);
   if (!parsed) return Bad(path, where + "kind", fmt::format("unknown kind \"{}\"", kind));
   d.kind = *parsed;
   DARUMA_ASSIGN_OR_RETURN(d.what, String(path, j, where, "what"));
@@ -77,20 +63,6 @@ Result<ScrubFinding> ParseFinding(const std::string& path, const nlohmann::json&
 
 }  // namespace
 
-const char* ScrubFindingKindName(ScrubFindingKind kind) {
-  for (const KindName& k : kKindNames) {
-    if (k.kind == kind) return k.name;
-  }
-  return "unknown";
-}
-
-std::optional<ScrubFindingKind> ParseScrubFindingKind(const std::string& name) {
-  for (const KindName& k : kKindNames) {
-    if (name == k.name) return k.kind;
-  }
-  return std::nullopt;
-}
-
 nlohmann::json ScrubFindingToJson(const ScrubFinding& f) {
   nlohmann::json entry = {{"topic", f.tp.topic},
                           {"partition", f.tp.partition},
@@ -100,7 +72,7 @@ nlohmann::json ScrubFindingToJson(const ScrubFinding& f) {
                           {"endPosition", f.damage.end_position},
                           {"firstOffset", f.damage.first_offset},
                           {"endOffset", f.damage.end_offset},
-                          {"kind", ScrubFindingKindName(f.damage.kind)},
+                          {"kind", DamageKindName(f.damage.kind)},
                           {"what", f.damage.what},
                           {"foundMs", f.found_ms}};
   if (f.segment_size >= 0) entry["segmentSize"] = f.segment_size;

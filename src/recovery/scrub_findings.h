@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "log/topic_partition.h"
@@ -50,28 +51,13 @@ namespace daruma {
 
 inline constexpr char kScrubFindingsFileName[] = "daruma-scrub-findings.json";
 
-// The corruption taxonomy of a scrub, the same cases recovery and `check`
-// cut at (log/segment_recovery_scan.h).
-enum class ScrubFindingKind {
-  kBadCrc,                // CRC-32C (v2) or CRC-32 (v0/v1) does not match
-  kBadMagic,              // magic byte other than 0, 1, 2 (outside the v2 CRC)
-  kBadSize,               // a size field < 14 (zeros), < 61 for v2, or past the segment's end
-  kNonMonotonicOffset,    // a baseOffset at or below an earlier batch's offsets
-  kOffsetOutsideSegment,  // offsets below the segment's base or at/above the next one's
-  kLeaderEpoch,           // a partitionLeaderEpoch below -1 or below an earlier one
-  kIoError,               // the bytes could not be read (EIO: a bad sector)
-};
-
-const char* ScrubFindingKindName(ScrubFindingKind kind);  // "bad_crc", ...
-std::optional<ScrubFindingKind> ParseScrubFindingKind(const std::string& name);
-
 // A damaged range of one segment, as the segment scan reports it.
 struct ScrubDamage {
   int64_t position = 0;
   int64_t end_position = 0;
   int64_t first_offset = 0;
   int64_t end_offset = 0;
-  ScrubFindingKind kind = ScrubFindingKind::kBadCrc;
+  DamageKind kind = DamageKind::kBadCrc;  // common/damage_kind.h
   std::string what;  // names the file, the byte position, the field, expected and found
 
   bool operator==(const ScrubDamage&) const = default;

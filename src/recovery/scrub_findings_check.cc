@@ -28,7 +28,8 @@ void CheckScrubFindings(FileSystem* fs, LogDirCheck* d) {
   if (!file.ok()) {
     // The broker rewrites the file after its next pass; until then it
     // cannot tell which ranges it found damaged.
-    d->problems.push_back({JoinPath(d->path, kScrubFindingsFileName), -1, std::nullopt,
+    d->problems.push_back({DamageKind::kCorruptMetadata, JoinPath(d->path, kScrubFindingsFileName),
+                           -1, std::nullopt,
                            "the broker's scrub findings cannot be read: " + file.status().message(),
                            "move it out of the log dir; the broker's next scrub pass writes a "
                            "new one",
@@ -45,7 +46,7 @@ void CheckScrubFindings(FileSystem* fs, LogDirCheck* d) {
                                        [&](const CheckProblem& q) { return q.file == path; }));
     d->notes.push_back(fmt::format(
         "{}: the broker's scrub found {} at bytes [{}, {}), offsets [{}, {}) ({}); {}", path,
-        ScrubFindingKindName(f.damage.kind), f.damage.position, f.damage.end_position,
+        DamageKindName(f.damage.kind), f.damage.position, f.damage.end_position,
         f.damage.first_offset, f.damage.end_offset, f.damage.what,
         seen ? "this check reports the same segment below, and repairing it clears the finding"
              : "this check does not see it now (the segment was rewritten or removed since, or "

@@ -109,7 +109,7 @@ class DamageTracker {
     }
   }
 
-  void Damage(int64_t position, int64_t end, int64_t first_offset, ScrubFindingKind kind,
+  void Damage(int64_t position, int64_t end, int64_t first_offset, DamageKind kind,
               std::string what) {
     if (open_ && position <= open_->end_position) {
       open_->position = std::min(open_->position, position);
@@ -168,14 +168,15 @@ void CheckEntry(const LogEntry& e, const SegmentScrubParams& p, const std::strin
   const int64_t pos = e.position;
   const int64_t end = pos + int64_t(e.size());
   if (e.magic > kMagicV2 || e.magic < 0) {
-    t.Damage(pos, end, t.next_offset(), ScrubFindingKind::kBadMagic,
+    t.Damage(pos, end, t.next_offset(), DamageKind::kBadMagic,
              fmt::format("{}: batch at position {}: field magic: expected 0, 1 or 2, found {}",
                          path, pos, int(e.magic)));
     return;
   }
   if (Status valid = e.Validate(); !valid.ok()) {
     t.Damage(pos, end, t.next_offset(),
-             e.has_batch_header() ? ScrubFindingKind::kBadCrc : ScrubFindingKind::kBadSize,
+             DamageKindOf(valid).value_or(e.has_batch_header() ? DamageKind::kBadCrc
+                                                               : DamageKind::kBadSize),
              fmt::format("{}: {}", path, valid.message()));
     return;
   }
@@ -185,7 +186,7 @@ void CheckEntry(const LogEntry& e, const SegmentScrubParams& p, const std::strin
   if (first < p.base_offset || (p.next_base && last >= *p.next_base) ||
       last - p.base_offset > std::numeric_limits<int32_t>::max() || last < first) {
     t.Damage(
-        pos, end, t.next_offset(), ScrubFindingKind::kOffsetOutsideSegment,
+        pos, end, t.next_offset(), DamageKind::kOffsetOutsideSegment,
         fmt::format("{}: batch at position {}: expected offsets in [{}, {}), found {}..{} "
                     "(baseOffset is outside the batch CRC)",
                     path, pos, p.base_offset,
@@ -193,7 +194,7 @@ void CheckEntry(const LogEntry& e, const SegmentScrubParams& p, const std::strin
     return;
   }
   if (first <= t.max_last()) {
-    t.Damage(t.holder_position(), end, t.holder_prev_next(), ScrubFindingKind::kNonMonotonicOffset,
+    t.Damage(t.holder_position(), end, t.holder_prev_next(), DamageKind::kNonMonotonicOffset,
              fmt::format("{}: batch at position {}: expected a baseOffset above {}, found {}; it "
                          "or the batch at position {} has a damaged baseOffset, which the batch "
                          "CRC does not cover",
@@ -202,7 +203,7 @@ void CheckEntry(const LogEntry& e, const SegmentScrubParams& p, const std::strin
     return;
   }
   if (epoch < kNoPartitionLeaderEpoch) {
-    t.Damage(pos, end, t.next_offset(), ScrubFindingKind::kLeaderEpoch,
+    t.Damage(pos, end, t.next_offset(), DamageKind::kBadHeader,
              fmt::format("{}: batch at position {}: field partitionLeaderEpoch: expected >= -1, "
                          "found {}",
                          path, pos, epoch));
@@ -210,7 +211,7 @@ void CheckEntry(const LogEntry& e, const SegmentScrubParams& p, const std::strin
   }
   if (epoch >= 0 && epoch < t.max_epoch()) {
     t.Damage(t.epoch_holder_position(), end, t.epoch_holder_prev_next(),
-             ScrubFindingKind::kLeaderEpoch,
+             DamageKind::kLeaderEpochOrder,
              fmt::format("{}: batch at position {}: expected a partitionLeaderEpoch >= {}, found "
                          "{}; it or the batch at position {} has a damaged partitionLeaderEpoch",
                          path, pos, t.max_epoch(), epoch, t.epoch_holder_position()));
@@ -245,17 +246,17 @@ Result<SegmentScrubResult> ScrubSegment(FileSystem* fs, const SegmentScrubParams
       break;
     case StopReason::kTornTail:
     case StopReason::kCorruptSize:
-      tracker.Damage(stop_at, scan_end, tracker.next_offset(), ScrubFindingKind::kBadSize,
-                     reader.stop_message());
+      tracker.Damage(stop_at, scan_end, tracker.next_offset(),
+                     reader.damage().value_or(DamageKind::kBadSize), reader.stop_message());
       break;
     case StopReason::kIoError:
       if (file.stopped()) return result;  // completed stays false
-      tracker.Damage(stop_at, scan_end, tracker.next_offset(), ScrubFindingKind::kIoError,
+      tracker.Damage(stop_at, scan_end, tracker.next_offset(), DamageKind::kIoError,
                      reader.stop_message());
       break;
   }
   if (scan_end < p.size) {
-    tracker.Damage(scan_end, p.size, tracker.next_offset(), ScrubFindingKind::kBadSize,
+    tracker.Damage(scan_end, p.size, tracker.next_offset(), DamageKind::kBadSize,
                    fmt::format("{}: field size: the file ends at position {}, the segment at {}",
                                p.path, scan_end, p.size));
   }

@@ -45,7 +45,12 @@ int64_t SyntaxErrorPosition(const std::string& text) {
 
 void Add(LogDirCheck* d, std::string file, int64_t position, std::string what, std::string action,
          bool operator_only) {
-  CheckProblem p{std::move(file), position, std::nullopt, std::move(what), std::move(action)};
+  CheckProblem p{DamageKind::kCorruptMetadata,
+                 std::move(file),
+                 position,
+                 std::nullopt,
+                 std::move(what),
+                 std::move(action)};
   p.operator_only = operator_only;
   d->problems.push_back(std::move(p));
 }

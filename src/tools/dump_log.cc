@@ -116,6 +116,7 @@ class LogDumper {
                                          {"file", path_},
                                          {"position", reader.position()},
                                          {"bytes", invalid},
+                                         {"kind", DamageKindName(*reader.damage())},
                                          {"reason", StopReasonName(reader.stop_reason())},
                                          {"message", reader.stop_message()}}
                       .dump()

@@ -150,7 +150,9 @@ void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
   for (const std::string& w : what) line += ", " + w;
   out << line << "\n";
   for (const auto& q : p.quarantined) {
-    if (!q.quarantine_path.empty()) out << "      quarantined: " << q.quarantine_path << "\n";
+    if (!q.quarantine_path.empty()) {
+      out << "      quarantined (" << DamageKindName(q.kind) << "): " << q.quarantine_path << "\n";
+    }
   }
   for (const auto& e : p.errors) out << "      error: " << e << "\n";
   if (p.left_unchanged) out << "      not loaded: every file of it left exactly as it was found\n";

@@ -137,7 +137,7 @@ TEST_P(ScrubberBrokerTest, FlippedBitIsFoundNotServedAndShown) {
   const ScrubFinding& f = s.findings[0].finding;
   EXPECT_EQ(f.tp, (TopicPartition{kTopic, 0}));
   EXPECT_EQ(f.segment_base, base);
-  EXPECT_EQ(f.damage.kind, ScrubFindingKind::kBadCrc);
+  EXPECT_EQ(f.damage.kind, DamageKind::kBadCrc);
   EXPECT_EQ(f.damage.position, pos[1]);
   EXPECT_EQ(f.damage.end_position, pos[2]);
   EXPECT_EQ(f.damage.first_offset, damaged_first);

@@ -77,6 +77,7 @@ TEST(SegmentOrderScanTest, AnUndamagedSegmentIsAllValid) {
   EXPECT_EQ(scan.valid_bytes, int64_t(s.bytes.size()));
   EXPECT_EQ(scan.batch_count, 40);
   EXPECT_EQ(scan.next_offset, kBase + 80);
+  EXPECT_EQ(scan.stop_kind, std::nullopt);
 }
 
 TEST(SegmentOrderScanTest, ABaseOffsetFlippedUpCutsAtThatBatch) {
@@ -91,6 +92,7 @@ TEST(SegmentOrderScanTest, ABaseOffsetFlippedUpCutsAtThatBatch) {
   EXPECT_EQ(scan.next_offset, kBase + 20);
   EXPECT_NE(scan.stop_reason.find("baseOffset"), std::string::npos) << scan.stop_reason;
   EXPECT_NE(scan.stop_reason.find(kPath), std::string::npos) << scan.stop_reason;
+  EXPECT_EQ(scan.stop_kind, DamageKind::kNonMonotonicOffset);
 }
 
 TEST(SegmentOrderScanTest, ABaseOffsetFlippedDownCutsAtTheFirstBatchItOverlaps) {
@@ -100,10 +102,12 @@ TEST(SegmentOrderScanTest, ABaseOffsetFlippedDownCutsAtTheFirstBatchItOverlaps) 
   const SegmentRecoveryScan scan = ScanBytes(s.bytes);
   EXPECT_TRUE(scan.uncovered_field_damage);
   EXPECT_EQ(scan.valid_bytes, s.positions[25]);
+  EXPECT_EQ(scan.stop_kind, DamageKind::kNonMonotonicOffset);
   // Below the segment's base: that batch itself.
   s = Build(40);
   SetBe64(s.bytes, size_t(s.positions[5]), kBase - 100);
   EXPECT_EQ(ScanBytes(s.bytes).valid_bytes, s.positions[5]);
+  EXPECT_EQ(ScanBytes(s.bytes).stop_kind, DamageKind::kOffsetOutsideSegment);
 }
 
 TEST(SegmentOrderScanTest, OffsetsReachingTheNextSegmentAreCut) {
@@ -113,6 +117,7 @@ TEST(SegmentOrderScanTest, OffsetsReachingTheNextSegmentAreCut) {
   const SegmentRecoveryScan scan = ScanBytes(s.bytes, kBase + 80);
   EXPECT_TRUE(scan.uncovered_field_damage);
   EXPECT_EQ(scan.valid_bytes, s.positions[39]);
+  EXPECT_EQ(scan.stop_kind, DamageKind::kOffsetOutsideSegment);
 }
 
 TEST(SegmentOrderScanTest, LeaderEpochsThatDecreaseOrGoBelowMinusOneAreCut) {
@@ -122,6 +127,7 @@ TEST(SegmentOrderScanTest, LeaderEpochsThatDecreaseOrGoBelowMinusOneAreCut) {
   EXPECT_TRUE(scan.uncovered_field_damage);
   EXPECT_EQ(scan.valid_bytes, s.positions[8]);
   EXPECT_NE(scan.stop_reason.find("partitionLeaderEpoch"), std::string::npos);
+  EXPECT_EQ(scan.stop_kind, DamageKind::kLeaderEpochOrder);
   s = Build(40);
   SetBe32(s.bytes, size_t(s.positions[30]) + 12, 3);           // flipped down below 4
   EXPECT_EQ(ScanBytes(s.bytes).valid_bytes, s.positions[20]);  // the first batch of epoch 4
@@ -131,6 +137,7 @@ TEST(SegmentOrderScanTest, LeaderEpochsThatDecreaseOrGoBelowMinusOneAreCut) {
   s = Build(40);
   SetBe32(s.bytes, size_t(s.positions[12]) + 12, int32_t(0x80000003));  // sign bit
   EXPECT_EQ(ScanBytes(s.bytes).valid_bytes, s.positions[12]);
+  EXPECT_EQ(ScanBytes(s.bytes).stop_kind, DamageKind::kBadHeader);
 }
 
 TEST(SegmentOrderScanTest, AMagicOtherThanTwoOnAV2BatchIsCut) {
@@ -141,6 +148,7 @@ TEST(SegmentOrderScanTest, AMagicOtherThanTwoOnAV2BatchIsCut) {
     EXPECT_TRUE(scan.corrupt_batch) << int(magic);
     EXPECT_EQ(scan.valid_bytes, s.positions[4]) << int(magic);
     EXPECT_NE(scan.stop_reason.find("magic"), std::string::npos) << scan.stop_reason;
+    EXPECT_EQ(scan.stop_kind, DamageKind::kBadMagic);
   }
 }
 

@@ -68,6 +68,7 @@ TEST(FileBatchReaderTest, TornTailAtEveryByteOfTheLastBatch) {
     while (reader.Next()) ++n;
     ASSERT_EQ(n, 4) << "cut at " << cut;
     EXPECT_EQ(reader.stop_reason(), StopReason::kTornTail) << "cut at " << cut;
+    EXPECT_EQ(reader.damage(), DamageKind::kTornTail) << "cut at " << cut;
     EXPECT_EQ(reader.position(), uint64_t(last));
     EXPECT_NE(reader.stop_message().find("position " + std::to_string(last)), std::string::npos)
         << reader.stop_message();
@@ -86,8 +87,33 @@ TEST(FileBatchReaderTest, ZeroFilledPreallocatedTailIsCorruptSize) {
   while (reader.Next()) ++n;
   EXPECT_EQ(n, 3);
   EXPECT_EQ(reader.stop_reason(), StopReason::kCorruptSize);
+  EXPECT_EQ(reader.damage(), DamageKind::kZeroTail);
+  EXPECT_EQ(DamageKindOf(reader.ScanStatus()), DamageKind::kZeroTail);
   EXPECT_EQ(reader.position(), valid);
   EXPECT_NE(reader.stop_message().find("field size: expected >= 14, found 0"), std::string::npos);
+}
+
+TEST(FileBatchReaderTest, SmallSizeFieldIsBadSizeAndACleanEndIsNoDamage) {
+  std::vector<int64_t> positions;
+  Bytes log = MakeLog(3, &positions);
+  {
+    testing::TempDir dir;
+    auto file = WriteLog(dir, log);
+    FileBatchReader reader(file.get());
+    while (reader.Next()) {
+    }
+    EXPECT_EQ(reader.stop_reason(), StopReason::kEndOfFile);
+    EXPECT_EQ(reader.damage(), std::nullopt);
+  }
+  StoreBe32(log.data() + positions[2] + 8, 7);  // a size field below 14, offset field kept
+  testing::TempDir dir;
+  auto file = WriteLog(dir, log);
+  FileBatchReader reader(file.get());
+  int n = 0;
+  while (reader.Next()) ++n;
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(reader.damage(), DamageKind::kBadSize);
+  EXPECT_EQ(DamageKindOf(reader.ScanStatus()), DamageKind::kBadSize);
 }
 
 TEST(FileBatchReaderTest, HugeSizeFieldIsTornTailNotAnAllocation) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/crc32c.h"
+#include "common/damage_kind.h"
 #include "record/control_record.h"
 #include "record/record_batch_builder.h"
 
@@ -130,6 +131,7 @@ TEST(RecordBatchValidationTest, TooSmall) {
   ASSERT_FALSE(v.ok());
   EXPECT_TRUE(v.status().IsCorruption());
   EXPECT_NE(v.status().message().find("minimum batch size 61"), std::string::npos);
+  EXPECT_EQ(DamageKindOf(v.status()), DamageKind::kBadSize);
 }
 
 TEST(RecordBatchValidationTest, WrongMagic) {
@@ -138,6 +140,7 @@ TEST(RecordBatchValidationTest, WrongMagic) {
   auto v = RecordBatchView::Parse(b);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("field magic: expected 2, found 3"), std::string::npos);
+  EXPECT_EQ(DamageKindOf(v.status()), DamageKind::kBadMagic);
 }
 
 TEST(RecordBatchValidationTest, LengthDisagreesWithBytes) {
@@ -155,6 +158,7 @@ TEST(RecordBatchValidationTest, CrcMismatchNamesExpectedAndFound) {
   ASSERT_TRUE(st.IsCorruption());
   EXPECT_NE(st.message().find("field crc"), std::string::npos);
   EXPECT_NE(st.message().find("expected 0x"), std::string::npos);
+  EXPECT_EQ(DamageKindOf(st), DamageKind::kBadCrc);
 }
 
 TEST(RecordBatchValidationTest, PartitionLeaderEpochIsNotCovered) {

@@ -73,6 +73,9 @@ struct Outcome {
   int64_t divergent = 0;
   int64_t quarantine_mismatches = 0;
   int64_t report_mismatches = 0;
+  // Quarantined ranges whose manifest line has no valid "kind", or whose
+  // kinds differ from the report's (issue 22 rule 4).
+  int64_t kind_mismatches = 0;
   int64_t unscanned_clean = 0;  // .log damage below the recovery point of a clean dir
   // Partitions start-up refused, and those of them whose dir the failed load
   // changed (issue 25: must stay 0, every file byte for byte as found).
@@ -132,6 +135,26 @@ std::map<std::string, int64_t> ManifestBytes(MemFileSystem& fs, const std::strin
       continue;
     }
     out[BaseName(j.value("file", std::string()))] += j.value("bytes", int64_t{0});
+  }
+  return out;
+}
+
+// The "kind" of every manifest line of one partition dir, in order; "?" for
+// a line without one that names a DamageKind.
+std::vector<std::string> ManifestKinds(MemFileSystem& fs, const std::string& part_dir) {
+  std::vector<std::string> out;
+  auto data =
+      fs.ReadFile(JoinPath(JoinPath(part_dir, kQuarantineDirName), kQuarantineManifestName));
+  if (!data.ok()) return out;
+  std::string text(data->begin(), data->end());
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    auto j = nlohmann::json::parse(text.substr(start, end - start), nullptr, false);
+    start = end + 1;
+    if (j.is_discarded()) continue;
+    const std::string kind = j.value("kind", std::string());
+    out.push_back(ParseDamageKind(kind) ? kind : "?");
   }
   return out;
 }
@@ -378,6 +401,17 @@ class CorruptionMatrixTest : public ::testing::Test {
       if (rep != nullptr) {
         for (const auto& q : rep->quarantined) report_total += q.bytes;
       }
+      std::vector<std::string> report_kinds;
+      if (rep != nullptr) {
+        for (const auto& q : rep->quarantined) report_kinds.push_back(DamageKindName(q.kind));
+      }
+      if (const auto kinds = ManifestKinds(*image, part_dir); kinds != report_kinds) {
+        ++out->kind_mismatches;
+        bad = true;
+        std::string listed;
+        for (const auto& k : kinds) listed += " " + k;
+        out->Note("kind", label + ": manifest kinds" + listed);
+      }
       if (manifest_total != report_total) {
         ++out->report_mismatches;
         bad = true;
@@ -516,6 +550,7 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
             << " invalid_served=" << out.invalid_served << " divergent=" << out.divergent
             << " quarantine_mismatches=" << out.quarantine_mismatches
             << " report_mismatches=" << out.report_mismatches
+            << " kind_mismatches=" << out.kind_mismatches
             << " unscanned_clean=" << out.unscanned_clean << " refused=" << out.refused
             << " refused_changed=" << out.refused_changed << " targeted=" << out.targeted
             << " refused_targeted=" << out.refused_targeted
@@ -537,6 +572,7 @@ TEST_F(CorruptionMatrixTest, EveryDamageIsDetectedOrHarmlessAndQuarantined) {
   EXPECT_EQ(out.undetected_loss, 0);
   EXPECT_EQ(out.quarantine_mismatches, 0);
   EXPECT_EQ(out.report_mismatches, 0);
+  EXPECT_EQ(out.kind_mismatches, 0);
   EXPECT_EQ(out.refused_changed, 0);
   EXPECT_EQ(out.refused_targeted, 0);
   EXPECT_EQ(out.check_missed, 0);

@@ -181,8 +181,11 @@ TEST_F(LogCheckerTest, TheMetadataLogIsNamedAndVerifiedReadOnly) {
 }
 
 TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {
-  CheckProblem p{"/d/t-0/0.log", 12, 34, "torn tail", "run `daruma repair`"};
-  EXPECT_EQ(p.ToString(), "/d/t-0/0.log at byte 12, offset 34: torn tail -- run `daruma repair`");
+  CheckProblem p{DamageKind::kTornTail,         "/d/t-0/0.log",       12, 34,
+                 "the last batch is cut short", "run `daruma repair`"};
+  EXPECT_EQ(p.ToString(),
+            "/d/t-0/0.log at byte 12, offset 34: torn_tail: the last batch is cut short -- run "
+            "`daruma repair`");
 }
 
 }  // namespace

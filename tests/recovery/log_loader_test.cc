@@ -66,7 +66,17 @@ TEST_F(LogLoaderTest, BitFlipInCrcCoveredHeaderTruncatesAtThatBatch) {
   ASSERT_EQ(manifest.size(), 1u);
   EXPECT_EQ(manifest[0]["fromPosition"], batches[2].position);
   EXPECT_EQ(manifest[0]["firstOffset"], batches[2].base_offset);
-  EXPECT_EQ(manifest[0]["reason"], "corrupt batch (size or CRC check failed)");
+  EXPECT_EQ(manifest[0]["kind"], "bad_crc");
+  const std::string reason = manifest[0]["reason"];
+  EXPECT_NE(reason.find("00000000000000000000.log: batch at position " +
+                        std::to_string(batches[2].position)),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("field crc: expected"), std::string::npos) << reason;
+  // The warning that reports the cut carries the same kind.
+  ASSERT_FALSE(report_.damage.empty());
+  EXPECT_EQ(report_.damage[0].kind, DamageKind::kBadCrc);
+  EXPECT_EQ(report_.damage[0].text, report_.warnings[0]);
 }
 
 TEST_F(LogLoaderTest, ZeroFilledPreallocatedTailIsTruncated) {
@@ -80,9 +90,15 @@ TEST_F(LogLoaderTest, ZeroFilledPreallocatedTailIsTruncated) {
   ASSERT_EQ(report_.quarantined.size(), 1u);
   EXPECT_EQ(report_.quarantined[0].bytes, 4096);
   // 4 KiB of zeros hold no data: recorded, not copied (see quarantine.h).
-  EXPECT_EQ(report_.quarantined[0].reason,
-            "zero-filled tail (size field 0); all zero bytes (unused preallocated space), "
-            "nothing to keep");
+  EXPECT_EQ(report_.quarantined[0].kind, DamageKind::kZeroTail);
+  EXPECT_NE(report_.quarantined[0].reason.find("at position " + std::to_string(size) +
+                                               " (offset field 0): field size: expected >= 14, "
+                                               "found 0"),
+            std::string::npos)
+      << report_.quarantined[0].reason;
+  EXPECT_NE(report_.quarantined[0].reason.find(
+                "; all zero bytes (unused preallocated space), nothing to keep"),
+            std::string::npos);
   EXPECT_EQ(report_.quarantined[0].quarantine_path, "");
 }
 

@@ -113,7 +113,7 @@ TEST_F(SalvagePlanTest, FlippedCrcByteDropsThatBatchOnly) {
   Edit(seg, [&](auto& d) { d[size_t(4 * S + 17)] ^= 0x01; });  // the CRC field of batch 4
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kCrcMismatch, 12, 14);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kBadCrc, 12, 14);
   EXPECT_NE(plan.segments[0].dropped[0].what.find("at position " + std::to_string(4 * S)),
             std::string::npos)
       << plan.segments[0].dropped[0].what;
@@ -132,7 +132,7 @@ TEST_F(SalvagePlanTest, FlippedRecordByteIsACrcMismatch) {
   Edit(seg, [&](auto& d) { d[size_t(6 * S - 3)] ^= 0x40; });  // inside batch 5's records
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 5 * S, 6 * S, DamageKind::kCrcMismatch, 15, 17);
+  ExpectRange(plan.segments[0].dropped[0], 5 * S, 6 * S, DamageKind::kBadCrc, 15, 17);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 14}, {18, 29}}));
 }
 
@@ -141,7 +141,7 @@ TEST_F(SalvagePlanTest, BaseOffsetFlippedUpDropsThatBatchNotTheRest) {
   Edit(seg, [&](auto& d) { d[size_t(4 * S + 5)] ^= 0x10; });  // baseOffset 12 -> 12 + 2^20
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kOffsetOrder, 12, 14);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kNonMonotonicOffset, 12, 14);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {15, 29}}));
 }
 
@@ -150,7 +150,7 @@ TEST_F(SalvagePlanTest, BaseOffsetFlippedDownDropsThatBatch) {
   Edit(seg, [&](auto& d) { d[size_t(4 * S + 7)] = 10; });  // baseOffset 12 -> 10
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kOffsetOrder, 12, 14);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kNonMonotonicOffset, 12, 14);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {15, 29}}));
 }
 
@@ -159,7 +159,7 @@ TEST_F(SalvagePlanTest, EpochFlippedUpDropsThatBatchNotTheRest) {
   Edit(seg, [&](auto& d) { d[size_t(4 * S + 13)] = 0x40; });  // epoch 3 -> 2^22 + 3
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kEpochOrder, 12, 14);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 5 * S, DamageKind::kLeaderEpochOrder, 12, 14);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {15, 29}}));
 }
 
@@ -169,7 +169,7 @@ TEST_F(SalvagePlanTest, EpochFlippedUpInTheLastBatchOfASegmentDropsOnlyThatBatch
   Edit(seg0, [&](auto& d) { d[size_t(9 * S + 13)] = 0x40; });  // epoch 0 -> 2^22
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kEpochOrder, 27, 29);
+  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kLeaderEpochOrder, 27, 29);
   EXPECT_NE(plan.segments[0].dropped[0].what.find(plan.segments[1].path), std::string::npos)
       << plan.segments[0].dropped[0].what;
   EXPECT_FALSE(plan.segments[1].changed());
@@ -184,7 +184,7 @@ TEST_F(SalvagePlanTest, ConsecutiveOutOfOrderBatchesAreOneRange) {
   });
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 4 * S, 7 * S, DamageKind::kOffsetOrder, 12, 20);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 7 * S, DamageKind::kNonMonotonicOffset, 12, 20);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {21, 29}}));
 }
 
@@ -204,12 +204,12 @@ TEST_F(SalvagePlanTest, GarbageRunIsDroppedUpToTheNextValidBatch) {
   EXPECT_EQ(plan.dropped_bytes, 3 * S);
 }
 
-TEST_F(SalvagePlanTest, ZeroedRunIsKindZeros) {
+TEST_F(SalvagePlanTest, ZeroedRunBetweenBatchesIsAZeroedRange) {
   const std::string seg = Segment(0);
   Edit(seg, [&](auto& d) { std::fill(d.begin() + 4 * S, d.begin() + 6 * S, 0); });
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 4 * S, 6 * S, DamageKind::kZeros, 12, 17);
+  ExpectRange(plan.segments[0].dropped[0], 4 * S, 6 * S, DamageKind::kZeroedRange, 12, 17);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 11}, {18, 29}}));
 }
 
@@ -221,8 +221,8 @@ TEST_F(SalvagePlanTest, TwoDamagedRegionsLeaveTwoGaps) {
   });
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 2u);
-  ExpectRange(plan.segments[0].dropped[0], 2 * S, 3 * S, DamageKind::kCrcMismatch, 6, 8);
-  ExpectRange(plan.segments[0].dropped[1], 7 * S, 8 * S, DamageKind::kCrcMismatch, 21, 23);
+  ExpectRange(plan.segments[0].dropped[0], 2 * S, 3 * S, DamageKind::kBadCrc, 6, 8);
+  ExpectRange(plan.segments[0].dropped[1], 7 * S, 8 * S, DamageKind::kBadCrc, 21, 23);
   EXPECT_EQ(KeptOffsets(plan.segments[0]), (std::vector<Kept>{{0, 5}, {9, 20}, {24, 29}}));
   ASSERT_EQ(plan.gaps.size(), 2u);
   EXPECT_EQ(plan.gaps[1].first, 21);
@@ -247,7 +247,7 @@ TEST_F(SalvagePlanTest, DamagedLastBatchOfNonLastSegmentKeepsLaterSegments) {
   Edit(seg0, [&](auto& d) { d[size_t(9 * S + 40)] ^= 0x01; });
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kCrcMismatch, 27, 29);
+  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kBadCrc, 27, 29);
   EXPECT_FALSE(plan.segments[1].changed());
   EXPECT_EQ(plan.kept_batches_after_damage, 10);
   EXPECT_EQ(plan.log_end_offset, 60);
@@ -275,7 +275,8 @@ TEST_F(SalvagePlanTest, BatchOutsideItsSegmentsRangeIsDropped) {
   Edit(seg0, [&](auto& d) { d[size_t(9 * S + 7)] = 57; });
   const PartitionSalvage plan = Plan();
   ASSERT_EQ(plan.segments[0].dropped.size(), 1u);
-  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kOffsetOutOfRange, 27, 29);
+  ExpectRange(plan.segments[0].dropped[0], 9 * S, 10 * S, DamageKind::kOffsetOutsideSegment, 27,
+              29);
 }
 
 TEST_F(SalvagePlanTest, JsonNamesEveryRange) {
@@ -285,7 +286,7 @@ TEST_F(SalvagePlanTest, JsonNamesEveryRange) {
   EXPECT_EQ(j["droppedBytes"], S);
   EXPECT_EQ(j["keptBatchesAfterDamage"], 5);
   ASSERT_EQ(j["ranges"].size(), 1u);
-  EXPECT_EQ(j["ranges"][0]["kind"], "crc-mismatch");
+  EXPECT_EQ(j["ranges"][0]["kind"], "bad_crc");
   EXPECT_EQ(j["ranges"][0]["file"], seg);
   EXPECT_EQ(j["ranges"][0]["fromPosition"], 4 * S);
   EXPECT_EQ(j["offsetGaps"], nlohmann::json::parse("[[12, 14]]"));

@@ -24,7 +24,7 @@ ScrubFinding Finding(int64_t position) {
               position + 700,
               1040,
               1050,
-              ScrubFindingKind::kBadCrc,
+              DamageKind::kBadCrc,
               "batch at position " + std::to_string(position) + ": field crc"};
   f.found_ms = 1700000000123;
   return f;
@@ -34,21 +34,12 @@ TEST(ScrubFindingsTest, RoundTrip) {
   ScrubFindingsFile file;
   file.last_pass_completed_ms = 1700000000000;
   file.findings = {Finding(4096), Finding(9000)};
-  file.findings[1].damage.kind = ScrubFindingKind::kNonMonotonicOffset;
+  file.findings[1].damage.kind = DamageKind::kNonMonotonicOffset;
   file.findings[1].segment_size = 1 << 30;
   file.findings[1].segment_modified_ms = 1700000000456;
   auto decoded = DecodeScrubFindings("f", EncodeScrubFindings(file));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, file);
-}
-
-TEST(ScrubFindingsTest, EveryKindHasAName) {
-  for (ScrubFindingKind k :
-       {ScrubFindingKind::kBadCrc, ScrubFindingKind::kBadMagic, ScrubFindingKind::kBadSize,
-        ScrubFindingKind::kNonMonotonicOffset, ScrubFindingKind::kOffsetOutsideSegment,
-        ScrubFindingKind::kLeaderEpoch, ScrubFindingKind::kIoError}) {
-    EXPECT_EQ(ParseScrubFindingKind(ScrubFindingKindName(k)), k);
-  }
 }
 
 TEST(ScrubFindingsTest, MissingFileIsNoFindings) {

@@ -98,7 +98,7 @@ TEST_F(SegmentScrubberTest, FlippedPayloadBitIsThatBatchOnly) {
   EXPECT_EQ(r.batches, kBatches - 1);
   ASSERT_EQ(r.damage.size(), 1u);
   const ScrubDamage& d = r.damage[0];
-  EXPECT_EQ(d.kind, ScrubFindingKind::kBadCrc);
+  EXPECT_EQ(d.kind, DamageKind::kBadCrc);
   EXPECT_EQ(d.position, Pos(2));
   EXPECT_EQ(d.end_position, Pos(3));
   EXPECT_EQ(d.first_offset, kBase + 6);
@@ -136,7 +136,7 @@ TEST_F(SegmentScrubberTest, BadMagicIsThatBatch) {
   Write();
   SegmentScrubResult r = Scrub();
   ASSERT_EQ(r.damage.size(), 1u);
-  EXPECT_EQ(r.damage[0].kind, ScrubFindingKind::kBadMagic);
+  EXPECT_EQ(r.damage[0].kind, DamageKind::kBadMagic);
   EXPECT_EQ(r.damage[0].position, Pos(1));
   EXPECT_EQ(r.damage[0].end_position, Pos(2));
 }
@@ -146,7 +146,7 @@ TEST_F(SegmentScrubberTest, ZeroedSizeIsDamageToTheEndOfTheSegment) {
   Write();
   SegmentScrubResult r = Scrub();
   ASSERT_EQ(r.damage.size(), 1u);
-  EXPECT_EQ(r.damage[0].kind, ScrubFindingKind::kBadSize);
+  EXPECT_EQ(r.damage[0].kind, DamageKind::kBadSize);
   EXPECT_EQ(r.damage[0].position, Pos(3));
   EXPECT_EQ(r.damage[0].end_position, Pos(kBatches));
   EXPECT_EQ(r.damage[0].first_offset, kBase + 9);
@@ -160,7 +160,7 @@ TEST_F(SegmentScrubberTest, BaseOffsetFlippedDownCoversItAndTheBatchBefore) {
   Write();
   SegmentScrubResult r = Scrub();
   ASSERT_EQ(r.damage.size(), 1u) << r.damage[0].what;
-  EXPECT_EQ(r.damage[0].kind, ScrubFindingKind::kNonMonotonicOffset);
+  EXPECT_EQ(r.damage[0].kind, DamageKind::kNonMonotonicOffset);
   EXPECT_EQ(r.damage[0].position, Pos(2));
   EXPECT_EQ(r.damage[0].end_position, Pos(4));
   EXPECT_EQ(r.damage[0].first_offset, kBase + 6);
@@ -173,7 +173,7 @@ TEST_F(SegmentScrubberTest, OffsetsReachingTheNextSegmentAreOutsideIt) {
   Write();
   SegmentScrubResult r = Scrub();
   ASSERT_EQ(r.damage.size(), 1u);
-  EXPECT_EQ(r.damage[0].kind, ScrubFindingKind::kOffsetOutsideSegment);
+  EXPECT_EQ(r.damage[0].kind, DamageKind::kOffsetOutsideSegment);
   EXPECT_EQ(r.damage[0].position, Pos(4));
   EXPECT_EQ(r.damage[0].end_offset, kNextBase);
 }
@@ -184,7 +184,7 @@ TEST_F(SegmentScrubberTest, LeaderEpochGoingDownCoversItAndTheBatchBefore) {
   Write();
   SegmentScrubResult r = Scrub();
   ASSERT_EQ(r.damage.size(), 1u);
-  EXPECT_EQ(r.damage[0].kind, ScrubFindingKind::kLeaderEpoch);
+  EXPECT_EQ(r.damage[0].kind, DamageKind::kLeaderEpochOrder);
   EXPECT_EQ(r.damage[0].position, Pos(1));
   EXPECT_EQ(r.damage[0].end_position, Pos(3));
 }
@@ -195,7 +195,7 @@ TEST_F(SegmentScrubberTest, FileShorterThanTheSegmentIsDamageFromItsEnd) {
   Write();
   SegmentScrubResult r = Scrub(p);
   ASSERT_EQ(r.damage.size(), 1u);
-  EXPECT_EQ(r.damage[0].kind, ScrubFindingKind::kBadSize);
+  EXPECT_EQ(r.damage[0].kind, DamageKind::kBadSize);
   EXPECT_EQ(r.damage[0].position, Pos(4));
   EXPECT_EQ(r.damage[0].end_position, p.size);
 }

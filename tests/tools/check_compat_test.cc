@@ -76,6 +76,8 @@ TEST(CheckCompatTest, TornTailReportedWhereKafkaTruncates) {
   EXPECT_EQ(part["problems"][0]["file"], log);
   EXPECT_EQ(part["problems"][0]["position"], 6416);
   EXPECT_EQ(part["problems"][0]["offset"], 1045);
+  EXPECT_EQ(part["problems"][0]["kind"], "torn_tail");
+  EXPECT_EQ(part["quarantined"][0]["kind"], "torn_tail");
   EXPECT_EQ(part["dataBytesDropped"], 6651 - 6416);
   EXPECT_EQ(part["logEndOffset"], 1045);
   // The crash left a high watermark (1050) above what survives (1045).
@@ -83,6 +85,7 @@ TEST(CheckCompatTest, TornTailReportedWhereKafkaTruncates) {
   ASSERT_EQ(dir_problems.size(), 1u) << r.json.dump(2);
   EXPECT_EQ(dir_problems[0]["file"], tmp.Join("unclean-torn-tail/replication-offset-checkpoint"));
   EXPECT_EQ(dir_problems[0]["offset"], 1050);
+  EXPECT_EQ(dir_problems[0]["kind"], "corrupt_checkpoint");
   EXPECT_EQ(r.json["logDirs"][0]["cleanShutdown"], false);
 }
 

@@ -211,7 +211,9 @@ TEST_F(CheckSnapshotTest, EntryThatDisagreesWithTheReplayFound) {
   EXPECT_NE(what.find("producer id 7: expected (epoch 0, last sequence 59,"), std::string::npos)
       << what;
   EXPECT_NE(what.find("found (epoch 0, last sequence 41,"), std::string::npos) << what;
-  EXPECT_NE(run.out.find(Snapshot() + " at byte 10, offset 60: producer id 7"), std::string::npos)
+  EXPECT_EQ(p["kind"], "corrupt_snapshot");
+  EXPECT_NE(run.out.find(Snapshot() + " at byte 10, offset 60: corrupt_snapshot: producer id 7"),
+            std::string::npos)
       << run.out;
 }
 

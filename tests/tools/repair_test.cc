@@ -180,8 +180,9 @@ TEST_F(RepairTest, CleanerCheckpointAboveTheLogEndFoundAndClamped) {
   co.progress = ProgressMode::kQuiet;
   std::ostringstream cout_, cerr_;
   EXPECT_EQ(RunCheck(co, cout_, cerr_), 1);
-  EXPECT_NE(cout_.str().find(cleaner + " at byte 4, offset 500: cleaner offset of t-0 is 500, "
-                                       "above the log end offset 90"),
+  EXPECT_NE(cout_.str().find(cleaner +
+                             " at byte 4, offset 500: corrupt_checkpoint: cleaner offset of t-0 "
+                             "is 500, above the log end offset 90"),
             std::string::npos)
       << cout_.str();
   const RepairRun run = Repair(0);

@@ -53,7 +53,7 @@ class ScrubFindingsRepairTest : public ::testing::Test {
     f.damage.end_position = batches[size_t(batch) + 1].position;
     f.damage.first_offset = batches[size_t(batch)].base_offset;
     f.damage.end_offset = batches[size_t(batch) + 1].base_offset;
-    f.damage.kind = ScrubFindingKind::kBadCrc;
+    f.damage.kind = DamageKind::kBadCrc;
     f.damage.what = "CRC-32C mismatch";
     f.found_ms = kNow;
     return f;
