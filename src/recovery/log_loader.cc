@@ -229,6 +229,8 @@ Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& rang
   listing_current_ = false;
   report_->deleted_files.push_back(path);
   if (quarantine_.enabled()) return quarantine_.MoveFile(path, range);
+  // No manifest line says why: the report does, with the kind.
+  report_->damage.push_back({range.kind, fmt::format("{}: deleted: {}", path, range.reason)});
   Status st = fs_->Remove(path);
   return st.IsNotFound() ? Status::Ok() : st;
 }
@@ -690,7 +692,11 @@ Status Loader::SplitAndSwap(LogSegment* segment) {
     }
   } else {
     for (const std::string& path : old_files) {
-      if (fs_->Exists(path)) report_->deleted_files.push_back(path);
+      if (!fs_->Exists(path)) continue;
+      report_->deleted_files.push_back(path);
+      report_->damage.push_back(
+          {DamageKind::kOffsetOverflow,
+           fmt::format("{}: deleted: segment replaced by its offset-overflow split", path)});
     }
     DARUMA_RETURN_IF_ERROR(segment->ChangeFileSuffixes("", std::string(kDeletedFileSuffix)));
   }
@@ -868,7 +874,9 @@ Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases, Damage
       for (const std::string& path :
            {LogFileName(dir_, base), OffsetIndexFileName(dir_, base), TimeIndexFileName(dir_, base),
             TxnIndexFileName(dir_, base)}) {
-        if (fs_->Exists(path)) report_->deleted_files.push_back(path);
+        if (!fs_->Exists(path)) continue;
+        report_->deleted_files.push_back(path);
+        report_->damage.push_back({kind, fmt::format("{}: deleted: {}", path, reason)});
       }
       DARUMA_RETURN_IF_ERROR(segment->ChangeFileSuffixes("", std::string(kDeletedFileSuffix)));
     }
@@ -1157,6 +1165,11 @@ Result<std::unique_ptr<Log>> Loader::Run() {
     for (const auto& [offset, path] : stray_snapshots) {
       if (!std::binary_search(kept.begin(), kept.end(), offset)) {
         report_->deleted_files.push_back(path);
+        report_->damage.push_back(
+            {DamageKind::kStraySnapshot,
+             fmt::format("{}: deleted: a producer snapshot outside the log's segments (Kafka "
+                         "deletes it and rebuilds the state from the log)",
+                         path)});
       }
     }
   }

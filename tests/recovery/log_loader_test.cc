@@ -118,11 +118,23 @@ TEST_F(LogLoaderTest, CorruptionDeletesLaterSegmentsKafkaStyle) {
   EXPECT_FALSE(fsys::exists(File(30, ".snapshot")));
   EXPECT_FALSE(fsys::exists(part_ + "/" + kQuarantineDirName));
   EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}}));
+  // No manifest says why the files went: the report does, with each kind.
+  auto deleted = [&](const std::string& path) {
+    return std::find_if(report_.damage.begin(), report_.damage.end(), [&](const auto& d) {
+             return d.kind == DamageKind::kAfterDamage &&
+                    d.text.rfind(path + ": deleted: ", 0) == 0;
+           }) != report_.damage.end();
+  };
+  EXPECT_TRUE(deleted(File(30, ".log")));
+  EXPECT_TRUE(deleted(File(60, ".index")));
+  EXPECT_EQ(report_.damage.front().kind, DamageKind::kBadCrc);  // the cut itself
   // The next load's pass 1 removes the leftovers.
   ASSERT_TRUE((*log)->Close().ok());
   log = Load(true, 12, false);
   ASSERT_TRUE(log.ok());
   EXPECT_FALSE(fsys::exists(File(30, ".log.deleted")));
+  ASSERT_FALSE(report_.damage.empty());
+  EXPECT_EQ(report_.damage.front().kind, DamageKind::kLeftoverTempFile);
 }
 
 TEST_F(LogLoaderTest, CorruptionMovesLaterSegmentsToQuarantine) {
