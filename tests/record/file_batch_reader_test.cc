@@ -93,27 +93,35 @@ TEST(FileBatchReaderTest, ZeroFilledPreallocatedTailIsCorruptSize) {
   EXPECT_NE(reader.stop_message().find("field size: expected >= 14, found 0"), std::string::npos);
 }
 
-TEST(FileBatchReaderTest, SmallSizeFieldIsBadSizeAndACleanEndIsNoDamage) {
-  std::vector<int64_t> positions;
-  Bytes log = MakeLog(3, &positions);
-  {
-    testing::TempDir dir;
-    auto file = WriteLog(dir, log);
-    FileBatchReader reader(file.get());
-    while (reader.Next()) {
-    }
-    EXPECT_EQ(reader.stop_reason(), StopReason::kEndOfFile);
-    EXPECT_EQ(reader.damage(), std::nullopt);
-  }
-  StoreBe32(log.data() + positions[2] + 8, 7);  // a size field below 14, offset field kept
+// How a whole read of `log` ends: entries yielded and the stop's kind.
+struct ReadToStop {
+  int entries = 0;
+  std::optional<DamageKind> damage;
+  std::optional<DamageKind> scan_status_kind;
+};
+
+ReadToStop ReadAll(const Bytes& log) {
   testing::TempDir dir;
   auto file = WriteLog(dir, log);
   FileBatchReader reader(file.get());
-  int n = 0;
-  while (reader.Next()) ++n;
-  EXPECT_EQ(n, 2);
-  EXPECT_EQ(reader.damage(), DamageKind::kBadSize);
-  EXPECT_EQ(DamageKindOf(reader.ScanStatus()), DamageKind::kBadSize);
+  ReadToStop out;
+  while (reader.Next()) ++out.entries;
+  out.damage = reader.damage();
+  out.scan_status_kind = DamageKindOf(reader.ScanStatus());
+  return out;
+}
+
+TEST(FileBatchReaderTest, SmallSizeFieldIsBadSizeAndACleanEndIsNoDamage) {
+  std::vector<int64_t> positions;
+  Bytes log = MakeLog(3, &positions);
+  const ReadToStop clean = ReadAll(log);
+  EXPECT_EQ(clean.entries, 3);
+  EXPECT_EQ(clean.damage, std::nullopt);
+  StoreBe32(log.data() + positions[2] + 8, 7);  // a size field below 14, offset field kept
+  const ReadToStop bad = ReadAll(log);
+  EXPECT_EQ(bad.entries, 2);
+  EXPECT_EQ(bad.damage, DamageKind::kBadSize);
+  EXPECT_EQ(bad.scan_status_kind, DamageKind::kBadSize);
 }
 
 TEST(FileBatchReaderTest, HugeSizeFieldIsTornTailNotAnAllocation) {
