@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "common/crc32c.h"
@@ -145,7 +146,13 @@ Status DecodeRecordBody(ByteSpan body, const RecordBatchView& batch, int32_t ind
 Status DecodeRecordsRegion(ByteSpan region, const RecordBatchView& batch, int32_t count,
                            std::vector<Record>* out) {
   ByteReader r(region);
-  out->reserve(out->size() + size_t(std::min<int32_t>(count, 1 << 16)));
+  // recordsCount is not trusted for an allocation: a record takes at least
+  // kMinRecordBytes of the region (length, attributes, timestamp delta, offset
+  // delta, key and value lengths, header count: one varint byte each), so a
+  // small damaged batch claiming millions of records reserves little.
+  constexpr size_t kMinRecordBytes = 7;
+  out->reserve(out->size() + std::min<size_t>({size_t(std::max(count, 0)), size_t(1) << 16,
+                                               region.size() / kMinRecordBytes}));
   for (int32_t i = 0; i < count; ++i) {
     size_t pos = r.position();
     int32_t len;

@@ -177,6 +177,19 @@ TEST(RecordBatchValidationTest, RecordCountLargerThanRecordsPresent) {
   EXPECT_NE(r.status().message().find("premature EOF"), std::string::npos);
 }
 
+TEST(RecordBatchValidationTest, AHugeRecordCountReservesOnlyWhatTheBytesCanHold) {
+  Bytes b = SimpleBatch();
+  StoreBe32(b.data() + batch_layout::kRecordsCount, 1 << 30);
+  RewriteBatchCrc(b);
+  const RecordBatchView view(b);
+  const ByteSpan region(b.data() + kRecordBatchOverhead, b.size() - kRecordBatchOverhead);
+  std::vector<Record> out;
+  Status st = DecodeRecordsRegion(region, view, view.records_count(), &out);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidRecord);
+  // A record takes at least 7 bytes, so no more can be in the region.
+  EXPECT_LE(out.capacity(), region.size() / 7 + 1);
+}
+
 TEST(RecordBatchValidationTest, RecordCountSmallerThanRecordsPresent) {
   Bytes b = SimpleBatch();
   StoreBe32(b.data() + batch_layout::kRecordsCount, 2);
