@@ -95,6 +95,16 @@ Result<FrameHeader> ParseHeader(ByteSpan in, int8_t magic) {
   return h;
 }
 
+// An LZ4 block of n bytes decodes to at most 255 * n bytes: a literal costs
+// its own input byte, and a match gains at most 255 output bytes per input
+// byte (each 255-valued length byte), the 19 of its token and offset costing
+// 3. Sizing the output by this, not by the frame's maximum block (64 KiB as
+// Kafka writes it, up to 4 MiB), spares zero-filling memory that a small
+// block cannot use.
+size_t MaxDecodedSize(const ByteSpan& block, const FrameHeader& h) {
+  return std::min(h.max_block, block.size() * 255);
+}
+
 // Decodes one compressed block into `out`, never growing it past
 // max_output + 1 bytes.
 Status AppendCompressedBlock(ByteSpan block, size_t pos, const FrameHeader& h, size_t max_output,
@@ -102,10 +112,11 @@ Status AppendCompressedBlock(ByteSpan block, size_t pos, const FrameHeader& h, s
   const size_t budget = max_output - out->size();
   const size_t start = out->size();
   const char* src = reinterpret_cast<const char*>(block.data());
-  if (budget >= h.max_block) {
-    out->resize(start + h.max_block);
+  const size_t capacity = MaxDecodedSize(block, h);
+  if (budget >= capacity) {
+    out->resize(start + capacity);
     const int n = LZ4_decompress_safe(src, reinterpret_cast<char*>(out->data() + start),
-                                      int(block.size()), int(h.max_block));
+                                      int(block.size()), int(capacity));
     if (n < 0) return Corrupt("corrupt compressed block", pos);
     out->resize(start + size_t(n));
     return Status::Ok();

@@ -425,6 +425,32 @@ TEST(Lz4Test, DescriptorValidation) {
             "lz4: expected frame magic 0x184D2204, found 0x194D2204 at byte 0");
 }
 
+// The output of a block is sized by the most it can decode to (255 bytes per
+// input byte), not by the frame's block size: blocks at LZ4's highest ratio
+// (runs of one byte, HC level 12) must still decode whole, in 64 KiB and
+// 4 MiB blocks, and one byte short of the limit must still be refused.
+TEST(Lz4Test, BlocksAtTheHighestRatioDecodeWhole) {
+  for (LZ4F_blockSizeID_t block : {LZ4F_max64KB, LZ4F_max4MB}) {
+    const Bytes input(block == LZ4F_max64KB ? 65536 : 4 << 20, 0x61);
+    LZ4F_preferences_t prefs{};
+    prefs.frameInfo.blockSizeID = block;
+    prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+    prefs.compressionLevel = 12;
+    Bytes frame(LZ4F_compressFrameBound(input.size(), &prefs));
+    const size_t n =
+        LZ4F_compressFrame(frame.data(), frame.size(), input.data(), input.size(), &prefs);
+    ASSERT_FALSE(LZ4F_isError(n));
+    frame.resize(n);
+    ASSERT_LT(frame.size() * 200, input.size()) << "not a high-ratio block";
+    auto r = Decompress(CompressionType::kLz4, frame, input.size());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, input);
+    auto over = Decompress(CompressionType::kLz4, frame, input.size() - 1);
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.status().code(), StatusCode::kTooLarge) << over.status().ToString();
+  }
+}
+
 // liblz4's frame writer with every optional field (content size, block and
 // content checksums, 4 MiB blocks) must read; and its reader must accept ours.
 TEST(Lz4Test, InteroperatesWithLiblz4FrameApi) {
