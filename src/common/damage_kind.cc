@@ -78,4 +78,9 @@ std::optional<DamageKind> DamageKindOf(const Status& status) {
   return DamageKind(k);
 }
 
+DamageKind DamageKindOfFailure(const Status& status) {
+  return DamageKindOf(status).value_or(status.IsIoError() ? DamageKind::kIoError
+                                                          : DamageKind::kUnloadable);
+}
+
 }  // namespace daruma

@@ -72,5 +72,8 @@ std::optional<DamageKind> ParseDamageKind(std::string_view name);
 Status WithDamageKind(const Status& status, DamageKind kind);
 // The kind a non-OK status carries, if any was set.
 std::optional<DamageKind> DamageKindOf(const Status& status);
+// The kind to report for a failed load, repair or check of a whole partition:
+// the kind `status` carries, else kIoError for an I/O error, else kUnloadable.
+DamageKind DamageKindOfFailure(const Status& status);
 
 }  // namespace daruma

@@ -193,9 +193,8 @@ void PartitionChecker::Run() {
     if (st.ok()) st = FinishSegments(&pass);
   }
   if (!st.ok()) {
-    Problem(
-        DamageKindOf(st).value_or(st.IsIoError() ? DamageKind::kIoError : DamageKind::kUnloadable),
-        p_.partition_dir, -1, std::nullopt, st.ToString(), "check the disk");
+    Problem(DamageKindOfFailure(st), p_.partition_dir, -1, std::nullopt, st.ToString(),
+            "check the disk");
   }
   OneRecommendationWhenUnloadable();
 }
@@ -238,8 +237,7 @@ void PartitionChecker::Plan(FileSystem* read_ahead) {
   if (!log.ok()) {
     out_->load_failed = true;
     out_->plan.errors.push_back(log.status().ToString());
-    out_->plan.damage.push_back(
-        {DamageKindOf(log.status()).value_or(DamageKind::kUnloadable), out_->plan.errors.back()});
+    out_->plan.damage.push_back({DamageKindOfFailure(log.status()), out_->plan.errors.back()});
   }
   out_->changes = overlay.changes();
 }

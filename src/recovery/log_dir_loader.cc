@@ -287,9 +287,7 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st);
   if (!st.ok()) {
     pr.errors.push_back(st.ToString());
-    pr.damage.push_back(
-        {DamageKindOf(st).value_or(st.IsIoError() ? DamageKind::kIoError : DamageKind::kUnloadable),
-         st.ToString()});
+    pr.damage.push_back({DamageKindOfFailure(st), st.ToString()});
     if (dir_failed) dirs_->failure_channel().MaybeAddOfflineLogDir(d.path, st);
     log.reset();
   } else {

@@ -189,9 +189,7 @@ Status RepairPartitions(const LogDirCheck& plan, const RepairApplyOptions& o,
       Status st = RepairPartition(plan, p, o, &report, &applied->salvaged[i], &mu, out);
       if (st.ok()) continue;
       report.errors.push_back(st.ToString());
-      report.damage.push_back({DamageKindOf(st).value_or(st.IsIoError() ? DamageKind::kIoError
-                                                                        : DamageKind::kUnloadable),
-                               report.errors.back()});
+      report.damage.push_back({DamageKindOfFailure(st), report.errors.back()});
       std::lock_guard<std::mutex> lock(mu);
       if (first_error.ok()) first_error = st.WithContext(p.dir);
     }

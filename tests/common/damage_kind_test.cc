@@ -38,5 +38,12 @@ TEST(DamageKindTest, TravelsInAStatusWithoutItsMessage) {
   EXPECT_EQ(DamageKindOf(Status::IoError("x").WithDetail(1)), std::nullopt);
 }
 
+TEST(DamageKindTest, AFailureWithoutAKindIsAnIoErrorOrUnloadable) {
+  EXPECT_EQ(DamageKindOfFailure(WithDamageKind(Status::IoError("eio"), DamageKind::kCorruptIndex)),
+            DamageKind::kCorruptIndex);
+  EXPECT_EQ(DamageKindOfFailure(Status::IoError("eio")), DamageKind::kIoError);
+  EXPECT_EQ(DamageKindOfFailure(Status::Corruption("no kind")), DamageKind::kUnloadable);
+}
+
 }  // namespace
 }  // namespace daruma
