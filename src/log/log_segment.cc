@@ -436,7 +436,7 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
       DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(point->max_timestamp, point->shallow_offset_of_max));
     }
     if (!on_batch) continue;
-    LogEntry entry{b.position, b.bytes(), kMagicV2};
+    LogEntry entry{b.position, scan.BytesOf(b), kMagicV2};
     Status visited = on_batch(entry);
     if (visited.ok()) continue;
     // Kafka keeps the batch (validBytes already counts it) and stops on a

@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 #include "log/producer_append_info.h"
@@ -56,7 +57,8 @@ bool RaisesEpoch(const RecordBatchView& batch, std::optional<int32_t>* max_epoch
 // retained one: prev_v2_next_offset and, for ApplyRecovery, position and the
 // running timestamps (which only matter at a batch where the fold stops).
 
-// The retained record of the batch `e`, with the scan's running values before it.
+// The retained record of the data batch `e`, with the scan's running values
+// before it.
 void FillRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
                   SegmentRecoveryScan::Batch* b) {
   b->position = scan.valid_bytes;
@@ -65,17 +67,23 @@ void FillRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
   b->max_timestamp = scan.max_timestamp;
   b->shallow_offset_of_max = scan.shallow_offset_of_max;
   b->prev_v2_next_offset = scan.v2_next_offset;
-  if (e.batch().is_control()) {
-    b->control.assign(e.bytes.begin(), e.bytes.end());
-  } else {
-    b->control.clear();
-    std::copy_n(e.bytes.begin(), kRecordBatchOverhead, b->header);
-  }
+  b->control_offset = 0;
+  b->control_size = 0;
+  std::copy_n(e.bytes.begin(), kRecordBatchOverhead, b->header);
 }
 
-void AppendRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
-                    std::vector<SegmentRecoveryScan::Batch>* batches) {
-  FillRetained(e, scan, &batches->emplace_back());
+static_assert(std::is_trivially_copyable_v<SegmentRecoveryScan::Batch>,
+              "the retained batches' vector grows by memmove");
+
+// Retains `e` in scan->batches (a control batch with its bytes).
+void AppendRetained(const LogEntry& e, SegmentRecoveryScan* scan) {
+  SegmentRecoveryScan::Batch& b = scan->batches.emplace_back();
+  FillRetained(e, *scan, &b);
+  if (e.batch().is_control()) {
+    b.control_offset = uint32_t(scan->control_bytes.size());
+    b.control_size = uint32_t(e.size());
+    scan->control_bytes.insert(scan->control_bytes.end(), e.bytes.begin(), e.bytes.end());
+  }
 }
 
 // Applies (a)-(d) while the segment is scanned. A batch that may be dropped
@@ -89,7 +97,7 @@ void AppendRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
 // vector's growth and the marks were a fifth of the scan's time.
 class BatchThinner {
  public:
-  explicit BatchThinner(std::vector<SegmentRecoveryScan::Batch>* batches) : batches_(batches) {}
+  explicit BatchThinner(SegmentRecoveryScan* out) : out_(out), batches_(&out->batches) {}
 
   // Takes `e`, a v2 batch with a producer id, the scan's running values not yet
   // counting it; `raises_epoch` says it must stay for a new leader epoch.
@@ -104,7 +112,7 @@ class BatchThinner {
     const int16_t epoch = batch.producer_epoch();
     const bool fresh = !run.seen || run.generation != generation_ || run.epoch != epoch;
     if (batch.is_control()) {
-      AppendRetained(e, scan, batches_);
+      AppendRetained(e, out_);
       if (!EndTxnMarkerReadable(batch)) ++generation_;  // (d): a barrier
       // A marker pushes nothing onto the cache; another epoch clears it.
       if (fresh) Restart(run, epoch);
@@ -128,7 +136,7 @@ class BatchThinner {
     if (candidate) {
       FillRetained(e, scan, &slot.batch);
     } else {
-      AppendRetained(e, scan, batches_);
+      AppendRetained(e, out_);
     }
     run.count++;
     run.seen = true;
@@ -181,7 +189,8 @@ class BatchThinner {
     run.generation = generation_;
   }
 
-  std::vector<SegmentRecoveryScan::Batch>* batches_;
+  SegmentRecoveryScan* out_;
+  std::vector<SegmentRecoveryScan::Batch>* batches_;  // out_->batches
   std::unordered_map<int64_t, Run> runs_;
   // One producer usually writes many batches in a row: skip the lookup.
   int64_t last_pid_ = kNoProducerId;
@@ -351,7 +360,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       if (batch.has_producer_id()) {
         thinner.Add(*e, scan, raises_epoch);
       } else if (raises_epoch) {
-        AppendRetained(*e, scan, &scan.batches);
+        AppendRetained(*e, &scan);
       }
     }
     scan.valid_bytes += int64_t(e->size());
@@ -388,7 +397,7 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
                                            int32_t index_interval_bytes,
                                            std::optional<int64_t> next_segment_base) {
   SegmentRecoveryScan scan;
-  BatchThinner thinner(&scan.batches);
+  BatchThinner thinner(&scan);
   Violation violation;
   Scan(file, path, base_offset, size, index_interval_bytes, next_segment_base, thinner, scan,
        &violation);
@@ -399,7 +408,7 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   // exactly what a scan of the kept bytes alone gives. No batch before the
   // cut breaks an order, so this scan reaches its end.
   SegmentRecoveryScan kept;
-  BatchThinner kept_thinner(&kept.batches);
+  BatchThinner kept_thinner(&kept);
   Violation none;
   Scan(file, path, base_offset, violation.cut_position, index_interval_bytes, next_segment_base,
        kept_thinner, kept, &none);

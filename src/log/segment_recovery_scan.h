@@ -50,9 +50,10 @@ struct SegmentRecoveryScan {
     int64_t max_timestamp = -1;
     int64_t shallow_offset_of_max = -1;
   };
-  // A retained batch: the whole batch for a control batch, the 61-byte header
-  // otherwise (all producer state reads from a data batch), kept inline so
-  // that retaining a batch allocates nothing.
+  // A retained batch: its 61-byte header (all producer state reads from a
+  // data batch), and for a control batch the whole batch, which lies in
+  // control_bytes below. Trivially copyable, so that the vector of them grows
+  // by memmove and retaining a batch allocates nothing of its own.
   struct Batch {
     int64_t position = 0;
     int64_t end = 0;             // position + size
@@ -62,12 +63,11 @@ struct SegmentRecoveryScan {
     // v2_next_offset (below) before this batch: what the state reflects
     // after the batches not retained since the previous retained one.
     int64_t prev_v2_next_offset = 0;
+    // A control batch's bytes: control_bytes[control_offset, + control_size);
+    // control_size is 0 for a data batch. A segment is below 2 GiB.
+    uint32_t control_offset = 0;
+    uint32_t control_size = 0;
     uint8_t header[kRecordBatchOverhead] = {};
-    Bytes control;  // the whole batch, for a control batch only
-
-    ByteSpan bytes() const {
-      return control.empty() ? ByteSpan(header, sizeof header) : ByteSpan(control);
-    }
   };
 
   struct OffsetGap {
@@ -83,6 +83,15 @@ struct SegmentRecoveryScan {
   // segment_recovery_scan.cc states the rule). What is left is bounded by the
   // producers, transactions and epochs of the segment, not by its batches.
   std::vector<Batch> batches;
+  // The retained control batches, back to back (Batch::control_offset).
+  Bytes control_bytes;
+
+  // What replay reads of a retained batch: the whole control batch, or the
+  // data batch's header.
+  ByteSpan BytesOf(const Batch& b) const {
+    if (b.control_size == 0) return ByteSpan(b.header, sizeof b.header);
+    return ByteSpan(control_bytes).subspan(b.control_offset, b.control_size);
+  }
   int64_t thinned_batches = 0;  // producer batches left out of `batches`
 
   int64_t valid_bytes = 0;

@@ -208,7 +208,7 @@ std::vector<ByteSpan> Spans(const std::vector<Bytes>& batches) {
 
 std::vector<ByteSpan> Spans(const SegmentRecoveryScan& scan) {
   std::vector<ByteSpan> out;
-  for (const SegmentRecoveryScan::Batch& b : scan.batches) out.push_back(b.bytes());
+  for (const SegmentRecoveryScan::Batch& b : scan.batches) out.push_back(scan.BytesOf(b));
   return out;
 }
 
