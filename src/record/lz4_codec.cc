@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "common/xxhash32.h"
@@ -105,6 +106,44 @@ size_t MaxDecodedSize(const ByteSpan& block, const FrameHeader& h) {
   return std::min(h.max_block, block.size() * 255);
 }
 
+// The size `block` decodes to, from its sequences' lengths alone (LZ4 block
+// format: token, literal length bytes, literals, 2-byte offset, match length
+// bytes; the last sequence has literals only); nullopt when the lengths run
+// past the block or the frame's block size. Offsets are not checked: the
+// decoder still validates everything, this only sizes its output, so that
+// a block is not decoded into max_block bytes zero-filled first (a 300-byte
+// block of a small batch zero-filled 64 KiB).
+std::optional<size_t> DecodedSizeOf(ByteSpan block, size_t max_block) {
+  const size_t n = block.size();
+  size_t i = 0;
+  size_t out = 0;
+  // Adds a length's 255-continued extension bytes to *length.
+  auto extend = [&](size_t* length) {
+    for (;;) {
+      if (i >= n) return false;
+      const uint8_t b = block[i++];
+      *length += b;
+      if (b != 255) return true;
+    }
+  };
+  while (i < n) {
+    const uint8_t token = block[i++];
+    size_t literals = token >> 4;
+    if (literals == 15 && !extend(&literals)) return std::nullopt;
+    if (literals > n - i) return std::nullopt;
+    i += literals;
+    out += literals;
+    if (i == n) return out <= max_block ? std::optional<size_t>(out) : std::nullopt;
+    if (n - i < 2) return std::nullopt;
+    i += 2;
+    size_t match = token & 15;
+    if (match == 15 && !extend(&match)) return std::nullopt;
+    out += match + 4;
+    if (out > max_block) return std::nullopt;
+  }
+  return std::nullopt;  // empty, or ended after a match: not a valid block
+}
+
 // Decodes one compressed block into `out`, never growing it past
 // max_output + 1 bytes.
 Status AppendCompressedBlock(ByteSpan block, size_t pos, const FrameHeader& h, size_t max_output,
@@ -112,6 +151,15 @@ Status AppendCompressedBlock(ByteSpan block, size_t pos, const FrameHeader& h, s
   const size_t budget = max_output - out->size();
   const size_t start = out->size();
   const char* src = reinterpret_cast<const char*>(block.data());
+  if (const std::optional<size_t> exact = DecodedSizeOf(block, h.max_block);
+      exact && *exact <= budget) {
+    out->resize(start + *exact);
+    const int n = LZ4_decompress_safe(src, reinterpret_cast<char*>(out->data() + start),
+                                      int(block.size()), int(*exact));
+    if (n >= 0 && size_t(n) == *exact) return Status::Ok();
+    // Not what the lengths said: the paths below decide what is wrong.
+    out->resize(start);
+  }
   const size_t capacity = MaxDecodedSize(block, h);
   if (budget >= capacity) {
     out->resize(start + capacity);
