@@ -18,6 +18,9 @@
 #   FUZZ_PROCS=2 runs two processes sharing the working corpus (each with half
 #   the missing executions; libFuzzer reloads the shared directory).
 # Environment: FUZZ_BIN_DIR (default build/fuzz/fuzz), FUZZ_MAX_SEGMENTS (10),
+#   FUZZ_TIMEOUT (per-input seconds, default 120: libFuzzer counts wall-clock
+#   time, and at nice 19 beside a build or a test run an input that takes
+#   10 ms waited over 10 s for a core and was reported as a timeout),
 #   FUZZ_MAX_LEN (65536), FUZZ_PROCS (1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +50,7 @@ run_proc() {
   [[ -n $runs ]] && limit+=("-runs=$runs")
   [[ -n $secs ]] && limit+=("-max_total_time=$secs")
   nice -n 19 "$bin" "$corpus" "build/fuzz/seeds/$target" "${kept[@]}" "${limit[@]}" \
-    -max_len="${FUZZ_MAX_LEN:-65536}" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -max_len="${FUZZ_MAX_LEN:-65536}" -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-120}" -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$log" 2>&1
 }
 
