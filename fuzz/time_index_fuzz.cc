@@ -29,10 +29,13 @@ constexpr int64_t kBase = 100;
 constexpr size_t kEntrySize = 12;
 constexpr int32_t kMaxIndexSize = 1 << 20;
 
-// The input's timestamps, decoded independently of TimeIndex.
-std::vector<int64_t> DecodeTimestamps(ByteSpan input) {
-  std::vector<int64_t> out(input.size() / kEntrySize);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = int64_t(LoadBe64(input.data() + i * kEntrySize));
+// The input's entries, decoded independently of TimeIndex.
+std::vector<TimestampOffset> Decode(ByteSpan input) {
+  std::vector<TimestampOffset> out(input.size() / kEntrySize);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint8_t* p = input.data() + i * kEntrySize;
+    out[i] = {int64_t(LoadBe64(p)), kBase + int32_t(LoadBe32(p + 8))};
+  }
   return out;
 }
 
@@ -43,19 +46,15 @@ int64_t ReferenceTimestamp(const std::vector<int64_t>& timestamps, int64_t targe
   return after == timestamps.begin() ? -1 : *(after - 1);
 }
 
-void CheckDecoding(const TimeIndex& index, ByteSpan input) {
-  Check(index.entries() == input.size() / kEntrySize);
-  for (size_t i = 0; i < index.entries(); ++i) {
-    const uint8_t* p = input.data() + i * kEntrySize;
-    TimestampOffset e = index.Entry(i);
-    Check(e.timestamp == int64_t(LoadBe64(p)));
-    Check(e.offset == kBase + int32_t(LoadBe32(p + 8)));
-  }
+void CheckDecoding(const TimeIndex& index, const std::vector<TimestampOffset>& entries) {
+  Check(index.entries() == entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) Check(index.Entry(i) == entries[i]);
 }
 
-void CheckLookups(const TimeIndex& index, ByteSpan input) {
+void CheckLookups(const TimeIndex& index, const std::vector<TimestampOffset>& entries) {
   if (!index.CheckEntries().ok()) return;
-  const std::vector<int64_t> timestamps = DecodeTimestamps(input);
+  std::vector<int64_t> timestamps(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) timestamps[i] = entries[i].timestamp;
   Check(std::is_sorted(timestamps.begin(), timestamps.end()));
   // CheckEntries covers SanityCheck's conditions except the file length.
   Check(index.SanityCheck().ok() == (index.length() % kEntrySize == 0));
@@ -96,10 +95,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     auto index = TimeIndex::Open(path, kBase, kMaxIndexSize, ScratchDir::fs(), false);
     Check(index.ok());
-    CheckDecoding(**index, input);
+    const std::vector<TimestampOffset> entries = Decode(input);
+    CheckDecoding(**index, entries);
     (void)(*index)->SanityCheck();
     (void)(*index)->LastEntry();
-    CheckLookups(**index, input);
+    CheckLookups(**index, entries);
   }
   CheckWritableReopen(path, input);
   return 0;

@@ -29,34 +29,6 @@ bool RaisesEpoch(const RecordBatchView& batch, std::optional<int32_t>* max_epoch
   return true;
 }
 
-// ---- Thinning the retained producer batches ----------------------------------
-//
-// Replaying a data batch of producer P (ProducerAppendInfo::Append, replication
-// origin) switches P's epoch, clearing its batch cache if the epoch differs;
-// pushes the batch onto the cache of P's last five
-// (ProducerStateEntry::kNumBatchesToRetain); sets P's last timestamp; and opens
-// a transaction if the batch is transactional and none is open. Its other
-// effects are global: a new leader epoch, and stopping the fold (the visitor
-// fails). So a retained batch B of P leaves no trace in the state the fold
-// reaches at the end of the segment, and the scan drops it, when
-//   (a) B is a data batch that cannot fail and opens no transaction: P's
-//       previous batch in this segment is known and B's transactional flag
-//       equals "that batch is transactional data" (plain data after plain
-//       data or a marker, transactional data inside an open transaction);
-//   (b) B raises no leader epoch (such batches are never dropped);
-//   (c) five later data batches of P with B's epoch follow B, and no batch of
-//       P with another epoch lies between (the five push B out of the cache
-//       and overwrite the timestamp);
-//   (d) the fold reaches the fifth of them: no batch between B and it can
-//       stop the fold. A replicated append fails only on a marker it cannot
-//       read (which the visitor reports as corruption and stops at) or on
-//       plain data inside an open transaction (INVALID_TXN_STATE, which fails
-//       the whole load, so no state survives it); an unreadable marker is a
-//       barrier behind which nothing already scanned is dropped.
-// Everything the fold also reads from a dropped batch is carried by the next
-// retained one: prev_v2_next_offset and, for ApplyRecovery, position and the
-// running timestamps (which only matter at a batch where the fold stops).
-
 // The retained record of the data batch `e`, with the scan's running values
 // before it.
 void FillRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
@@ -86,6 +58,33 @@ void AppendRetained(const LogEntry& e, SegmentRecoveryScan* scan) {
   }
 }
 
+// ---- Thinning the retained producer batches ----------------------------------
+//
+// Replaying a data batch of producer P (ProducerAppendInfo::Append, replication
+// origin) switches P's epoch, clearing its batch cache if the epoch differs;
+// pushes the batch onto the cache of P's last five
+// (ProducerStateEntry::kNumBatchesToRetain); sets P's last timestamp; and opens
+// a transaction if the batch is transactional and none is open. Its other
+// effects are global: a new leader epoch, and stopping the fold (the visitor
+// fails). So a retained batch B of P leaves no trace in the state the fold
+// reaches at the end of the segment, and the scan drops it, when
+//   (a) B is a data batch that cannot fail and opens no transaction: P's
+//       previous batch in this segment is known and B's transactional flag
+//       equals "that batch is transactional data" (plain data after plain
+//       data or a marker, transactional data inside an open transaction);
+//   (b) B raises no leader epoch (such batches are never dropped);
+//   (c) five later data batches of P with B's epoch follow B, and no batch of
+//       P with another epoch lies between (the five push B out of the cache
+//       and overwrite the timestamp);
+//   (d) the fold reaches the fifth of them: no batch between B and it can
+//       stop the fold. A replicated append fails only on a marker it cannot
+//       read (which the visitor reports as corruption and stops at) or on
+//       plain data inside an open transaction (INVALID_TXN_STATE, which fails
+//       the whole load, so no state survives it); an unreadable marker is a
+//       barrier behind which nothing already scanned is dropped.
+// Everything the fold also reads from a dropped batch is carried by the next
+// retained one: prev_v2_next_offset and, for ApplyRecovery, position and the
+// running timestamps (which only matter at a batch where the fold stops).
 // Applies (a)-(d) while the segment is scanned. A batch that may be dropped
 // (a candidate) waits in its producer's ring of the last kCache data batches
 // instead of the output: pushed out by a fifth later one it is simply
@@ -97,7 +96,7 @@ void AppendRetained(const LogEntry& e, SegmentRecoveryScan* scan) {
 // vector's growth and the marks were a fifth of the scan's time.
 class BatchThinner {
  public:
-  explicit BatchThinner(SegmentRecoveryScan* out) : out_(out), batches_(&out->batches) {}
+  explicit BatchThinner(SegmentRecoveryScan* out) : out_(out) {}
 
   // Takes `e`, a v2 batch with a producer id, the scan's running values not yet
   // counting it; `raises_epoch` says it must stay for a new leader epoch.
@@ -147,7 +146,7 @@ class BatchThinner {
   // order; returns how many batches were dropped.
   int64_t Finish() {
     for (auto& [pid, run] : runs_) Flush(run);
-    std::sort(batches_->begin(), batches_->end(),
+    std::sort(out_->batches.begin(), out_->batches.end(),
               [](const SegmentRecoveryScan::Batch& a, const SegmentRecoveryScan::Batch& b) {
                 return a.ordinal < b.ordinal;
               });
@@ -177,7 +176,7 @@ class BatchThinner {
   void Flush(Run& run) {
     for (size_t k = 0; k < run.count; ++k) {
       Slot& slot = run.slots[(run.head + k) % kCache];
-      if (slot.candidate) batches_->push_back(std::move(slot.batch));
+      if (slot.candidate) out_->batches.push_back(slot.batch);
     }
     run.head = 0;
     run.count = 0;
@@ -190,7 +189,6 @@ class BatchThinner {
   }
 
   SegmentRecoveryScan* out_;
-  std::vector<SegmentRecoveryScan::Batch>* batches_;  // out_->batches
   std::unordered_map<int64_t, Run> runs_;
   // One producer usually writes many batches in a row: skip the lookup.
   int64_t last_pid_ = kNoProducerId;
