@@ -81,6 +81,7 @@ Status Broker::Run() {
       if (armed) ExpectExit();
     }
   } expect_exit{options_.handle_signals};
+  DARUMA_RETURN_IF_ERROR(RefuseIfLogDirsHeld(options_.config.log_dirs));
   CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs.front(),
                        options_.settings.max_unclean_starts);
   ReportLastShutdown(guard);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/bytes.h"
+#include "recovery/dir_lock.h"
 
 namespace daruma::broker {
 namespace {
@@ -70,6 +71,14 @@ Status CrashLoopGuard::Clear() {
   if (!fs_->Exists(path_)) return Status::Ok();
   DARUMA_RETURN_IF_ERROR(fs_->Remove(path_));
   return fs_->SyncDir(log_dir_);
+}
+
+Status RefuseIfLogDirsHeld(const std::vector<std::string>& log_dirs) {
+  for (const std::string& dir : log_dirs) {
+    auto probe = DirLock::Acquire(dir);
+    if (!probe.ok() && DirLock::IsHeldElsewhere(probe.status())) return probe.status();
+  }
+  return Status::Ok();
 }
 
 }  // namespace daruma::broker

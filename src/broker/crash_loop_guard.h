@@ -17,9 +17,16 @@
 //   RecordCleanShutdown(), after LogManager::Shutdown succeeded: remove the file.
 //   Clear() (`daruma serve --clear-crash-loop`): remove the file.
 // max_unclean_starts == 0 disables the refusal (starts are still counted).
+//
+// The file belongs to the process that holds the log dirs' locks: a second
+// `daruma serve` (or `--clear-crash-loop`) on dirs a running broker holds must
+// refuse before it reads or writes the count (RefuseIfLogDirsHeld), or it
+// would count a start of its own against the live broker and report that
+// broker's start as an unclean shutdown.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/file_system.h"
 #include "common/status.h"
@@ -46,5 +53,13 @@ class CrashLoopGuard {
   std::string path_;
   int max_unclean_starts_;
 };
+
+// Probes each of `log_dirs` with DirLock and releases it at once: the
+// DirLock error (kIoError, "is locked by another process") for the first dir
+// another process holds; OK otherwise, also for dirs that do not exist yet or
+// cannot be opened (start-up reports those itself). A start racing this probe
+// is still refused when LogManager takes the locks for good; it will then have
+// counted one start.
+Status RefuseIfLogDirsHeld(const std::vector<std::string>& log_dirs);
 
 }  // namespace daruma::broker

@@ -62,6 +62,10 @@ int RunServe(const ServeOptions& o, std::ostream& err) {
   }
   for (const std::string& w : config->warnings) err << "daruma serve: warning: " << w << "\n";
   if (o.clear_crash_loop) {
+    if (Status st = RefuseIfLogDirsHeld(config->log_dirs); !st.ok()) {
+      err << "daruma serve: " << st.message() << "\n";
+      return kExitFailed;
+    }
     CrashLoopGuard guard(FileSystem::Default(), config->log_dirs.front(),
                          settings->max_unclean_starts);
     Status st = guard.Clear();

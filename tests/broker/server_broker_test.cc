@@ -9,6 +9,7 @@
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "broker/broker.h"
@@ -19,6 +20,7 @@
 #include "log/meta_properties.h"
 #include "prometheus_text.h"
 #include "record/record_batch_builder.h"
+#include "recovery/dir_lock.h"
 #include "server_test_util.h"
 #include "support/test_support.h"
 
@@ -307,6 +309,32 @@ TEST(ServerBrokerTest, CrashLoopGuardRefusesBeforeRecovery) {
   EXPECT_EQ(h.broker().kafka_port(), 0);
   // Recovery never ran: no lock file, no marker.
   EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(log_dir, kCleanShutdownFileName)));
+}
+
+// A second broker on a dir a live broker holds refuses before it touches the
+// live broker's crash-loop count (it used to count a start and report the
+// live broker's start as an unclean shutdown first).
+TEST(ServerBrokerTest, ASecondBrokerOnAHeldDirRefusesWithoutCountingAStart) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(log_dir).ok());
+  WriteStringToFile(JoinPath(log_dir, kCrashLoopFileName), "unclean.starts=1\n");
+  auto held = DirLock::Acquire(log_dir);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  std::ostringstream log;
+  BrokerHarness h(log_dir);
+  h.options().log = &log;
+  h.Start();
+  Status st = h.Wait();
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(DirLock::IsHeldElsewhere(st)) << st.ToString();
+  EXPECT_NE(st.message().find("log dir " + log_dir + " is locked by another process"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(h.broker().kafka_port(), 0);
+  EXPECT_EQ(daruma::testing::ReadFileToString(JoinPath(log_dir, kCrashLoopFileName)),
+            "unclean.starts=1\n");
+  EXPECT_EQ(log.str().find("unclean"), std::string::npos) << log.str();
 }
 
 TEST(ServerBrokerTest, KafkaPortInUseFailsButStillShutsDownTheLogsCleanly) {
