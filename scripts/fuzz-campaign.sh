@@ -13,6 +13,16 @@
 # Inputs (read-only): build/fuzz/seeds/<target> and fuzz/corpus/<target without
 # _fuzz> when it exists. New corpus entries go to build/fuzz/campaign/<target>.
 #
+# A campaign outlives one machine: every finished segment is also appended to
+# the committed ledger fuzz/campaign-ledger.txt (date, target, executions,
+# findings, the commit checked out), and the executions already done are the
+# sum of the target's ledger rows. To carry a campaign to another machine,
+# merge its working corpus into fuzz/corpus/<name> (libFuzzer -merge=1) and
+# commit that with the ledger; the next run there continues from both. To end
+# a campaign early and still count it: `touch build/fuzz/campaign/STOP`, then
+# `pkill -INT -f build/fuzz/fuzz/<target>` (libFuzzer prints its final stats on
+# SIGINT; the segment is recorded and no new one starts while STOP exists).
+#
 # Usage: scripts/fuzz-campaign.sh <target> [goal-executions (default 10000000)] [mode]
 #   mode `trial`: one segment of FUZZ_TRIAL_SECONDS (default 30) instead.
 #   FUZZ_PROCS=2 runs two processes sharing the working corpus (each with half
@@ -54,13 +64,19 @@ run_proc() {
     -artifact_prefix="$findings/" >"$log" 2>&1
 }
 
+ledger=fuzz/campaign-ledger.txt
+stop=build/fuzz/campaign/STOP
 done_execs=0
-if [[ $mode == main && -f $logs/$target.segments ]]; then
-  done_execs=$(awk '$2 == "main" {s += $4} END {print s + 0}' "$logs/$target.segments")
+if [[ $mode == main && -f $ledger ]]; then
+  done_execs=$(awk -v t="$target" '$1 !~ /^#/ && $2 == t {s += $3} END {print s + 0}' "$ledger")
 fi
 seg=$(ls "$logs" | grep -c "^$target\.$mode\." || true)
 procs=${FUZZ_PROCS:-1}
 while :; do
+  if [[ -e $stop ]]; then
+    echo "$target: $stop exists (an earlier campaign was ended early); remove it to run"
+    break
+  fi
   seg=$((seg + 1))
   start=$SECONDS
   before=$(ls "$findings" | wc -l)
@@ -92,7 +108,10 @@ while :; do
     "$target" "$mode" "$seg" "$execs" "$wall" "$(IFS=+; echo "${rates[*]}")" "${cov:-?}" \
     "$(ls "$corpus" | wc -l)" "$new" "$(IFS=,; echo "${seglogs[*]}")" | tee -a "$logs/$target.segments"
   [[ $mode == trial ]] && break
+  printf '%s %s %d %d %s segment=%d rate=%s\n' "$(date -u +%F)" "$target" "$execs" "$new" \
+    "$(git rev-parse --short HEAD)" "$seg" "$(IFS=+; echo "${rates[*]}")" >>"$ledger"
   done_execs=$((done_execs + execs))
+  [[ -e $stop ]] && break
   ((done_execs >= goal)) && break
   if ((seg >= ${FUZZ_MAX_SEGMENTS:-10})); then
     echo "$target: stopped after $seg segments at $done_execs executions" | tee -a "$logs/$target.segments"
