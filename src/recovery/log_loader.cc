@@ -934,10 +934,17 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       auto old = segments_.find(split_->old_base);
       if (old != segments_.end()) segments_.erase(old);
       deferred_.erase(split_->old_base);
-      const int64_t first_new = split_->segments.front()->base_offset();
-      for (auto& s : split_->segments) segments_[s->base_offset()] = std::move(s);
+      // The split's segments come in file order, which is not offset order
+      // when a batch's baseOffset (outside the CRC) went backwards: Kafka
+      // starts a new segment there too, below the first one. Recovery goes
+      // on from the lowest, or that segment would be kept unvalidated.
+      int64_t lowest_new = split_->segments.front()->base_offset();
+      for (auto& s : split_->segments) {
+        lowest_new = std::min(lowest_new, s->base_offset());
+        segments_[s->base_offset()] = std::move(s);
+      }
       split_.reset();
-      return std::optional<int64_t>(std::max(FirstUnflushedBase(), first_new));
+      return std::optional<int64_t>(std::max(FirstUnflushedBase(), lowest_new));
     }
     if (deferred) {
       // Kafka recovered this segment in pass 4, where any error aborts the

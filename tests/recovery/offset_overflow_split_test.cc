@@ -210,5 +210,54 @@ TEST_F(OffsetOverflowSplitTest, ASplitAtACompressedLegacyWrapperIsBasedAtItsFirs
   EXPECT_EQ((*log)->log_end_offset(), kSplitBase1 + 3);
 }
 
+// One v2 batch of one record at `base`.
+std::string OneBatch(int64_t base) {
+  BatchBuilderOptions o;
+  o.base_offset = base;
+  auto bytes = BuildRecordBatch(o, {{kOverflowT0, "k", "v", {}}});
+  EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+  return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string();
+}
+
+// Found by recovery_fuzz: an overflowing first batch, then a batch whose
+// baseOffset went backwards (and whose CRC fails). Kafka's split starts a
+// segment for each, the second below the first; recovery used to go on from
+// the first new segment only, keeping the lower one, and its invalid batch,
+// unvalidated. It now goes on from the lowest: the bad batch is cut there and
+// the segments after it are dropped, as Kafka's retried pass 5 does.
+TEST_F(OffsetOverflowSplitTest, RecoveryResumesAtTheLowestSplitSegment) {
+  const int64_t high = int64_t(5) << 31;
+  std::string bad = OneBatch(1);
+  bad.back() ^= 0x01;  // a value byte: the CRC no longer matches
+  WriteStringToFile(File(0, ".log"), OneBatch(high) + bad + OneBatch(high + 1));
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::vector<int64_t> bases;
+  for (LogSegment* s : (*log)->segments_for_inspection()) bases.push_back(s->base_offset());
+  EXPECT_EQ(bases, (std::vector<int64_t>{1}));
+  EXPECT_EQ((*log)->log_end_offset(), 1);
+  EXPECT_EQ(ReadFileToString(File(1, ".log")), "");
+  EXPECT_FALSE(fs::exists(File(high, ".log")));
+  EXPECT_FALSE(fs::exists(File(high + 1, ".log")));
+}
+
+// The same shape with a valid second batch: the two batches disagree on
+// their order before any split (issue 22 rule 1), so the earlier one is
+// suspect too and recovery cuts at the first; nothing is split.
+TEST_F(OffsetOverflowSplitTest, AValidBatchGoingBackwardsAfterAnOverflowIsCutNotSplit) {
+  const int64_t high = int64_t(5) << 31;
+  const std::string bytes = OneBatch(high) + OneBatch(1) + OneBatch(high + 1);
+  WriteStringToFile(File(0, ".log"), bytes);
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::vector<int64_t> bases;
+  for (LogSegment* s : (*log)->segments_for_inspection()) bases.push_back(s->base_offset());
+  EXPECT_EQ(bases, (std::vector<int64_t>{0}));
+  EXPECT_EQ((*log)->log_end_offset(), 0);
+  EXPECT_EQ(
+      ReadFileToString(part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@0"),
+      bytes);
+}
+
 }  // namespace
 }  // namespace daruma::testing
