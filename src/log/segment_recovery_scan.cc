@@ -126,15 +126,16 @@ class BatchThinner {
     } else if (run.count == kCache) {
       // The oldest has five later data batches of its epoch: (c). A candidate
       // is dropped by leaving its slot to be overwritten.
-      if (run.slots[run.head].candidate) dropped_++;
-      run.head = (run.head + 1) % kCache;
+      if (run.candidates & (1u << run.head)) dropped_++;
+      run.head = uint8_t((run.head + 1) % kCache);
       run.count--;
     }
-    Slot& slot = run.slots[(run.head + run.count) % kCache];
-    slot.candidate = candidate;
+    const uint8_t at = uint8_t((run.head + run.count) % kCache);
     if (candidate) {
-      FillRetained(e, scan, &slot.batch);
+      run.candidates |= uint8_t(1u << at);
+      FillRetained(e, scan, &run.slots[at]);
     } else {
+      run.candidates &= uint8_t(~(1u << at));
       AppendRetained(e, out_);
     }
     run.count++;
@@ -155,31 +156,33 @@ class BatchThinner {
 
  private:
   static constexpr size_t kCache = ProducerStateEntry::kNumBatchesToRetain;
-  struct Slot {
-    bool candidate = false;
-    SegmentRecoveryScan::Batch batch;  // a candidate's record; unused otherwise
-  };
+  static_assert(kCache <= 8, "Run::candidates has a bit per slot");
   // A producer's data batches of its current epoch since the last barrier,
-  // oldest first (a ring of at most kCache).
+  // oldest first (a ring of at most kCache). The fields every batch reads sit
+  // first, in the hash node's first cache line: with 10,000 producers the
+  // runs do not fit in cache, and reading the oldest slot's candidate flag
+  // from the slots' line was a quarter of the scan's time.
   struct Run {
     bool seen = false;  // a batch of the producer was scanned in this segment
     bool previous_transactional = false;
     int16_t epoch = 0;
+    uint8_t head = 0;
+    uint8_t count = 0;
+    uint8_t candidates = 0;  // bit k: slots[k] holds a candidate's record
     uint64_t generation = 0;
-    size_t head = 0;
-    size_t count = 0;
-    std::array<Slot, kCache> slots;
+    std::array<SegmentRecoveryScan::Batch, kCache> slots;  // candidates' records only
   };
 
   // The run's waiting candidates were not followed by five data batches of
   // their epoch: they stay.
   void Flush(Run& run) {
     for (size_t k = 0; k < run.count; ++k) {
-      Slot& slot = run.slots[(run.head + k) % kCache];
-      if (slot.candidate) out_->batches.push_back(slot.batch);
+      const size_t at = (run.head + k) % kCache;
+      if (run.candidates & (1u << at)) out_->batches.push_back(run.slots[at]);
     }
     run.head = 0;
     run.count = 0;
+    run.candidates = 0;
   }
 
   void Restart(Run& run, int16_t epoch) {
