@@ -8,8 +8,14 @@
 //    segment, every entry of the .log validates (CRC and structure), the
 //    entries tile the file to its end, and every offset-index entry points at
 //    the start of an entry whose last offset it names;
-//  * the log end offset is one past the last entry's last offset (or the
-//    segment base for an empty log);
+//  * offsets increase across segments: each segment's entries lie in
+//    [its base, the next segment's base);
+//  * the log end offset is one past the active segment's last offset, or
+//    that segment's base when it is empty. (After an offset-overflow split,
+//    Kafka names a segment after each batch that does not fit the one
+//    before, CRC-checked or not; when recovery then cuts such a segment's
+//    first batch, the empty active segment keeps that base, above the last
+//    kept batch, as in Kafka.)
 //  * recovery is idempotent: after Close, loading again (unclean, then clean)
 //    succeeds with the same log end offset and size.
 #include <cstddef>
@@ -17,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "fuzz_support.h"
@@ -66,12 +73,21 @@ int64_t CheckSegment(LogSegment* segment) {
 }
 
 void CheckLoaded(Log* log) {
+  const std::vector<LogSegment*> segments = log->segments_for_inspection();
+  Check(!segments.empty());
   int64_t last = -1;
-  for (LogSegment* segment : log->segments_for_inspection()) {
-    int64_t segment_last = CheckSegment(segment);
-    if (segment_last >= 0) last = segment_last;
+  int64_t active_last = -1;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const int64_t segment_last = CheckSegment(segments[i]);
+    if (segment_last < 0) continue;
+    Check(segment_last > last);
+    if (i + 1 < segments.size()) Check(segment_last < segments[i + 1]->base_offset());
+    last = segment_last;
+    if (i + 1 == segments.size()) active_last = segment_last;
   }
-  if (last >= 0) Check(log->log_end_offset() == last + 1);
+  const int64_t leo = log->log_end_offset();
+  Check(leo == (active_last >= 0 ? active_last + 1 : segments.back()->base_offset()));
+  Check(leo > last);
 }
 
 }  // namespace
