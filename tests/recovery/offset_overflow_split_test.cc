@@ -71,10 +71,15 @@ class OffsetOverflowSplitTest : public ::testing::Test {
     return names;
   }
 
-  void ExpectSplitLogFiles(Log& log, bool quarantine = true) {
+  // The base offsets of `log`'s segments, in order.
+  static std::vector<int64_t> Bases(Log& log) {
     std::vector<int64_t> bases;
     for (LogSegment* s : log.segments_for_inspection()) bases.push_back(s->base_offset());
-    EXPECT_EQ(bases, (std::vector<int64_t>{0, kSplitBase1, kSplitBase2}));
+    return bases;
+  }
+
+  void ExpectSplitLogFiles(Log& log, bool quarantine = true) {
+    EXPECT_EQ(Bases(log), (std::vector<int64_t>{0, kSplitBase1, kSplitBase2}));
     for (const ExpectedSplit& e : ExpectedSplitSegments()) {
       EXPECT_EQ(ReadFileToString(File(e.base, ".log")), e.bytes) << "segment " << e.base;
     }
@@ -201,9 +206,7 @@ TEST_F(OffsetOverflowSplitTest, ASplitAtACompressedLegacyWrapperIsBasedAtItsFirs
   WriteStringToFile(File(0, ".log"), OverflowBytes(0, 2) + wrapper);
   auto log = Load(/*clean=*/true, 0);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  std::vector<int64_t> bases;
-  for (LogSegment* s : (*log)->segments_for_inspection()) bases.push_back(s->base_offset());
-  EXPECT_EQ(bases, (std::vector<int64_t>{0, kSplitBase1}));
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{0, kSplitBase1}));
   EXPECT_EQ(ReadFileToString(File(0, ".log")), OverflowBytes(0, 2));
   EXPECT_EQ(ReadFileToString(File(kSplitBase1, ".log")), wrapper);
   EXPECT_FALSE(fs::exists(File(kSplitBase1 + 2, ".log")));
@@ -232,9 +235,7 @@ TEST_F(OffsetOverflowSplitTest, RecoveryResumesAtTheLowestSplitSegment) {
   WriteStringToFile(File(0, ".log"), OneBatch(high) + bad + OneBatch(high + 1));
   auto log = Load(/*clean=*/false, 0);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  std::vector<int64_t> bases;
-  for (LogSegment* s : (*log)->segments_for_inspection()) bases.push_back(s->base_offset());
-  EXPECT_EQ(bases, (std::vector<int64_t>{1}));
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{1}));
   EXPECT_EQ((*log)->log_end_offset(), 1);
   EXPECT_EQ(ReadFileToString(File(1, ".log")), "");
   EXPECT_FALSE(fs::exists(File(high, ".log")));
@@ -250,9 +251,7 @@ TEST_F(OffsetOverflowSplitTest, AValidBatchGoingBackwardsAfterAnOverflowIsCutNot
   WriteStringToFile(File(0, ".log"), bytes);
   auto log = Load(/*clean=*/false, 0);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  std::vector<int64_t> bases;
-  for (LogSegment* s : (*log)->segments_for_inspection()) bases.push_back(s->base_offset());
-  EXPECT_EQ(bases, (std::vector<int64_t>{0}));
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{0}));
   EXPECT_EQ((*log)->log_end_offset(), 0);
   EXPECT_EQ(
       ReadFileToString(part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@0"),
