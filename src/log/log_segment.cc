@@ -534,6 +534,13 @@ Result<int64_t> LogSegment::ReadNextOffset() {
       return Status::Corruption(fmt::format("{}: batch at position {} is only {} bytes", log_path(),
                                             e->position, e->size()));
     }
+    if (e->last_offset() == std::numeric_limits<int64_t>::max()) {
+      return WithDamageKind(
+          Status::Corruption(fmt::format("{}: batch at position {} ends at offset {}: no next "
+                                         "offset below 2^63",
+                                         log_path(), e->position, e->last_offset())),
+          DamageKind::kOffsetOverflow);
+    }
     next = e->last_offset() + 1;
   }
   DARUMA_RETURN_IF_ERROR(reader.ScanStatus());

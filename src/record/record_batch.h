@@ -112,8 +112,14 @@ class RecordBatchView {
   int32_t base_sequence() const { return int32_t(LoadBe32(p() + batch_layout::kBaseSequence)); }
   int32_t records_count() const { return int32_t(LoadBe32(p() + batch_layout::kRecordsCount)); }
 
-  int64_t last_offset() const { return base_offset() + last_offset_delta(); }
-  int64_t next_offset() const { return last_offset() + 1; }
+  // Java's long arithmetic, as Kafka computes them: wraps instead of
+  // overflowing (baseOffset and lastOffsetDelta are outside the CRC, so a
+  // damaged batch can put them anywhere; the recovery scan rejects a batch
+  // whose offsets wrap or leave no next offset).
+  int64_t last_offset() const {
+    return int64_t(uint64_t(base_offset()) + uint64_t(int64_t(last_offset_delta())));
+  }
+  int64_t next_offset() const { return int64_t(uint64_t(last_offset()) + 1u); }
   int32_t last_sequence() const { return IncrementSequence(base_sequence(), last_offset_delta()); }
   uint8_t attribute_byte() const { return p()[batch_layout::kAttributes + 1]; }
   int compression_id() const { return attribute_byte() & batch_attributes::kCompressionMask; }

@@ -1,6 +1,7 @@
 #include "recovery/partition_dir_heal.h"
 
 #include <array>
+#include <limits>
 #include <string>
 
 #include "log/log_file_names.h"
@@ -68,6 +69,14 @@ Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, Re
               segment->log_path() + ": batch at position " + std::to_string(entry->position) +
                   " has baseOffset " + std::to_string(base) +
                   ", below the end of the batch before it (" + std::to_string(next) + ")"};
+      return std::optional<int64_t>();
+    }
+    if (entry->last_offset() < base ||
+        entry->last_offset() == std::numeric_limits<int64_t>::max()) {
+      *why = {DamageKind::kOffsetOverflow,
+              segment->log_path() + ": batch at position " + std::to_string(entry->position) +
+                  " ends at offset " + std::to_string(entry->last_offset()) +
+                  ": no next offset below 2^63"};
       return std::optional<int64_t>();
     }
     first_entry = false;

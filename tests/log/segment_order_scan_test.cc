@@ -5,6 +5,7 @@
 // segment scans exactly as before (all its bytes valid).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -118,6 +119,23 @@ TEST(SegmentOrderScanTest, OffsetsReachingTheNextSegmentAreCut) {
   EXPECT_TRUE(scan.uncovered_field_damage);
   EXPECT_EQ(scan.valid_bytes, s.positions[39]);
   EXPECT_EQ(scan.stop_kind, DamageKind::kOffsetOutsideSegment);
+}
+
+// Found by recovery_fuzz (a legacy message at offset 2^63 - 1): offsets that
+// reach Long.MAX_VALUE leave no next offset, and a baseOffset + lastOffsetDelta
+// past it wraps (Java arithmetic); either is cut, even at the last batch.
+TEST(SegmentOrderScanTest, OffsetsThatLeaveNoNextOffsetAreCut) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const int64_t base : {kMax - 1, kMax}) {  // 2 records: last offset kMax, or wrapped
+    Segment s = Build(40);
+    SetBe64(s.bytes, size_t(s.positions[39]), base);
+    const SegmentRecoveryScan scan = ScanBytes(s.bytes);
+    EXPECT_TRUE(scan.corrupt_batch) << base;
+    EXPECT_EQ(scan.valid_bytes, s.positions[39]) << base;
+    EXPECT_EQ(scan.next_offset, kBase + 78) << base;
+    EXPECT_EQ(scan.stop_kind, DamageKind::kOffsetOverflow) << base;
+    EXPECT_NE(scan.stop_reason.find("no next offset"), std::string::npos) << scan.stop_reason;
+  }
 }
 
 TEST(SegmentOrderScanTest, LeaderEpochsThatDecreaseOrGoBelowMinusOneAreCut) {
