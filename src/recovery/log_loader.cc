@@ -676,6 +676,28 @@ Status Loader::SplitAndSwap(LogSegment* segment) {
   listing_current_ = false;
   snapshots_changed_ = true;
   DARUMA_ASSIGN_OR_RETURN(auto fresh, SplitOverflowedSegment(fs_, segment, p_.config, p_.clock));
+  // Kafka's split copies every batch, also those past a corrupt one, and
+  // opens a segment wherever an offset does not fit the one before: a
+  // damaged baseOffset below the old segment's base (negative, even) would
+  // become a segment below data already in the log, one recovery never
+  // reaches. Such offsets are damage (issue 22 rule 1): those segments are
+  // not kept; their bytes stay in the old segment's copy (quarantine, or
+  // its .deleted file).
+  for (auto it = fresh.begin(); it != fresh.end();) {
+    LogSegment* below = it->get();
+    if (below->base_offset() >= old_base) {
+      ++it;
+      continue;
+    }
+    Warn(DamageKind::kOffsetOutsideSegment,
+         fmt::format("{}: the offset-overflow split of segment {} found a batch at offset {}, "
+                     "below the segment's base offset: not kept ({} bytes; baseOffset is "
+                     "outside the batch CRC)",
+                     segment->log_path(), old_base, below->base_offset(), below->size()));
+    DARUMA_RETURN_IF_ERROR(below->Close());
+    DARUMA_RETURN_IF_ERROR(below->DeleteFiles());
+    it = fresh.erase(it);
+  }
   for (auto it = fresh.rbegin(); it != fresh.rend(); ++it) {
     DARUMA_RETURN_IF_ERROR(
         (*it)->ChangeFileSuffixes(std::string(kCleanedFileSuffix), std::string(kSwapFileSuffix)));

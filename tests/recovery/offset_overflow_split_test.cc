@@ -258,5 +258,33 @@ TEST_F(OffsetOverflowSplitTest, AValidBatchGoingBackwardsAfterAnOverflowIsCutNot
       bytes);
 }
 
+// Found by recovery_fuzz: past a corrupt batch, Kafka's split also copies
+// batches whose damaged baseOffset lies below the old segment's base, even
+// below zero, and names segments after them ("-00000260584255782901.log"),
+// below data already in the log, where recovery never reaches. Such a
+// segment is not kept; its bytes stay in the quarantined old segment.
+TEST_F(OffsetOverflowSplitTest, ASplitSegmentBelowTheOldBaseIsNotKept) {
+  const int64_t high = int64_t(5) << 31;
+  std::string bad = OneBatch(-260584255782901);
+  bad.back() ^= 0x01;
+  const std::string bytes = OneBatch(0) + OneBatch(high) + bad + OneBatch(high + 1);
+  WriteStringToFile(File(0, ".log"), bytes);
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{0, high, high + 1}));
+  EXPECT_EQ((*log)->log_end_offset(), high + 2);
+  for (const std::string& name : FileNames()) EXPECT_NE(name[0], '-') << name;
+  EXPECT_EQ(
+      ReadFileToString(part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@0"),
+      bytes);
+  bool warned = false;
+  for (const std::string& w : report_.warnings) {
+    warned = warned || w.find(
+                           "found a batch at offset -260584255782901, below the segment's "
+                           "base offset: not kept") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
 }  // namespace
 }  // namespace daruma::testing
