@@ -298,12 +298,11 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
     if (last < first || last == std::numeric_limits<int64_t>::max()) {
       // Kafka's arithmetic wraps here; a log end offset past Long.MAX_VALUE
       // would follow.
-      *violation = {e->position,
-                    fmt::format("{}: batch at position {}: offsets {} to {} leave no next offset "
-                                "below 2^63 (baseOffset and lastOffsetDelta are outside the "
-                                "batch CRC)",
-                                path, e->position, first, last),
-                    DamageKind::kOffsetOverflow};
+      const std::string why = fmt::format(
+          "{}: batch at position {}: offsets {} to {} leave no next offset below 2^63 "
+          "(baseOffset and lastOffsetDelta are outside the batch CRC)",
+          path, e->position, first, last);
+      *violation = {e->position, why, DamageKind::kOffsetOverflow};
       break;
     }
     if (first <= max_last) {

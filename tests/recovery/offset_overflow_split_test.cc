@@ -71,6 +71,14 @@ class OffsetOverflowSplitTest : public ::testing::Test {
     return names;
   }
 
+  // Whether a warning of the last load contains `text`.
+  bool Warned(const std::string& text) const {
+    for (const std::string& w : report_.warnings) {
+      if (w.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   // The base offsets of `log`'s segments, in order.
   static std::vector<int64_t> Bases(Log& log) {
     std::vector<int64_t> bases;
@@ -135,13 +143,9 @@ TEST_F(OffsetOverflowSplitTest, UncleanLoadSplitsInPass5AndRecoversEveryNewSegme
   EXPECT_EQ((*log)->leader_epochs(),
             (std::vector<EpochEntry>{{0, 0}, {1, kSplitBase1}, {2, kSplitBase2}}));
   EXPECT_EQ((*log)->recovery_point(), 0);
-  bool warned = false;
-  for (const std::string& w : report_.warnings) {
-    warned = warned || w.find(
-                           "Replaced overflowed segment 0 with split segments [0, 2147483648, "
-                           "6442450944]") != std::string::npos;
-  }
-  EXPECT_TRUE(warned);
+  EXPECT_TRUE(
+      Warned("Replaced overflowed segment 0 with split segments [0, 2147483648, "
+             "6442450944]"));
 }
 
 TEST_F(OffsetOverflowSplitTest, RecoveryRestartsAtTheSegmentHoldingTheRecoveryPoint) {
@@ -277,13 +281,8 @@ TEST_F(OffsetOverflowSplitTest, ASplitSegmentBelowTheOldBaseIsNotKept) {
   EXPECT_EQ(
       ReadFileToString(part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@0"),
       bytes);
-  bool warned = false;
-  for (const std::string& w : report_.warnings) {
-    warned = warned || w.find(
-                           "found a batch at offset -260584255782901, below the segment's "
-                           "base offset: not kept") != std::string::npos;
-  }
-  EXPECT_TRUE(warned);
+  EXPECT_TRUE(Warned(
+      "found a batch at offset -260584255782901, below the segment's base offset: not kept"));
 }
 
 }  // namespace
