@@ -17,8 +17,10 @@ namespace daruma {
 namespace {
 
 bool FitsRelativeTo(int64_t base_offset, int64_t offset) {
-  const int64_t relative = offset - base_offset;
-  return relative >= 0 && relative <= std::numeric_limits<int32_t>::max();
+  // Unsigned: a damaged offset far below a negative-going base must not
+  // overflow the subtraction.
+  return offset >= base_offset &&
+         uint64_t(offset) - uint64_t(base_offset) <= uint64_t(std::numeric_limits<int32_t>::max());
 }
 
 // Whether the batch raises the segment's largest leader epoch (and moves it).

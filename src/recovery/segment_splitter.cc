@@ -18,8 +18,10 @@ namespace {
 constexpr int64_t kChunkBufferBytes = 1 << 20;
 
 bool Fits(int64_t base, int64_t offset) {
-  const int64_t relative = offset - base;
-  return relative >= 0 && relative <= std::numeric_limits<int32_t>::max();
+  // Unsigned: a damaged offset far below a negative-going base must not
+  // overflow the subtraction.
+  return offset >= base &&
+         uint64_t(offset) - uint64_t(base) <= uint64_t(std::numeric_limits<int32_t>::max());
 }
 
 // Kafka's FileChannelRecordBatch.baseOffset: a v2 batch's base offset; for a

@@ -285,5 +285,19 @@ TEST_F(OffsetOverflowSplitTest, ASplitSegmentBelowTheOldBaseIsNotKept) {
       "found a batch at offset -260584255782901, below the segment's base offset: not kept"));
 }
 
+// Found by recovery_fuzz under UBSan: relative offsets between a damaged
+// baseOffset near -2^63 and one near 2^63 overflowed a signed subtraction in
+// the split. Under the sanitizers this test shows that it no longer does.
+TEST_F(OffsetOverflowSplitTest, OffsetsAtBothEndsOfTheRangeSplitWithoutOverflow) {
+  std::string low = OneBatch(-7461687227832074238);
+  low.back() ^= 0x01;
+  WriteStringToFile(File(0, ".log"),
+                    OneBatch(int64_t(1) << 40) + low + OneBatch(7290492167875723267));
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{int64_t(1) << 40, 7290492167875723267}));
+  EXPECT_EQ((*log)->log_end_offset(), 7290492167875723268);
+}
+
 }  // namespace
 }  // namespace daruma::testing
