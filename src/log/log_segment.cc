@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "log/log_file_names.h"
+#include "log/relative_offset.h"
 
 namespace daruma {
 
@@ -142,8 +143,7 @@ Status LogSegment::RebuildIndexes() {
 }
 
 bool LogSegment::CanConvertToRelativeOffset(int64_t offset) const {
-  int64_t relative = offset - base_offset_;
-  return relative >= 0 && relative <= std::numeric_limits<int32_t>::max();
+  return FitsRelativeOffset(base_offset_, offset);
 }
 
 Status LogSegment::LoadMaxTimestampFromTimeIndex() {

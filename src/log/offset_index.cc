@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/bytes.h"
+#include "log/relative_offset.h"
 
 namespace daruma {
 
@@ -44,14 +45,13 @@ Status OffsetIndex::Append(int64_t offset, int32_t position) {
                                  " no larger than the last offset appended (" +
                                  std::to_string(LastOffset()) + ") to " + path());
   }
-  const int64_t relative = offset - base_offset();
-  if (relative < 0 || relative > std::numeric_limits<int32_t>::max()) {
+  if (!FitsRelativeOffset(base_offset(), offset)) {
     return Status::OffsetOverflow("offset " + std::to_string(offset) +
                                   " cannot be stored relative to base offset " +
                                   std::to_string(base_offset()) + " in " + path());
   }
   uint8_t entry[kEntrySize];
-  StoreBe32(entry, uint32_t(relative));
+  StoreBe32(entry, uint32_t(offset - base_offset()));
   StoreBe32(entry + 4, uint32_t(position));
   return file_->AppendEntry(entry);
 }

@@ -11,17 +11,11 @@
 
 #include "log/producer_append_info.h"
 #include "log/producer_state_entry.h"
+#include "log/relative_offset.h"
 
 namespace daruma {
 
 namespace {
-
-bool FitsRelativeTo(int64_t base_offset, int64_t offset) {
-  // Unsigned: a damaged offset far below a negative-going base must not
-  // overflow the subtraction.
-  return offset >= base_offset &&
-         uint64_t(offset) - uint64_t(base_offset) <= uint64_t(std::numeric_limits<int32_t>::max());
-}
 
 // Whether the batch raises the segment's largest leader epoch (and moves it).
 bool RaisesEpoch(const RecordBatchView& batch, std::optional<int32_t>* max_epoch) {
@@ -352,7 +346,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
                     DamageKind::kOffsetOutsideSegment};
       break;
     }
-    if (!FitsRelativeTo(base_offset, last)) {
+    if (!FitsRelativeOffset(base_offset, last)) {
       overflow = fmt::format(
           "{}: batch at position {} has last offset {}, outside the relative range of base {}",
           path, e->position, last, base_offset);

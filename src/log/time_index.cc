@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/bytes.h"
+#include "log/relative_offset.h"
 
 namespace daruma {
 
@@ -44,15 +45,14 @@ Status TimeIndex::MaybeAppend(int64_t timestamp, int64_t offset, bool skip_full_
                                    std::to_string(last.timestamp) + ") to " + path());
   }
   if (timestamp <= last.timestamp) return Status::Ok();
-  const int64_t relative = offset - base_offset();
-  if (relative < 0 || relative > std::numeric_limits<int32_t>::max()) {
+  if (!FitsRelativeOffset(base_offset(), offset)) {
     return Status::OffsetOverflow("offset " + std::to_string(offset) +
                                   " cannot be stored relative to base offset " +
                                   std::to_string(base_offset()) + " in " + path());
   }
   uint8_t entry[kEntrySize];
   StoreBe64(entry, uint64_t(timestamp));
-  StoreBe32(entry + 8, uint32_t(relative));
+  StoreBe32(entry + 8, uint32_t(offset - base_offset()));
   return file_->AppendEntry(entry);
 }
 

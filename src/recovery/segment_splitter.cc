@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "log/log_file_names.h"
+#include "log/relative_offset.h"
 #include "record/file_batch_reader.h"
 #include "record/legacy_message.h"
 
@@ -16,13 +17,6 @@ namespace {
 // Kafka reads each chunk into a 1 MiB buffer that only grows for a single
 // larger batch, and then stays grown for the rest of that segment.
 constexpr int64_t kChunkBufferBytes = 1 << 20;
-
-bool Fits(int64_t base, int64_t offset) {
-  // Unsigned: a damaged offset far below a negative-going base must not
-  // overflow the subtraction.
-  return offset >= base &&
-         uint64_t(offset) - uint64_t(base) <= uint64_t(std::numeric_limits<int32_t>::max());
-}
 
 // Kafka's FileChannelRecordBatch.baseOffset: a v2 batch's base offset; for a
 // legacy entry the offset of its first message (AbstractLegacyRecordBatch:
@@ -85,7 +79,7 @@ Result<int64_t> AppendFromFile(const LogSegment& source, int64_t position, LogSe
   while (auto e = reader.Next()) {
     if (!e->has_batch_header()) break;
     const int64_t size = int64_t(e->size());
-    if (!Fits(dest->base_offset(), e->last_offset())) break;
+    if (!FitsRelativeOffset(dest->base_offset(), e->last_offset())) break;
     if (chunk.bytes > 0 && chunk.bytes + size >= capacity) {
       DARUMA_RETURN_IF_ERROR(CopyChunk(source.log_file(), chunk, dest, &buffer));
       copied += chunk.bytes;
@@ -184,7 +178,7 @@ Result<std::vector<std::unique_ptr<LogSegment>>> SplitOverflowedSegment(FileSyst
         fmt::format("{}: only a .log segment can be split", segment->log_path()));
   }
   DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
-  if (!(next > segment->base_offset() && !Fits(segment->base_offset(), next - 1))) {
+  if (!(next > segment->base_offset() && !FitsRelativeOffset(segment->base_offset(), next - 1))) {
     return Status::InvalidArgument(
         fmt::format("{}: split refused: segment does not overflow (next offset {}, base {})",
                     segment->log_path(), next, segment->base_offset()));
