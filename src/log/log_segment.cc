@@ -480,6 +480,24 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
   return result;
 }
 
+Result<int64_t> LogSegment::TruncateDamagedTail(int64_t position) {
+  if (position < 0 || position > size_) {
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot cut at position {} of {} bytes", log_path(), position, size_));
+  }
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  oi->Truncate();
+  ti->Truncate();
+  const int64_t removed = size_ - position;
+  if (removed == 0) return removed;
+  ReleaseAppendWindow();
+  DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(position)));
+  log_unsynced_ = true;
+  size_ = position;
+  return removed;
+}
+
 Result<int64_t> LogSegment::TruncateTo(int64_t offset) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());

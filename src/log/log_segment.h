@@ -159,6 +159,12 @@ class LogSegment {
                                               const BatchVisitor& on_batch,
                                               const TruncateHook& before_truncate = nullptr);
 
+  // Recovery only, before the indexes are rebuilt: cuts the .log at
+  // `position` (an entry boundary; the bytes after it are damage the caller
+  // has set aside) and empties both indexes, so nothing points past the new
+  // end. Returns the bytes removed.
+  Result<int64_t> TruncateDamagedTail(int64_t position);
+
   // Truncates to the first batch with last offset >= offset (if any); returns
   // the number of bytes removed. Indexes follow.
   Result<int64_t> TruncateTo(int64_t offset);

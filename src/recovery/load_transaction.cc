@@ -192,6 +192,7 @@ Status LoadTransaction::RollbackAfter(const Status& failure, PartitionRecoveryRe
                                               failure.message(), undone.ToString()));
   }
   report->quarantined.clear();
+  report->not_kept.clear();
   report->deleted_files.clear();
   report->rebuilt_indexes.clear();
   report->truncated_bytes = 0;

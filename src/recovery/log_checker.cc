@@ -290,6 +290,11 @@ void PartitionChecker::ProblemsFromPlan() {
     Problem(q.kind, q.file, q.from_position, q.first_offset,
             fmt::format("{} ({} bytes would be dropped)", q.reason, q.bytes), kRepairAction);
   }
+  for (const QuarantinedRange& q : r.not_kept) {
+    // Inside a file the loop above reports as dropped: its bytes are counted
+    // there, but a range no split segment keeps is a finding of its own.
+    Problem(q.kind, q.file, q.from_position, q.first_offset, q.reason, kRepairAction);
+  }
   for (const std::string& f : r.stray_files) {
     Problem(DamageKind::kStrayFile, f, -1, std::nullopt,
             "not a Kafka file (a segment or snapshot suffix without an offset name): Daruma "

@@ -109,6 +109,8 @@ class Loader {
   Status SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<ProducerStateManager> psm,
                               BackgroundSyncs* syncs);
   Status SplitAndSwap(LogSegment* segment);  // §10.5
+  Result<std::vector<std::unique_ptr<LogSegment>>> SplitCuttingUnsplittableTail(
+      LogSegment* segment);
   // Remembers `segment`'s .txnindex before recovery rebuilds it.
   Status RememberTxnIndex(LogSegment* segment);
   // After the rebuild (or a truncation to the base): a .txnindex is never
@@ -675,7 +677,7 @@ Status Loader::SplitAndSwap(LogSegment* segment) {
   const int64_t old_base = segment->base_offset();
   listing_current_ = false;
   snapshots_changed_ = true;
-  DARUMA_ASSIGN_OR_RETURN(auto fresh, SplitOverflowedSegment(fs_, segment, p_.config, p_.clock));
+  DARUMA_ASSIGN_OR_RETURN(auto fresh, SplitCuttingUnsplittableTail(segment));
   // Kafka's split copies every batch, also those past a corrupt one, and
   // opens a segment wherever an offset does not fit the one before: a
   // damaged baseOffset below the old segment's base (negative, even) would
@@ -683,17 +685,24 @@ Status Loader::SplitAndSwap(LogSegment* segment) {
   // reaches. Such offsets are damage (issue 22 rule 1): those segments are
   // not kept; their bytes stay in the old segment's copy (quarantine, or
   // its .deleted file).
+  // Each split segment holds one run of the old file, in file order.
+  int64_t from_position = 0;
   for (auto it = fresh.begin(); it != fresh.end();) {
     LogSegment* below = it->get();
+    const int64_t position = from_position;
+    from_position += below->size();
     if (below->base_offset() >= old_base) {
       ++it;
       continue;
     }
-    Warn(DamageKind::kOffsetOutsideSegment,
-         fmt::format("{}: the offset-overflow split of segment {} found a batch at offset {}, "
-                     "below the segment's base offset: not kept ({} bytes; baseOffset is "
-                     "outside the batch CRC)",
-                     segment->log_path(), old_base, below->base_offset(), below->size()));
+    const std::string why = fmt::format(
+        "{}: the offset-overflow split of segment {} found a batch at offset {} (position {}), "
+        "below the segment's base offset: not kept ({} bytes; baseOffset is outside the batch "
+        "CRC)",
+        segment->log_path(), old_base, below->base_offset(), position, below->size());
+    report_->not_kept.push_back({segment->log_path(), position, below->size(), below->base_offset(),
+                                 std::nullopt, DamageKind::kOffsetOutsideSegment, why, ""});
+    Warn(DamageKind::kOffsetOutsideSegment, why);
     DARUMA_RETURN_IF_ERROR(below->Close());
     DARUMA_RETURN_IF_ERROR(below->DeleteFiles());
     it = fresh.erase(it);
@@ -737,6 +746,37 @@ Status Loader::SplitAndSwap(LogSegment* segment) {
   Warn(fmt::format("Replaced overflowed segment {} with split segments [{}]", old_base, bases));
   split_ = SplitResult{old_base, std::move(fresh)};
   return Status::Ok();
+}
+
+// Beyond Kafka: Kafka's split reads every entry of the segment, also past a
+// corrupt one, and fails the whole load on an entry it cannot read (a wrapper
+// that does not decompress, a batch whose offsets wrap, a torn tail: a crash
+// while a pre-2.0 overflowed segment was written). Recovery of the split
+// segments would cut every byte from the first invalid entry on anyway, so
+// when the split fails for any reason but I/O, such an entry exists, and the
+// overflow before it is corroborated (FindUnsplittableTail), those bytes are
+// set aside and cut first, and the split is tried once more. An overflow seen
+// in one batch only may be a damaged baseOffset; the load is refused then, as
+// Kafka's is. Where Kafka's split succeeds, this path is not taken.
+Result<std::vector<std::unique_ptr<LogSegment>>> Loader::SplitCuttingUnsplittableTail(
+    LogSegment* segment) {
+  auto fresh = SplitOverflowedSegment(fs_, segment, p_.config, p_.clock);
+  if (fresh.ok() || fresh.status().code() == StatusCode::kIoError) return fresh;
+  DARUMA_ASSIGN_OR_RETURN(std::optional<UnsplittableTail> tail, FindUnsplittableTail(*segment));
+  if (!tail || !tail->overflow_corroborated) return fresh;
+  const int64_t size = segment->size();
+  const std::string why = fmt::format(
+      "{}; the offset-overflow split cannot copy the {} bytes from position {} (it failed with: "
+      "{}): cut there, as recovery of the split segments would cut them",
+      tail->reason, size - tail->position, tail->position, fresh.status().message());
+  if (quarantine_.enabled()) {
+    DARUMA_RETURN_IF_ERROR(quarantine_.CopyRange(segment->log_path(), tail->position, size,
+                                                 {tail->kind, std::nullopt, std::nullopt, why}));
+  }
+  DARUMA_ASSIGN_OR_RETURN(int64_t cut, segment->TruncateDamagedTail(tail->position));
+  report_->truncated_bytes += cut;
+  Warn(tail->kind, why);
+  return SplitOverflowedSegment(fs_, segment, p_.config, p_.clock);
 }
 
 Status Loader::LoadSegmentFilesRetryingSplits() {

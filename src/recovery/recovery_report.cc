@@ -8,15 +8,18 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
   nlohmann::json segments = nlohmann::json::array();
   for (const auto& s : p.segments)
     segments.push_back({{"baseOffset", s.base_offset}, {"sizeBytes", s.size_bytes}});
-  nlohmann::json quarantined = nlohmann::json::array();
-  for (const auto& q : p.quarantined) {
-    nlohmann::json j = {{"file", q.file},     {"fromPosition", q.from_position},
-                        {"bytes", q.bytes},   {"kind", DamageKindName(q.kind)},
-                        {"reason", q.reason}, {"quarantinePath", q.quarantine_path}};
-    if (q.first_offset) j["firstOffset"] = *q.first_offset;
-    if (q.last_offset) j["lastOffset"] = *q.last_offset;
-    quarantined.push_back(j);
-  }
+  auto ranges = [](const std::vector<QuarantinedRange>& in) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& q : in) {
+      nlohmann::json j = {{"file", q.file},     {"fromPosition", q.from_position},
+                          {"bytes", q.bytes},   {"kind", DamageKindName(q.kind)},
+                          {"reason", q.reason}, {"quarantinePath", q.quarantine_path}};
+      if (q.first_offset) j["firstOffset"] = *q.first_offset;
+      if (q.last_offset) j["lastOffset"] = *q.last_offset;
+      out.push_back(j);
+    }
+    return out;
+  };
   nlohmann::json damage = nlohmann::json::array();
   for (const auto& d : p.damage)
     damage.push_back({{"kind", DamageKindName(d.kind)}, {"text", d.text}});
@@ -32,7 +35,8 @@ nlohmann::json ToJson(const PartitionRecoveryReport& p) {
           {"segments", segments},
           {"scannedBytes", p.scanned_bytes},
           {"truncatedBytes", p.truncated_bytes},
-          {"quarantined", quarantined},
+          {"quarantined", ranges(p.quarantined)},
+          {"notKept", ranges(p.not_kept)},
           {"rebuiltIndexes", p.rebuilt_indexes},
           {"deletedFiles", p.deleted_files},
           {"strayFiles", p.stray_files},

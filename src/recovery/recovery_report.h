@@ -55,6 +55,13 @@ struct PartitionRecoveryReport {
   int64_t scanned_bytes = 0;
   int64_t truncated_bytes = 0;
   std::vector<QuarantinedRange> quarantined;
+  // Ranges of a segment replaced by its offset-overflow split that no split
+  // segment keeps (offsets below the old base; log_loader.cc SplitAndSwap):
+  // file, position and size within the old segment, first_offset the base
+  // such a segment would have had. Their bytes are in the old segment's
+  // quarantine copy (quarantine_path empty), so they are not counted again.
+  // JSON "notKept".
+  std::vector<QuarantinedRange> not_kept;
   std::vector<std::string> rebuilt_indexes;
   std::vector<std::string> deleted_files;
   // Files with a segment or snapshot suffix but no offset name, which the

@@ -169,6 +169,44 @@ Result<std::vector<std::unique_ptr<LogSegment>>> Split(
 
 }  // namespace
 
+Result<std::optional<UnsplittableTail>> FindUnsplittableTail(const LogSegment& segment) {
+  FileBatchReaderOptions ro;
+  ro.end_position = uint64_t(segment.size());
+  FileBatchReader reader(segment.log_file(), ro);
+  std::optional<int64_t> overflow_last;  // last offset of the first entry that does not fit
+  bool corroborated = false;
+  auto found = [&](int64_t position, DamageKind kind, std::string reason) {
+    return std::optional<UnsplittableTail>(
+        UnsplittableTail{position, kind, std::move(reason), corroborated});
+  };
+  while (auto e = reader.Next()) {
+    Status valid = e->Validate();
+    if (!valid.ok()) {
+      return found(e->position, DamageKindOf(valid).value_or(DamageKind::kBadCrc),
+                   fmt::format("{}: {}", segment.log_path(), valid.message()));
+    }
+    const int64_t last = e->last_offset();
+    Result<int64_t> first = FirstOffset(*e);
+    if (!first.ok()) {
+      return found(e->position, DamageKind::kInvalidRecord,
+                   fmt::format("{}: entry at position {}: {}", segment.log_path(), e->position,
+                               first.status().message()));
+    }
+    if (last < *first || last == std::numeric_limits<int64_t>::max()) {
+      return found(e->position, DamageKind::kOffsetOverflow,
+                   fmt::format("{}: entry at position {}: offsets {} to {} leave no next offset "
+                               "below 2^63 (the offset fields are outside the CRC)",
+                               segment.log_path(), e->position, *first, last));
+    }
+    if (overflow_last && *first > *overflow_last) corroborated = true;
+    if (!overflow_last && !FitsRelativeOffset(segment.base_offset(), last)) overflow_last = last;
+  }
+  if (reader.stop_reason() == StopReason::kIoError) return reader.io_status();
+  if (reader.stop_reason() == StopReason::kEndOfFile) return std::optional<UnsplittableTail>();
+  return found(int64_t(reader.position()), reader.damage().value_or(DamageKind::kTornTail),
+               reader.stop_message());
+}
+
 Result<std::vector<std::unique_ptr<LogSegment>>> SplitOverflowedSegment(FileSystem* fs,
                                                                         LogSegment* segment,
                                                                         const LogConfig& config,

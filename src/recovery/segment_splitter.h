@@ -25,16 +25,38 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/damage_kind.h"
 #include "common/file_system.h"
 #include "common/status.h"
 #include "log/log_config.h"
 #include "log/log_segment.h"
 
 namespace daruma {
+
+// Where a split of `segment` would have to copy bytes that no recovery keeps:
+// the first entry (in file order) that fails Kafka's ensureValid, whose
+// offsets leave no next offset below 2^63, whose first offset cannot be read
+// (a legacy wrapper that does not decompress), or where the file stops
+// holding whole entries (torn tail, bad size, zeros). Kafka's split copies
+// such bytes regardless and fails on the last three; recovery of the split
+// segments would cut every byte from there on. nullopt if there is none.
+struct UnsplittableTail {
+  int64_t position = 0;
+  DamageKind kind = DamageKind::kBadCrc;
+  std::string reason;
+  // Before `position`, a whole valid entry follows the first one that does
+  // not fit the segment's relative range, with offsets above it: the overflow
+  // is corroborated, as in a real pre-2.0 segment. A lone overflowing entry
+  // right before damage may instead be one damaged baseOffset (bit 32
+  // flipped); a split would keep it at offsets it never had.
+  bool overflow_corroborated = false;
+};
+Result<std::optional<UnsplittableTail>> FindUnsplittableTail(const LogSegment& segment);
 
 Result<std::vector<std::unique_ptr<LogSegment>>> SplitOverflowedSegment(FileSystem* fs,
                                                                         LogSegment* segment,

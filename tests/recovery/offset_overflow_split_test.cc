@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -281,8 +282,70 @@ TEST_F(OffsetOverflowSplitTest, ASplitSegmentBelowTheOldBaseIsNotKept) {
   EXPECT_EQ(
       ReadFileToString(part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@0"),
       bytes);
-  EXPECT_TRUE(Warned(
-      "found a batch at offset -260584255782901, below the segment's base offset: not kept"));
+  EXPECT_TRUE(Warned("found a batch at offset -260584255782901 (position"));
+  EXPECT_TRUE(Warned("below the segment's base offset: not kept"));
+  // Structured for `daruma check`: where in the old segment, how many bytes.
+  ASSERT_EQ(report_.not_kept.size(), 1u);
+  const QuarantinedRange& q = report_.not_kept[0];
+  EXPECT_EQ(q.file, File(0, ".log"));
+  EXPECT_EQ(q.from_position, int64_t(OneBatch(0).size() + OneBatch(high).size()));
+  EXPECT_EQ(q.bytes, int64_t(bad.size()));
+  EXPECT_EQ(q.first_offset, -260584255782901);
+  EXPECT_EQ(q.kind, DamageKind::kOffsetOutsideSegment);
+}
+
+// Beyond Kafka, whose split reads every entry and fails the whole load on
+// one it cannot read: past two overflowing batches (a corroborated overflow),
+// a corrupt batch whose offsets end at 2^63 - 1 (no next offset), or a torn
+// tail. Recovery of the split segments would cut either, so it is set aside
+// and cut before the split, which then succeeds.
+TEST_F(OffsetOverflowSplitTest, WhatTheSplitCannotCopyIsCutBeforeIt) {
+  const int64_t high = int64_t(1) << 40;
+  std::string bad = OneBatch(std::numeric_limits<int64_t>::max());
+  bad.back() ^= 0x01;
+  const std::string head = OneBatch(high) + OneBatch(high + 1);
+  const std::string tail = bad + OneBatch(high + 2);
+  WriteStringToFile(File(0, ".log"), head + tail);
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{high}));
+  EXPECT_EQ((*log)->log_end_offset(), high + 2);
+  EXPECT_EQ(ReadFileToString(File(high, ".log")), head);
+  const std::string quarantine = part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0);
+  EXPECT_EQ(ReadFileToString(quarantine + ".log@" + std::to_string(head.size())), tail);
+  EXPECT_EQ(ReadFileToString(quarantine + ".log@0"), head);
+  EXPECT_TRUE(Warned("the offset-overflow split cannot copy the"));
+  EXPECT_EQ(report_.truncated_bytes, int64_t(tail.size()));
+}
+
+// A single overflowing batch right before the damage may be a flipped bit in
+// its baseOffset: splitting would keep it 2^40 offsets away from where it
+// was written. The load is refused, as Kafka's is, and nothing is changed.
+TEST_F(OffsetOverflowSplitTest, ALoneOverflowBeforeDamageIsRefused) {
+  const int64_t high = int64_t(1) << 40;
+  std::string bad = OneBatch(std::numeric_limits<int64_t>::max());
+  bad.back() ^= 0x01;
+  const std::string bytes = OneBatch(high) + bad + OneBatch(high + 1);
+  WriteStringToFile(File(0, ".log"), bytes);
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(ReadFileToString(File(0, ".log")), bytes);
+  EXPECT_FALSE(fs::exists(File(high, ".log")));
+}
+
+TEST_F(OffsetOverflowSplitTest, ATornTailIsCutBeforeTheSplit) {
+  const int64_t high = int64_t(1) << 40;
+  const std::string whole = OneBatch(high) + OneBatch(high + 1);
+  const std::string torn = OneBatch(high + 2).substr(0, 30);
+  WriteStringToFile(File(0, ".log"), whole + torn);
+  auto log = Load(/*clean=*/false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(Bases(**log), (std::vector<int64_t>{high}));
+  EXPECT_EQ((*log)->log_end_offset(), high + 2);
+  EXPECT_EQ(ReadFileToString(File(high, ".log")), whole);
+  EXPECT_EQ(ReadFileToString(part_ + "/daruma-quarantine/" + FilenamePrefixFromOffset(0) + ".log@" +
+                             std::to_string(whole.size())),
+            torn);
 }
 
 // Found by recovery_fuzz under UBSan: relative offsets between a damaged
