@@ -18,6 +18,9 @@
 //        $DARUMA_BENCH_CLEAN_PARTITIONS (default 10,000) partitions x 4
 //        segments. Counters: start, shutdown and total seconds, fsyncs.
 //
+// $DARUMA_BENCH_NO_UNDO=1 turns the load's undo log off (LogManagerOptions::
+// load_undo_log), to measure what it costs; never so in production.
+//
 // Each partition's segments hold 8 batches of ~1 KiB from one idempotent
 // producer. Data sets are generated once under $TMPDIR without fsync; every
 // round of BM_CrashedStart restores the crashed shape outside the timing.
@@ -30,6 +33,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_data.h"
@@ -192,16 +196,19 @@ void RestoreCrashedShape(const std::string& dir, int partitions, bool missing_in
     fs::remove(ProducerSnapshotFileName(part, kLogEnd));
     for (int s = 0; s < kSegments; ++s) {
       const int64_t base = int64_t(kBatchesPerSegment) * 8 * s;
-      for (const std::string& index :
-           {OffsetIndexFileName(part, base), TimeIndexFileName(part, base)}) {
+      // Preallocated as Kafka does: segment.index.bytes rounded down to
+      // whole entries (8 bytes for .index, 12 for .timeindex).
+      for (const auto& [index, preallocated] :
+           {std::pair{OffsetIndexFileName(part, base), kPreallocatedIndexBytes / 8 * 8},
+            std::pair{TimeIndexFileName(part, base), kPreallocatedIndexBytes / 12 * 12}}) {
         if (missing_indexes) {
           fs::remove(index);
         } else if (base == kActiveBase) {
           if (::truncate(index.c_str(), 0) != 0 ||
-              ::truncate(index.c_str(), off_t(kPreallocatedIndexBytes)) != 0) {
+              ::truncate(index.c_str(), off_t(preallocated)) != 0) {
             std::FILE* f = std::fopen(index.c_str(), "w");  // recreate a missing one
             if (f != nullptr) std::fclose(f);
-            if (::truncate(index.c_str(), off_t(kPreallocatedIndexBytes)) != 0) {
+            if (::truncate(index.c_str(), off_t(preallocated)) != 0) {
               Die("truncating " + index, Status::IoError("truncate failed"));
             }
           }
@@ -229,6 +236,7 @@ StartResult StartAndShutDown(const std::string& dir, int threads, bool batch, in
   LogManagerOptions options;
   options.fs = &counting;
   options.batch_syncs = batch;
+  if (std::getenv("DARUMA_BENCH_NO_UNDO")) options.load_undo_log = false;
   LogManager manager(options);
   StartResult r;
   counting.Reset();

@@ -48,6 +48,16 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
                            std::to_string(index->bytes_.size()) + " bytes, found " +
                            std::to_string(n));
   }
+  // Zero entries at the end of what was read (a preallocated file that is
+  // not sparse) are zeros on disk too. A trimmed index stops at its first
+  // step back.
+  uint64_t extent = index->bytes_.size();
+  while (extent >= entry_size) {
+    const uint8_t* e = index->bytes_.data() + extent - entry_size;
+    if (std::any_of(e, e + entry_size, [](uint8_t b) { return b != 0; })) break;
+    extent -= entry_size;
+  }
+  index->extent_ = extent;
   return index;
 }
 
@@ -93,14 +103,12 @@ Status IndexFile::WritePending() {
   if (pending.size() <= kWindowStoreMaxBytes) {
     DARUMA_ASSIGN_OR_RETURN(stored, window_.Store(*file_, written_, pending, length_));
   }
-  if (stored) {
-    written_ = bytes_.size();
-    unsynced_ = true;
-    return Status::Ok();
+  if (!stored) {
+    DARUMA_RETURN_IF_ERROR(file_->WriteAt(
+        written_, std::span<const uint8_t>(bytes_.data() + written_, bytes_.size() - written_)));
   }
-  DARUMA_RETURN_IF_ERROR(file_->WriteAt(
-      written_, std::span<const uint8_t>(bytes_.data() + written_, bytes_.size() - written_)));
   written_ = bytes_.size();
+  extent_ = std::max(extent_, written_);
   unsynced_ = true;
   return Status::Ok();
 }
@@ -165,9 +173,29 @@ Status IndexFile::Resize(int64_t new_size) {
   window_.Release();
   if (rounded > bytes_.size() && length_ > bytes_.size()) {
     DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
+    extent_ = std::min<uint64_t>(extent_, bytes_.size());
   }
   DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
+  extent_ = std::min(extent_, rounded);
   length_ = rounded;
+  unsynced_ = true;
+  return Status::Ok();
+}
+
+Status IndexFile::TrimThenResize(int64_t new_size) {
+  DARUMA_RETURN_IF_ERROR(CheckWritable());
+  DARUMA_RETURN_IF_ERROR(WritePending());
+  const uint64_t entry_bytes = uint64_t(entries()) * entry_size_;
+  if (RoundDown(new_size, entry_size_) != length_ || length_ < entry_bytes) {
+    DARUMA_RETURN_IF_ERROR(TrimToValidSize());
+    return Resize(new_size);
+  }
+  if (extent_ <= entry_bytes) return Status::Ok();
+  // Slots in a hole (hole_entries_) are zeros already: then extent_ is at
+  // most bytes_.size(), below entry_bytes.
+  const std::vector<uint8_t> zeros(size_t(extent_ - entry_bytes), 0);
+  DARUMA_RETURN_IF_ERROR(file_->WriteAt(entry_bytes, zeros));
+  extent_ = entry_bytes;
   unsynced_ = true;
   return Status::Ok();
 }

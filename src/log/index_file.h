@@ -95,6 +95,15 @@ class IndexFile {
   Status Reset();
   // Truncates the file to exactly entries() * entry_size bytes.
   Status TrimToValidSize();
+  // Leaves the file exactly as TrimToValidSize() then Resize(new_size) would
+  // (the entries, then zeros). When the file already has that length (an
+  // active segment's preallocated index after recovery's rebuild), the stale
+  // slots past the entries are zeroed in place instead: no size change,
+  // which on ext4 is a journal update (and a discard where mounted so), and
+  // the append mapping stays. A crash in between leaves stale slots past the
+  // entries, as a crash mid-rebuild does: the segment lies past the recovery
+  // point and is rebuilt again.
+  Status TrimThenResize(int64_t new_size);
   // fsyncs the file.
   Status Flush();
   // Writes the appended entries that are not yet in the file, in one write.
@@ -135,6 +144,10 @@ class IndexFile {
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;
+  // Invariant: file bytes [extent_, length_) are zeros: a trailing hole or
+  // zero entries found at open, or cut by a size change and never written
+  // since. What TrimThenResize must clear lies below it.
+  uint64_t extent_ = 0;
   // The file changed (write or resize) since the last Sync.
   bool unsynced_ = false;
 };

@@ -410,7 +410,8 @@ Status LogSegment::ClearIndexesForRebuild(size_t appends) {
 
 Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoveryScan& scan,
                                                         const BatchVisitor& on_batch,
-                                                        const TruncateHook& before_truncate) {
+                                                        const TruncateHook& before_truncate,
+                                                        int32_t resize_indexes_to) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
   DARUMA_RETURN_IF_ERROR(ClearIndexesForRebuild(scan.index_points.size()));
@@ -471,9 +472,14 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
     log_unsynced_ = true;
     size_ = result.valid_bytes;
   }
-  DARUMA_RETURN_IF_ERROR(oi->TrimToValidSize());
+  // Kafka's recover trims both indexes.
+  auto trim = [resize_indexes_to](auto* index) {
+    return resize_indexes_to > 0 ? index->TrimThenResize(resize_indexes_to)
+                                 : index->TrimToValidSize();
+  };
+  DARUMA_RETURN_IF_ERROR(trim(oi));
   DARUMA_RETURN_IF_ERROR(ti->MaybeAppend(max_ts, shallow_of_max, /*skip_full_check=*/true));
-  DARUMA_RETURN_IF_ERROR(ti->TrimToValidSize());
+  DARUMA_RETURN_IF_ERROR(trim(ti));
   max_timestamp_so_far_ = max_ts;
   shallow_offset_of_max_timestamp_ = shallow_of_max;
   bytes_since_last_index_entry_ = 0;

@@ -154,10 +154,14 @@ class LogSegment {
   SegmentRecoveryScan ScanForRecovery(
       std::optional<int64_t> next_segment_base = std::nullopt) const;
   // The writing half, replaying `scan` (which must be of this segment at its
-  // current size) in batch order.
+  // current size) in batch order. `resize_indexes_to` > 0: the caller makes
+  // this the active segment with indexes of that size right after (Kafka's
+  // resizeIndexes at the end of a load), so the indexes are left as the trim
+  // followed by that resize would leave them (IndexFile::TrimThenResize).
   Result<SegmentRecoveryResult> ApplyRecovery(const SegmentRecoveryScan& scan,
                                               const BatchVisitor& on_batch,
-                                              const TruncateHook& before_truncate = nullptr);
+                                              const TruncateHook& before_truncate = nullptr,
+                                              int32_t resize_indexes_to = 0);
 
   // Recovery only, before the indexes are rebuilt: cuts the .log at
   // `position` (an entry boundary; the bytes after it are damage the caller

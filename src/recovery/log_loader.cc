@@ -610,7 +610,12 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   };
   const int64_t size_before = segment->size();
   DARUMA_RETURN_IF_ERROR(RememberTxnIndex(segment));
-  auto recovered = segment->ApplyRecovery(*scan, on_batch, before_truncate);
+  // The last segment's indexes get their full size back at the end of the
+  // load: left at that size now, they need no size change at all.
+  const bool active = !segments_.empty() && segments_.rbegin()->second.get() == segment &&
+                      !HasSuffix(dir_, kDeleteDirSuffix);
+  auto recovered = segment->ApplyRecovery(*scan, on_batch, before_truncate,
+                                          active ? p_.config.segment_index_bytes : 0);
   if (!recovered.ok()) {
     if (recovered.status().code() == StatusCode::kOffsetOverflow) {
       Warn(DamageKind::kOffsetOverflow,

@@ -166,6 +166,41 @@ TEST(OffsetIndexTest, ResetAndResizeKeepFileSizesLikeKafka) {
   ASSERT_TRUE(index->Flush().ok());
 }
 
+// Recovery's rebuild of an active segment's index: the bytes must be those
+// of Kafka's trim followed by its resize back to the full size (the entries,
+// then zeros), whether the stale entries behind them were written by this
+// handle or found in the file when it was opened.
+TEST(OffsetIndexTest, TrimThenResizeLeavesTheBytesOfATrimAndAResize) {
+  TempDir dir;
+  const std::string path = dir.Join("x.index");
+  {
+    auto writer = OpenIndex(path, 0, 800);
+    for (int i = 1; i <= 5; ++i) ASSERT_TRUE(writer->Append(i, i * 10).ok());
+    ASSERT_TRUE(writer->Flush().ok());
+  }  // not closed cleanly: 800 bytes, five entries, then zeros
+  ASSERT_EQ(ReadFileToString(path).size(), 800u);
+  auto index = OpenIndex(path, 0, 800);
+  index->Truncate();
+  ASSERT_TRUE(index->Append(7, 70).ok());
+  ASSERT_TRUE(index->Append(8, 80).ok());
+  ASSERT_TRUE(index->TrimThenResize(800).ok());
+  const std::string expected = Be32(7) + Be32(70) + Be32(8) + Be32(80) + std::string(784, '\0');
+  EXPECT_EQ(ReadFileToString(path), expected);
+  EXPECT_EQ(index->entries(), 2u);
+  // Stale entries this handle wrote itself are cleared too.
+  for (int i = 9; i <= 12; ++i) ASSERT_TRUE(index->Append(i, i * 10).ok());
+  ASSERT_TRUE(index->Flush().ok());
+  index->TruncateTo(9);  // keeps the entries below offset 9
+  ASSERT_TRUE(index->TrimThenResize(800).ok());
+  EXPECT_EQ(ReadFileToString(path), expected);
+  // Another size: a real trim and resize.
+  ASSERT_TRUE(index->TrimThenResize(400).ok());
+  EXPECT_EQ(ReadFileToString(path), expected.substr(0, 400));
+  ASSERT_TRUE(index->Append(9, 90).ok());
+  ASSERT_TRUE(index->Close().ok());
+  EXPECT_EQ(ReadFileToString(path), expected.substr(0, 16) + Be32(9) + Be32(90));
+}
+
 TEST(OffsetIndexTest, ReopenAfterCloseSeesEntries) {
   TempDir dir;
   const std::string path = dir.Join("x.index");
