@@ -16,7 +16,8 @@ namespace daruma {
 
 namespace {
 
-constexpr char kJournalFileName[] = "JOURNAL";
+// The journal's name inside the undo dir before kLoadJournalFileName.
+constexpr char kOldJournalFileName[] = "JOURNAL";
 // Saved bytes are read in chunks of this size; an all-zero chunk is saved as
 // a length only (preallocated index files are mostly zeros).
 constexpr uint64_t kSaveChunk = 64 * 1024;
@@ -114,7 +115,8 @@ Status RemoveFilesNotListed(FileSystem* fs, const UndoRecord& r) {
   }
   DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(r.path));
   for (const DirEntry& e : entries) {
-    if (e.is_regular && listed.count(e.name) == 0) {
+    // The journal being rolled back stays until the rollback is complete.
+    if (e.is_regular && listed.count(e.name) == 0 && e.name != kLoadJournalFileName) {
       DARUMA_RETURN_IF_ERROR(fs->Remove(JoinPath(r.path, e.name)));
     }
   }
@@ -265,7 +267,8 @@ LoadJournal::LoadJournal(FileSystem* base, std::string partition_dir, FileSystem
     : base_(base),
       data_(data != nullptr ? data : base),
       dir_(std::move(partition_dir)),
-      undo_dir_(JoinPath(dir_, kLoadUndoDirName)) {}
+      undo_dir_(JoinPath(dir_, kLoadUndoDirName)),
+      journal_path_(JoinPath(dir_, kLoadJournalFileName)) {}
 
 bool LoadJournal::recording() const {
   return recording_.load(std::memory_order_acquire);
@@ -293,7 +296,7 @@ bool LoadJournal::CoversLocked(const std::string& path) const {
       path[dir_.size()] != '/') {
     return false;
   }
-  return !(path == undo_dir_ ||
+  return !(path == undo_dir_ || path == journal_path_ ||
            (path.size() > undo_dir_.size() && path.compare(0, undo_dir_.size(), undo_dir_) == 0 &&
             path[undo_dir_.size()] == '/'));
 }
@@ -306,20 +309,43 @@ std::shared_ptr<OpenPathCell> LoadJournal::Track(const std::string& path) {
   return cell;
 }
 
-Status LoadJournal::EnsureUndoDirLocked() {
+// One file in the partition dir, no directory: a crashed start of many
+// partitions paid a mkdir and an rmdir per partition for the undo dir that
+// held it, most of the start's time on ext4, while most loads never move a
+// file aside.
+Status LoadJournal::EnsureJournalLocked() {
   if (journal_) return Status::Ok();
-  if (!base_->Exists(undo_dir_)) DARUMA_RETURN_IF_ERROR(base_->CreateDir(undo_dir_));
+  DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(journal_path_, OpenMode::kTruncate));
   if (!defer_record_syncs_) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
-  DARUMA_ASSIGN_OR_RETURN(auto file,
-                          base_->Open(JoinPath(undo_dir_, kJournalFileName), OpenMode::kTruncate));
-  if (!defer_record_syncs_) DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
   journal_ = std::move(file);
   journal_size_ = 0;
   return Status::Ok();
 }
 
+// The undo dir's name is durable before a file moved into it can be.
+Status LoadJournal::EnsureUndoDirLocked() {
+  if (undo_dir_made_) return Status::Ok();
+  if (!base_->Exists(undo_dir_)) {
+    DARUMA_RETURN_IF_ERROR(base_->CreateDir(undo_dir_));
+    DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
+  }
+  undo_dir_made_ = true;
+  return Status::Ok();
+}
+
+// Removing the journal is the commit point: a crash after it finds no
+// journal, and the next load finishes the commit by removing the moved-aside
+// originals left in the undo dir (RollBackUndoDir).
+Status LoadJournal::RemoveUndoLogLocked() {
+  journal_.reset();
+  DARUMA_RETURN_IF_ERROR(base_->Remove(journal_path_));
+  if (!undo_dir_made_) return Status::Ok();
+  undo_dir_made_ = false;
+  return base_->RemoveAll(undo_dir_);
+}
+
 Status LoadJournal::AppendLocked(const UndoRecord& r) {
-  DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
+  DARUMA_RETURN_IF_ERROR(EnsureJournalLocked());
   const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
   DARUMA_RETURN_IF_ERROR(journal_->WriteAt(journal_size_, bytes));
   journal_size_ += bytes.size();
@@ -545,6 +571,7 @@ Status LoadJournal::Remove(const std::string& path) {
     // the original, and the record's inverse keeps the one in the undo dir.
     const std::string undo = replace->second;
     replaceable_.erase(replace);
+    DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
     DARUMA_RETURN_IF_ERROR(base_->Rename(path, undo));
     MoveNameLocked(path, undo);
     paths_.erase(undo);
@@ -554,6 +581,7 @@ Status LoadJournal::Remove(const std::string& path) {
   // The file goes into the undo dir instead of away.
   const std::string undo = NextUndoPathLocked();
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRemove, path, "", undo, 0, {}}));
+  DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
   DARUMA_RETURN_IF_ERROR(base_->Rename(path, undo));
   // Durable in the undo dir before the partition dir's removal can be.
   DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
@@ -573,6 +601,7 @@ Status LoadJournal::Rename(const std::string& from, const std::string& to) {
   if (CoversLocked(to) && !to_fresh && base_->Exists(to)) undo = NextUndoPathLocked();
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRename, from, to, undo, 0, {}}));
   if (!undo.empty()) {
+    DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
     DARUMA_RETURN_IF_ERROR(base_->Rename(to, undo));
     DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
     MoveNameLocked(to, undo);
@@ -630,8 +659,7 @@ void LoadJournal::Seal() {
 Status LoadJournal::FinishSealed() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!journal_) return Status::Ok();
-  journal_.reset();
-  return base_->RemoveAll(undo_dir_);
+  return RemoveUndoLogLocked();
 }
 
 Status LoadJournal::Commit() {
@@ -660,8 +688,7 @@ Status LoadJournal::Commit() {
   for (const std::string& dir : dirs) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir));
   changed_at_.clear();
   synced_at_.clear();
-  journal_.reset();
-  DARUMA_RETURN_IF_ERROR(base_->RemoveAll(undo_dir_));
+  DARUMA_RETURN_IF_ERROR(RemoveUndoLogLocked());
   return base_->SyncDir(dir_);
 }
 
@@ -677,24 +704,38 @@ Status LoadJournal::Rollback() {
 
 Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir) {
   const std::string undo_dir = JoinPath(partition_dir, kLoadUndoDirName);
-  if (!fs->Exists(undo_dir)) return false;
-  const std::string journal = JoinPath(undo_dir, kJournalFileName);
-  if (fs->Exists(journal)) {
-    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(journal));
-    DARUMA_RETURN_IF_ERROR(ApplyUndoRecords(fs, DecodeUndoRecords(bytes)).WithContext(undo_dir));
-    DARUMA_RETURN_IF_ERROR(fs->Remove(journal));
+  const std::string journal = JoinPath(partition_dir, kLoadJournalFileName);
+  const std::string old_journal = JoinPath(undo_dir, kOldJournalFileName);
+  const bool has_journal = fs->Exists(journal);
+  if (!has_journal && !fs->Exists(undo_dir)) return false;
+  if (has_journal || fs->Exists(old_journal)) {
+    const std::string& path = has_journal ? journal : old_journal;
+    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
+    DARUMA_RETURN_IF_ERROR(ApplyUndoRecords(fs, DecodeUndoRecords(bytes)).WithContext(path));
+    // Every moved file is back in place, so the undo dir is empty; if it is
+    // not (a file the journal does not explain), it stays, and so do its
+    // bytes.
+    if (fs->Exists(undo_dir)) {
+      DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> left, fs->ListDir(undo_dir));
+      std::erase_if(left, [](const DirEntry& e) { return e.name == kOldJournalFileName; });
+      if (!left.empty()) {
+        return Status::Corruption(
+            fmt::format("{}: {} file(s) the journal does not restore were kept there (first: {})",
+                        undo_dir, left.size(), left.front().name));
+      }
+    }
+    DARUMA_RETURN_IF_ERROR(fs->Remove(path));
+    if (fs->Exists(undo_dir)) DARUMA_RETURN_IF_ERROR(fs->RemoveAll(undo_dir));
+    DARUMA_RETURN_IF_ERROR(fs->SyncDir(partition_dir));
+    return true;
   }
-  // Every moved file is back in place, so the undo dir is empty; if it is
-  // not (a file the journal does not explain), it stays, and so do its bytes.
-  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> left, fs->ListDir(undo_dir));
-  if (!left.empty()) {
-    return Status::Corruption(
-        fmt::format("{}: {} file(s) the journal does not restore were kept there (first: {})",
-                    undo_dir, left.size(), left.front().name));
-  }
+  // An undo dir without a journal: a load committed (its journal removed)
+  // and stopped before it removed the originals it had moved aside, or one
+  // stopped before its first record. Either way the dir's state is final:
+  // finish the removal.
   DARUMA_RETURN_IF_ERROR(fs->RemoveAll(undo_dir));
   DARUMA_RETURN_IF_ERROR(fs->SyncDir(partition_dir));
-  return true;
+  return false;
 }
 
 }  // namespace daruma

@@ -47,7 +47,14 @@
 
 namespace daruma {
 
+// `<partition dir>/daruma-load-undo.journal` holds the records; the files a
+// load moves aside go to `<partition dir>/daruma-load-undo/`, created only
+// when a load first moves one. Kafka's loader and Daruma's ignore both: a
+// regular file without a segment, index or snapshot suffix, and a
+// sub-directory. (Before, the journal lived in the undo dir as JOURNAL;
+// RollBackUndoDir still rolls such a dir back.)
 inline constexpr char kLoadUndoDirName[] = "daruma-load-undo";
+inline constexpr char kLoadJournalFileName[] = "daruma-load-undo.journal";
 
 struct SavedRange {
   uint64_t position = 0;
@@ -81,8 +88,11 @@ std::vector<UndoRecord> DecodeUndoRecords(const std::vector<uint8_t>& journal);
 // Applies the inverses of `records`, newest first, then makes the restored
 // files and names durable.
 Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records);
-// Rolls back the undo dir of `partition_dir` if there is one (its journal's
-// records, then the dir itself). Returns whether there was one.
+// Rolls back an interrupted load of `partition_dir` if its journal is there
+// (the records, then the journal and the undo dir), also a journal inside
+// the undo dir as written before; an undo dir without a journal is what a
+// committed load left: it is removed. Returns whether a journal was rolled
+// back.
 Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir);
 
 // The current name of a file opened through the journaling file system:
@@ -168,7 +178,11 @@ class LoadJournal {
   };
   bool CoversLocked(const std::string& path) const;
   Status AppendLocked(const UndoRecord& r);
+  Status EnsureJournalLocked();
+  // Before the first file is moved into the undo dir.
   Status EnsureUndoDirLocked();
+  // Removes the journal (the commit point), then what the undo dir holds.
+  Status RemoveUndoLogLocked();
   std::string NextUndoPathLocked();
   Result<PathState*> StateLocked(const std::string& path, File* file);
   void MoveNameLocked(const std::string& from, const std::string& to);
@@ -179,6 +193,8 @@ class LoadJournal {
   FileSystem* data_;
   const std::string dir_;
   const std::string undo_dir_;
+  const std::string journal_path_;
+  bool undo_dir_made_ = false;
   mutable std::mutex mu_;
   // Read without the lock on every write of a loaded log (the append path);
   // changed only under mu_.

@@ -180,7 +180,7 @@ Status LoadTransaction::RollBackInterrupted(FileSystem* base, const std::string&
     report->warnings.push_back(
         fmt::format("{}: an earlier load or repair of this partition was interrupted; its "
                     "changes were undone first ({})",
-                    partition_dir, kLoadUndoDirName));
+                    partition_dir, kLoadJournalFileName));
   }
   return Status::Ok();
 }

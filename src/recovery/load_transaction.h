@@ -15,9 +15,11 @@
 // Files created by the load itself are not saved again (their undo is their
 // removal). Reads and fsyncs pass straight through.
 //
-// Undo dir: `<partition dir>/daruma-load-undo/` holding JOURNAL (the records)
-// and the moved files. Like daruma-quarantine it is a sub-directory, which
-// Kafka's loader and Daruma's ignore (they list regular files only).
+// Undo log: `<partition dir>/daruma-load-undo.journal` (the records) and,
+// only once a load moves a file aside, `<partition dir>/daruma-load-undo/`
+// (the moved files). Like daruma-quarantine, Kafka's loader and Daruma's
+// ignore both (a regular file with no segment, index or snapshot suffix; a
+// sub-directory).
 //
 // Invariant: when a record is durable, its mutation may or may not have
 // happened; when it is not, its mutation has not happened. Each record's
@@ -26,9 +28,9 @@
 // rollback interrupted by a crash can simply be run again.
 //
 // Commit: fsyncs every file and directory a record names (the load synced
-// most already), then deletes the undo dir. A crash before that point rolls the
-// partition back on the next load (RollBackInterrupted): the next start sees
-// the old state or the new one, never a mix.
+// most already), then deletes the journal (the commit point) and the undo
+// dir. A crash before that point rolls the partition back on the next load (RollBackInterrupted):
+// the next start sees the old state or the new one, never a mix.
 //
 // Cost: nothing on a load that changes nothing (a clean start); otherwise one
 // fsync of the journal per newly saved group of bytes or names.
@@ -57,7 +59,7 @@ class LoadTransaction {
   static std::shared_ptr<LoadTransaction> Begin(FileSystem* base, const std::string& partition_dir,
                                                 FileSystem* data = nullptr);
 
-  // If an earlier load of `partition_dir` was interrupted (an undo dir is
+  // If an earlier load of `partition_dir` was interrupted (its journal is
   // there), restores the state before it. Returns whether there was one.
   static Result<bool> RollBackInterrupted(FileSystem* base, const std::string& partition_dir);
   // The same, noting a rollback in report->warnings (load and repair).

@@ -157,6 +157,7 @@ TEST(LoadTransactionTest, CommitKeepsTheNewStateAndRemovesTheUndoDir) {
   const Image after = mem.Files(std::string(kDir) + "/daruma-quarantine");
   ASSERT_TRUE(txn->Commit().ok());
   EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+  EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadJournalFileName)));
   EXPECT_EQ(mem.Files(std::string(kDir) + "/daruma-quarantine"), after);
   EXPECT_FALSE(mem.Exists(JoinPath(kDir, "a.log")));
   EXPECT_EQ(*mem.ReadFile(JoinPath(kDir, "b.snapshot")), Bytes({0xee, 0xee, 0xee}));
@@ -165,6 +166,64 @@ TEST(LoadTransactionTest, CommitKeepsTheNewStateAndRemovesTheUndoDir) {
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->Truncate(0).ok());
   EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+}
+
+// The journal is a file beside the segments; the undo dir appears only once
+// a file is moved aside (a removal), which most loads never do.
+TEST(LoadTransactionTest, AWriteNeedsAJournalButNoUndoDir) {
+  MemFileSystem mem;
+  Seed(&mem);
+  const Image before = mem.Files("/p");
+  auto txn = LoadTransaction::Begin(&mem, kDir);
+  auto f = txn->fs()->Open(JoinPath(kDir, "a.log"), OpenMode::kReadWrite);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->WriteAt(0, Bytes({9, 9})).ok());
+  EXPECT_TRUE(mem.Exists(JoinPath(kDir, kLoadJournalFileName)));
+  EXPECT_FALSE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+  ASSERT_TRUE(txn->fs()->Remove(JoinPath(kDir, "b.snapshot")).ok());
+  EXPECT_TRUE(mem.Exists(JoinPath(kDir, kLoadUndoDirName)));
+  // Interrupted here: the next load rolls both back from the journal.
+  txn.reset();
+  auto rolled = LoadTransaction::RollBackInterrupted(&mem, kDir);
+  ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+  EXPECT_TRUE(*rolled);
+  EXPECT_EQ(Diff(before, mem.Files("/p")), "");
+  EXPECT_EQ(mem.Dirs("/p"), (std::vector<std::string>{"/p", kDir}));
+}
+
+// A load interrupted under an older Daruma left its journal inside the undo
+// dir (daruma-load-undo/JOURNAL): it is still rolled back.
+TEST(LoadTransactionTest, AJournalInsideTheUndoDirIsRolledBack) {
+  MemFileSystem mem;
+  Seed(&mem);
+  const Image before = mem.Files("/p");
+  const std::string undo_dir = JoinPath(kDir, kLoadUndoDirName);
+  ASSERT_TRUE(mem.CreateDir(undo_dir).ok());
+  const std::string created = JoinPath(kDir, "new.log");
+  Put(&mem, created, Bytes({1, 2, 3}));
+  Put(&mem, JoinPath(undo_dir, "JOURNAL"),
+      EncodeUndoRecord({UndoRecord::Kind::kCreate, created, "", "", 0, {}}));
+  auto rolled = LoadTransaction::RollBackInterrupted(&mem, kDir);
+  ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+  EXPECT_TRUE(*rolled);
+  EXPECT_EQ(Diff(before, mem.Files("/p")), "");
+  EXPECT_FALSE(mem.Exists(undo_dir));
+}
+
+// Committing removes the journal first: an undo dir without one holds only
+// originals a committed load had moved aside, and goes.
+TEST(LoadTransactionTest, AnUndoDirWithoutAJournalIsACommittedLoadsLeftovers) {
+  MemFileSystem mem;
+  Seed(&mem);
+  const Image before = mem.Files("/p");
+  const std::string undo_dir = JoinPath(kDir, kLoadUndoDirName);
+  ASSERT_TRUE(mem.CreateDir(undo_dir).ok());
+  Put(&mem, JoinPath(undo_dir, "0"), Bytes({7}));
+  auto rolled = LoadTransaction::RollBackInterrupted(&mem, kDir);
+  ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+  EXPECT_FALSE(*rolled);
+  EXPECT_FALSE(mem.Exists(undo_dir));
+  EXPECT_EQ(Diff(before, mem.Files("/p")), "");
 }
 
 TEST(LoadTransactionTest, NothingChangedWritesNoUndoDir) {
