@@ -322,12 +322,15 @@ Status LoadJournal::EnsureJournalLocked() {
   return Status::Ok();
 }
 
-// The undo dir's name is durable before a file moved into it can be.
-Status LoadJournal::EnsureUndoDirLocked() {
+// With `sync`, the undo dir's name is durable before a file moved into it
+// can be. Without (a presaved kReplace): its name, like the moved file's
+// removal from the partition dir, becomes durable only with the caller's
+// SyncFileSystem, which takes both along.
+Status LoadJournal::EnsureUndoDirLocked(bool sync) {
   if (undo_dir_made_) return Status::Ok();
   if (!base_->Exists(undo_dir_)) {
     DARUMA_RETURN_IF_ERROR(base_->CreateDir(undo_dir_));
-    DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
+    if (sync) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
   }
   undo_dir_made_ = true;
   return Status::Ok();
@@ -571,7 +574,7 @@ Status LoadJournal::Remove(const std::string& path) {
     // the original, and the record's inverse keeps the one in the undo dir.
     const std::string undo = replace->second;
     replaceable_.erase(replace);
-    DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
+    DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked(/*sync=*/false));
     DARUMA_RETURN_IF_ERROR(base_->Rename(path, undo));
     MoveNameLocked(path, undo);
     paths_.erase(undo);
@@ -581,7 +584,7 @@ Status LoadJournal::Remove(const std::string& path) {
   // The file goes into the undo dir instead of away.
   const std::string undo = NextUndoPathLocked();
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRemove, path, "", undo, 0, {}}));
-  DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
+  DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked(/*sync=*/true));
   DARUMA_RETURN_IF_ERROR(base_->Rename(path, undo));
   // Durable in the undo dir before the partition dir's removal can be.
   DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
@@ -601,7 +604,7 @@ Status LoadJournal::Rename(const std::string& from, const std::string& to) {
   if (CoversLocked(to) && !to_fresh && base_->Exists(to)) undo = NextUndoPathLocked();
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kRename, from, to, undo, 0, {}}));
   if (!undo.empty()) {
-    DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked());
+    DARUMA_RETURN_IF_ERROR(EnsureUndoDirLocked(/*sync=*/true));
     DARUMA_RETURN_IF_ERROR(base_->Rename(to, undo));
     DARUMA_RETURN_IF_ERROR(base_->SyncDir(undo_dir_));
     MoveNameLocked(to, undo);

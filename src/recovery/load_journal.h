@@ -180,7 +180,7 @@ class LoadJournal {
   Status AppendLocked(const UndoRecord& r);
   Status EnsureJournalLocked();
   // Before the first file is moved into the undo dir.
-  Status EnsureUndoDirLocked();
+  Status EnsureUndoDirLocked(bool sync);
   // Removes the journal (the commit point), then what the undo dir holds.
   Status RemoveUndoLogLocked();
   std::string NextUndoPathLocked();
