@@ -191,14 +191,21 @@ TEST(LoadTransactionTest, AWriteNeedsAJournalButNoUndoDir) {
   EXPECT_EQ(mem.Dirs("/p"), (std::vector<std::string>{"/p", kDir}));
 }
 
+// The seeded dir with an empty undo dir, as an interrupted load leaves it;
+// returns the undo dir.
+std::string SeedWithUndoDir(MemFileSystem* mem) {
+  Seed(mem);
+  const std::string undo_dir = JoinPath(kDir, kLoadUndoDirName);
+  EXPECT_TRUE(mem->CreateDir(undo_dir).ok());
+  return undo_dir;
+}
+
 // A load interrupted under an older Daruma left its journal inside the undo
 // dir (daruma-load-undo/JOURNAL): it is still rolled back.
 TEST(LoadTransactionTest, AJournalInsideTheUndoDirIsRolledBack) {
   MemFileSystem mem;
-  Seed(&mem);
+  const std::string undo_dir = SeedWithUndoDir(&mem);
   const Image before = mem.Files("/p");
-  const std::string undo_dir = JoinPath(kDir, kLoadUndoDirName);
-  ASSERT_TRUE(mem.CreateDir(undo_dir).ok());
   const std::string created = JoinPath(kDir, "new.log");
   Put(&mem, created, Bytes({1, 2, 3}));
   Put(&mem, JoinPath(undo_dir, "JOURNAL"),
@@ -214,10 +221,8 @@ TEST(LoadTransactionTest, AJournalInsideTheUndoDirIsRolledBack) {
 // originals a committed load had moved aside, and goes.
 TEST(LoadTransactionTest, AnUndoDirWithoutAJournalIsACommittedLoadsLeftovers) {
   MemFileSystem mem;
-  Seed(&mem);
+  const std::string undo_dir = SeedWithUndoDir(&mem);
   const Image before = mem.Files("/p");
-  const std::string undo_dir = JoinPath(kDir, kLoadUndoDirName);
-  ASSERT_TRUE(mem.CreateDir(undo_dir).ok());
   Put(&mem, JoinPath(undo_dir, "0"), Bytes({7}));
   auto rolled = LoadTransaction::RollBackInterrupted(&mem, kDir);
   ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
