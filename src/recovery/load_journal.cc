@@ -338,11 +338,17 @@ Status LoadJournal::EnsureUndoDirLocked(bool sync) {
 
 // Removing the journal is the commit point: a crash after it finds no
 // journal, and the next load finishes the commit by removing the moved-aside
-// originals left in the undo dir (RollBackUndoDir).
-Status LoadJournal::RemoveUndoLogLocked() {
+// originals left in the undo dir (RollBackUndoDir). The originals must not
+// go before the journal does, or a rollback would restore the rest without
+// them: with `sync`, the journal's removal is made durable first; without,
+// the caller relies on the file system keeping the order of metadata
+// changes (ext4's journal does), as a batched commit, which syncs the whole
+// file system right after, does.
+Status LoadJournal::RemoveUndoLogLocked(bool sync) {
   journal_.reset();
   DARUMA_RETURN_IF_ERROR(base_->Remove(journal_path_));
   if (!undo_dir_made_) return Status::Ok();
+  if (sync) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
   undo_dir_made_ = false;
   return base_->RemoveAll(undo_dir_);
 }
@@ -662,7 +668,7 @@ void LoadJournal::Seal() {
 Status LoadJournal::FinishSealed() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!journal_) return Status::Ok();
-  return RemoveUndoLogLocked();
+  return RemoveUndoLogLocked(/*sync=*/false);
 }
 
 Status LoadJournal::Commit() {
@@ -691,7 +697,7 @@ Status LoadJournal::Commit() {
   for (const std::string& dir : dirs) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir));
   changed_at_.clear();
   synced_at_.clear();
-  DARUMA_RETURN_IF_ERROR(RemoveUndoLogLocked());
+  DARUMA_RETURN_IF_ERROR(RemoveUndoLogLocked(/*sync=*/true));
   return base_->SyncDir(dir_);
 }
 

@@ -182,7 +182,7 @@ class LoadJournal {
   // Before the first file is moved into the undo dir.
   Status EnsureUndoDirLocked(bool sync);
   // Removes the journal (the commit point), then what the undo dir holds.
-  Status RemoveUndoLogLocked();
+  Status RemoveUndoLogLocked(bool sync);
   std::string NextUndoPathLocked();
   Result<PathState*> StateLocked(const std::string& path, File* file);
   void MoveNameLocked(const std::string& from, const std::string& to);
