@@ -467,10 +467,7 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
   result.truncated_bytes = size_ - result.valid_bytes;
   if (result.truncated_bytes > 0) {
     if (before_truncate) DARUMA_RETURN_IF_ERROR(before_truncate(result.valid_bytes, size_));
-    ReleaseAppendWindow();
-    DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(result.valid_bytes)));
-    log_unsynced_ = true;
-    size_ = result.valid_bytes;
+    DARUMA_RETURN_IF_ERROR(CutLogAt(result.valid_bytes));
   }
   // Kafka's recover trims both indexes.
   auto trim = [resize_indexes_to](auto* index) {
@@ -496,12 +493,16 @@ Result<int64_t> LogSegment::TruncateDamagedTail(int64_t position) {
   oi->Truncate();
   ti->Truncate();
   const int64_t removed = size_ - position;
-  if (removed == 0) return removed;
+  if (removed > 0) DARUMA_RETURN_IF_ERROR(CutLogAt(position));
+  return removed;
+}
+
+Status LogSegment::CutLogAt(int64_t position) {
   ReleaseAppendWindow();
   DARUMA_RETURN_IF_ERROR(log_file_->Truncate(uint64_t(position)));
   log_unsynced_ = true;
   size_ = position;
-  return removed;
+  return Status::Ok();
 }
 
 Result<int64_t> LogSegment::TruncateTo(int64_t offset) {

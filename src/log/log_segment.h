@@ -269,6 +269,8 @@ class LogSegment {
   // Drops the append window; every shrink of the .log calls it first (a
   // store into a page past the end of the file is SIGBUS).
   void ReleaseAppendWindow() { append_window_.Release(); }
+  // Cuts the .log at `position` (< size_); the indexes are the caller's.
+  Status CutLogAt(int64_t position);
 
   Clock* clock_;
   FileSystem* fs_;

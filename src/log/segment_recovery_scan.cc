@@ -291,7 +291,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
                     DamageKind::kOffsetOutsideSegment};
       break;
     }
-    if (last < first || last == std::numeric_limits<int64_t>::max()) {
+    if (!HasNextOffset(first, last)) {
       // Kafka's arithmetic wraps here; a log end offset past Long.MAX_VALUE
       // would follow.
       const std::string why = fmt::format(

@@ -192,7 +192,7 @@ Result<std::optional<UnsplittableTail>> FindUnsplittableTail(const LogSegment& s
                    fmt::format("{}: entry at position {}: {}", segment.log_path(), e->position,
                                first.status().message()));
     }
-    if (last < *first || last == std::numeric_limits<int64_t>::max()) {
+    if (!HasNextOffset(*first, last)) {
       return found(e->position, DamageKind::kOffsetOverflow,
                    fmt::format("{}: entry at position {}: offsets {} to {} leave no next offset "
                                "below 2^63 (the offset fields are outside the CRC)",
