@@ -10,6 +10,8 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/xxhash32.h"
@@ -572,6 +574,71 @@ TEST(ZstdTest, TrailingGarbageAfterFrameIsCorruption) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsCorruption());
   EXPECT_THAT(r.status().message(), HasSubstr("zstd: "));
+}
+
+// Each thread reuses one decompression stream (zstd_codec.cc). A call that
+// stops anywhere (corrupt bytes, a truncated frame, the output limit, a
+// frame left half-read) must leave nothing behind for the next call on the
+// same thread, and a frame with a large window must not poison the streams
+// of later, small ones.
+TEST(ZstdTest, ACallAfterAnyFailureDecodesFromAFreshState) {
+  const Bytes good_input = SampleData(200000, 3);
+  const Bytes good = MustCompress(CompressionType::kZstd, good_input);
+  const Bytes big_input = SampleData(size_t(12) << 20, 5);
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 25);  // a 32 MiB window
+  Bytes big(ZSTD_compressBound(big_input.size()));
+  const size_t n = ZSTD_compress2(cctx, big.data(), big.size(), big_input.data(), big_input.size());
+  ZSTD_freeCCtx(cctx);
+  ASSERT_FALSE(ZSTD_isError(n));
+  big.resize(n);
+
+  Bytes garbage = good;
+  for (size_t i = 8; i < garbage.size(); i += 97) garbage[i] ^= 0x5a;
+  const Bytes truncated(good.begin(), good.begin() + std::ptrdiff_t(good.size() / 2));
+  const std::vector<std::pair<Bytes, size_t>> failing = {
+      {garbage, kDefaultMaxDecompressedBytes},
+      {truncated, kDefaultMaxDecompressedBytes},
+      {good, 1000},  // stops at the limit with most of the frame unread
+      {Concat(good, FromString("junk")), kDefaultMaxDecompressedBytes},
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& [input, limit] : failing) {
+      EXPECT_FALSE(Decompress(CompressionType::kZstd, input, limit).ok());
+      auto r = Decompress(CompressionType::kZstd, good, kDefaultMaxDecompressedBytes);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(*r, good_input);
+    }
+    auto large = Decompress(CompressionType::kZstd, big, size_t(64) << 20);
+    ASSERT_TRUE(large.ok()) << large.status().ToString();
+    EXPECT_EQ(*large, big_input);
+    auto r = Decompress(CompressionType::kZstd, good, kDefaultMaxDecompressedBytes);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, good_input);
+  }
+}
+
+// The same stream per thread, not per process: threads decoding at once each
+// get their own.
+TEST(ZstdTest, ThreadsDecodingAtOnceEachGetTheirOwnStream) {
+  std::vector<Bytes> inputs;
+  std::vector<Bytes> frames;
+  for (uint32_t t = 0; t < 4; ++t) {
+    inputs.push_back(SampleData(100000 + t * 1000, 20 + t));
+    frames.push_back(MustCompress(CompressionType::kZstd, inputs.back()));
+  }
+  std::vector<int> failures(inputs.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto r = Decompress(CompressionType::kZstd, frames[t], kDefaultMaxDecompressedBytes);
+        if (!r.ok() || *r != inputs[t]) ++failures[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_THAT(failures, ::testing::Each(0));
 }
 
 }  // namespace
