@@ -287,6 +287,17 @@ int64_t CountBatches(const std::string& log_dir) {
   return batches;
 }
 
+// One read+CRC pass over `files`: the bytes read and the seconds it took.
+struct ReadCrcPass {
+  uint64_t bytes = 0;
+  double seconds = 0;
+};
+ReadCrcPass TimedReadAndCrc(const std::vector<std::string>& files) {
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t bytes = ReadAndCrc(files);
+  return {bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
 void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
   const std::string dir = ShapeDir(shape);
   const std::vector<std::string> files = FilesWithSuffix(dir + "/bench-0", ".log");
@@ -299,15 +310,13 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
   double cpu_seconds = 0;
   int64_t bytes = 0;
   for (auto _ : state) {
-    const auto crc_start = std::chrono::steady_clock::now();
-    const uint64_t read = ReadAndCrc(files);
-    crc_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - crc_start).count();
+    const ReadCrcPass pass = TimedReadAndCrc(files);
+    crc_seconds += pass.seconds;
     PrepareUnclean(dir);
     const int64_t ns = RecoverNs(dir, threads, &cpu_seconds);
     state.SetIterationTime(double(ns) / 1e9);
     seconds += double(ns) / 1e9;
-    bytes += int64_t(read);
+    bytes += int64_t(pass.bytes);
   }
   const double iterations = double(std::max<int64_t>(1, state.iterations()));
   state.SetBytesProcessed(bytes);
@@ -325,15 +334,12 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
     // when anything else woke up on the machine).
     std::vector<std::pair<double, EndToEnd>> runs;  // (e2e GB/s / read+CRC GB/s, run)
     for (int run = 0; run < 3; ++run) {
-      const auto crc_start = std::chrono::steady_clock::now();
-      const uint64_t read = ReadAndCrc(files);
-      const double crc_gbps =
-          double(read) /
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - crc_start).count() / 1e9;
+      const ReadCrcPass pass = TimedReadAndCrc(files);
       PrepareUnclean(dir);
       const EndToEnd e2e = RecoverEndToEnd(binary, dir, threads);
       if (e2e.seconds <= 0) break;
-      runs.emplace_back(double(read) / e2e.seconds / 1e9 / crc_gbps, e2e);
+      // Same bytes both ways: the ratio of GB/s is the ratio of times.
+      runs.emplace_back(pass.seconds / e2e.seconds, e2e);
     }
     if (runs.size() == 3) {
       std::sort(runs.begin(), runs.end(),
