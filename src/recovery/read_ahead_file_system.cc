@@ -72,7 +72,7 @@ void ReadAheadFileSystem::Finish() {
 
 uint64_t ReadAheadFileSystem::advised_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return advised_;
+  return advice_done_;
 }
 
 void ReadAheadFileSystem::OnRead(size_t segment, uint64_t end_in_segment) {
@@ -101,6 +101,7 @@ void ReadAheadFileSystem::Run() {
     lock.unlock();
     Advise(from, to);
     lock.lock();
+    advice_done_ = to;  // one thread advises, in order: [0, to) is done
   }
 }
 

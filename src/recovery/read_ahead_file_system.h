@@ -56,7 +56,9 @@ class ReadAheadFileSystem : public ForwardingFileSystem {
   // The first reader is done (or gave up): no WaitUntilRead blocks any more.
   void Finish();
 
-  // Bytes for which WillNeed was issued so far (for tests).
+  // Bytes below which every WillNeed has returned (or the byte was read
+  // before its turn came), for tests: a caller that sees N here also sees
+  // the WillNeed calls for [0, N) in a recording file system.
   uint64_t advised_bytes() const;
 
  private:
@@ -79,7 +81,8 @@ class ReadAheadFileSystem : public ForwardingFileSystem {
   std::condition_variable cv_;       // wakes the read-ahead thread
   std::condition_variable read_cv_;  // wakes WaitUntilRead
   uint64_t consumed_ = 0;            // furthest byte read, in the segments laid end to end
-  uint64_t advised_ = 0;             // WillNeed issued for [0, advised_)
+  uint64_t advised_ = 0;             // WillNeed issued or claimed for [0, advised_)
+  uint64_t advice_done_ = 0;         // every WillNeed below this has returned
   bool stopping_ = false;
   bool finished_ = false;
   std::thread thread_;
