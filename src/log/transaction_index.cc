@@ -57,6 +57,7 @@ Status TransactionIndex::CheckWritable() const {
 Status TransactionIndex::OpenForWrite() {
   if (file_ != nullptr) return Status::Ok();
   DARUMA_ASSIGN_OR_RETURN(file_, fs_->Open(path_, OpenMode::kCreate));
+  end_.reset();
   known_absent_ = false;
   return Status::Ok();
 }
@@ -76,10 +77,17 @@ Status TransactionIndex::Append(const AbortedTxn& txn) {
         std::to_string(*last_offset_) + " of index " + path_);
   }
   DARUMA_RETURN_IF_ERROR(OpenForWrite());
-  DARUMA_ASSIGN_OR_RETURN(uint64_t end, file_->Size());
+  if (!end_) {
+    DARUMA_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    end_ = size;
+  }
   uint8_t entry[AbortedTxn::kSize];
   EncodeTxn(txn, entry);
-  DARUMA_RETURN_IF_ERROR(file_->WriteAt(end, entry));
+  if (Status st = file_->WriteAt(*end_, entry); !st.ok()) {
+    end_.reset();  // part of the entry may be there: ask the file again
+    return st;
+  }
+  *end_ += AbortedTxn::kSize;
   last_offset_ = txn.last_offset;
   return Status::Ok();
 }
@@ -112,7 +120,9 @@ Status TransactionIndex::TruncateTo(int64_t offset) {
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i].last_offset >= offset) {
       DARUMA_RETURN_IF_ERROR(OpenForWrite());
+      end_.reset();
       DARUMA_RETURN_IF_ERROR(file_->Truncate(positions[i]));
+      end_ = positions[i];
       last_offset_ = new_last;
       last_offset_known_ = true;
       return Status::Ok();
@@ -126,7 +136,9 @@ Status TransactionIndex::Reset() {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
   if (FileExists()) {
     DARUMA_RETURN_IF_ERROR(OpenForWrite());
+    end_.reset();
     DARUMA_RETURN_IF_ERROR(file_->Truncate(0));
+    end_ = 0;
   }
   last_offset_.reset();
   last_offset_known_ = true;
@@ -153,11 +165,13 @@ Status TransactionIndex::Flush() {
 
 Status TransactionIndex::Close() {
   file_.reset();
+  end_.reset();
   return Status::Ok();
 }
 
 Status TransactionIndex::DeleteIfExists(bool* existed) {
   file_.reset();
+  end_.reset();
   Status st = fs_->Remove(path_);
   if (existed != nullptr) *existed = st.ok();
   if (st.IsNotFound()) return Status::Ok();

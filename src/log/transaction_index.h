@@ -17,7 +17,8 @@
 //    entry is ignored. Kafka quirk kept on purpose: the version is the FIRST
 //    BYTE only, as a signed int8; a value > 0 is corruption.
 //  * Entries are written with WriteAt at the end of the file ("appended");
-//    they are durable after Flush().
+//    they are durable after Flush(). The end is read from the file once per
+//    open handle and then kept (end_).
 #pragma once
 
 #include <cstdint>
@@ -99,6 +100,11 @@ class TransactionIndex {
   int64_t base_offset_;
   bool writable_;
   std::unique_ptr<File> file_;  // open only after a write
+  // The file's size while file_ is open, once an Append asked for it: every
+  // change to the file goes through this object (the segment owns its index),
+  // so an Append needs no fstat. A recovery that rebuilds a segment's
+  // transactions appended one fstat and one pwrite per aborted transaction.
+  std::optional<uint64_t> end_;
   std::optional<int64_t> last_offset_;
   bool last_offset_known_ = false;  // last_offset_ was read from the file
   bool known_absent_ = false;       // see AssumeAbsent

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/bytes.h"
+#include "support/fault_injection_file_system.h"
+#include "support/mem_file_system.h"
 #include "support/test_support.h"
 
 namespace daruma {
@@ -91,6 +94,50 @@ TEST(TransactionIndexTest, TruncateToDropsFirstEntryReachingOffsetAndAfter) {
   EXPECT_TRUE(index.FileExists());
   EXPECT_EQ(ReadFileToString(path), "");
   ASSERT_TRUE(index.Append(kA).ok());
+}
+
+// The index keeps the file's end instead of asking the file before every
+// append: each way the end moves must leave the next entry right after it.
+TEST(TransactionIndexTest, AppendsLandAtTheFileEndAfterTruncateResetCloseAndAFailedWrite) {
+  testing::MemFileSystem mem;
+  testing::FaultInjectionFileSystem fs(&mem);
+  const std::string path = "/0.txnindex";
+  auto contents = [&] {
+    auto bytes = mem.ReadFile(path);
+    return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string("<unreadable>");
+  };
+  {
+    TransactionIndex index(path, 0, &fs);
+    for (const auto& t : {kA, kB, kC}) ASSERT_TRUE(index.Append(t).ok());
+    ASSERT_TRUE(index.TruncateTo(20).ok());
+    ASSERT_TRUE(index.Append(kB).ok());
+    EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB));
+    ASSERT_TRUE(index.Reset().ok());
+    ASSERT_TRUE(index.Append(kA).ok());
+    EXPECT_EQ(contents(), Encoded(kA));
+    ASSERT_TRUE(index.Close().ok());
+    ASSERT_TRUE(index.Append(kB).ok());  // a new handle: the end is read again
+    EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB));
+    fs.FailAt(fs.op_count() + 1, testing::InjectedError::kEio);
+    EXPECT_FALSE(index.Append(kC).ok());
+    ASSERT_TRUE(index.Append(kC).ok());
+    EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB) + Encoded(kC));
+  }
+  // A file whose end is not a whole entry (a torn append): the next entry
+  // goes after those bytes, as Kafka's FileChannel append does.
+  const std::string torn = Encoded(kA) + std::string(10, '\x7f');
+  {
+    auto file = mem.Open(path, OpenMode::kTruncate);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE(
+        (*file)
+            ->WriteAt(0, ByteSpan(reinterpret_cast<const uint8_t*>(torn.data()), torn.size()))
+            .ok());
+  }
+  TransactionIndex index(path, 0, &fs);
+  ASSERT_TRUE(index.Append(kB).ok());
+  ASSERT_TRUE(index.Append(kC).ok());
+  EXPECT_EQ(contents(), torn + Encoded(kB) + Encoded(kC));
 }
 
 TEST(TransactionIndexTest, ReaderTakesVersionFromFirstByteAndIgnoresPartialTail) {
