@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "bench_data.h"
+#include "common/allocator_tuning.h"
 #include "common/bytes.h"
 #include "log/log_file_names.h"
 #include "record/record_batch.h"
@@ -366,6 +367,7 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
 }  // namespace daruma
 
 int main(int argc, char** argv) {
+  daruma::TuneAllocator();  // as the daruma binary does (common/allocator_tuning.h)
   for (const daruma::Shape& shape : daruma::kShapes) {
     benchmark::RegisterBenchmark((std::string("BM_RecoverShape/") + shape.name).c_str(),
                                  daruma::BM_RecoverShape, shape)
