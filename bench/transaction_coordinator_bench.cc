@@ -90,7 +90,10 @@ double Median(std::vector<double> v) {
 class TxnLogs {
  public:
   explicit TxnLogs(const std::string& dir)
-      : purgatory_(&scheduler_, io_.get_executor()),
+      : purgatory_(&scheduler_,
+                   [this](std::function<void()> complete) {
+                     asio::post(io_.get_executor(), std::move(complete));
+                   }),
         markers_(topics_, hw_mu_, purgatory_, nullptr, &clock_) {
     fs::create_directories(dir);
     const auto start = SteadyClock::now();

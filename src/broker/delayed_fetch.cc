@@ -49,11 +49,8 @@ class DelayedFetch final : public DelayedOperation {
 }  // namespace
 
 DelayedFetchPurgatory::DelayedFetchPurgatory(Scheduler* scheduler,
-                                             asio::any_io_executor work_executor)
-    : purgatory_("delayed-fetch-expiry", scheduler,
-                 [work = std::move(work_executor)](std::function<void()> complete) {
-                   asio::post(work, std::move(complete));
-                 }) {}
+                                             DelayedOperationPurgatory::Runner run_forced)
+    : purgatory_("delayed-fetch-expiry", scheduler, std::move(run_forced)) {}
 
 void DelayedFetchPurgatory::Park(const std::vector<TopicPartition>& partitions,
                                  std::chrono::milliseconds max_wait, ClientScopePtr client,

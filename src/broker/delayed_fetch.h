@@ -25,18 +25,20 @@
 //   Park sees `gone` and forces it.
 //
 // Time: a max wait is judged on the scheduler's clock; the expiry runs as a
-// scheduler job, which hands the forced attempt to `work_executor` (the
-// request pool), so no disk read runs on the scheduler's or the network
-// thread. CompleteFor hands its forced attempts there too.
+// scheduler job, which hands the forced attempt to `run_forced` (which posts
+// it to the request pool), so no disk read runs on the scheduler's or the
+// network thread. CompleteFor hands its forced attempts there too.
+// (`run_forced` is a plain function, not an Asio executor, so that the
+// request handlers, which all include this header, need not parse Asio.)
 //
 // Threading: Park, Wake, CompleteAll and CompleteFor may be called from any
 // thread; the attempts run on the caller's thread (Wake: the producing
 // request thread; CompleteAll: the caller's), except an expiry or a
-// CompleteFor (work_executor). Destroy the purgatory before `scheduler` and
-// only after `work_executor` has drained (it may hold forced attempts).
+// CompleteFor (run_forced). Destroy the purgatory before `scheduler` and
+// only after what `run_forced` posts to has drained (it may hold forced
+// attempts).
 #pragma once
 
-#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -54,7 +56,7 @@ class DelayedFetchPurgatory {
  public:
   using Attempt = std::function<bool(bool force)>;
 
-  DelayedFetchPurgatory(Scheduler* scheduler, asio::any_io_executor work_executor);
+  DelayedFetchPurgatory(Scheduler* scheduler, DelayedOperationPurgatory::Runner run_forced);
   DelayedFetchPurgatory(const DelayedFetchPurgatory&) = delete;
   DelayedFetchPurgatory& operator=(const DelayedFetchPurgatory&) = delete;
 

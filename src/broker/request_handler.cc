@@ -18,7 +18,10 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor request_
       request_executor_(request_executor),
       scheduler_(std::make_unique<Scheduler>(ctx_.clock, 1)),
       topics_(ctx_.log_manager, ctx_.config.log),
-      purgatory_(scheduler_.get(), request_executor),
+      purgatory_(scheduler_.get(),
+                 [request_executor](std::function<void()> complete) {
+                   asio::post(request_executor, std::move(complete));
+                 }),
       slices_(ctx_.zero_copy_fs) {
   // Partitions start-up found but does not serve (failed to load, or their
   // dir went offline): see TopicRegistry::Load.

@@ -64,7 +64,10 @@ DelayedFetchPurgatory::Attempt ProbeAttempt(std::shared_ptr<Probe> probe,
 class PurgatoryFixture : public ::testing::Test {
  protected:
   PurgatoryFixture()
-      : purgatory_(std::make_unique<DelayedFetchPurgatory>(&scheduler_, pool_.get_executor())) {}
+      : purgatory_(std::make_unique<DelayedFetchPurgatory>(
+            &scheduler_, [this](std::function<void()> complete) {
+              asio::post(pool_.get_executor(), std::move(complete));
+            })) {}
   ~PurgatoryFixture() override {
     scheduler_.Shutdown();
     pool_.join();
@@ -160,7 +163,9 @@ TEST(DelayedFetchManualClockTest, TheMaxWaitIsJudgedOnTheSchedulersClock) {
     work.restart();
     work.poll();
   };
-  DelayedFetchPurgatory purgatory(&scheduler, work.get_executor());
+  DelayedFetchPurgatory purgatory(&scheduler, [&work](std::function<void()> complete) {
+    asio::post(work.get_executor(), std::move(complete));
+  });
   auto ready = std::make_shared<std::atomic<bool>>(false);
   auto probe = std::make_shared<Probe>();
   purgatory.Park({{"t", 0}}, milliseconds(500), nullptr, ProbeAttempt(probe, ready));
