@@ -126,23 +126,30 @@ Status RemoveFilesNotListed(FileSystem* fs, const UndoRecord& r) {
 }  // namespace
 
 std::vector<uint8_t> EncodeUndoRecord(const UndoRecord& r) {
-  std::vector<uint8_t> payload;
-  payload.push_back(uint8_t(r.kind));
-  PutString(&payload, r.path);
-  PutString(&payload, r.to);
-  PutString(&payload, r.undo);
-  PutU64(&payload, r.size);
-  PutU64(&payload, r.ranges.size());
+  // The payload is written once, in place after the 8-byte frame header: a
+  // kSave record carries a whole index file (Presave), and growing a
+  // separate payload and copying it behind the header copied it three times.
+  size_t payload_size = 1 + 3 * 4 + r.path.size() + r.to.size() + r.undo.size() + 2 * 8;
   for (const SavedRange& range : r.ranges) {
-    PutU64(&payload, range.position);
-    PutU64(&payload, range.length);
-    payload.push_back(range.zeros ? 1 : 0);
-    if (!range.zeros) payload.insert(payload.end(), range.bytes.begin(), range.bytes.end());
+    payload_size += 2 * 8 + 1 + (range.zeros ? 0 : range.bytes.size());
   }
   std::vector<uint8_t> out(8);
-  StoreBe32(out.data(), uint32_t(payload.size()));
-  StoreBe32(out.data() + 4, Crc32c(payload.data(), payload.size()));
-  out.insert(out.end(), payload.begin(), payload.end());
+  out.reserve(8 + payload_size);
+  out.push_back(uint8_t(r.kind));
+  PutString(&out, r.path);
+  PutString(&out, r.to);
+  PutString(&out, r.undo);
+  PutU64(&out, r.size);
+  PutU64(&out, r.ranges.size());
+  for (const SavedRange& range : r.ranges) {
+    PutU64(&out, range.position);
+    PutU64(&out, range.length);
+    out.push_back(range.zeros ? 1 : 0);
+    if (!range.zeros) out.insert(out.end(), range.bytes.begin(), range.bytes.end());
+  }
+  const size_t payload = out.size() - 8;
+  StoreBe32(out.data(), uint32_t(payload));
+  StoreBe32(out.data() + 4, Crc32c(out.data() + 8, payload));
   return out;
 }
 
