@@ -45,6 +45,7 @@
 
 #include "bench_data.h"
 #include "broker/delayed_fetch.h"
+#include "broker/post_runner.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_marker_writer.h"
 #include "common/clock.h"
@@ -90,10 +91,7 @@ double Median(std::vector<double> v) {
 class TxnLogs {
  public:
   explicit TxnLogs(const std::string& dir)
-      : purgatory_(&scheduler_,
-                   [this](std::function<void()> complete) {
-                     asio::post(io_.get_executor(), std::move(complete));
-                   }),
+      : purgatory_(&scheduler_, broker::PostRunner(io_.get_executor())),
         markers_(topics_, hw_mu_, purgatory_, nullptr, &clock_) {
     fs::create_directories(dir);
     const auto start = SteadyClock::now();

@@ -7,6 +7,7 @@
 
 #include "broker/api_handlers.h"
 #include "broker/frame_pool.h"
+#include "broker/post_runner.h"
 #include "log/log_file_names.h"
 #include "protocol/api_keys.h"
 #include "protocol/request_header.h"
@@ -18,10 +19,7 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor request_
       request_executor_(request_executor),
       scheduler_(std::make_unique<Scheduler>(ctx_.clock, 1)),
       topics_(ctx_.log_manager, ctx_.config.log),
-      purgatory_(scheduler_.get(),
-                 [request_executor](std::function<void()> complete) {
-                   asio::post(request_executor, std::move(complete));
-                 }),
+      purgatory_(scheduler_.get(), PostRunner(request_executor)),
       slices_(ctx_.zero_copy_fs) {
   // Partitions start-up found but does not serve (failed to load, or their
   // dir went offline): see TopicRegistry::Load.

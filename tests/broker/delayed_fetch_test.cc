@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "broker/post_runner.h"
 #include "common/clock.h"
 #include "common/scheduler.h"
 
@@ -64,10 +65,8 @@ DelayedFetchPurgatory::Attempt ProbeAttempt(std::shared_ptr<Probe> probe,
 class PurgatoryFixture : public ::testing::Test {
  protected:
   PurgatoryFixture()
-      : purgatory_(std::make_unique<DelayedFetchPurgatory>(
-            &scheduler_, [this](std::function<void()> complete) {
-              asio::post(pool_.get_executor(), std::move(complete));
-            })) {}
+      : purgatory_(std::make_unique<DelayedFetchPurgatory>(&scheduler_,
+                                                           PostRunner(pool_.get_executor()))) {}
   ~PurgatoryFixture() override {
     scheduler_.Shutdown();
     pool_.join();
@@ -163,9 +162,7 @@ TEST(DelayedFetchManualClockTest, TheMaxWaitIsJudgedOnTheSchedulersClock) {
     work.restart();
     work.poll();
   };
-  DelayedFetchPurgatory purgatory(&scheduler, [&work](std::function<void()> complete) {
-    asio::post(work.get_executor(), std::move(complete));
-  });
+  DelayedFetchPurgatory purgatory(&scheduler, PostRunner(work.get_executor()));
   auto ready = std::make_shared<std::atomic<bool>>(false);
   auto probe = std::make_shared<Probe>();
   purgatory.Park({{"t", 0}}, milliseconds(500), nullptr, ProbeAttempt(probe, ready));
