@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -181,13 +184,38 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
   if (dirs_->IsOffline(d)) return;
   Status st = options_.durable_fs->SyncFileSystem(d.path);
   bool removed = false;
-  for (const auto& txn : sealed) {
-    if (!st.ok()) break;
-    removed = removed || txn->changed();
-    st = txn->FinishSealed();
+  if (st.ok()) {
+    for (const auto& txn : sealed) removed = removed || txn->changed();
+    st = FinishSealedInParallel(sealed);
   }
   if (st.ok() && removed) st = options_.durable_fs->SyncFileSystem(d.path);
   if (!st.ok()) dirs_->MarkOffline(d, st);
+}
+
+// Each removal frees the journal's blocks (and the undo dir's), which waits
+// for the device when the file system discards freed blocks (`-o discard`):
+// 1,000 journals took 140 ms one after another here and 45-70 ms with 4-8
+// removals in flight. The transactions are independent (one partition dir
+// each) and nothing relies on the order of their removals: the syncfs after
+// them makes all of them durable at once. After the first error no further
+// removal starts; the dir goes offline and the next start rolls back the
+// partitions whose journals are left.
+Status LogDirLoader::FinishSealedInParallel(
+    const std::vector<std::shared_ptr<LoadTransaction>>& sealed) {
+  constexpr size_t kRemovalsInFlight = 8;
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first_error;
+  RunThreads(int(std::min(kRemovalsInFlight, sealed.size())), [&](int) {
+    for (size_t i = next++; i < sealed.size(); i = next++) {
+      Status st = sealed[i]->FinishSealed();
+      if (st.ok()) continue;
+      std::lock_guard<std::mutex> lock(mu);
+      if (first_error.ok()) first_error = st;
+      next = sealed.size();
+    }
+  });
+  return first_error;
 }
 
 void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_index) {

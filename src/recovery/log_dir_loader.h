@@ -102,6 +102,7 @@ class LogDirLoader {
   bool CanBatchSyncs();
   void PresaveDir(LogDir& d);
   void FinishBatchedLoads(LogDir& d);
+  Status FinishSealedInParallel(const std::vector<std::shared_ptr<LoadTransaction>>& sealed);
   Result<PresaveList> PresavePaths(const LogDir& d, const PartitionDir& p);
   void LoadPartition(LogDir& d, const PartitionDir& p, int thread_index);
 
