@@ -13,13 +13,14 @@ Result<bool> MappedAppendWindow::Store(File& file, uint64_t position, ByteSpan b
   if (!region_ || position < start_ || end > start_ + region_->size) {
     Release();
     const uint64_t len =
-        std::max<uint64_t>(bytes.size(), std::min(window_bytes_, limit - position));
+        std::max<uint64_t>(bytes.size(), std::min(next_window_bytes_, limit - position));
     DARUMA_ASSIGN_OR_RETURN(region_, file.MapForAppend(position, size_t(len), faults_));
     start_ = position;
     if (!region_) {
       unsupported_ = true;
       return false;
     }
+    next_window_bytes_ = std::min(window_bytes_, next_window_bytes_ * 2);
   }
   std::memcpy(region_->data + (position - start_), bytes.data(), bytes.size());
   return true;

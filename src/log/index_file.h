@@ -17,7 +17,8 @@
 //  * The entries are kept in memory (entries() * entry_size bytes). Appended
 //    entries reach the file by WritePending(): a few (up to 4 KiB) are
 //    stored into a small writable mapping of the file (MappedAppendWindow,
-//    kWriteWindowBytes, never past length()) when the file allows it, more
+//    one page first, then growing to kWriteWindowBytes, never past length())
+//    when the file allows it, more
 //    (or where mapping is not possible) with one File::WriteAt for all;
 //    Flush(), Resize()/TrimToValidSize() and Close() call it too. Every size
 //    change drops the mapping first.
@@ -140,7 +141,10 @@ class IndexFile {
   // 64 KiB holds 8,192 offset entries, i.e. 32 MiB of log at the default
   // index.interval.bytes, per map call. Declared after file_: released first.
   static constexpr uint64_t kWriteWindowBytes = 64 << 10;
-  MappedAppendWindow window_{kWriteWindowBytes, AppendFaults::kOnePage};
+  // One page: most indexes of a partition hold a few entries (see
+  // MappedAppendWindow on first_window_bytes).
+  static constexpr uint64_t kFirstWriteWindowBytes = 4 << 10;
+  MappedAppendWindow window_{kWriteWindowBytes, AppendFaults::kOnePage, kFirstWriteWindowBytes};
   // Invariant: bytes_[0, written_) are in the file at the same positions;
   // bytes_[written_, end) are appended but not yet written.
   uint64_t written_ = 0;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -113,6 +114,42 @@ TEST(MappedAppendWindowTest, AOnePageWindowCachesOnlyThePagesItStores) {
   EXPECT_GE(cached, 1u);
   EXPECT_LE(cached, 16u) << "no more than the 64 KiB window, let alone the readahead window";
   EXPECT_EQ(testing::ReadFileToString(path).substr(0, 12), entry);
+}
+
+// Bytes of disk blocks the file at `path` holds.
+uint64_t AllocatedBytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_blocks) * 512 : 0;
+}
+
+// A window reserves its blocks; trimming the file past a window frees them,
+// which waits for the device where the file system discards freed blocks.
+// An index that gets one entry reserves one block with a one-page first
+// window, and later windows double up to the full size.
+TEST(MappedAppendWindowTest, AOnePageFirstWindowReservesOneBlockAndLaterWindowsGrow) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("a.index");
+  auto file = OpenNew(FileSystem::Default(), path);
+  constexpr uint64_t kIndexBytes = 10 << 20;
+  ASSERT_TRUE(file->Truncate(kIndexBytes).ok());
+  MappedAppendWindow window(64 << 10, AppendFaults::kOnePage, 4096);
+  const std::string entry(8, 'e');
+  auto stored = window.Store(*file, 0, AsBytes(entry), kIndexBytes);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  if (!*stored) GTEST_SKIP() << "this file system cannot map files for appends";
+  EXPECT_LE(AllocatedBytes(path), 4096u);
+  // The next windows: 8 KiB from 4096, then 16 KiB from 12288.
+  for (uint64_t position : {4096, 12288}) {
+    stored = window.Store(*file, position, AsBytes(entry), kIndexBytes);
+    ASSERT_TRUE(stored.ok() && *stored);
+  }
+  EXPECT_LE(AllocatedBytes(path), uint64_t(4 + 8 + 16) << 10);
+  EXPECT_GE(AllocatedBytes(path), uint64_t(4 + 8) << 10);
+  window.Release();
+  const std::string bytes = testing::ReadFileToString(path);
+  EXPECT_EQ(bytes.substr(0, 8), entry);
+  EXPECT_EQ(bytes.substr(4096, 8), entry);
+  EXPECT_EQ(bytes.substr(12288, 8), entry);
 }
 
 }  // namespace
