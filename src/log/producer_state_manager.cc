@@ -163,11 +163,43 @@ Status ProducerStateManager::RemoveAndDeleteSnapshot(int64_t offset) {
 Result<std::optional<std::string>> ProducerStateManager::TakeSnapshot(bool sync) {
   if (map_end_offset_ <= last_snap_offset_) return std::optional<std::string>();
   const std::string path = SnapshotPath(map_end_offset_);
-  DARUMA_RETURN_IF_ERROR(WriteProducerSnapshot(fs_, path, SnapshotEntries(), sync));
+  DARUMA_ASSIGN_OR_RETURN(bool kept, KeepRetiredSnapshot(path, sync));
+  if (!kept) DARUMA_RETURN_IF_ERROR(WriteProducerSnapshot(fs_, path, SnapshotEntries(), sync));
   if (!sync) unsynced_snapshots_.push_back(path);
   snapshots_[map_end_offset_] = path;
   last_snap_offset_ = map_end_offset_;
   return std::optional<std::string>(path);
+}
+
+// A retired file at the map end offset is kept when it holds exactly the
+// bytes TakeSnapshot would write (and, with `sync`, is made durable like a
+// written one); otherwise it is deleted, as TruncateAndReload would have
+// done, and the snapshot is written anew.
+Result<bool> ProducerStateManager::KeepRetiredSnapshot(const std::string& path, bool sync) {
+  if (retired_ == nullptr) return false;
+  auto it = retired_->find(map_end_offset_);
+  if (it == retired_->end()) return false;
+  retired_->erase(it);
+  auto old = fs_->ReadFile(path);
+  if (old.ok() && *old == EncodeProducerSnapshot(SnapshotEntries())) {
+    if (!sync) return true;
+    DARUMA_ASSIGN_OR_RETURN(auto file, fs_->Open(path, OpenMode::kRead));
+    DARUMA_RETURN_IF_ERROR(file->Sync());
+    DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    return true;
+  }
+  if (!old.ok() && !old.status().IsNotFound()) return old.status();
+  DARUMA_RETURN_IF_ERROR(DeleteFileIfExists(path));
+  return false;
+}
+
+Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired) {
+  for (const auto& [offset, path] : *retired) {
+    Status st = fs->Remove(path);
+    if (!st.ok() && !st.IsNotFound()) return st;
+  }
+  retired->clear();
+  return Status::Ok();
 }
 
 Status ProducerStateManager::SyncPendingSnapshots() {
@@ -204,7 +236,14 @@ Status ProducerStateManager::TruncateAndReload(int64_t log_start_offset, int64_t
   for (const auto& [offset, path] : snapshots_) {
     if (offset > log_end_offset || offset <= log_start_offset) out_of_range.push_back(offset);
   }
-  for (int64_t offset : out_of_range) DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSnapshot(offset));
+  for (int64_t offset : out_of_range) {
+    if (retired_ != nullptr && offset > log_end_offset) {
+      retired_->emplace(offset, snapshots_.at(offset));
+      snapshots_.erase(offset);
+      continue;
+    }
+    DARUMA_RETURN_IF_ERROR(RemoveAndDeleteSnapshot(offset));
+  }
 
   if (log_end_offset == map_end_offset_) {
     OnLogStartOffsetIncremented(log_start_offset);

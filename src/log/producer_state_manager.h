@@ -47,6 +47,8 @@ inline constexpr int64_t kDefaultProducerIdExpirationMs = 86400000;  // producer
 
 class ProducerStateManager {
  public:
+  using SnapshotMap = std::map<int64_t, std::string>;  // offset -> path
+
   // Lists the snapshot files already in `dir`, or takes them from
   // `regular_files` (the names of the regular files in `dir`, just listed by
   // the caller). `partition` (e.g. "topic-0") only names the partition in
@@ -108,6 +110,18 @@ class ProducerStateManager {
   // a roll). A log calls it before moving its recovery point and at close, so
   // a clean-shutdown marker never outlives the snapshots it vouches for.
   Status SyncPendingSnapshots();
+  // Recovery rebuilds one segment after another (spec §10.4), and before
+  // each one TruncateAndReload deletes every snapshot above that segment's
+  // base; recovering the segments after it then writes most of them again,
+  // byte for byte. With `retired` set, TruncateAndReload forgets such a
+  // snapshot (above its end offset) but leaves the file, noting it in
+  // *retired (offset -> path), and TakeSnapshot keeps a retired file whose
+  // bytes are what it would write instead of writing it again (one delete,
+  // create and write fewer each, and none of the file-system work around
+  // them). The owner of *retired, shared by the managers of one load,
+  // deletes what is still retired before anything else looks at snapshots
+  // (DeleteRetiredSnapshots); until then the files are not the state.
+  void set_retired_snapshots(SnapshotMap* retired) { retired_ = retired; }
   // Called with a snapshot's path and the reason just before a corrupt
   // snapshot found while loading is deleted (spec §10.6); an error from it
   // keeps the file and is returned. Recovery sets it to quarantine a copy.
@@ -163,14 +177,13 @@ class ProducerStateManager {
   ProducerStateManager(std::string partition, std::string dir, FileSystem* fs,
                        int64_t producer_id_expiration_ms);
 
-  using SnapshotMap = std::map<int64_t, std::string>;  // offset -> path
-
   // The snapshot files in dir_: among `regular_files` (names the caller just
   // listed) when given, else from a listing of the dir.
   Result<SnapshotMap> ListSnapshots(const std::vector<std::string>* regular_files = nullptr) const;
   SnapshotMap SnapshotsAmong(const std::vector<std::string>& regular_files) const;
   Status RemoveAndDeleteSnapshot(int64_t offset);
   Status DeleteFileIfExists(const std::string& path);
+  Result<bool> KeepRetiredSnapshot(const std::string& path, bool sync);
   bool IsExpired(const ProducerStateEntry& entry, int64_t now_ms) const;
   void PutProducer(const ProducerStateEntry& entry);
   void ClearProducerState();
@@ -197,6 +210,10 @@ class ProducerStateManager {
   // Snapshots written without fsync, oldest first (see SyncPendingSnapshots).
   std::vector<std::string> unsynced_snapshots_;
   CorruptSnapshotHook corrupt_snapshot_hook_;
+  SnapshotMap* retired_ = nullptr;  // see set_retired_snapshots
 };
+
+// Deletes every file in *retired (see set_retired_snapshots) and empties it.
+Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired);
 
 }  // namespace daruma

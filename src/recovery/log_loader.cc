@@ -176,6 +176,18 @@ class Loader {
   std::vector<std::string> listing_;
   bool listing_current_ = false;
   bool snapshots_changed_ = false;
+  // Pass 5's snapshots above the segment it recovers, left on disk until a
+  // later segment's recovery writes the same bytes again or pass 5 ends
+  // (ProducerStateManager::set_retired_snapshots). Used only while
+  // retire_snapshots_ is set; empty otherwise.
+  ProducerStateManager::SnapshotMap retired_snapshots_;
+  bool retire_snapshots_ = false;
+  // Deletes the retired snapshots still on disk and stops retiring: from then
+  // on the dir is as if each had been deleted when it was retired.
+  Status StopRetiringSnapshots() {
+    retire_snapshots_ = false;
+    return DeleteRetiredSnapshots(fs_, &retired_snapshots_);
+  }
   std::set<std::string> warned_strays_;  // stray files already warned about
   // The leader-epoch-checkpoint did not parse and went to quarantine: the
   // cache is rebuilt from the batches (OpenLeaderEpochCache).
@@ -544,6 +556,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
       auto psm,
       ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_, p_.config.producer_id_expiration_ms));
   QuarantineCorruptSnapshotsOf(psm.get());
+  if (retire_snapshots_) psm->set_retired_snapshots(&retired_snapshots_);
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(RebuildProducerState(
       psm.get(), segments_, {p_.log_start_offset_checkpoint, base, false, p_.clock->NowMs()},
@@ -989,12 +1002,20 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
   // Scans run ahead on the pool; this thread applies them in order and is
   // the only one that modifies segments.
   SegmentScanPipeline pipeline(to_scan, p_.recovery_threads);
+  // Each segment's recovery deletes the snapshots above it and the next
+  // ones write them again: retired instead, they are kept where the bytes
+  // agree. Only while every segment recovers whole: any other outcome first
+  // deletes what is retired, so what follows sees the dir as Kafka leaves it.
+  retire_snapshots_ = true;
   for (size_t i = 0; i < unflushed.size(); ++i) {
     LogSegment* segment = segments_.at(unflushed[i]).get();
     const bool deferred = deferred_.count(segment->base_offset()) > 0;
     const SegmentRecoveryScan scan = pipeline.Take(i);
     std::unique_ptr<ProducerStateManager> snapshot_owner;
     auto truncated = RecoverSegment(segment, &scan, &snapshot_owner);
+    if (!truncated.ok() || *truncated > 0 || split_) {
+      DARUMA_RETURN_IF_ERROR(StopRetiringSnapshots());
+    }
     if (!truncated.ok() && split_) {
       pipeline.Stop();
       DARUMA_RETURN_IF_ERROR(syncs.Wait());
@@ -1055,6 +1076,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
     DARUMA_RETURN_IF_ERROR(SyncRecoveredSegment(segment, std::move(snapshot_owner), &syncs));
     SetRemaining(int64_t(unflushed.size() - i - 1));
   }
+  DARUMA_RETURN_IF_ERROR(StopRetiringSnapshots());
   DARUMA_RETURN_IF_ERROR(syncs.Wait());
   return std::optional<int64_t>();
 }

@@ -162,13 +162,14 @@ TEST_F(BatchedSyncCrashTest, BatchedStartPaysAFractionOfTheFsyncs) {
   EXPECT_EQ(batched.after, unbatched.after);
   EXPECT_EQ(unbatched.fs_syncs, 0);
   // The probe (LogManager::CanBatchSyncs), the presave's, the loads' and the
-  // one after the undo logs go. What is left: the undo record of the one
-  // change no presave foresees (the torn tail's truncation) and the three
-  // checkpoints.
+  // one after the undo logs go. What is left: the undo records of the changes
+  // no presave foresees (the torn tail's: the quarantine dir, its copy and
+  // manifest, the truncation) and the three checkpoints.
   EXPECT_EQ(batched.fs_syncs, 4);
   std::printf("file fsyncs: %lld batched, %lld per file\n", (long long)batched.file_syncs,
               (long long)unbatched.file_syncs);
-  EXPECT_LE(batched.file_syncs * 10, unbatched.file_syncs)
+  EXPECT_EQ(batched.file_syncs, 7);
+  EXPECT_LE(batched.file_syncs * 8, unbatched.file_syncs)
       << batched.file_syncs << " vs " << unbatched.file_syncs;
 }
 

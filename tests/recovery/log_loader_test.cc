@@ -1,6 +1,10 @@
 // LoadLog rules (spec §10.3-§10.8), one case each, on logs written by
 // Log::AppendAsLeader and then damaged by hand; and the quarantine that sets
 // aside every byte Kafka's loader destroys.
+#include <algorithm>
+#include <map>
+#include <utility>
+
 #include "recovery/log_loader_fixture.h"
 
 namespace daruma {
@@ -306,6 +310,65 @@ TEST_F(LogLoaderTest, UncleanStartWithMissingIndexesReadsEachSegmentOnce) {
   EXPECT_EQ(counting.log_bytes_read(), log_bytes + last.size);
   EXPECT_EQ(report_.scanned_bytes, log_bytes);
   EXPECT_GT(fsys::file_size(index30), 0u);
+}
+
+// Counts the snapshot files opened for writing.
+class SnapshotWriteCountingFileSystem : public ForwardingFileSystem {
+ public:
+  int snapshot_writes() const { return snapshot_writes_; }
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    if (path.ends_with(".snapshot") && mode != OpenMode::kRead) ++snapshot_writes_;
+    return base()->Open(path, mode);
+  }
+
+ private:
+  int snapshot_writes_ = 0;
+};
+
+// Recovering from segment 0 makes Kafka delete every later snapshot and
+// write each again as the next segment is recovered. Daruma keeps a file
+// whose bytes are what it would write: none is written, and the same
+// snapshots with the same bytes are left as Kafka's loader leaves.
+TEST_F(LogLoaderTest, RecoveryKeepsSnapshotsItWouldWriteAgainByteForByte) {
+  WriteLog(4, 10);
+  std::map<int64_t, std::string> before;
+  for (int64_t offset : {30, 60, 90, 120}) {
+    ASSERT_TRUE(fsys::exists(File(offset, ".snapshot"))) << offset;
+    before[offset] = ReadFileToString(File(offset, ".snapshot"));
+  }
+  for (int64_t base : {0, 30, 60, 90}) fsys::remove(File(base, ".index"));
+  SnapshotWriteCountingFileSystem counting;
+  auto log = Load(false, 0, true, 0, &counting);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 120);
+  EXPECT_EQ(report_.recovered_segments, 4);
+  EXPECT_EQ(counting.snapshot_writes(), 0);
+  ASSERT_TRUE((*log)->Close().ok());
+  std::map<int64_t, std::string> after;
+  for (const auto& e : fsys::directory_iterator(part_)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".snapshot")) {
+      after[std::stoll(name.substr(0, 20))] = ReadFileToString(e.path().string());
+    }
+  }
+  EXPECT_EQ(after, before);
+}
+
+// A snapshot that differs from what recovery computes (here: one the
+// producer-state rebuild would not write, for a producer that does not
+// exist) is replaced, as Kafka replaces it.
+TEST_F(LogLoaderTest, RecoveryRewritesASnapshotWhoseBytesDiffer) {
+  WriteLog(3, 10);
+  const std::string at60 = File(60, ".snapshot");
+  const std::string expected = ReadFileToString(at60);
+  WriteStringToFile(at60, ReadFileToString(File(30, ".snapshot")));
+  for (int64_t base : {0, 30, 60}) fsys::remove(File(base, ".index"));
+  SnapshotWriteCountingFileSystem counting;
+  auto log = Load(false, 0, true, 0, &counting);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 90);
+  EXPECT_EQ(counting.snapshot_writes(), 1);
+  EXPECT_EQ(ReadFileToString(at60), expected);
 }
 
 TEST_F(LogLoaderTest, MissingIndexAndCorruptTailInAMiddleSegmentKeepsLaterSegmentsAsKafka) {
