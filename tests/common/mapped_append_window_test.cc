@@ -26,6 +26,14 @@ std::unique_ptr<File> OpenNew(FileSystem* fs, const std::string& path) {
   return std::move(file).value();
 }
 
+// A preallocated index as Kafka leaves it: segment.index.bytes, sparse.
+constexpr uint64_t kIndexBytes = 10 << 20;
+std::unique_ptr<File> OpenPreallocatedIndex(const std::string& path) {
+  auto file = OpenNew(FileSystem::Default(), path);
+  EXPECT_TRUE(file->Truncate(kIndexBytes).ok());
+  return file;
+}
+
 TEST(MappedAppendWindowTest, StoresAcrossWindowsAsWriteAtWould) {
   testing::TempDir dir;
   auto file = OpenNew(FileSystem::Default(), dir.Join("a.log"));
@@ -101,9 +109,7 @@ size_t CachedPages(const std::string& path, size_t size) {
 TEST(MappedAppendWindowTest, AOnePageWindowCachesOnlyThePagesItStores) {
   testing::TempDir dir;
   const std::string path = dir.Join("a.timeindex");
-  auto file = OpenNew(FileSystem::Default(), path);
-  constexpr uint64_t kIndexBytes = 10 << 20;
-  ASSERT_TRUE(file->Truncate(kIndexBytes).ok());
+  auto file = OpenPreallocatedIndex(path);
   MappedAppendWindow window(64 << 10, AppendFaults::kOnePage);
   const std::string entry(12, 'e');
   auto stored = window.Store(*file, 0, AsBytes(entry), kIndexBytes);
@@ -129,9 +135,7 @@ uint64_t AllocatedBytes(const std::string& path) {
 TEST(MappedAppendWindowTest, AOnePageFirstWindowReservesOneBlockAndLaterWindowsGrow) {
   testing::TempDir dir;
   const std::string path = dir.Join("a.index");
-  auto file = OpenNew(FileSystem::Default(), path);
-  constexpr uint64_t kIndexBytes = 10 << 20;
-  ASSERT_TRUE(file->Truncate(kIndexBytes).ok());
+  auto file = OpenPreallocatedIndex(path);
   MappedAppendWindow window(64 << 10, AppendFaults::kOnePage, 4096);
   const std::string entry(8, 'e');
   auto stored = window.Store(*file, 0, AsBytes(entry), kIndexBytes);
