@@ -476,11 +476,18 @@ Status Loader::LoadSegmentFiles() {
       deferred_.insert(base);
       return Status::Ok();
     }
+    Result<int64_t> truncated = 0;
     if (pipeline && taken < ahead.size() && ahead[taken] == base) {
       const SegmentRecoveryScan scan = pipeline->Take(taken++);
-      return RecoverSegment(segment, &scan).status();
+      truncated = RecoverSegment(segment, &scan);
+    } else {
+      truncated = RecoverSegment(segment);
     }
-    return RecoverSegment(segment).status();
+    // As in pass 5: snapshots are retired only while segments recover whole.
+    if (!truncated.ok() || *truncated > 0 || split_) {
+      DARUMA_RETURN_IF_ERROR(StopRetiringSnapshots());
+    }
+    return truncated.status();
   };
   for (const std::string& name : names) {
     if (IsIndexFileName(name)) {
@@ -799,7 +806,17 @@ Result<std::vector<std::unique_ptr<LogSegment>>> Loader::SplitCuttingUnsplittabl
 
 Status Loader::LoadSegmentFilesRetryingSplits() {
   for (;;) {
+    // Pass 4 recovers, one after another, the segments with a missing index
+    // below the ones pass 5 recovers: like pass 5 it retires the snapshots
+    // above each. What is left retired stays for pass 5 to keep (the
+    // snapshot at the log end, say), which deletes the rest when it ends;
+    // without a pass 5, or after an error, it is deleted now.
+    retire_snapshots_ = true;
     Status st = LoadSegmentFiles();
+    if (!st.ok() || p_.had_clean_shutdown || HasSuffix(dir_, kDeleteDirSuffix)) {
+      Status purged = StopRetiringSnapshots();
+      if (st.ok()) st = purged;
+    }
     if (st.ok() || !split_) return st;
     // Kafka: close and forget every segment, then load the files again (the
     // split segments now have indexes of their own).
@@ -1089,6 +1106,8 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
       DARUMA_ASSIGN_OR_RETURN(from, RecoverSegmentsFrom(*from));
     }
   }
+  // Pass 4's retired snapshots, when pass 5 had no segment to recover.
+  DARUMA_RETURN_IF_ERROR(StopRetiringSnapshots());
 
   // A clean start reads the active segment's tail once: for its log end
   // offset and to find it damaged.

@@ -326,32 +326,44 @@ class SnapshotWriteCountingFileSystem : public ForwardingFileSystem {
 };
 
 // Recovering from segment 0 makes Kafka delete every later snapshot and
-// write each again as the next segment is recovered. Daruma keeps a file
-// whose bytes are what it would write: none is written, and the same
-// snapshots with the same bytes are left as Kafka's loader leaves.
-TEST_F(LogLoaderTest, RecoveryKeepsSnapshotsItWouldWriteAgainByteForByte) {
-  WriteLog(4, 10);
-  std::map<int64_t, std::string> before;
-  for (int64_t offset : {30, 60, 90, 120}) {
-    ASSERT_TRUE(fsys::exists(File(offset, ".snapshot"))) << offset;
-    before[offset] = ReadFileToString(File(offset, ".snapshot"));
-  }
-  for (int64_t base : {0, 30, 60, 90}) fsys::remove(File(base, ".index"));
-  SnapshotWriteCountingFileSystem counting;
-  auto log = Load(false, 0, true, 0, &counting);
-  ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ((*log)->log_end_offset(), 120);
-  EXPECT_EQ(report_.recovered_segments, 4);
-  EXPECT_EQ(counting.snapshot_writes(), 0);
-  ASSERT_TRUE((*log)->Close().ok());
-  std::map<int64_t, std::string> after;
-  for (const auto& e : fsys::directory_iterator(part_)) {
-    const std::string name = e.path().filename().string();
-    if (name.ends_with(".snapshot")) {
-      after[std::stoll(name.substr(0, 20))] = ReadFileToString(e.path().string());
+// write each again as the next segment is recovered, in pass 5 (segments at
+// or after the recovery point) and in pass 4 (segments below it whose index
+// is missing). Daruma keeps a file whose bytes are what it would write: none
+// is written, and the same snapshots with the same bytes are left as Kafka's
+// loader leaves.
+class SnapshotKeepingTest : public LogLoaderTest {
+ protected:
+  void LoadWithEveryIndexMissing(int64_t recovery_point) {
+    WriteLog(4, 10);
+    std::map<int64_t, std::string> before;
+    for (int64_t offset : {30, 60, 90, 120}) {
+      ASSERT_TRUE(fsys::exists(File(offset, ".snapshot"))) << offset;
+      before[offset] = ReadFileToString(File(offset, ".snapshot"));
     }
+    for (int64_t base : {0, 30, 60, 90}) fsys::remove(File(base, ".index"));
+    SnapshotWriteCountingFileSystem counting;
+    auto log = Load(false, recovery_point, true, 0, &counting);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    EXPECT_EQ((*log)->log_end_offset(), 120);
+    EXPECT_EQ(report_.recovered_segments, 4);
+    EXPECT_EQ(counting.snapshot_writes(), 0);
+    ASSERT_TRUE((*log)->Close().ok());
+    std::map<int64_t, std::string> after;
+    for (const auto& e : fsys::directory_iterator(part_)) {
+      const std::string name = e.path().filename().string();
+      if (name.ends_with(".snapshot")) {
+        after[std::stoll(name.substr(0, 20))] = ReadFileToString(e.path().string());
+      }
+    }
+    EXPECT_EQ(after, before);
   }
-  EXPECT_EQ(after, before);
+};
+
+TEST_F(SnapshotKeepingTest, InPass5) {
+  LoadWithEveryIndexMissing(0);
+}
+TEST_F(SnapshotKeepingTest, InPass4BelowTheRecoveryPoint) {
+  LoadWithEveryIndexMissing(90);
 }
 
 // A snapshot that differs from what recovery computes (here: one the
