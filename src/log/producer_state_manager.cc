@@ -147,9 +147,18 @@ ProducerStateManager::SnapshotMap ProducerStateManager::SnapshotsAmong(
   return snapshots;
 }
 
-Status ProducerStateManager::DeleteFileIfExists(const std::string& path) {
-  Status st = fs_->Remove(path);
+namespace {
+
+// Removes `path`; a file already gone is not an error.
+Status RemoveUnlessMissing(FileSystem* fs, const std::string& path) {
+  Status st = fs->Remove(path);
   return st.IsNotFound() ? Status::Ok() : st;
+}
+
+}  // namespace
+
+Status ProducerStateManager::DeleteFileIfExists(const std::string& path) {
+  return RemoveUnlessMissing(fs_, path);
 }
 
 Status ProducerStateManager::RemoveAndDeleteSnapshot(int64_t offset) {
@@ -194,10 +203,7 @@ Result<bool> ProducerStateManager::KeepRetiredSnapshot(const std::string& path, 
 }
 
 Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired) {
-  for (const auto& [offset, path] : *retired) {
-    Status st = fs->Remove(path);
-    if (!st.ok() && !st.IsNotFound()) return st;
-  }
+  for (const auto& [offset, path] : *retired) DARUMA_RETURN_IF_ERROR(RemoveUnlessMissing(fs, path));
   retired->clear();
   return Status::Ok();
 }

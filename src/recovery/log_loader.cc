@@ -188,6 +188,13 @@ class Loader {
     retire_snapshots_ = false;
     return DeleteRetiredSnapshots(fs_, &retired_snapshots_);
   }
+  // Retiring goes on only while segments recover whole: after an error, a
+  // truncation or a split (`truncated`: RecoverSegment's result) what is
+  // retired goes first, so what follows sees the dir as Kafka leaves it.
+  Status StopRetiringUnlessWhole(const Result<int64_t>& truncated) {
+    if (truncated.ok() && *truncated == 0 && !split_) return Status::Ok();
+    return StopRetiringSnapshots();
+  }
   std::set<std::string> warned_strays_;  // stray files already warned about
   // The leader-epoch-checkpoint did not parse and went to quarantine: the
   // cache is rebuilt from the batches (OpenLeaderEpochCache).
@@ -483,10 +490,7 @@ Status Loader::LoadSegmentFiles() {
     } else {
       truncated = RecoverSegment(segment);
     }
-    // As in pass 5: snapshots are retired only while segments recover whole.
-    if (!truncated.ok() || *truncated > 0 || split_) {
-      DARUMA_RETURN_IF_ERROR(StopRetiringSnapshots());
-    }
+    DARUMA_RETURN_IF_ERROR(StopRetiringUnlessWhole(truncated));
     return truncated.status();
   };
   for (const std::string& name : names) {
@@ -1021,8 +1025,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
   SegmentScanPipeline pipeline(to_scan, p_.recovery_threads);
   // Each segment's recovery deletes the snapshots above it and the next
   // ones write them again: retired instead, they are kept where the bytes
-  // agree. Only while every segment recovers whole: any other outcome first
-  // deletes what is retired, so what follows sees the dir as Kafka leaves it.
+  // agree, while segments recover whole (StopRetiringUnlessWhole).
   retire_snapshots_ = true;
   for (size_t i = 0; i < unflushed.size(); ++i) {
     LogSegment* segment = segments_.at(unflushed[i]).get();
@@ -1030,9 +1033,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
     const SegmentRecoveryScan scan = pipeline.Take(i);
     std::unique_ptr<ProducerStateManager> snapshot_owner;
     auto truncated = RecoverSegment(segment, &scan, &snapshot_owner);
-    if (!truncated.ok() || *truncated > 0 || split_) {
-      DARUMA_RETURN_IF_ERROR(StopRetiringSnapshots());
-    }
+    DARUMA_RETURN_IF_ERROR(StopRetiringUnlessWhole(truncated));
     if (!truncated.ok() && split_) {
       pipeline.Stop();
       DARUMA_RETURN_IF_ERROR(syncs.Wait());
