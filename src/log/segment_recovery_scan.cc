@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
-#include <unordered_map>
 
+#include "common/dense_id_index.h"
 #include "log/producer_append_info.h"
 #include "log/producer_state_entry.h"
 #include "log/relative_offset.h"
@@ -96,53 +97,30 @@ class BatchThinner {
 
   // Takes `e`, a v2 batch with a producer id, the scan's running values not yet
   // counting it; `raises_epoch` says it must stay for a new leader epoch.
+  // Data batches wait, their records already filled in, in a group of
+  // kGroup that is applied in one go (Drain); a marker drains the group
+  // first, so batches are still applied in file order.
   void Add(const LogEntry& e, const SegmentRecoveryScan& scan, bool raises_epoch) {
     const RecordBatchView batch = e.batch();
-    const int64_t pid = batch.producer_id();
-    if (pid != last_pid_ || last_run_ == nullptr) {
-      last_run_ = &runs_[pid];
-      last_pid_ = pid;
-    }
-    Run& run = *last_run_;
-    const int16_t epoch = batch.producer_epoch();
-    const bool fresh = !run.seen || run.generation != generation_ || run.epoch != epoch;
     if (batch.is_control()) {
-      AppendRetained(e, out_);
-      if (!EndTxnMarkerReadable(batch)) ++generation_;  // (d): a barrier
-      // A marker pushes nothing onto the cache; another epoch clears it.
-      if (fresh) Restart(run, epoch);
-      run.seen = true;
-      run.previous_transactional = false;
+      Drain();
+      AddMarker(e);
       return;
     }
-    const bool transactional = batch.is_transactional();
-    const bool candidate = run.seen && !raises_epoch && transactional == run.previous_transactional;
-    if (fresh) {
-      Restart(run, epoch);
-    } else if (run.count == kCache) {
-      // The oldest has five later data batches of its epoch: (c). A candidate
-      // is dropped by leaving its slot to be overwritten.
-      if (run.candidates & (1u << run.head)) dropped_++;
-      run.head = uint8_t((run.head + 1) % kCache);
-      run.count--;
-    }
-    const uint8_t at = uint8_t((run.head + run.count) % kCache);
-    if (candidate) {
-      run.candidates |= uint8_t(1u << at);
-      FillRetained(e, scan, &run.slots[at]);
-    } else {
-      run.candidates &= uint8_t(~(1u << at));
-      AppendRetained(e, out_);
-    }
-    run.count++;
-    run.seen = true;
-    run.previous_transactional = transactional;
+    Pending& p = pending_[pending_count_++];
+    p.pid = batch.producer_id();
+    p.epoch = batch.producer_epoch();
+    p.transactional = batch.is_transactional();
+    p.raises_epoch = raises_epoch;
+    FillRetained(e, scan, &p.record);
+    if (pending_count_ == kGroup) Drain();
   }
 
   // Moves the candidates still waiting to the output and puts it in file
   // order; returns how many batches were dropped.
   int64_t Finish() {
-    for (auto& [pid, run] : runs_) Flush(run);
+    Drain();
+    for (uint32_t r = 0; r < runs_.size(); ++r) Flush(r);
     std::sort(out_->batches.begin(), out_->batches.end(),
               [](const SegmentRecoveryScan::Batch& a, const SegmentRecoveryScan::Batch& b) {
                 return a.ordinal < b.ordinal;
@@ -154,44 +132,148 @@ class BatchThinner {
   static constexpr size_t kCache = ProducerStateEntry::kNumBatchesToRetain;
   static_assert(kCache <= 8, "Run::candidates has a bit per slot");
   // A producer's data batches of its current epoch since the last barrier,
-  // oldest first (a ring of at most kCache). The fields every batch reads sit
-  // first, in the hash node's first cache line: with 10,000 producers the
-  // runs do not fit in cache, and reading the oldest slot's candidate flag
-  // from the slots' line was a quarter of the scan's time.
+  // oldest first: a ring of at most kCache in slots_[r], whose bookkeeping
+  // is runs_[r]. Every batch reads its producer's Run, which is kept apart
+  // from the slots and small (16 bytes) so that the Runs of 10,000 producers
+  // stay in cache; reading the oldest slot's candidate flag from the slots'
+  // cache line was a quarter of the scan's time.
   struct Run {
     bool seen = false;  // a batch of the producer was scanned in this segment
     bool previous_transactional = false;
     int16_t epoch = 0;
     uint8_t head = 0;
     uint8_t count = 0;
-    uint8_t candidates = 0;  // bit k: slots[k] holds a candidate's record
+    uint8_t candidates = 0;  // bit k: slots_[r][k] holds a candidate's record
     uint64_t generation = 0;
-    std::array<SegmentRecoveryScan::Batch, kCache> slots;  // candidates' records only
   };
+  using Slots = std::array<SegmentRecoveryScan::Batch, kCache>;  // candidates' records only
+  // Slots live in chunks that never move: a vector of them moved megabytes
+  // at each growth with 10,000 producers and held old and new at once.
+  static constexpr uint32_t kChunkBits = 6;
 
-  // The run's waiting candidates were not followed by five data batches of
+  // A data batch waiting in the group.
+  struct Pending {
+    int64_t pid;
+    uint32_t run;  // set by Drain
+    int16_t epoch;
+    bool transactional;
+    bool raises_epoch;
+    SegmentRecoveryScan::Batch record;
+  };
+  // With 10,000 producers each batch's index slot, Run and ring slot are
+  // cache misses, and taken one batch at a time they were most of the scan's
+  // time, one miss waiting for the other. A group's lookups are independent,
+  // so Drain issues them for the whole group, round by round (ids, then
+  // Runs, then ring slots), and the misses overlap.
+  static constexpr size_t kGroup = 16;
+
+  Slots& SlotsOf(uint32_t r) { return slot_chunks_[r >> kChunkBits][r & ((1u << kChunkBits) - 1)]; }
+
+  // Run r of producer `pid`, created when it is new.
+  uint32_t RunOf(int64_t pid) {
+    if (pid == last_pid_) return last_run_;
+    bool inserted = false;
+    const uint32_t r = ids_.FindOrInsert(pid, &inserted);
+    if (inserted) {
+      runs_.emplace_back();
+      if ((r & ((1u << kChunkBits) - 1)) == 0) {
+        slot_chunks_.push_back(std::make_unique<Slots[]>(size_t(1) << kChunkBits));
+      }
+    }
+    last_pid_ = pid;
+    last_run_ = r;
+    return r;
+  }
+
+  void Drain() {
+    const size_t n = pending_count_;
+    pending_count_ = 0;
+    for (size_t i = 0; i < n; ++i) ids_.Prefetch(pending_[i].pid);
+    for (size_t i = 0; i < n; ++i) {
+      pending_[i].run = RunOf(pending_[i].pid);
+      __builtin_prefetch(&runs_[pending_[i].run]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const Run& run = runs_[pending_[i].run];
+      const char* slot =
+          reinterpret_cast<const char*>(&SlotsOf(pending_[i].run)[(run.head + run.count) % kCache]);
+      __builtin_prefetch(slot, 1);
+      __builtin_prefetch(slot + 64, 1);
+      __builtin_prefetch(slot + sizeof(SegmentRecoveryScan::Batch) - 1, 1);
+    }
+    for (size_t i = 0; i < n; ++i) AddData(pending_[i]);
+  }
+
+  void AddMarker(const LogEntry& e) {
+    const RecordBatchView batch = e.batch();
+    const uint32_t r = RunOf(batch.producer_id());
+    Run& run = runs_[r];
+    const int16_t epoch = batch.producer_epoch();
+    const bool fresh = !run.seen || run.generation != generation_ || run.epoch != epoch;
+    AppendRetained(e, out_);
+    if (!EndTxnMarkerReadable(batch)) ++generation_;  // (d): a barrier
+    // A marker pushes nothing onto the cache; another epoch clears it.
+    if (fresh) Restart(r, epoch);
+    run.seen = true;
+    run.previous_transactional = false;
+  }
+
+  void AddData(const Pending& p) {
+    const uint32_t r = p.run;
+    Run& run = runs_[r];
+    const bool fresh = !run.seen || run.generation != generation_ || run.epoch != p.epoch;
+    const bool candidate =
+        run.seen && !p.raises_epoch && p.transactional == run.previous_transactional;
+    if (fresh) {
+      Restart(r, p.epoch);
+    } else if (run.count == kCache) {
+      // The oldest has five later data batches of its epoch: (c). A candidate
+      // is dropped by leaving its slot to be overwritten.
+      if (run.candidates & (1u << run.head)) dropped_++;
+      run.head = uint8_t((run.head + 1) % kCache);
+      run.count--;
+    }
+    const uint8_t at = uint8_t((run.head + run.count) % kCache);
+    if (candidate) {
+      run.candidates |= uint8_t(1u << at);
+      SlotsOf(r)[at] = p.record;
+    } else {
+      run.candidates &= uint8_t(~(1u << at));
+      out_->batches.push_back(p.record);
+    }
+    run.count++;
+    run.seen = true;
+    run.previous_transactional = p.transactional;
+  }
+
+  // Run r's waiting candidates were not followed by five data batches of
   // their epoch: they stay.
-  void Flush(Run& run) {
+  void Flush(uint32_t r) {
+    Run& run = runs_[r];
     for (size_t k = 0; k < run.count; ++k) {
       const size_t at = (run.head + k) % kCache;
-      if (run.candidates & (1u << at)) out_->batches.push_back(run.slots[at]);
+      if (run.candidates & (1u << at)) out_->batches.push_back(SlotsOf(r)[at]);
     }
     run.head = 0;
     run.count = 0;
     run.candidates = 0;
   }
 
-  void Restart(Run& run, int16_t epoch) {
-    Flush(run);
-    run.epoch = epoch;
-    run.generation = generation_;
+  void Restart(uint32_t r, int16_t epoch) {
+    Flush(r);
+    runs_[r].epoch = epoch;
+    runs_[r].generation = generation_;
   }
 
   SegmentRecoveryScan* out_;
-  std::unordered_map<int64_t, Run> runs_;
+  DenseIdIndex ids_;  // producer id -> r
+  std::vector<Run> runs_;
+  std::vector<std::unique_ptr<Slots[]>> slot_chunks_;
+  std::array<Pending, kGroup> pending_;
+  size_t pending_count_ = 0;
   // One producer usually writes many batches in a row: skip the lookup.
   int64_t last_pid_ = kNoProducerId;
-  Run* last_run_ = nullptr;  // element pointers survive rehashing
+  uint32_t last_run_ = 0;  // valid once last_pid_ is a producer id
   uint64_t generation_ = 0;
   int64_t dropped_ = 0;
 };

@@ -242,6 +242,27 @@ TEST(SegmentRecoveryScanTest, ThinnedReplayLeavesTheStateOfTheFullReplay) {
   EXPECT_GT(failed, 0);
 }
 
+// More producers than a chunk of ring slots (64) and than the index's first
+// table, so that lookups cross chunks and growths, batched in groups.
+TEST(SegmentRecoveryScanTest, ThinnedReplayWithHundredsOfProducers) {
+  int64_t thinned = 0;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    const int producers = 60 + int(seed) * 25;
+    Segment seg = ScanRandomSegment(seed, producers, 4000);
+    ASSERT_TRUE(seg.scan.error.ok()) << seg.scan.error.ToString();
+    ASSERT_EQ(seg.scan.batch_count, 4000);
+    const Outcome want = Replay(Spans(seg.batches));
+    const Outcome got = Replay(Spans(seg.scan));
+    ASSERT_EQ(got, want) << "seed " << seed << "\nwant " << Describe(want) << "\ngot  "
+                         << Describe(got);
+    thinned += seg.scan.thinned_batches;
+    for (size_t i = 1; i < seg.scan.batches.size(); ++i) {
+      ASSERT_LT(seg.scan.batches[i - 1].ordinal, seg.scan.batches[i].ordinal);
+    }
+  }
+  EXPECT_GT(thinned, 12 * 1000);
+}
+
 TEST(SegmentRecoveryScanTest, OneIdempotentProducerRetainsABoundedTail) {
   MemFileSystem fs;
   ASSERT_TRUE(fs.CreateDir("/d").ok());
