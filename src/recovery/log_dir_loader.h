@@ -97,7 +97,9 @@ class LogDirLoader {
     std::vector<DirEntry> listing;       // the partition dir's entries
     std::vector<std::string> saved;      // rewritten in place
     std::vector<std::string> removable;  // may be removed (and written again)
+    int64_t bytes_to_scan = 0;           // EstimateBytesToScan's share of it
   };
+  // Without a presave (which estimates as it lists): Plan's estimate.
   void EstimateBytesToScan(LogDir& d);
   bool CanBatchSyncs();
   void PresaveDir(LogDir& d);

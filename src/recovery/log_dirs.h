@@ -102,6 +102,9 @@ struct LogDir {
   struct Prepared {
     std::shared_ptr<LoadTransaction> txn;
     Status status;
+    // The partition dir as the presave listed it, after the rollback: the
+    // load's first listing (LoadLogParams::listing).
+    std::vector<DirEntry> listing;
     std::vector<std::string> warnings;
   };
   std::map<std::string, Prepared> prepared;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "common/bytes.h"
@@ -60,7 +61,8 @@ class Loader {
         fs_(p.fs),
         dir_(p.partition_dir),
         report_(report),
-        quarantine_(p.fs, p.partition_dir, p.tp.ToString(), p.quarantine, report) {}
+        quarantine_(p.fs, p.partition_dir, p.tp.ToString(), p.quarantine, report),
+        given_listing_(p.listing) {}
 
   Result<std::unique_ptr<Log>> Run();
 
@@ -176,6 +178,13 @@ class Loader {
   std::vector<std::string> listing_;
   bool listing_current_ = false;
   bool snapshots_changed_ = false;
+  // The caller's listing (LoadLogParams::listing) until the first listing
+  // takes it or the loader changes the dir before that.
+  const std::vector<DirEntry>* given_listing_ = nullptr;
+  void ListingIsStale() {
+    listing_current_ = false;
+    given_listing_ = nullptr;
+  }
   // Pass 5's snapshots above the segment it recovers, left on disk until a
   // later segment's recovery writes the same bytes again or pass 5 ends
   // (ProducerStateManager::set_retired_snapshots). Used only while
@@ -216,9 +225,14 @@ void Loader::AddScanned(int64_t bytes) {
 }
 
 Result<std::vector<std::string>> Loader::RegularFileNames() {
-  DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs_->ListDir(dir_));
+  std::vector<DirEntry> listed;
+  const std::vector<DirEntry>* entries = std::exchange(given_listing_, nullptr);
+  if (entries == nullptr) {
+    DARUMA_ASSIGN_OR_RETURN(listed, fs_->ListDir(dir_));
+    entries = &listed;
+  }
   std::vector<std::string> names;
-  for (const DirEntry& e : entries) {
+  for (const DirEntry& e : *entries) {
     if (!e.is_regular) continue;
     // Not Kafka's (partition_dir_heal.h): no pass ever sees it.
     if (IsStrayPartitionFileName(e.name)) {
@@ -247,7 +261,7 @@ Result<std::vector<std::string>> Loader::CurrentListing() {
 
 Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& range) {
   if (!fs_->Exists(path)) return Status::Ok();
-  listing_current_ = false;
+  ListingIsStale();
   report_->deleted_files.push_back(path);
   if (quarantine_.enabled()) return quarantine_.MoveFile(path, range);
   // No manifest line says why: the report does, with the kind.
@@ -330,7 +344,7 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
   // Pass 1 deleted every .swap it did not return, so with none returned there
   // is nothing to replace or rename (and no directory to list twice).
   if (swaps.empty()) return Status::Ok();
-  listing_current_ = false;
+  ListingIsStale();
   snapshots_changed_ = true;  // pass 2 deletes snapshots in the swapped range
   int64_t min_swap = std::numeric_limits<int64_t>::max();
   int64_t max_swap = std::numeric_limits<int64_t>::min();
@@ -525,7 +539,7 @@ Status Loader::LoadSegmentFiles() {
       DARUMA_RETURN_IF_ERROR(recover_now_or_defer(segment.get()));
     } else {
       if (!time_index_existed) {
-        listing_current_ = false;
+        ListingIsStale();
         DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
         DARUMA_RETURN_IF_ERROR(ti->Resize(0));
       }
@@ -561,11 +575,15 @@ Status Loader::LoadSegmentFiles() {
 Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan,
                                        std::unique_ptr<ProducerStateManager>* unsynced_snapshot) {
   const int64_t base = segment->base_offset();
-  listing_current_ = false;  // it writes indexes and a snapshot
+  // Until snapshots change, listing_ names them all (pass 6 relies on the
+  // same): the first segment recovered, usually the only one after a crash,
+  // takes them from there instead of listing the dir again.
+  const std::vector<std::string>* snapshot_names = snapshots_changed_ ? nullptr : &listing_;
+  ListingIsStale();  // it writes indexes and a snapshot
   snapshots_changed_ = true;
   DARUMA_ASSIGN_OR_RETURN(
-      auto psm,
-      ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_, p_.config.producer_id_expiration_ms));
+      auto psm, ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
+                                           p_.config.producer_id_expiration_ms, snapshot_names));
   QuarantineCorruptSnapshotsOf(psm.get());
   if (retire_snapshots_) psm->set_retired_snapshots(&retired_snapshots_);
   int64_t scanned = 0;
@@ -704,7 +722,7 @@ Status Loader::SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<Produce
 // new segments wait in split_.
 Status Loader::SplitAndSwap(LogSegment* segment) {
   const int64_t old_base = segment->base_offset();
-  listing_current_ = false;
+  ListingIsStale();
   snapshots_changed_ = true;
   DARUMA_ASSIGN_OR_RETURN(auto fresh, SplitCuttingUnsplittableTail(segment));
   // Kafka's split copies every batch, also those past a corrupt one, and
@@ -955,7 +973,7 @@ Status Loader::KeepAbortedTxns(LogSegment* segment) {
 
 Status Loader::RemoveAndDeleteSegments(const std::vector<int64_t>& bases, DamageKind kind,
                                        const std::string& reason) {
-  listing_current_ = false;
+  ListingIsStale();
   snapshots_changed_ = true;
   for (int64_t base : bases) {
     auto it = segments_.find(base);
@@ -1143,7 +1161,7 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     }
   }
   if (segments_.empty()) {
-    listing_current_ = false;
+    ListingIsStale();
     DARUMA_ASSIGN_OR_RETURN(
         auto segment,
         LogSegment::Open(fs_, dir_, p_.log_start_offset_checkpoint, p_.config, false));
@@ -1183,7 +1201,7 @@ Result<std::optional<int64_t>> Loader::RecoverDamagedActiveTail() {
                    why.text));
   clean_tail_recovered_ = true;
   snapshots_changed_ = true;
-  listing_current_ = false;
+  ListingIsStale();
   DARUMA_RETURN_IF_ERROR(RecoverSegment(active).status());
   return std::optional<int64_t>();
 }

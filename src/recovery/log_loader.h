@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/file_system.h"
@@ -76,6 +77,11 @@ struct LoadLogParams {
   bool quarantine = true;  // false = Kafka's plain behaviour (--no-quarantine)
   // KIP-831 remainingSegmentsToRecover for this log (may be null).
   std::atomic<int64_t>* remaining_segments = nullptr;
+  // The partition dir's entries as the caller listed them after rolling back
+  // any interrupted load and before anything changed the dir since (null:
+  // the loader lists it). A batched start's presave lists every partition
+  // dir anyway; taking its listing saves one listing per partition.
+  const std::vector<DirEntry>* listing = nullptr;
   // Bytes scanned so far (recovery and producer-state rebuild; may be null).
   std::atomic<int64_t>* scanned_bytes_progress = nullptr;
   // Threads scanning this partition's segments ahead of recovery (pass 5;
