@@ -158,6 +158,7 @@ Status RemoveUnlessMissing(FileSystem* fs, const std::string& path) {
 }  // namespace
 
 Status ProducerStateManager::DeleteFileIfExists(const std::string& path) {
+  if (removal_hook_) DARUMA_RETURN_IF_ERROR(removal_hook_(path));
   return RemoveUnlessMissing(fs_, path);
 }
 
@@ -202,8 +203,12 @@ Result<bool> ProducerStateManager::KeepRetiredSnapshot(const std::string& path, 
   return false;
 }
 
-Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired) {
-  for (const auto& [offset, path] : *retired) DARUMA_RETURN_IF_ERROR(RemoveUnlessMissing(fs, path));
+Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired,
+                              const ProducerStateManager::RemovalHook& before_removal) {
+  for (const auto& [offset, path] : *retired) {
+    if (before_removal) DARUMA_RETURN_IF_ERROR(before_removal(path));
+    DARUMA_RETURN_IF_ERROR(RemoveUnlessMissing(fs, path));
+  }
   retired->clear();
   return Status::Ok();
 }
@@ -323,6 +328,7 @@ Result<std::optional<std::string>> ProducerStateManager::RemoveAndMarkSnapshotFo
   auto it = snapshots_.find(offset);
   if (it == snapshots_.end()) return std::optional<std::string>();
   const std::string path = it->second;
+  if (removal_hook_) DARUMA_RETURN_IF_ERROR(removal_hook_(path));
   snapshots_.erase(it);
   const std::string deleted = path + ".deleted";
   Status st = fs_->Rename(path, deleted);

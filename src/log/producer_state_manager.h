@@ -129,6 +129,12 @@ class ProducerStateManager {
   void set_corrupt_snapshot_hook(CorruptSnapshotHook hook) {
     corrupt_snapshot_hook_ = std::move(hook);
   }
+  // Called with a snapshot file's path just before the manager deletes it or
+  // renames it for deletion, whatever the reason; an error from it keeps the
+  // file and is returned. Recovery sets it to quarantine a copy of a corrupt
+  // one, so that only the snapshots that go are read.
+  using RemovalHook = std::function<Status(const std::string& path)>;
+  void set_removal_hook(RemovalHook hook) { removal_hook_ = std::move(hook); }
 
   // Spec §10.6 "snapshot selection": deletes snapshots above `log_end_offset`
   // or at/below `log_start_offset`; then, if the map end offset differs from
@@ -210,10 +216,13 @@ class ProducerStateManager {
   // Snapshots written without fsync, oldest first (see SyncPendingSnapshots).
   std::vector<std::string> unsynced_snapshots_;
   CorruptSnapshotHook corrupt_snapshot_hook_;
+  RemovalHook removal_hook_;
   SnapshotMap* retired_ = nullptr;  // see set_retired_snapshots
 };
 
 // Deletes every file in *retired (see set_retired_snapshots) and empties it.
-Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired);
+// `before_removal` (may be null): as ProducerStateManager::set_removal_hook.
+Status DeleteRetiredSnapshots(FileSystem* fs, ProducerStateManager::SnapshotMap* retired,
+                              const ProducerStateManager::RemovalHook& before_removal = nullptr);
 
 }  // namespace daruma

@@ -76,9 +76,9 @@ class Loader {
   Status DeleteFile(const std::string& path, const Quarantine::Range& range);
   // Copies corrupt snapshots into quarantine before anything deletes them:
   // all up front after a crash, or (clean start) each one `psm` reads.
-  Status QuarantineCorruptSnapshots();
   void QuarantineCorruptSnapshotsOf(ProducerStateManager* psm);
   Status QuarantineSnapshot(const std::string& path, const Status& why);
+  Status QuarantineSnapshotIfCorrupt(const std::string& path);
 
   Result<std::vector<std::string>> RemoveTempFilesAndCollectSwaps();       // pass 1
   Status CompleteInterruptedSwaps(const std::vector<std::string>& swaps);  // passes 2-3
@@ -190,12 +190,16 @@ class Loader {
   // (ProducerStateManager::set_retired_snapshots). Used only while
   // retire_snapshots_ is set; empty otherwise.
   ProducerStateManager::SnapshotMap retired_snapshots_;
+  // Snapshots copied into the quarantine by this load (each once).
+  std::set<std::string> quarantined_snapshots_;
   bool retire_snapshots_ = false;
   // Deletes the retired snapshots still on disk and stops retiring: from then
   // on the dir is as if each had been deleted when it was retired.
   Status StopRetiringSnapshots() {
     retire_snapshots_ = false;
-    return DeleteRetiredSnapshots(fs_, &retired_snapshots_);
+    return DeleteRetiredSnapshots(fs_, &retired_snapshots_, [this](const std::string& path) {
+      return QuarantineSnapshotIfCorrupt(path);
+    });
   }
   // Retiring goes on only while segments recover whole: after an error, a
   // truncation or a split (`truncated`: RecoverSegment's result) what is
@@ -270,36 +274,35 @@ Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& rang
   return st.IsNotFound() ? Status::Ok() : st;
 }
 
-// Kafka deletes a corrupt snapshot when it tries to load it (§10.6); a copy
-// goes aside first. After a crash, recovery may also overwrite a snapshot it
-// never reads (pass 5 rewrites <offset>.snapshot), so every corrupt one is
-// copied up front. A clean start only deletes what it reads, so the manager's
-// hook copies just those: a clean start of 10,000 partitions then reads one
-// snapshot each, not every one.
-Status Loader::QuarantineCorruptSnapshots() {
-  if (!quarantine_.enabled() || p_.had_clean_shutdown) return Status::Ok();
-  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
-  for (const std::string& name : names) {
-    if (!HasSuffix(name, kProducerSnapshotFileSuffix)) continue;
-    auto read = ReadProducerSnapshot(fs_, PathOf(name));
-    if (read.ok()) continue;
-    if (!read.status().IsCorruption()) return read.status();
-    DARUMA_RETURN_IF_ERROR(QuarantineSnapshot(PathOf(name), read.status()));
-  }
-  return Status::Ok();
-}
-
+// Kafka deletes a corrupt snapshot when it tries to load it (§10.6), and
+// recovery deletes others unread (above a recovered segment, strays, below
+// the log start) or renames them for deletion; a corrupt one goes aside
+// first. The managers' hooks see each snapshot as it is found corrupt or
+// just before it goes, so only those are read: an unclean start used to
+// read every snapshot of the partition up front (four of a crashed
+// partition's 64 system calls went to each), Kafka reads one.
 Status Loader::QuarantineSnapshot(const std::string& path, const Status& why) {
+  if (!quarantined_snapshots_.insert(path).second) return Status::Ok();
   DARUMA_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
   return quarantine_.CopyRange(path, 0, int64_t(size),
                                {DamageKind::kCorruptSnapshot, std::nullopt, std::nullopt,
                                 "corrupt producer snapshot: " + why.message()});
 }
 
+Status Loader::QuarantineSnapshotIfCorrupt(const std::string& path) {
+  if (!quarantine_.enabled() || quarantined_snapshots_.count(path) > 0) return Status::Ok();
+  auto read = ReadProducerSnapshot(fs_, path);
+  if (read.ok() || read.status().IsNotFound()) return Status::Ok();
+  if (!read.status().IsCorruption()) return read.status();
+  return QuarantineSnapshot(path, read.status());
+}
+
 void Loader::QuarantineCorruptSnapshotsOf(ProducerStateManager* psm) {
-  if (!quarantine_.enabled() || !p_.had_clean_shutdown) return;
+  if (!quarantine_.enabled()) return;
   psm->set_corrupt_snapshot_hook(
       [this](const std::string& path, const Status& why) { return QuarantineSnapshot(path, why); });
+  psm->set_removal_hook(
+      [this](const std::string& path) { return QuarantineSnapshotIfCorrupt(path); });
 }
 
 // Pass 1 (§10.3).
@@ -1246,7 +1249,6 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   const int64_t start_ns = p_.clock->NowNanos();
   if (!fs_->Exists(dir_)) DARUMA_RETURN_IF_ERROR(fs_->CreateDir(dir_));
   DARUMA_RETURN_IF_ERROR(OpenLeaderEpochCache());
-  DARUMA_RETURN_IF_ERROR(QuarantineCorruptSnapshots());
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   DARUMA_ASSIGN_OR_RETURN(psm_,
                           ProducerStateManager::Open(p_.tp.ToString(), dir_, fs_,
@@ -1343,6 +1345,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   parts.recovery_point = offsets.recovery_point;
   parts.log_end_offset = offsets.next_offset;
   psm_->set_corrupt_snapshot_hook(nullptr);  // the quarantine is this load's
+  psm_->set_removal_hook(nullptr);
   parts.producer_state = std::move(psm_);
   parts.leader_epoch_cache = std::move(epochs_);
   DARUMA_ASSIGN_OR_RETURN(auto log,

@@ -242,6 +242,51 @@ TEST_F(LogLoaderTest, CorruptSnapshotIsIgnoredAndQuarantined) {
   EXPECT_TRUE(report_.quarantined[0].reason.starts_with("corrupt producer snapshot"));
 }
 
+// After a crash, recovery from the last segment deletes the snapshot above
+// it unread (Kafka's truncateAndReload) and writes it again: a corrupt one
+// is copied aside just before it goes.
+TEST_F(LogLoaderTest, CorruptSnapshotThatRecoveryReplacesIsQuarantinedFirst) {
+  WriteLog(3, 10);
+  WriteStringToFile(File(90, ".snapshot"), "garbage!");
+  auto log = Load(false, 60);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 90);
+  EXPECT_EQ((*log)->active_producer_count(), 1u);
+  ASSERT_EQ(report_.quarantined.size(), 1u);
+  EXPECT_EQ(report_.quarantined[0].bytes, 8);
+  EXPECT_TRUE(report_.quarantined[0].reason.starts_with("corrupt producer snapshot"));
+  EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path), "garbage!");
+  EXPECT_NE(ReadFileToString(File(90, ".snapshot")), "garbage!");
+}
+
+// A stray snapshot (not at a segment's base) goes on every load, clean or
+// not, as in Kafka; a corrupt one is copied aside first.
+TEST_F(LogLoaderTest, CorruptStraySnapshotIsQuarantinedBeforeItIsDeleted) {
+  WriteLog(3, 10);
+  WriteStringToFile(File(45, ".snapshot"), "garbage!");
+  auto log = Load(true, 90);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_FALSE(fsys::exists(File(45, ".snapshot")));
+  ASSERT_EQ(report_.quarantined.size(), 1u);
+  EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path), "garbage!");
+  EXPECT_NE(
+      std::find(report_.deleted_files.begin(), report_.deleted_files.end(), File(45, ".snapshot")),
+      report_.deleted_files.end());
+}
+
+// A snapshot the load neither reads nor removes is not read at all, as in
+// Kafka: it stays as it is, and only a load that uses or removes it reports it.
+TEST_F(LogLoaderTest, CorruptSnapshotTheLoadDoesNotTouchStaysUnread) {
+  WriteLog(3, 10);
+  WriteStringToFile(File(30, ".snapshot"), "garbage!");
+  auto log = Load(false, 60);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 90);
+  EXPECT_EQ((*log)->active_producer_count(), 1u);
+  EXPECT_TRUE(report_.quarantined.empty());
+  EXPECT_EQ(ReadFileToString(File(30, ".snapshot")), "garbage!");
+}
+
 TEST_F(LogLoaderTest, EpochsBeyondLogEndAreTruncated) {
   WriteLog(2, 5);
   WriteStringToFile(part_ + "/leader-epoch-checkpoint", "0\n3\n0 0\n1 15\n9 100\n");
