@@ -212,29 +212,37 @@ std::vector<ByteSpan> Spans(const SegmentRecoveryScan& scan) {
   return out;
 }
 
+// Scans a random segment of `count` batches from `producers` producers:
+// replaying the batches the scan retained must leave the state a replay of
+// every batch leaves (*want), and the retained batches keep file order,
+// ordinals and positions.
+void CheckThinnedReplay(uint32_t seed, int producers, int count, Outcome* want, int64_t* thinned) {
+  Segment seg = ScanRandomSegment(seed, producers, count);
+  ASSERT_TRUE(seg.scan.error.ok()) << seg.scan.error.ToString();
+  ASSERT_FALSE(seg.scan.corrupt_batch) << seg.scan.stop_reason;
+  ASSERT_EQ(seg.scan.batch_count, count);
+  *want = Replay(Spans(seg.batches));
+  const Outcome got = Replay(Spans(seg.scan));
+  ASSERT_EQ(got, *want) << "seed " << seed << "\nwant " << Describe(*want) << "\ngot  "
+                        << Describe(got);
+  *thinned += seg.scan.thinned_batches;
+  for (size_t i = 1; i < seg.scan.batches.size(); ++i) {
+    ASSERT_LT(seg.scan.batches[i - 1].ordinal, seg.scan.batches[i].ordinal);
+    ASSERT_EQ(seg.scan.batches[i].end - seg.scan.batches[i].position,
+              int64_t(seg.batches[size_t(seg.scan.batches[i].ordinal)].size()));
+  }
+}
+
 TEST(SegmentRecoveryScanTest, ThinnedReplayLeavesTheStateOfTheFullReplay) {
   int64_t thinned = 0;
   int64_t stopped = 0;
   int64_t failed = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
-    const int producers = 1 + int(seed % 7) * int(seed % 5);
-    Segment seg = ScanRandomSegment(seed, producers, 600);
-    ASSERT_TRUE(seg.scan.error.ok()) << seg.scan.error.ToString();
-    ASSERT_FALSE(seg.scan.corrupt_batch) << seg.scan.stop_reason;
-    ASSERT_EQ(seg.scan.batch_count, 600);
-    const Outcome want = Replay(Spans(seg.batches));
-    const Outcome got = Replay(Spans(seg.scan));
-    ASSERT_EQ(got, want) << "seed " << seed << "\nwant " << Describe(want) << "\ngot  "
-                         << Describe(got);
-    thinned += seg.scan.thinned_batches;
+    Outcome want;
+    ASSERT_NO_FATAL_FAILURE(
+        CheckThinnedReplay(seed, 1 + int(seed % 7) * int(seed % 5), 600, &want, &thinned));
     stopped += want.stopped_at >= 0 && want.failure == StatusCode::kOk;
     failed += want.failure != StatusCode::kOk;
-    // Retained batches keep file order, ordinals and positions.
-    for (size_t i = 1; i < seg.scan.batches.size(); ++i) {
-      ASSERT_LT(seg.scan.batches[i - 1].ordinal, seg.scan.batches[i].ordinal);
-      ASSERT_EQ(seg.scan.batches[i].end - seg.scan.batches[i].position,
-                int64_t(seg.batches[size_t(seg.scan.batches[i].ordinal)].size()));
-    }
   }
   // The streams exercise every path: thinning, stops and failed replays.
   EXPECT_GT(thinned, 300 * 200);
@@ -247,18 +255,8 @@ TEST(SegmentRecoveryScanTest, ThinnedReplayLeavesTheStateOfTheFullReplay) {
 TEST(SegmentRecoveryScanTest, ThinnedReplayWithHundredsOfProducers) {
   int64_t thinned = 0;
   for (uint32_t seed = 1; seed <= 12; ++seed) {
-    const int producers = 60 + int(seed) * 25;
-    Segment seg = ScanRandomSegment(seed, producers, 4000);
-    ASSERT_TRUE(seg.scan.error.ok()) << seg.scan.error.ToString();
-    ASSERT_EQ(seg.scan.batch_count, 4000);
-    const Outcome want = Replay(Spans(seg.batches));
-    const Outcome got = Replay(Spans(seg.scan));
-    ASSERT_EQ(got, want) << "seed " << seed << "\nwant " << Describe(want) << "\ngot  "
-                         << Describe(got);
-    thinned += seg.scan.thinned_batches;
-    for (size_t i = 1; i < seg.scan.batches.size(); ++i) {
-      ASSERT_LT(seg.scan.batches[i - 1].ordinal, seg.scan.batches[i].ordinal);
-    }
+    Outcome want;
+    ASSERT_NO_FATAL_FAILURE(CheckThinnedReplay(seed, 60 + int(seed) * 25, 4000, &want, &thinned));
   }
   EXPECT_GT(thinned, 12 * 1000);
 }
