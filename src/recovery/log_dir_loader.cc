@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,30 @@
 #include "recovery/run_threads.h"
 
 namespace daruma {
+
+namespace {
+
+// The base offset of the first segment an unclean load recovers: the one
+// holding `recovery_point` (the first one when none does). `logs`: base
+// offset -> .log file name.
+int64_t FirstRecoveredBase(const std::map<int64_t, std::string>& logs, int64_t recovery_point) {
+  auto first = logs.upper_bound(recovery_point);
+  if (first != logs.begin()) --first;
+  return first == logs.end() ? 0 : first->first;
+}
+
+// Bytes of the .log files from base `first` on (stat only, no reads).
+int64_t LogBytesFrom(FileSystem* fs, const std::string& dir,
+                     const std::map<int64_t, std::string>& logs, int64_t first) {
+  int64_t total = 0;
+  for (auto it = logs.lower_bound(first); it != logs.end(); ++it) {
+    auto size = fs->FileSize(JoinPath(dir, it->second));
+    if (size.ok()) total += int64_t(*size);
+  }
+  return total;
+}
+
+}  // namespace
 
 LogDirLoader::LogDirLoader(LogDirs* dirs, LogDirLoaderOptions options)
     : dirs_(dirs), options_(std::move(options)) {
@@ -34,6 +59,12 @@ void LogDirLoader::Plan(LogDir& d) {
   remaining_logs_.fetch_add(int64_t(d.partitions.size()));
 }
 
+// The recovery point a load of `p` starts from (0: the first segment).
+int64_t LogDirLoader::RecoveryPointOf(const LogDir& d, const PartitionDir& p) const {
+  auto rp = d.recovery_points.find(p.name.tp);
+  return options_.full_rescan || rp == d.recovery_points.end() ? 0 : rp->second;
+}
+
 // Bytes an unclean start scans: every .log from the segment holding the
 // recovery point on (stat only, no reads). Index rebuilds below it are not
 // counted, so this can be low; the progress line caps its percentage.
@@ -48,14 +79,8 @@ void LogDirLoader::EstimateBytesToScan(LogDir& d) {
       auto base = OffsetFromFileName(e.name);
       if (base.ok()) logs.emplace(*base, e.name);
     }
-    auto rp = d.recovery_points.find(p.name.tp);
-    const bool from_start = options_.full_rescan || rp == d.recovery_points.end();
-    auto first = logs.upper_bound(from_start ? 0 : rp->second);
-    if (first != logs.begin()) --first;
-    for (auto it = first; it != logs.end(); ++it) {
-      auto size = options_.fs->FileSize(JoinPath(p.path, it->second));
-      if (size.ok()) total += int64_t(*size);
-    }
+    total +=
+        LogBytesFrom(options_.fs, p.path, logs, FirstRecoveredBase(logs, RecoveryPointOf(d, p)));
   }
   total_bytes_.fetch_add(total);
 }
@@ -115,7 +140,7 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
                                                              const PartitionDir& p) {
   PresaveList out;
   DARUMA_ASSIGN_OR_RETURN(out.listing, options_.durable_fs->ListDir(p.path));
-  std::set<int64_t> bases;
+  std::map<int64_t, std::string> logs;  // base offset -> .log file name
   std::set<std::string> names;
   for (const DirEntry& e : out.listing) {
     if (!e.is_regular) continue;
@@ -126,19 +151,11 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
     }
     if (!e.name.ends_with(kLogFileSuffix)) continue;
     auto base = OffsetFromFileName(e.name);
-    if (base.ok()) bases.insert(*base);
+    if (base.ok()) logs.emplace(*base, e.name);
   }
-  auto rp = d.recovery_points.find(p.name.tp);
-  const int64_t recovery_point =
-      options_.full_rescan || rp == d.recovery_points.end() ? 0 : rp->second;
-  auto first = bases.upper_bound(recovery_point);
-  if (first != bases.begin()) --first;
-  const int64_t first_recovered = first == bases.end() ? 0 : *first;
-  for (auto it = bases.lower_bound(first_recovered); it != bases.end(); ++it) {
-    auto size = options_.durable_fs->FileSize(LogFileName(p.path, *it));
-    if (size.ok()) out.bytes_to_scan += int64_t(*size);
-  }
-  for (int64_t base : bases) {
+  const int64_t first_recovered = FirstRecoveredBase(logs, RecoveryPointOf(d, p));
+  out.bytes_to_scan = LogBytesFrom(options_.durable_fs, p.path, logs, first_recovered);
+  for (const auto& [base, name] : logs) {
     const std::string index = OffsetIndexFileName(p.path, base);
     if (base < first_recovered && names.count(BaseName(index)) > 0) continue;
     out.saved.push_back(index);

@@ -99,7 +99,8 @@ class LogDirLoader {
     std::vector<std::string> removable;  // may be removed (and written again)
     int64_t bytes_to_scan = 0;           // EstimateBytesToScan's share of it
   };
-  // Without a presave (which estimates as it lists): Plan's estimate.
+  int64_t RecoveryPointOf(const LogDir& d, const PartitionDir& p) const;
+  // Without a presave (which estimates as it lists): the bytes to scan.
   void EstimateBytesToScan(LogDir& d);
   bool CanBatchSyncs();
   void PresaveDir(LogDir& d);

@@ -74,8 +74,8 @@ class Loader {
   std::string PathOf(const std::string& name) const { return JoinPath(dir_, name); }
   // Deletes (or, with quarantine, moves aside) one file Kafka deletes.
   Status DeleteFile(const std::string& path, const Quarantine::Range& range);
-  // Copies corrupt snapshots into quarantine before anything deletes them:
-  // all up front after a crash, or (clean start) each one `psm` reads.
+  // Has `psm` copy a corrupt snapshot into quarantine when it reads one or
+  // just before it deletes or renames one (each once per load).
   void QuarantineCorruptSnapshotsOf(ProducerStateManager* psm);
   Status QuarantineSnapshot(const std::string& path, const Status& why);
   Status QuarantineSnapshotIfCorrupt(const std::string& path);
