@@ -10,7 +10,7 @@ Result<bool> MappedAppendWindow::Store(File& file, uint64_t position, ByteSpan b
   if (unsupported_) return false;
   const uint64_t end = position + bytes.size();
   if (end > limit) return false;
-  if (!region_ || position < start_ || end > start_ + region_->size) {
+  if (!Covers(position, bytes.size())) {
     Release();
     const uint64_t len =
         std::max<uint64_t>(bytes.size(), std::min(next_window_bytes_, limit - position));

@@ -44,6 +44,11 @@ class MappedAppendWindow {
         faults_(faults) {}
 
   Result<bool> Store(File& file, uint64_t position, ByteSpan bytes, uint64_t limit);
+  // Whether [position, position + n) lies in the current mapping, so that a
+  // Store there is a copy, not a new mapping.
+  bool Covers(uint64_t position, uint64_t n) const {
+    return region_ && position >= start_ && position + n <= start_ + region_->size;
+  }
   void Release() { region_.reset(); }
 
  private:

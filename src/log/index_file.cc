@@ -92,7 +92,7 @@ void IndexFile::MaterializeHole() {
   if (all_written) written_ = bytes_.size();
 }
 
-Status IndexFile::WritePending() {
+Status IndexFile::WritePending(bool live_append) {
   if (written_ >= bytes_.size()) return Status::Ok();
   // A few entries (an append's) go through the mapped window: a store, not a
   // system call. A bulk write (an index rebuilt by recovery, hundreds of KiB)
@@ -100,7 +100,8 @@ Status IndexFile::WritePending() {
   // cost recovery a tenth of its time.
   const ByteSpan pending(bytes_.data() + written_, bytes_.size() - written_);
   bool stored = false;
-  if (pending.size() <= kWindowStoreMaxBytes) {
+  if (pending.size() <= kWindowStoreMaxBytes &&
+      (live_append || window_.Covers(written_, pending.size()))) {
     DARUMA_ASSIGN_OR_RETURN(stored, window_.Store(*file_, written_, pending, length_));
   }
   if (!stored) {

@@ -15,13 +15,17 @@
 //    per index, not megabytes. This is why an index must be trimmed
 //    (TrimToValidSize/Close) before the segment is closed.
 //  * The entries are kept in memory (entries() * entry_size bytes). Appended
-//    entries reach the file by WritePending(): a few (up to 4 KiB) are
-//    stored into a small writable mapping of the file (MappedAppendWindow,
-//    one page first, then growing to kWriteWindowBytes, never past length())
-//    when the file allows it, more
-//    (or where mapping is not possible) with one File::WriteAt for all;
-//    Flush(), Resize()/TrimToValidSize() and Close() call it too. Every size
-//    change drops the mapping first.
+//    entries reach the file by WriteAppended() after a live append: a few (up
+//    to 4 KiB) are stored into a small writable mapping of the file
+//    (MappedAppendWindow, one page first, then growing to kWriteWindowBytes,
+//    never past length()) when the file allows it, more (or where mapping is
+//    not possible) with one File::WriteAt for all. WritePending(), which
+//    Flush(), Resize()/TrimToValidSize(), TrimThenResize() and Close() call,
+//    never maps: it stores into a window already mapped, else writes. (A
+//    rebuilt index is written once and then trimmed or closed: a mapping
+//    made for it, an fallocate, mmap, madvise and a munmap whose TLB
+//    shootdown interrupts the other cores, was dropped again right away.)
+//    Every size change drops the mapping first.
 //    A live append (LogSegment::Append) calls it after each entry, so a killed
 //    broker leaves the same index bytes as Kafka's mmap; recovery's rebuild
 //    writes once at the end, saving ~500,000 system calls per GiB rebuilt (an
@@ -107,8 +111,12 @@ class IndexFile {
   Status TrimThenResize(int64_t new_size);
   // fsyncs the file.
   Status Flush();
-  // Writes the appended entries that are not yet in the file, in one write.
-  Status WritePending();
+  // Writes the appended entries that are not yet in the file, in one write
+  // (into the append mapping only where it is mapped already).
+  Status WritePending() { return WritePending(/*live_append=*/false); }
+  // The same after a live append (LogSegment::Append): a few entries may map
+  // the append window, so that the appends after it are stores.
+  Status WriteAppended() { return WritePending(/*live_append=*/true); }
   // Trims (when writable) and releases the file handle.
   Status Close();
   // Releases the handle and removes the file; *existed tells whether it was there.
@@ -121,6 +129,7 @@ class IndexFile {
       : fs_(fs), path_(std::move(path)), entry_size_(entry_size), options_(options) {}
   Status CheckWritable() const;
   Status CheckOpen() const;
+  Status WritePending(bool live_append);
   int64_t BinarySearch(int64_t target, const std::function<int64_t(size_t)>& key, size_t begin,
                        size_t end) const;
 

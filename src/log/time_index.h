@@ -59,7 +59,7 @@ class TimeIndex {
   Status Resize(int64_t new_max_size) { return file_->Resize(new_max_size); }
   Status Flush() { return file_->Flush(); }
   // Writes appended entries not yet in the file (IndexFile's write-behind).
-  Status WriteAppended() { return file_->WritePending(); }
+  Status WriteAppended() { return file_->WriteAppended(); }
   Status Close() { return file_->Close(); }
   Status DeleteIfExists(bool* existed = nullptr) { return file_->DeleteIfExists(existed); }
   Status RenameTo(const std::string& new_path) { return file_->RenameTo(new_path); }

@@ -1,10 +1,12 @@
 // A preallocated index left behind by a crash (10 MiB, mostly a hole) keeps
 // Kafka's entry count but is read only up to its hole: memory per index stays
-// at kilobytes, not megabytes.
+// at kilobytes, not megabytes. And what an index writes through its append
+// mapping versus pwrite.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "common/forwarding_file_system.h"
 #include "log/offset_index.h"
 #include "support/test_support.h"
 
@@ -36,6 +38,78 @@ TEST(IndexFileSparseTest, CrashLeftPreallocatedIndexIsReadOnlyUpToItsHole) {
   ASSERT_TRUE((*reopened)->Reset().ok());
   EXPECT_EQ((*reopened)->entries(), 0u);
   EXPECT_EQ((*reopened)->length(), 10u * 1024 * 1024);
+}
+
+// Counts the append mappings an index makes (File::MapForAppend).
+class MapCountingFileSystem : public ForwardingFileSystem {
+ public:
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    DARUMA_ASSIGN_OR_RETURN(auto file, base()->Open(path, mode));
+    return std::unique_ptr<File>(new CountingFile(this, std::move(file)));
+  }
+  int maps = 0;
+
+ private:
+  class CountingFile final : public ForwardingFile {
+   public:
+    CountingFile(MapCountingFileSystem* owner, std::unique_ptr<File> file)
+        : ForwardingFile(std::move(file)), owner_(owner) {}
+    int fd() const override { return base()->fd(); }
+    Result<std::unique_ptr<WritableMappedRegion>> MapForAppend(uint64_t pos, size_t len,
+                                                               AppendFaults faults) override {
+      ++owner_->maps;
+      return base()->MapForAppend(pos, len, faults);
+    }
+
+   private:
+    MapCountingFileSystem* owner_;
+  };
+};
+
+// Recovery rebuilds an index in memory and writes it once before trimming
+// it: a mapping made for that write would be dropped again by the trim. Only
+// a live append maps the append window; the bytes are the same either way.
+TEST(IndexFileSparseTest, ARebuiltIndexIsWrittenWithoutMappingItsAppendWindow) {
+  testing::TempDir tmp;
+  MapCountingFileSystem fs;
+  const std::string rebuilt = tmp.Join("00000000000000000000.index");
+  {
+    auto index = OffsetIndex::Open(rebuilt, 0, 10 * 1024 * 1024, &fs);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    ASSERT_TRUE((*index)->Append(10, 4100).ok());
+    ASSERT_TRUE((*index)->Append(20, 8200).ok());
+    ASSERT_TRUE((*index)->TrimToValidSize().ok());
+    ASSERT_TRUE((*index)->Close().ok());
+  }
+  EXPECT_EQ(fs.maps, 0);
+  ASSERT_EQ(std::filesystem::file_size(rebuilt), 16u);
+
+  const std::string live = tmp.Join("00000000000000000100.index");
+  auto index = OffsetIndex::Open(live, 100, 10 * 1024 * 1024, &fs);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  ASSERT_TRUE((*index)->Append(110, 4100).ok());
+  ASSERT_TRUE((*index)->TrimThenResize(10 * 1024 * 1024).ok());  // recovery's end: a write
+  EXPECT_EQ(fs.maps, 0);
+  ASSERT_TRUE((*index)->Append(120, 8200).ok());
+  ASSERT_TRUE((*index)->WriteAppended().ok());  // a live append maps the window
+  ASSERT_TRUE((*index)->Append(130, 12300).ok());
+  ASSERT_TRUE((*index)->WriteAppended().ok());  // and stores into it
+  ASSERT_TRUE((*index)->Append(140, 16400).ok());
+  ASSERT_TRUE((*index)->Flush().ok());  // a flush stores into the mapped window too
+  EXPECT_EQ(fs.maps, 1);
+  ASSERT_TRUE((*index)->Close().ok());
+  for (const std::string& path : {rebuilt, live}) {
+    auto reopened = OffsetIndex::Open(path, path == live ? 100 : 0, 10 * 1024 * 1024, &fs, false);
+    ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+    if (path == rebuilt) {
+      ASSERT_EQ((*reopened)->entries(), 2u);
+      EXPECT_EQ((*reopened)->Entry(1), (OffsetPosition{20, 8200}));
+    } else {
+      ASSERT_EQ((*reopened)->entries(), 4u);
+      EXPECT_EQ((*reopened)->Entry(0), (OffsetPosition{110, 4100}));
+      EXPECT_EQ((*reopened)->Entry(3), (OffsetPosition{140, 16400}));
+    }
+  }
 }
 
 }  // namespace
