@@ -211,6 +211,10 @@ Status LogSegment::UpdateTxnIndex(const AbortedTxn& txn) {
   return txn_index_->Append(txn);
 }
 
+Status LogSegment::BufferTxnIndexUpdate(const AbortedTxn& txn) {
+  return txn_index_->AppendBuffered(txn);
+}
+
 namespace {
 
 // The part of an entry header TranslateOffset needs: offset, size, magic and,
@@ -464,6 +468,8 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
     }
     DARUMA_RETURN_IF_ERROR(scan.error);
   }
+  // The aborted transactions on_batch buffered (BufferTxnIndexUpdate), in one write.
+  DARUMA_RETURN_IF_ERROR(txn_index_->WritePending());
   result.truncated_bytes = size_ - result.valid_bytes;
   if (result.truncated_bytes > 0) {
     if (before_truncate) DARUMA_RETURN_IF_ERROR(before_truncate(result.valid_bytes, size_));

@@ -108,6 +108,9 @@ class LogSegment {
 
   // Records an aborted transaction whose ABORT marker is in this segment.
   Status UpdateTxnIndex(const AbortedTxn& txn);
+  // The same from ApplyRecovery's on_batch: the entry is written with the
+  // segment's others when the replay ends (TransactionIndex::AppendBuffered).
+  Status BufferTxnIndexUpdate(const AbortedTxn& txn);
 
   // The first batch whose last offset >= offset, scanning from
   // starting_position; nullopt if none.

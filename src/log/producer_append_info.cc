@@ -17,23 +17,28 @@ struct MarkerRecord {
   int64_t timestamp;
 };
 
-// Reads the first record of a non-empty marker batch as COMMIT/ABORT.
+// Reads the first record of a non-empty marker batch as COMMIT/ABORT. Runs
+// twice per marker in recovery (the scan's barrier check, then the replay):
+// the message prefix is built only for an error.
 Result<MarkerRecord> ReadEndTxnMarker(const RecordBatchView& batch) {
-  const std::string where = "control batch at offset " + std::to_string(batch.base_offset());
+  auto where = [&batch] {
+    return "control batch at offset " + std::to_string(batch.base_offset());
+  };
   DARUMA_ASSIGN_OR_RETURN(std::vector<Record> records, batch.DecodeRecords());
-  if (records.empty()) return Status::InvalidRecord(where + ": no records");
+  if (records.empty()) return Status::InvalidRecord(where() + ": no records");
   const Record& record = records.front();
   if (!record.key || !record.value) {
-    return Status::InvalidRecord(where + ": end-transaction marker needs a key and a value");
+    return Status::InvalidRecord(where() + ": end-transaction marker needs a key and a value");
   }
   auto type = ParseControlRecordKey(AsBytes(*record.key));
-  if (!type.ok()) return type.status().WithContext(where);
+  if (!type.ok()) return type.status().WithContext(where());
   if (*type != ControlRecordType::kAbort && *type != ControlRecordType::kCommit) {
-    return Status::InvalidRecord(where + ": control record type: expected ABORT or COMMIT, found " +
+    return Status::InvalidRecord(where() +
+                                 ": control record type: expected ABORT or COMMIT, found " +
                                  ControlRecordTypeName(*type));
   }
   auto coordinator_epoch = ParseEndTxnMarkerCoordinatorEpoch(AsBytes(*record.value));
-  if (!coordinator_epoch.ok()) return coordinator_epoch.status().WithContext(where);
+  if (!coordinator_epoch.ok()) return coordinator_epoch.status().WithContext(where());
   return MarkerRecord{EndTxnMarker{*type, *coordinator_epoch}, record.timestamp};
 }
 

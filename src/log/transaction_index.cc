@@ -30,11 +30,17 @@ std::string AbortedTxn::ToString() const {
 Result<std::vector<AbortedTxn>> TransactionIndex::ReadEntries(
     std::vector<uint64_t>* positions) const {
   std::vector<AbortedTxn> out;
-  if (known_absent_) return out;
-  Result<std::vector<uint8_t>> read = fs_->ReadFile(path_);
-  if (!read.ok() && read.status().IsNotFound()) return out;  // not created yet: no entries
-  DARUMA_RETURN_IF_ERROR(read.status());
-  const std::vector<uint8_t>& bytes = *read;
+  std::vector<uint8_t> bytes;
+  if (!known_absent_) {
+    Result<std::vector<uint8_t>> read = fs_->ReadFile(path_);
+    if (read.ok()) {
+      bytes = std::move(*read);
+    } else if (!read.status().IsNotFound()) {
+      return read.status();
+    }  // else not created yet: no entries of its own
+  }
+  // Buffered entries read as they will be written: after the file's bytes.
+  bytes.insert(bytes.end(), pending_.begin(), pending_.end());
   for (size_t pos = 0; pos + AbortedTxn::kSize <= bytes.size(); pos += AbortedTxn::kSize) {
     // Kafka reads the version as the first byte only (a signed byte).
     const int8_t version = int8_t(bytes[pos]);
@@ -62,7 +68,7 @@ Status TransactionIndex::OpenForWrite() {
   return Status::Ok();
 }
 
-Status TransactionIndex::Append(const AbortedTxn& txn) {
+Status TransactionIndex::CheckAppend(const AbortedTxn& txn) {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
   if (!last_offset_known_) {
     DARUMA_ASSIGN_OR_RETURN(auto existing, ReadEntries(nullptr));
@@ -76,6 +82,12 @@ Status TransactionIndex::Append(const AbortedTxn& txn) {
         std::to_string(txn.last_offset) + " is not greater than current last offset " +
         std::to_string(*last_offset_) + " of index " + path_);
   }
+  return Status::Ok();
+}
+
+Status TransactionIndex::Append(const AbortedTxn& txn) {
+  DARUMA_RETURN_IF_ERROR(WritePending());
+  DARUMA_RETURN_IF_ERROR(CheckAppend(txn));
   DARUMA_RETURN_IF_ERROR(OpenForWrite());
   if (!end_) {
     DARUMA_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
@@ -89,6 +101,31 @@ Status TransactionIndex::Append(const AbortedTxn& txn) {
   }
   *end_ += AbortedTxn::kSize;
   last_offset_ = txn.last_offset;
+  return Status::Ok();
+}
+
+Status TransactionIndex::AppendBuffered(const AbortedTxn& txn) {
+  DARUMA_RETURN_IF_ERROR(CheckAppend(txn));
+  const size_t at = pending_.size();
+  pending_.resize(at + AbortedTxn::kSize);
+  EncodeTxn(txn, pending_.data() + at);
+  last_offset_ = txn.last_offset;
+  return Status::Ok();
+}
+
+Status TransactionIndex::WritePending() {
+  if (pending_.empty()) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(OpenForWrite());
+  if (!end_) {
+    DARUMA_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    end_ = size;
+  }
+  if (Status st = file_->WriteAt(*end_, pending_); !st.ok()) {
+    end_.reset();  // part of the entries may be there: ask the file again
+    return st;
+  }
+  *end_ += pending_.size();
+  pending_.clear();
   return Status::Ok();
 }
 
@@ -114,6 +151,7 @@ Result<TxnIndexSearchResult> TransactionIndex::CollectAbortedTxns(int64_t fetch_
 
 Status TransactionIndex::TruncateTo(int64_t offset) {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
+  DARUMA_RETURN_IF_ERROR(WritePending());
   std::vector<uint64_t> positions;
   DARUMA_ASSIGN_OR_RETURN(auto all, ReadEntries(&positions));
   std::optional<int64_t> new_last;
@@ -134,6 +172,7 @@ Status TransactionIndex::TruncateTo(int64_t offset) {
 
 Status TransactionIndex::Reset() {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
+  DARUMA_RETURN_IF_ERROR(WritePending());
   if (FileExists()) {
     DARUMA_RETURN_IF_ERROR(OpenForWrite());
     end_.reset();
@@ -159,17 +198,20 @@ Status TransactionIndex::SanityCheck() const {
 }
 
 Status TransactionIndex::Flush() {
+  DARUMA_RETURN_IF_ERROR(WritePending());
   if (file_ == nullptr) return Status::Ok();
   return file_->Sync();
 }
 
 Status TransactionIndex::Close() {
+  DARUMA_RETURN_IF_ERROR(WritePending());
   file_.reset();
   end_.reset();
   return Status::Ok();
 }
 
 Status TransactionIndex::DeleteIfExists(bool* existed) {
+  pending_.clear();  // the entries would go with the file
   file_.reset();
   end_.reset();
   Status st = fs_->Remove(path_);
@@ -179,6 +221,7 @@ Status TransactionIndex::DeleteIfExists(bool* existed) {
 }
 
 Status TransactionIndex::RenameTo(const std::string& new_path) {
+  DARUMA_RETURN_IF_ERROR(WritePending());
   if (FileExists()) DARUMA_RETURN_IF_ERROR(fs_->Rename(path_, new_path));
   path_ = new_path;
   known_absent_ = false;  // the hint was about the old path

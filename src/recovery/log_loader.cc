@@ -631,7 +631,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
       if (*completed) {
         const CompletedTxn& txn = **completed;
         if (txn.is_aborted) {
-          DARUMA_RETURN_IF_ERROR(segment->UpdateTxnIndex(
+          DARUMA_RETURN_IF_ERROR(segment->BufferTxnIndexUpdate(
               {txn.producer_id, txn.first_offset, txn.last_offset, psm->LastStableOffset(txn)}));
         }
         DARUMA_RETURN_IF_ERROR(psm->CompleteTxn(txn));

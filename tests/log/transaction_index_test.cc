@@ -140,6 +140,53 @@ TEST(TransactionIndexTest, AppendsLandAtTheFileEndAfterTruncateResetCloseAndAFai
   EXPECT_EQ(contents(), torn + Encoded(kB) + Encoded(kC));
 }
 
+// Recovery buffers a segment's aborted transactions (AppendBuffered) and
+// writes them at once (WritePending): in between, reads see them, ordering
+// is checked as for Append, and any other change writes them first, so the
+// file ends up as after one Append each.
+TEST(TransactionIndexTest, BufferedEntriesReadAndLandAsIfAppendedOneByOne) {
+  testing::MemFileSystem mem;
+  testing::FaultInjectionFileSystem fs(&mem);
+  const std::string path = "/0.txnindex";
+  auto contents = [&] {
+    auto bytes = mem.ReadFile(path);
+    return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string("<none>");
+  };
+  TransactionIndex index(path, 0, &fs);
+  ASSERT_TRUE(index.AppendBuffered(kA).ok());
+  ASSERT_TRUE(index.AppendBuffered(kB).ok());
+  EXPECT_EQ(index.AppendBuffered(kA).code(), StatusCode::kInvalidOffset);  // not after kB
+  EXPECT_EQ(contents(), "<none>");                                         // nothing written yet
+  auto all = index.AllAbortedTxns();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, (std::vector<AbortedTxn>{kA, kB}));
+  const int64_t ops = fs.op_count();
+  ASSERT_TRUE(index.WritePending().ok());
+  EXPECT_EQ(fs.op_count() - ops, 2);  // the create and one write
+  EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB));
+  ASSERT_TRUE(index.WritePending().ok());  // nothing left
+  EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB));
+
+  // A live append, a truncation and a close each write what is buffered first.
+  ASSERT_TRUE(index.AppendBuffered(kC).ok());
+  ASSERT_TRUE(index.TruncateTo(35).ok());
+  EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB));
+  ASSERT_TRUE(index.AppendBuffered(kC).ok());
+  ASSERT_TRUE(index.Close().ok());
+  EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB) + Encoded(kC));
+  ASSERT_TRUE(index.Reset().ok());
+  ASSERT_TRUE(index.AppendBuffered(kA).ok());
+  ASSERT_TRUE(index.Append(kB).ok());
+  EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB));
+
+  // A failed write keeps the entries; the next write asks the file for its end.
+  ASSERT_TRUE(index.AppendBuffered(kC).ok());
+  fs.FailAt(fs.op_count() + 1, testing::InjectedError::kEio);
+  EXPECT_FALSE(index.WritePending().ok());
+  ASSERT_TRUE(index.WritePending().ok());
+  EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB) + Encoded(kC));
+}
+
 TEST(TransactionIndexTest, ReaderTakesVersionFromFirstByteAndIgnoresPartialTail) {
   TempDir dir;
   const std::string path = dir.Join("0.txnindex");
