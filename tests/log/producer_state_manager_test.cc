@@ -6,8 +6,11 @@
 
 #include <filesystem>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "log/log_file_names.h"
+#include "log/producer_append_info.h"
+#include "record/control_record.h"
 #include "record/record_batch_builder.h"
 #include "support/test_support.h"
 
@@ -182,6 +185,84 @@ TEST_F(ProducerStateManagerTest, AbortLsoIsTheOtherProducersOpenTransaction) {
   EXPECT_EQ(*second, (CompletedTxn{3000, 11, 20, true}));
   EXPECT_EQ(lso, 21);
   EXPECT_EQ(manager_->UnreplicatedTxns().size(), 2u);
+}
+
+// A marker is read the same however its batch is laid out: the usual shape
+// (uncompressed, one record) is read in place, any other through the
+// general record decoder, and a malformed one fails either way.
+TEST_F(ProducerStateManagerTest, MarkersOfEveryLayoutReadAsTheGeneralDecoderReadsThem) {
+  const int64_t pid = 7;
+  auto marker = [&](int64_t offset, std::vector<RecordInput> records, CompressionType compression,
+                    TimestampType timestamp_type) {
+    BatchBuilderOptions options;
+    options.base_offset = offset;
+    options.producer_id = pid;
+    options.is_transactional = true;
+    options.is_control = true;
+    options.compression = compression;
+    options.timestamp_type = timestamp_type;
+    auto built = BuildRecordBatch(options, records);
+    EXPECT_TRUE(built.ok()) << built.status().ToString();
+    return *built;
+  };
+  auto abort_record = [](int64_t timestamp) {
+    const Bytes key = EncodeControlRecordKey(ControlRecordType::kAbort);
+    const Bytes value = EncodeEndTxnMarkerValue(3);
+    return RecordInput{timestamp,
+                       std::string(key.begin(), key.end()),
+                       std::string(value.begin(), value.end()),
+                       {},
+                       -1};
+  };
+  int64_t offset = 0;
+  int64_t sequence = 0;
+  auto open_txn = [&] {
+    BatchSpec spec{offset++, pid, 0, int32_t(sequence++), 1, true, kT0};
+    Apply(DataBatch(spec));
+  };
+  // Usual, with a header, with LogAppendTime, two records, compressed.
+  RecordInput with_header = abort_record(kT0 + 10);
+  with_header.headers.push_back(RecordHeader{"h", std::string("v")});
+  const std::vector<std::pair<Bytes, int64_t>> cases = {
+      {marker(0, {abort_record(kT0 + 10)}, CompressionType::kNone, TimestampType::kCreateTime),
+       kT0 + 10},
+      {marker(0, {with_header}, CompressionType::kNone, TimestampType::kCreateTime), kT0 + 10},
+      {marker(0, {abort_record(kT0 + 20)}, CompressionType::kNone, TimestampType::kLogAppendTime),
+       -2},
+      {marker(0, {abort_record(kT0 + 30), abort_record(kT0 + 31)}, CompressionType::kNone,
+              TimestampType::kCreateTime),
+       kT0 + 30},
+      {marker(0, {abort_record(kT0 + 40)}, CompressionType::kGzip, TimestampType::kCreateTime),
+       kT0 + 40},
+  };
+  for (const auto& [shape, expected_timestamp] : cases) {
+    open_txn();
+    Bytes bytes = shape;
+    StoreBe64(bytes.data(), uint64_t(offset++));
+    RecordBatchView view(bytes);
+    EXPECT_TRUE(EndTxnMarkerReadable(view));
+    auto completed = Apply(bytes);
+    ASSERT_TRUE(completed.has_value());
+    EXPECT_TRUE(completed->is_aborted);
+    const int64_t want = expected_timestamp == -2 ? view.max_timestamp() : expected_timestamp;
+    EXPECT_EQ(manager_->LastEntry(pid)->last_timestamp(), want);
+  }
+  // Damaged: a byte after the only record, a cut key, a value that is not a
+  // marker's. Each fails as a record error, with or without the in-place read.
+  Bytes trailing =
+      marker(0, {abort_record(kT0)}, CompressionType::kNone, TimestampType::kCreateTime);
+  trailing.push_back(0);
+  StoreBe32(trailing.data() + 8, uint32_t(trailing.size() - 12));
+  RecordInput bad_value = abort_record(kT0);
+  bad_value.value = "x";
+  RecordInput no_key = abort_record(kT0);
+  no_key.key.reset();
+  for (const Bytes& damaged :
+       {trailing, marker(0, {bad_value}, CompressionType::kNone, TimestampType::kCreateTime),
+        marker(0, {no_key}, CompressionType::kNone, TimestampType::kCreateTime)}) {
+    EXPECT_FALSE(EndTxnMarkerReadable(RecordBatchView(damaged)));
+    EXPECT_FALSE(manager_->ApplyBatch(RecordBatchView(damaged)).ok());
+  }
 }
 
 TEST_F(ProducerStateManagerTest, MarkerWithoutOpenTransactionCompletesNothing) {
