@@ -3,6 +3,8 @@
 #include <limits>
 #include <utility>
 
+#include "record/nullable_bytes.h"
+
 namespace daruma {
 
 namespace {
@@ -16,20 +18,6 @@ struct MarkerRecord {
   EndTxnMarker marker;
   int64_t timestamp;
 };
-
-// A nullable bytes field of a record, as a view: false if it is cut short.
-bool ReadNullableView(ByteReader& r, std::optional<ByteSpan>* out) {
-  int32_t len;
-  if (!r.ReadVarint(&len)) return false;
-  if (len < 0) {
-    out->reset();
-    return true;
-  }
-  ByteSpan bytes;
-  if (!r.ReadBytes(size_t(len), &bytes)) return false;
-  *out = bytes;
-  return true;
-}
 
 // The marker of the usual control batch (uncompressed, one record) without
 // decoding it into a Record: only when the record passes every check
@@ -55,8 +43,8 @@ std::optional<MarkerRecord> ReadUsualEndTxnMarker(const RecordBatchView& batch) 
   std::optional<ByteSpan> value;
   int32_t header_count;
   if (!r.ReadInt8(&attributes) || !r.ReadVarlong(&ts_delta) || !r.ReadVarint(&offset_delta) ||
-      !ReadNullableView(r, &key) || !ReadNullableView(r, &value) || !r.ReadVarint(&header_count) ||
-      header_count < 0 || size_t(header_count) > r.remaining()) {
+      !ReadNullableBytesView(r, &key) || !ReadNullableBytesView(r, &value) ||
+      !r.ReadVarint(&header_count) || header_count < 0 || size_t(header_count) > r.remaining()) {
     return std::nullopt;
   }
   for (int32_t h = 0; h < header_count; ++h) {
@@ -64,7 +52,7 @@ std::optional<MarkerRecord> ReadUsualEndTxnMarker(const RecordBatchView& batch) 
     ByteSpan header_key;
     std::optional<ByteSpan> header_value;
     if (!r.ReadVarint(&key_len) || key_len < 0 || !r.ReadBytes(size_t(key_len), &header_key) ||
-        !ReadNullableView(r, &header_value)) {
+        !ReadNullableBytesView(r, &header_value)) {
       return std::nullopt;
     }
   }

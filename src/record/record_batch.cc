@@ -7,6 +7,7 @@
 
 #include "common/crc32c.h"
 #include "common/damage_kind.h"
+#include "record/nullable_bytes.h"
 
 namespace daruma {
 
@@ -87,15 +88,13 @@ Status RecordError(const RecordBatchView& batch, int32_t index, size_t pos, cons
 }
 
 bool ReadNullableBytes(ByteReader& r, std::optional<std::string>* out) {
-  int32_t len;
-  if (!r.ReadVarint(&len)) return false;
-  if (len < 0) {
+  std::optional<ByteSpan> bytes;
+  if (!ReadNullableBytesView(r, &bytes)) return false;
+  if (bytes) {
+    *out = std::string(AsStringView(*bytes));
+  } else {
     out->reset();
-    return true;
   }
-  ByteSpan bytes;
-  if (!r.ReadBytes(size_t(len), &bytes)) return false;
-  *out = std::string(AsStringView(bytes));
   return true;
 }
 
