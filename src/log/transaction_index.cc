@@ -211,7 +211,9 @@ Status TransactionIndex::Close() {
 }
 
 Status TransactionIndex::DeleteIfExists(bool* existed) {
-  pending_.clear();  // the entries would go with the file
+  // Written first, so *existed reads as after one Append each (the file
+  // exists once an entry was appended).
+  DARUMA_RETURN_IF_ERROR(WritePending());
   file_.reset();
   end_.reset();
   Status st = fs_->Remove(path_);

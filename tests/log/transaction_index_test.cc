@@ -185,6 +185,15 @@ TEST(TransactionIndexTest, BufferedEntriesReadAndLandAsIfAppendedOneByOne) {
   EXPECT_FALSE(index.WritePending().ok());
   ASSERT_TRUE(index.WritePending().ok());
   EXPECT_EQ(contents(), Encoded(kA) + Encoded(kB) + Encoded(kC));
+
+  // Deleting an index whose only entries are buffered finds the file they
+  // would have created.
+  TransactionIndex fresh("/1.txnindex", 1, &fs);
+  ASSERT_TRUE(fresh.AppendBuffered(kC).ok());
+  bool existed = false;
+  ASSERT_TRUE(fresh.DeleteIfExists(&existed).ok());
+  EXPECT_TRUE(existed);
+  EXPECT_FALSE(mem.Exists("/1.txnindex"));
 }
 
 TEST(TransactionIndexTest, ReaderTakesVersionFromFirstByteAndIgnoresPartialTail) {
