@@ -88,18 +88,9 @@ Status TransactionIndex::CheckAppend(const AbortedTxn& txn) {
 Status TransactionIndex::Append(const AbortedTxn& txn) {
   DARUMA_RETURN_IF_ERROR(WritePending());
   DARUMA_RETURN_IF_ERROR(CheckAppend(txn));
-  DARUMA_RETURN_IF_ERROR(OpenForWrite());
-  if (!end_) {
-    DARUMA_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
-    end_ = size;
-  }
   uint8_t entry[AbortedTxn::kSize];
   EncodeTxn(txn, entry);
-  if (Status st = file_->WriteAt(*end_, entry); !st.ok()) {
-    end_.reset();  // part of the entry may be there: ask the file again
-    return st;
-  }
-  *end_ += AbortedTxn::kSize;
+  DARUMA_RETURN_IF_ERROR(WriteAtEnd(entry));
   last_offset_ = txn.last_offset;
   return Status::Ok();
 }
@@ -115,17 +106,22 @@ Status TransactionIndex::AppendBuffered(const AbortedTxn& txn) {
 
 Status TransactionIndex::WritePending() {
   if (pending_.empty()) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(WriteAtEnd(pending_));
+  pending_.clear();
+  return Status::Ok();
+}
+
+Status TransactionIndex::WriteAtEnd(ByteSpan entries) {
   DARUMA_RETURN_IF_ERROR(OpenForWrite());
   if (!end_) {
     DARUMA_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
     end_ = size;
   }
-  if (Status st = file_->WriteAt(*end_, pending_); !st.ok()) {
+  if (Status st = file_->WriteAt(*end_, entries); !st.ok()) {
     end_.reset();  // part of the entries may be there: ask the file again
     return st;
   }
-  *end_ += pending_.size();
-  pending_.clear();
+  *end_ += entries.size();
   return Status::Ok();
 }
 

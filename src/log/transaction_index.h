@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bytes.h"
 #include "common/file_system.h"
 #include "common/status.h"
 
@@ -103,8 +104,10 @@ class TransactionIndex {
   Result<std::vector<AbortedTxn>> ReadEntries(std::vector<uint64_t>* positions) const;
   Status OpenForWrite();
   Status CheckWritable() const;
-  // Append's checks; remembers txn.last_offset as the last entry's.
+  // Append's checks.
   Status CheckAppend(const AbortedTxn& txn);
+  // Writes whole encoded entries at the file's end (creating the file).
+  Status WriteAtEnd(ByteSpan entries);
 
   FileSystem* fs_;
   std::string path_;

@@ -26,6 +26,12 @@ std::string Encoded(const AbortedTxn& t) {
          Be64(uint64_t(t.last_offset)) + Be64(uint64_t(t.last_stable_offset));
 }
 
+// The file's bytes, or "<none>" when it cannot be read (absent).
+std::string FileContents(testing::MemFileSystem& mem, const std::string& path) {
+  auto bytes = mem.ReadFile(path);
+  return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string("<none>");
+}
+
 const AbortedTxn kA{2000, 9, 19, 11};
 const AbortedTxn kB{3000, 11, 20, 21};
 const AbortedTxn kC{3000, 23, 35, 36};
@@ -102,10 +108,7 @@ TEST(TransactionIndexTest, AppendsLandAtTheFileEndAfterTruncateResetCloseAndAFai
   testing::MemFileSystem mem;
   testing::FaultInjectionFileSystem fs(&mem);
   const std::string path = "/0.txnindex";
-  auto contents = [&] {
-    auto bytes = mem.ReadFile(path);
-    return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string("<unreadable>");
-  };
+  auto contents = [&] { return FileContents(mem, path); };
   {
     TransactionIndex index(path, 0, &fs);
     for (const auto& t : {kA, kB, kC}) ASSERT_TRUE(index.Append(t).ok());
@@ -148,10 +151,7 @@ TEST(TransactionIndexTest, BufferedEntriesReadAndLandAsIfAppendedOneByOne) {
   testing::MemFileSystem mem;
   testing::FaultInjectionFileSystem fs(&mem);
   const std::string path = "/0.txnindex";
-  auto contents = [&] {
-    auto bytes = mem.ReadFile(path);
-    return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string("<none>");
-  };
+  auto contents = [&] { return FileContents(mem, path); };
   TransactionIndex index(path, 0, &fs);
   ASSERT_TRUE(index.AppendBuffered(kA).ok());
   ASSERT_TRUE(index.AppendBuffered(kB).ok());
