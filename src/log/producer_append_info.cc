@@ -3,7 +3,7 @@
 #include <limits>
 #include <utility>
 
-#include "record/nullable_bytes.h"
+#include "record/record_body.h"
 
 namespace daruma {
 
@@ -19,54 +19,20 @@ struct MarkerRecord {
   int64_t timestamp;
 };
 
-// The marker of the usual control batch (uncompressed, one record) without
-// decoding it into a Record: only when the record passes every check
-// RecordBatchView::DecodeRecords makes of it, and its key and value parse;
-// nullopt otherwise, and ReadEndTxnMarker then decodes it the general way,
-// reaching the same result or error.
+// The marker of the usual control batch (uncompressed, one record), read in
+// place (OnlyRecordInPlace makes every check DecodeRecords makes); nullopt
+// for any other batch or a record that is not a marker, which
+// ReadEndTxnMarker then decodes the general way, to the same result or error.
 std::optional<MarkerRecord> ReadUsualEndTxnMarker(const RecordBatchView& batch) {
-  if (batch.compression() != CompressionType::kNone || batch.records_count() != 1) {
-    return std::nullopt;
-  }
-  ByteReader region(batch.bytes().subspan(batch_layout::kRecords));
-  int32_t len;
-  ByteSpan body;
-  if (!region.ReadVarint(&len) || len < 0 || !region.ReadBytes(size_t(len), &body) ||
-      !region.AtEnd()) {
-    return std::nullopt;
-  }
-  ByteReader r(body);
-  int8_t attributes;
-  int64_t ts_delta;
-  int32_t offset_delta;
-  std::optional<ByteSpan> key;
-  std::optional<ByteSpan> value;
-  int32_t header_count;
-  if (!r.ReadInt8(&attributes) || !r.ReadVarlong(&ts_delta) || !r.ReadVarint(&offset_delta) ||
-      !ReadNullableBytesView(r, &key) || !ReadNullableBytesView(r, &value) ||
-      !r.ReadVarint(&header_count) || header_count < 0 || size_t(header_count) > r.remaining()) {
-    return std::nullopt;
-  }
-  for (int32_t h = 0; h < header_count; ++h) {
-    int32_t key_len;
-    ByteSpan header_key;
-    std::optional<ByteSpan> header_value;
-    if (!r.ReadVarint(&key_len) || key_len < 0 || !r.ReadBytes(size_t(key_len), &header_key) ||
-        !ReadNullableBytesView(r, &header_value)) {
-      return std::nullopt;
-    }
-  }
-  if (!r.AtEnd() || !key || !value) return std::nullopt;
-  auto type = ParseControlRecordKey(*key);
+  std::optional<RecordBodyView> record = OnlyRecordInPlace(batch);
+  if (!record || !record->key || !record->value) return std::nullopt;
+  auto type = ParseControlRecordKey(*record->key);
   if (!type.ok() || (*type != ControlRecordType::kAbort && *type != ControlRecordType::kCommit)) {
     return std::nullopt;
   }
-  auto coordinator_epoch = ParseEndTxnMarkerCoordinatorEpoch(*value);
+  auto coordinator_epoch = ParseEndTxnMarkerCoordinatorEpoch(*record->value);
   if (!coordinator_epoch.ok()) return std::nullopt;
-  const int64_t timestamp = batch.timestamp_type() == TimestampType::kLogAppendTime
-                                ? batch.max_timestamp()
-                                : batch.base_timestamp() + ts_delta;
-  return MarkerRecord{EndTxnMarker{*type, *coordinator_epoch}, timestamp};
+  return MarkerRecord{EndTxnMarker{*type, *coordinator_epoch}, record->Timestamp(batch)};
 }
 
 // Reads the first record of a non-empty marker batch as COMMIT/ABORT. Runs

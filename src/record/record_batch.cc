@@ -8,6 +8,7 @@
 #include "common/crc32c.h"
 #include "common/damage_kind.h"
 #include "record/nullable_bytes.h"
+#include "record/record_body.h"
 
 namespace daruma {
 
@@ -87,56 +88,38 @@ Status RecordError(const RecordBatchView& batch, int32_t index, size_t pos, cons
                   batch.base_offset(), index, pos, what));
 }
 
-bool ReadNullableBytes(ByteReader& r, std::optional<std::string>* out) {
-  std::optional<ByteSpan> bytes;
-  if (!ReadNullableBytesView(r, &bytes)) return false;
-  if (bytes) {
-    *out = std::string(AsStringView(*bytes));
-  } else {
-    out->reset();
-  }
-  return true;
-}
-
 // Decodes one record whose Length varint has been read; `body` is exactly its
 // Length bytes.
 Status DecodeRecordBody(ByteSpan body, const RecordBatchView& batch, int32_t index, size_t pos,
                         Record* rec) {
-  ByteReader r(body);
-  int64_t ts_delta;
-  int32_t offset_delta;
-  if (!r.ReadInt8(&rec->attributes) || !r.ReadVarlong(&ts_delta) || !r.ReadVarint(&offset_delta)) {
-    return RecordError(batch, index, pos, "truncated attributes/timestamp/offset delta");
+  RecordBodyView view;
+  if (const char* wrong = ParseRecordBody(body, &view)) {
+    return RecordError(batch, index, pos, wrong);
   }
-  if (!ReadNullableBytes(r, &rec->key)) return RecordError(batch, index, pos, "bad key");
-  if (!ReadNullableBytes(r, &rec->value)) return RecordError(batch, index, pos, "bad value");
-  int32_t header_count;
-  if (!r.ReadVarint(&header_count) || header_count < 0 || size_t(header_count) > r.remaining()) {
-    return RecordError(batch, index, pos, "invalid header count");
-  }
-  rec->headers.reserve(size_t(header_count));
-  for (int32_t h = 0; h < header_count; ++h) {
-    int32_t key_len;
+  auto owned = [](const std::optional<ByteSpan>& bytes) -> std::optional<std::string> {
+    if (!bytes) return std::nullopt;
+    return std::string(AsStringView(*bytes));
+  };
+  rec->attributes = view.attributes;
+  rec->key = owned(view.key);
+  rec->value = owned(view.value);
+  // The headers were checked by ParseRecordBody: these reads cannot fail.
+  ByteReader r(view.headers);
+  rec->headers.reserve(size_t(view.header_count));
+  for (int32_t h = 0; h < view.header_count; ++h) {
+    int32_t key_len = 0;
     ByteSpan key;
-    if (!r.ReadVarint(&key_len) || key_len < 0 || !r.ReadBytes(size_t(key_len), &key)) {
-      return RecordError(batch, index, pos, "invalid header key");
-    }
-    RecordHeader header{std::string(AsStringView(key)), std::nullopt};
-    if (!ReadNullableBytes(r, &header.value)) {
-      return RecordError(batch, index, pos, "invalid header value");
-    }
-    rec->headers.push_back(std::move(header));
+    std::optional<ByteSpan> value;
+    r.ReadVarint(&key_len);
+    r.ReadBytes(size_t(key_len), &key);
+    ReadNullableBytesView(r, &value);
+    rec->headers.push_back(RecordHeader{std::string(AsStringView(key)), owned(value)});
   }
-  if (!r.AtEnd()) {
-    return RecordError(batch, index, pos, "record length does not match its fields");
-  }
-  rec->offset = batch.base_offset() + offset_delta;
-  rec->timestamp = batch.timestamp_type() == TimestampType::kLogAppendTime
-                       ? batch.max_timestamp()
-                       : batch.base_timestamp() + ts_delta;
+  rec->offset = batch.base_offset() + view.offset_delta;
+  rec->timestamp = view.Timestamp(batch);
   rec->sequence = batch.base_sequence() == kNoSequence
                       ? kNoSequence
-                      : IncrementSequence(batch.base_sequence(), offset_delta);
+                      : IncrementSequence(batch.base_sequence(), view.offset_delta);
   return Status::Ok();
 }
 
