@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "common/bytes.h"
@@ -21,6 +22,24 @@ constexpr char kOldJournalFileName[] = "JOURNAL";
 // Saved bytes are read in chunks of this size; an all-zero chunk is saved as
 // a length only (preallocated index files are mostly zeros).
 constexpr uint64_t kSaveChunk = 64 * 1024;
+
+// The length of `bytes` without its trailing zeros. Saving a preallocated
+// index scans up to a chunk of zeros per file, so this compares a word at a
+// time.
+size_t WithoutTrailingZeros(std::span<const uint8_t> bytes) {
+  size_t n = bytes.size();
+  while (n % 8 != 0 && bytes[n - 1] == 0) --n;
+  if (n % 8 == 0) {
+    while (n >= 8) {
+      uint64_t word;
+      std::memcpy(&word, bytes.data() + n - 8, 8);
+      if (word != 0) break;
+      n -= 8;
+    }
+    while (n > 0 && bytes[n - 1] == 0) --n;
+  }
+  return n;
+}
 
 void PutU64(std::vector<uint8_t>* out, uint64_t v) {
   uint8_t b[8];
@@ -469,8 +488,7 @@ Status LoadJournal::SaveLocked(const std::string& path, File* file, uint64_t fro
       }
       // Trailing zeros (the entries of an index end, its preallocated rest
       // follows) are saved as a run, not as bytes.
-      uint64_t data_len = n;
-      while (data_len > 0 && chunk[data_len - 1] == 0) --data_len;
+      const uint64_t data_len = WithoutTrailingZeros(chunk);
       if (data_len > 0) {
         r.ranges.push_back(
             {pos, data_len, false,

@@ -76,9 +76,12 @@ void Seed(MemFileSystem* fs) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 7 + 1);
   Put(fs, JoinPath(kDir, "a.log"), a);
   Put(fs, JoinPath(kDir, "b.snapshot"), Bytes({1, 2, 3, 4, 5}));
-  std::vector<uint8_t> c(200000, 0);
+  // Its odd size and the bytes at unaligned positions exercise every way a
+  // saved chunk's trailing zeros are cut.
+  std::vector<uint8_t> c(200005, 0);
   c[8] = 9;
   c[150000] = 4;
+  c[200001] = 3;
   Put(fs, JoinPath(kDir, "c.index"), c);
   Put(fs, JoinPath(kDir, "d.timeindex"), Bytes({7, 7}));
 }
