@@ -18,10 +18,12 @@
 //   BM_ProduceLatency/<acks>  p50/p99 at a light 10 MB/s, acks=1 and acks=-1
 //   BM_ProduceIdempotent/-1   BM_Produce/-1 with enable.idempotence=true
 //                         (producer ids, sequences, duplicate checks)
-//   BM_ProducePlainVsIdempotent/<max.in.flight>  issue 20's ratio: 1 KiB
-//                         messages with acks=-1, plain and idempotent runs
-//                         interleaved (P I, I P, ...; $DARUMA_BENCH_PAIRED_REPS
-//                         each, default 5), max.in.flight 5 and 1 for both;
+//   BM_ProducePlainVsIdempotent/<max.in.flight>/<partitions>  issue 20's
+//                         ratio: 1 KiB messages with acks=-1, plain and
+//                         idempotent runs interleaved (P I, I P, ...;
+//                         $DARUMA_BENCH_PAIRED_REPS each, default 5),
+//                         max.in.flight 5 and 1 for both to one partition,
+//                         and 5 to a topic of 8 partitions;
 //                         medians, ranges, the ratio, CPU s/GB, Produce
 //                         request size and round trip
 //   BM_Consume            the partition of the last produce, from offset 0,
@@ -308,10 +310,11 @@ rd_kafka_topic_t* MakeTopic(rd_kafka_t* producer, const std::string& name) {
 // No RD_KAFKA_MSG_F_COPY: `payload` outlives every delivery, so librdkafka
 // copies each message once (into the batch), not twice (a malloc'd copy
 // first), as Kafka's producer-perf-test reuses one payload array.
-void ProduceOne(rd_kafka_t* producer, rd_kafka_topic_t* rkt, const std::string& payload) {
+void ProduceOne(rd_kafka_t* producer, rd_kafka_topic_t* rkt, const std::string& payload,
+                int32_t partition = 0) {
   void* sent = reinterpret_cast<void*>(intptr_t(Clock::now().time_since_epoch().count()));
-  while (rd_kafka_produce(rkt, 0, 0, const_cast<char*>(payload.data()), payload.size(), nullptr, 0,
-                          sent) != 0) {
+  while (rd_kafka_produce(rkt, partition, 0, const_cast<char*>(payload.data()), payload.size(),
+                          nullptr, 0, sent) != 0) {
     rd_kafka_poll(producer, 1);
   }
 }
@@ -533,6 +536,27 @@ void BM_ProduceIdempotent(benchmark::State& state) {
 
 // ---- plain vs idempotent, interleaved -----------------------------------------
 
+// Creates `topic` with `partitions` partitions (the broker's default is 1).
+bool CreateTopic(rd_kafka_t* rk, const std::string& topic, int partitions) {
+  char err[256];
+  rd_kafka_NewTopic_t* t = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof(err));
+  if (t == nullptr) return false;
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, &t, 1, nullptr, queue);
+  bool ok = false;
+  if (rd_kafka_event_t* ev = rd_kafka_queue_poll(queue, 30000)) {
+    const rd_kafka_CreateTopics_result_t* result = rd_kafka_event_CreateTopics_result(ev);
+    size_t n = 0;
+    const rd_kafka_topic_result_t** topics =
+        result != nullptr ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
+    ok = n == 1 && rd_kafka_topic_result_error(topics[0]) == RD_KAFKA_RESP_ERR_NO_ERROR;
+    rd_kafka_event_destroy(ev);
+  }
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy(t);
+  return ok;
+}
+
 // Deletes `topic` (so ten runs of DataBytes() do not pile up on the disk).
 void DeleteTopic(rd_kafka_t* rk, const std::string& topic) {
   rd_kafka_DeleteTopic_t* del = rd_kafka_DeleteTopic_new(topic.c_str());
@@ -580,10 +604,11 @@ void PrefaultPageCache(int64_t bytes) {
   ::unlink(path.c_str());
 }
 
-// One produce of DataBytes() to a new topic with acks=all and `extra`
-// settings, after PrefaultPageCache; the topic is deleted and everything
-// synced afterwards, untimed.
-PairedRun ProducePaired(daruma::bench::BrokerProcess& broker, bool idempotent,
+// One produce of DataBytes() to a new topic of `partitions` partitions
+// (messages dealt round robin) with acks=all and `extra` settings, after
+// PrefaultPageCache; the topic is deleted and everything synced afterwards,
+// untimed.
+PairedRun ProducePaired(daruma::bench::BrokerProcess& broker, bool idempotent, int partitions,
                         const std::vector<std::pair<std::string, std::string>>& extra) {
   static int run = 0;
   const int64_t count = DataBytes() / int64_t(kMessageBytes);
@@ -598,13 +623,18 @@ PairedRun ProducePaired(daruma::bench::BrokerProcess& broker, bool idempotent,
     out.failed = true;
     return out;
   }
+  if (partitions > 1 && !CreateTopic(producer, topic, partitions)) {
+    rd_kafka_destroy(producer);
+    out.failed = true;
+    return out;
+  }
   rd_kafka_topic_t* rkt = MakeTopic(producer, topic);
   PrefaultPageCache(DataBytes() + (64 << 20));
   const double cpu_before = broker.CpuSeconds();
   const double client_before = ClientCpuSeconds();
   const auto start = Clock::now();
   for (int64_t i = 0; i < count; ++i) {
-    ProduceOne(producer, rkt, payload);
+    ProduceOne(producer, rkt, payload, int32_t(i % partitions));
     if ((i & 1023) == 0) rd_kafka_poll(producer, 0);
   }
   rd_kafka_flush(producer, 120000);
@@ -651,6 +681,9 @@ double MedianOf(std::vector<double> v) {
 // the 5-request window: confluentinc/librdkafka PR #4989), so a plain
 // producer pipelines 5 and the idempotent one 1. 1: both send one request
 // at a time, the comparison that isolates the broker's cost of idempotence.
+// Second arg: the topic's partitions, messages dealt round robin. With 8,
+// each producer can keep 5 requests in flight (one per partition when
+// idempotent), as a producer to a multi-partition topic does in production.
 // Counters: medians and ranges of GB/s, idempotent/plain ratio of the
 // medians, broker and client CPU s/GB, average Produce request size (equal
 // batching) and round trip (rtt_ms: ~5x the service time when 5 are queued).
@@ -660,6 +693,7 @@ void BM_ProducePlainVsIdempotent(benchmark::State& state) {
   const char* reps_env = std::getenv("DARUMA_BENCH_PAIRED_REPS");
   const int reps = reps_env != nullptr && *reps_env != '\0' ? std::atoi(reps_env) : 5;
   const std::string in_flight = std::to_string(state.range(0));
+  const int partitions = int(state.range(1));
   const std::vector<std::pair<std::string, std::string>> extra = {
       {"max.in.flight.requests.per.connection", in_flight}, {"statistics.interval.ms", "1000"}};
   const double bytes = double(DataBytes() / int64_t(kMessageBytes) * int64_t(kMessageBytes));
@@ -669,13 +703,13 @@ void BM_ProducePlainVsIdempotent(benchmark::State& state) {
     for (int pair = 0; pair < reps; ++pair) {
       for (int k = 0; k < 2; ++k) {
         const bool idempotent = (pair % 2 == 0) == (k == 1);  // P I, I P, ...
-        const PairedRun r = ProducePaired(broker, idempotent, extra);
+        const PairedRun r = ProducePaired(broker, idempotent, partitions, extra);
         if (r.failed) return state.SkipWithError("some deliveries failed");
         total += r.seconds;
         std::fprintf(stderr,
-                     "broker_bench: max.in.flight=%s paired run %d %-10s %.3f GB/s, broker %.2f "
-                     "s/GB, client %.2f s/GB, %lld Produce requests, rtt %.2f ms\n",
-                     in_flight.c_str(), pair, idempotent ? "idempotent" : "plain",
+                     "broker_bench: max.in.flight=%s partitions=%d paired run %d %-10s %.3f GB/s, "
+                     "broker %.2f s/GB, client %.2f s/GB, %lld Produce requests, rtt %.2f ms\n",
+                     in_flight.c_str(), partitions, pair, idempotent ? "idempotent" : "plain",
                      bytes / r.seconds / 1e9, r.broker_cpu_s / (bytes / 1e9),
                      r.client_cpu_s / (bytes / 1e9), static_cast<long long>(r.produce_requests),
                      r.rtt_ms);
@@ -702,8 +736,9 @@ void BM_ProducePlainVsIdempotent(benchmark::State& state) {
   }
   state.counters["idem_vs_plain"] = MedianOf(gbps[1]) / MedianOf(gbps[0]);
   state.counters["reps"] = reps;
-  state.SetLabel("acks=-1, max.in.flight=" + in_flight +
-                 ", interleaved; target idem_vs_plain >= 0.9");
+  state.counters["partitions"] = partitions;
+  state.SetLabel("acks=-1, max.in.flight=" + in_flight + ", " + std::to_string(partitions) +
+                 " partition(s), interleaved; target idem_vs_plain >= 0.9");
 }
 
 void BM_ProduceBaseline(benchmark::State& state) {
@@ -734,8 +769,11 @@ BENCHMARK(BM_ProduceIdempotent)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_ProducePlainVsIdempotent)
-    ->Arg(5)
-    ->Arg(1)
+    ->Args({5, 1})
+    ->Args({1, 1})
+    ->Args({5, 8})
+    ->Args({5, 2})
+    ->Args({5, 4})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
