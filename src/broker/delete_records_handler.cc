@@ -22,12 +22,12 @@ namespace {
 
 constexpr int64_t kHighWatermarkOffset = -1;
 
-using PartitionResult = DeleteRecordsResponse::Partition;
+using DeleteRecordsResult = DeleteRecordsResponse::Partition;
 
 // Raises the start of one partition; *moved says whether it changed.
-PartitionResult DeleteOne(HandlerEnv& env, const std::string& topic,
-                          const DeleteRecordsRequest::Partition& p, bool* moved) {
-  PartitionResult out;
+DeleteRecordsResult DeleteOne(HandlerEnv& env, const std::string& topic,
+                              const DeleteRecordsRequest::Partition& p, bool* moved) {
+  DeleteRecordsResult out;
   out.partition_index = p.partition_index;
   if (IsInternalTopic(topic)) {
     out.error_code = ErrorCode::kInvalidTopicException;

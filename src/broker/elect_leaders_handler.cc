@@ -20,10 +20,10 @@ namespace {
 constexpr int8_t kElectionPreferred = 0;
 constexpr int8_t kElectionUnclean = 1;
 
-using PartitionResult = ElectLeadersResponse::Partition;
+using ElectResult = ElectLeadersResponse::Partition;
 
-PartitionResult Elect(HandlerEnv& env, const std::string& topic, int32_t partition) {
-  PartitionResult out;
+ElectResult Elect(HandlerEnv& env, const std::string& topic, int32_t partition) {
+  ElectResult out;
   out.partition_id = partition;
   if (env.topics.GetLog({topic, partition}) == nullptr) {
     out.error_code = ErrorCode::kUnknownTopicOrPartition;

@@ -8,7 +8,7 @@
 namespace daruma::broker {
 namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimAddress(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -49,7 +49,7 @@ Result<ListenerAddress> ParseListener(std::string_view key, std::string_view val
   while (start <= value.size()) {
     size_t comma = value.find(',', start);
     if (comma == std::string_view::npos) comma = value.size();
-    const std::string_view entry = Trim(value.substr(start, comma - start));
+    const std::string_view entry = TrimAddress(value.substr(start, comma - start));
     start = comma + 1;
     if (entry.empty()) continue;
     const size_t scheme = entry.find("://");

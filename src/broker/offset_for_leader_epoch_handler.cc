@@ -27,11 +27,11 @@ namespace {
 // This node's leader epoch for every partition (as in fetch/produce).
 constexpr int32_t kThisLeaderEpoch = 0;
 
-using PartitionResult = OffsetForLeaderEpochResponse::Partition;
+using EpochResult = OffsetForLeaderEpochResponse::Partition;
 
-PartitionResult EndOffsetFor(HandlerEnv& env, const std::string& topic,
-                             const OffsetForLeaderEpochRequest::Partition& p) {
-  PartitionResult out;
+EpochResult EndOffsetFor(HandlerEnv& env, const std::string& topic,
+                         const OffsetForLeaderEpochRequest::Partition& p) {
+  EpochResult out;
   out.partition = p.partition;
   Log* log = env.topics.GetLog({topic, p.partition});
   if (log == nullptr) {

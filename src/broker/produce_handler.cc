@@ -12,7 +12,7 @@
 namespace daruma::broker {
 namespace {
 
-constexpr int32_t kLeaderEpoch = 0;
+constexpr int32_t kAppendLeaderEpoch = 0;
 
 // The transactional bit of the first batch in `records` (the low byte of the
 // big-endian attributes), false when the bytes are too short to say.
@@ -73,7 +73,7 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
   }
   auto append = [&] {
     Result<LogAppendInfo> info =
-        log->AppendAsLeaderInPlace(Writable(env, *p.records), kLeaderEpoch);
+        log->AppendAsLeaderInPlace(Writable(env, *p.records), kAppendLeaderEpoch);
     if (!info.ok()) {
       out.error_code = ErrorCodeForStorageStatus(info.status());
       return;

@@ -7,7 +7,7 @@
 namespace daruma::broker {
 namespace {
 
-ProduceCheck Fail(ErrorCode error, std::string message) {
+ProduceCheck Reject(ErrorCode error, std::string message) {
   return {error, std::move(message)};
 }
 
@@ -17,17 +17,18 @@ ProduceCheck CheckStructure(ByteSpan records, int16_t version, const LogConfig& 
   if (records.size() < size_t(kRecordBatchOverhead)) {
     // A legacy message set can be shorter than a v2 header; its magic says so.
     if (records.size() > batch_layout::kMagic && records[batch_layout::kMagic] < kMagicV2) {
-      return Fail(version < 3 ? ErrorCode::kUnsupportedForMessageFormat : ErrorCode::kInvalidRecord,
-                  fmt::format("field magic at byte {}: expected 2, found {}", batch_layout::kMagic,
-                              records[batch_layout::kMagic]));
+      return Reject(
+          version < 3 ? ErrorCode::kUnsupportedForMessageFormat : ErrorCode::kInvalidRecord,
+          fmt::format("field magic at byte {}: expected 2, found {}", batch_layout::kMagic,
+                      records[batch_layout::kMagic]));
     }
-    return Fail(ErrorCode::kCorruptMessage,
-                fmt::format("record set of {} bytes is shorter than a batch header ({} bytes)",
-                            records.size(), kRecordBatchOverhead));
+    return Reject(ErrorCode::kCorruptMessage,
+                  fmt::format("record set of {} bytes is shorter than a batch header ({} bytes)",
+                              records.size(), kRecordBatchOverhead));
   }
   const int8_t magic = int8_t(records[batch_layout::kMagic]);
   if (magic != kMagicV2) {
-    return Fail(
+    return Reject(
         magic < kMagicV2 && version < 3 ? ErrorCode::kUnsupportedForMessageFormat
                                         : ErrorCode::kInvalidRecord,
         fmt::format("field magic at byte {}: expected 2, found {}", batch_layout::kMagic, magic));
@@ -35,28 +36,28 @@ ProduceCheck CheckStructure(ByteSpan records, int16_t version, const LogConfig& 
   const int32_t length = int32_t(LoadBe32(records.data() + batch_layout::kLength));
   const int64_t size = int64_t(length) + kLogOverhead;
   if (length < kRecordBatchOverhead - kLogOverhead || size_t(size) > records.size()) {
-    return Fail(ErrorCode::kCorruptMessage,
-                fmt::format("field batchLength at byte {}: {} does not fit the {} bytes present",
-                            batch_layout::kLength, length, records.size()));
+    return Reject(ErrorCode::kCorruptMessage,
+                  fmt::format("field batchLength at byte {}: {} does not fit the {} bytes present",
+                              batch_layout::kLength, length, records.size()));
   }
   if (size_t(size) != records.size()) {
-    return Fail(ErrorCode::kInvalidRecord,
-                fmt::format("Produce v{} must carry exactly one record batch, found {} more "
-                            "bytes at byte {}",
-                            version, records.size() - size_t(size), size));
+    return Reject(ErrorCode::kInvalidRecord,
+                  fmt::format("Produce v{} must carry exactly one record batch, found {} more "
+                              "bytes at byte {}",
+                              version, records.size() - size_t(size), size));
   }
   *batch = RecordBatchView(records);
   const int codec = batch->compression_id();
   if (codec > 4 || (codec == 4 && version < 7)) {
-    return Fail(ErrorCode::kUnsupportedCompressionType,
-                fmt::format("field attributes at byte {}: compression codec {} is not allowed "
-                            "in Produce v{}",
-                            batch_layout::kAttributes, codec, version));
+    return Reject(ErrorCode::kUnsupportedCompressionType,
+                  fmt::format("field attributes at byte {}: compression codec {} is not allowed "
+                              "in Produce v{}",
+                              batch_layout::kAttributes, codec, version));
   }
   if (size > config.max_message_bytes) {
-    return Fail(ErrorCode::kMessageTooLarge,
-                fmt::format("batch of {} bytes is larger than max.message.bytes {}", size,
-                            config.max_message_bytes));
+    return Reject(ErrorCode::kMessageTooLarge,
+                  fmt::format("batch of {} bytes is larger than max.message.bytes {}", size,
+                              config.max_message_bytes));
   }
   return {};
 }
@@ -64,34 +65,34 @@ ProduceCheck CheckStructure(ByteSpan records, int16_t version, const LogConfig& 
 // Steps 7–8: CRC and header consistency.
 ProduceCheck CheckHeader(const RecordBatchView& batch) {
   if (!batch.crc_valid()) {
-    return Fail(ErrorCode::kCorruptMessage,
-                fmt::format("field crc at byte {}: expected {:#010x}, found {:#010x}",
-                            batch_layout::kCrc, batch.ComputeCrc(), batch.stored_crc()));
+    return Reject(ErrorCode::kCorruptMessage,
+                  fmt::format("field crc at byte {}: expected {:#010x}, found {:#010x}",
+                              batch_layout::kCrc, batch.ComputeCrc(), batch.stored_crc()));
   }
   const int32_t count = batch.records_count();
   if (count <= 0 || int64_t(batch.last_offset_delta()) + 1 != count) {
-    return Fail(
+    return Reject(
         ErrorCode::kInvalidRecord,
         fmt::format("field recordsCount at byte {}: expected lastOffsetDelta + 1 = {} "
                     "(and > 0), found {}",
                     batch_layout::kRecordsCount, int64_t(batch.last_offset_delta()) + 1, count));
   }
   if (batch.is_control()) {
-    return Fail(ErrorCode::kInvalidRecord,
-                fmt::format("field attributes at byte {}: clients may not send control batches",
-                            batch_layout::kAttributes));
+    return Reject(ErrorCode::kInvalidRecord,
+                  fmt::format("field attributes at byte {}: clients may not send control batches",
+                              batch_layout::kAttributes));
   }
   if (batch.producer_id() >= 0 && batch.base_sequence() < 0) {
-    return Fail(
+    return Reject(
         ErrorCode::kInvalidRecord,
         fmt::format("field baseSequence at byte {}: expected >= 0 with producer id {}, "
                     "found {}",
                     batch_layout::kBaseSequence, batch.producer_id(), batch.base_sequence()));
   }
   if (batch.timestamp_type() == TimestampType::kLogAppendTime) {
-    return Fail(ErrorCode::kInvalidTimestamp,
-                fmt::format("field attributes at byte {}: producers may not set LogAppendTime",
-                            batch_layout::kAttributes));
+    return Reject(ErrorCode::kInvalidTimestamp,
+                  fmt::format("field attributes at byte {}: producers may not set LogAppendTime",
+                              batch_layout::kAttributes));
   }
   return {};
 }
@@ -148,18 +149,19 @@ ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config)
   if (UncompressedRecordsPass(batch, config)) return {};
   auto records = batch.DecodeRecords();
   if (!records.ok()) {
-    return Fail(ErrorCode::kCorruptMessage, records.status().message());
+    return Reject(ErrorCode::kCorruptMessage, records.status().message());
   }
   for (size_t i = 0; i < records->size(); ++i) {
     const Record& r = (*records)[i];
     const int64_t delta = r.offset - batch.base_offset();
     if (delta != int64_t(i)) {
-      return Fail(ErrorCode::kInvalidRecord,
-                  fmt::format("record {}: field offsetDelta: expected {}, found {}", i, i, delta));
+      return Reject(
+          ErrorCode::kInvalidRecord,
+          fmt::format("record {}: field offsetDelta: expected {}, found {}", i, i, delta));
     }
     if (config.compact && !r.key) {
-      return Fail(ErrorCode::kInvalidRecord,
-                  fmt::format("record {}: a compacted topic needs a non-null key", i));
+      return Reject(ErrorCode::kInvalidRecord,
+                    fmt::format("record {}: a compacted topic needs a non-null key", i));
     }
   }
   return {};
@@ -170,9 +172,9 @@ ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config)
 ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t produce_version,
                                     const LogConfig& config) {
   if (!records || records->empty()) {
-    return Fail(ErrorCode::kInvalidRecord,
-                fmt::format("Produce v{} must carry exactly one record batch, found {}",
-                            produce_version, records ? "an empty record set" : "null records"));
+    return Reject(ErrorCode::kInvalidRecord,
+                  fmt::format("Produce v{} must carry exactly one record batch, found {}",
+                              produce_version, records ? "an empty record set" : "null records"));
   }
   RecordBatchView batch;
   ProduceCheck check = CheckStructure(*records, produce_version, config, &batch);
@@ -182,9 +184,9 @@ ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t pro
   check = CheckRecords(batch, config);
   if (!check.ok()) return check;
   if (int64_t(batch.size()) > config.segment_bytes) {
-    return Fail(ErrorCode::kRecordListTooLarge,
-                fmt::format("batch of {} bytes is larger than segment.bytes {}", batch.size(),
-                            config.segment_bytes));
+    return Reject(ErrorCode::kRecordListTooLarge,
+                  fmt::format("batch of {} bytes is larger than segment.bytes {}", batch.size(),
+                              config.segment_bytes));
   }
   return {};
 }

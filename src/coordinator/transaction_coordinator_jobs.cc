@@ -11,7 +11,7 @@
 namespace daruma {
 namespace {
 
-constexpr size_t kMaxReportedSkips = 20;
+constexpr size_t kMaxReportedTxnSkips = 20;
 
 bool IsPrepare(TransactionState state) {
   return state == TransactionState::kPrepareCommit || state == TransactionState::kPrepareAbort;
@@ -23,7 +23,7 @@ Result<TxnLoadReport> TransactionCoordinator::Load() {
   TxnLoadReport report;
   auto skip = [&](int32_t partition, int64_t offset, const std::string& why) {
     ++report.skipped;
-    if (report.skipped_reasons.size() < kMaxReportedSkips) {
+    if (report.skipped_reasons.size() < kMaxReportedTxnSkips) {
       report.skipped_reasons.push_back(
           fmt::format("__transaction_state-{} offset {}: {}", partition, offset, why));
     }

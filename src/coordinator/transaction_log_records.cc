@@ -16,7 +16,7 @@ constexpr int16_t kValueVersion = 0;
 constexpr int16_t kHighestValueVersion = 1;
 
 // A decode that stopped early, or one that left bytes: kCorruption.
-Status Finish(const ProtocolReader& reader, const char* what) {
+Status FinishTxnRecord(const ProtocolReader& reader, const char* what) {
   if (!reader.ok()) {
     return Status::Corruption(fmt::format("{}: {}", what, reader.status().message()));
   }
@@ -68,7 +68,7 @@ Result<std::string> DecodeTransactionLogKey(ByteSpan key) {
     return Status::Unsupported(fmt::format("transaction log key: unknown version {}", version));
   }
   std::string id = r.ReadString("TransactionLogKey.transactionalId", Encoding::kClassic);
-  if (Status s = Finish(r, "transaction log key"); !s.ok()) return s;
+  if (Status s = FinishTxnRecord(r, "transaction log key"); !s.ok()) return s;
   return id;
 }
 
@@ -107,7 +107,7 @@ Result<TransactionMetadata> DecodeTransactionLogValue(ByteSpan value) {
       }
     }
   }
-  if (Status s = Finish(r, "transaction log value"); !s.ok()) return s;
+  if (Status s = FinishTxnRecord(r, "transaction log value"); !s.ok()) return s;
   std::optional<TransactionState> state = TransactionStateFromId(status);
   if (!state) {
     return Status::Corruption(

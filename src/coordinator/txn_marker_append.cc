@@ -8,7 +8,7 @@
 namespace daruma {
 namespace {
 
-constexpr int32_t kLeaderEpoch = 0;
+constexpr int32_t kMarkerLeaderEpoch = 0;
 // The coordinator epoch of Daruma's markers: Kafka uses the leader epoch of
 // the transaction's `__transaction_state` partition, which on this one node
 // is always 0.
@@ -17,9 +17,9 @@ constexpr int32_t kCoordinatorEpoch = 0;
 Result<LogAppendInfo> Append(Log* log, int64_t producer_id, int16_t producer_epoch, bool commit,
                              int32_t coordinator_epoch, int64_t now_ms) {
   const Bytes batch = BuildEndTxnMarkerBatch(
-      0, kLeaderEpoch, producer_id, producer_epoch,
+      0, kMarkerLeaderEpoch, producer_id, producer_epoch,
       commit ? ControlRecordType::kCommit : ControlRecordType::kAbort, coordinator_epoch, now_ms);
-  return log->AppendAsLeader(batch, kLeaderEpoch, AppendOrigin::kCoordinator);
+  return log->AppendAsLeader(batch, kMarkerLeaderEpoch, AppendOrigin::kCoordinator);
 }
 
 }  // namespace

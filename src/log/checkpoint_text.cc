@@ -5,10 +5,6 @@
 namespace daruma {
 namespace {
 
-bool IsJavaWhitespace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 template <typename T>
 std::optional<T> ParseJavaInteger(std::string_view text) {
   if (text.empty()) return std::nullopt;

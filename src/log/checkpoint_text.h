@@ -32,6 +32,11 @@ namespace daruma {
 std::optional<int32_t> ParseJavaInt(std::string_view text);
 std::optional<int64_t> ParseJavaLong(std::string_view text);
 
+// Java's regex \\s: space, \\t, \\n, \\x0B, \\f, \\r.
+inline bool IsJavaWhitespace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
 // Java's String.split("\\s+") (trailing empty fields removed).
 std::vector<std::string_view> SplitOnWhitespace(std::string_view line);
 

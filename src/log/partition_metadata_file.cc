@@ -9,10 +9,6 @@
 namespace daruma {
 namespace {
 
-bool IsJavaWhitespace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 // Java's line.split(":\\s+"): fields separated by ':' followed by at least one
 // whitespace character; trailing empty fields removed.
 std::vector<std::string_view> SplitOnColonWhitespace(std::string_view line) {
@@ -48,7 +44,7 @@ std::vector<std::string_view> FirstLines(std::string_view text, size_t count) {
   return lines;
 }
 
-Status Malformed(const std::string& path, int line_number, std::string_view line) {
+Status MalformedMetadata(const std::string& path, int line_number, std::string_view line) {
   return Status::Corruption("malformed line " + std::to_string(line_number) +
                             " in partition metadata file " + path + ": '" + std::string(line) +
                             "'");
@@ -59,18 +55,18 @@ Status Malformed(const std::string& path, int line_number, std::string_view line
 Result<PartitionMetadata> PartitionMetadataFile::Parse(std::string_view content,
                                                        const std::string& path) {
   std::vector<std::string_view> lines = FirstLines(content, 2);
-  if (lines.empty()) return Malformed(path, 1, "");
+  if (lines.empty()) return MalformedMetadata(path, 1, "");
   std::vector<std::string_view> version_fields = SplitOnColonWhitespace(lines[0]);
-  if (version_fields.size() != 2) return Malformed(path, 1, lines[0]);
+  if (version_fields.size() != 2) return MalformedMetadata(path, 1, lines[0]);
   std::optional<int32_t> version = ParseJavaInt(version_fields[1]);
-  if (!version) return Malformed(path, 1, lines[0]);
+  if (!version) return MalformedMetadata(path, 1, lines[0]);
   if (*version < 0) {
     return Status::Corruption("unrecognized version " + std::to_string(*version) +
                               " of partition metadata file " + path);
   }
-  if (lines.size() < 2) return Malformed(path, 2, "");
+  if (lines.size() < 2) return MalformedMetadata(path, 2, "");
   std::vector<std::string_view> id_fields = SplitOnColonWhitespace(lines[1]);
-  if (id_fields.size() != 2) return Malformed(path, 2, lines[1]);
+  if (id_fields.size() != 2) return MalformedMetadata(path, 2, lines[1]);
   Result<Uuid> id = Uuid::FromString(id_fields[1]);
   if (!id.ok()) {
     return Status::Corruption("partition metadata file " + path +

@@ -37,7 +37,7 @@ Status ParseRatio(std::string_view name, std::string_view value, double* out) {
   return Status::Ok();
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimValue(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
@@ -50,7 +50,7 @@ Status ParseCleanupPolicy(std::string_view name, std::string_view value, LogConf
   while (start <= value.size()) {
     size_t comma = value.find(',', start);
     if (comma == std::string_view::npos) comma = value.size();
-    const std::string_view item = Trim(value.substr(start, comma - start));
+    const std::string_view item = TrimValue(value.substr(start, comma - start));
     if (item == "compact") {
       compact = true;
     } else if (item == "delete") {

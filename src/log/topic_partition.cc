@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "log/checkpoint_text.h"
 #include "log/log_file_names.h"
 
 namespace daruma {
@@ -16,10 +17,6 @@ constexpr size_t kMaxDirNameLength = 255;
 bool IsLegalTopicChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '_' || c == '-';
-}
-
-bool IsJavaWhitespace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
 bool HasWhitespace(std::string_view s) {

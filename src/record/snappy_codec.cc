@@ -10,7 +10,7 @@ namespace daruma {
 namespace {
 
 constexpr uint8_t kMagic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0x00};
-constexpr int32_t kVersion = 1;
+constexpr int32_t kXerialVersion = 1;
 constexpr int32_t kMinCompatibleVersion = 1;
 
 bool HasMagicAt(ByteSpan data, size_t pos) {
@@ -18,7 +18,7 @@ bool HasMagicAt(ByteSpan data, size_t pos) {
          std::memcmp(data.data() + pos, kMagic, sizeof(kMagic)) == 0;
 }
 
-Status TooLarge(size_t max_output) {
+Status SnappyTooLarge(size_t max_output) {
   return Status::TooLarge("snappy: decompressed size exceeds limit of " +
                           std::to_string(max_output) + " bytes");
 }
@@ -32,7 +32,7 @@ Status AppendRawBlock(ByteSpan block, size_t pos, size_t max_output, Bytes* out)
     return Status::Corruption("snappy: invalid block length preamble at byte " +
                               std::to_string(pos));
   }
-  if (length > max_output - out->size()) return TooLarge(max_output);
+  if (length > max_output - out->size()) return SnappyTooLarge(max_output);
   const size_t start = out->size();
   out->resize(start + length);
   if (!snappy::RawUncompress(data, block.size(), reinterpret_cast<char*>(out->data() + start))) {
@@ -80,7 +80,7 @@ Result<Bytes> SnappyDecompress(ByteSpan input, size_t max_output) {
 Result<Bytes> SnappyCompress(ByteSpan input) {
   Bytes out(kSnappyHeaderBytes);
   std::memcpy(out.data(), kMagic, sizeof(kMagic));
-  StoreBe32(out.data() + 8, uint32_t(kVersion));
+  StoreBe32(out.data() + 8, uint32_t(kXerialVersion));
   StoreBe32(out.data() + 12, uint32_t(kMinCompatibleVersion));
   for (size_t pos = 0; pos < input.size(); pos += kSnappyChunkBytes) {
     const size_t n = std::min(kSnappyChunkBytes, input.size() - pos);

@@ -9,7 +9,7 @@
 namespace daruma {
 namespace {
 
-constexpr size_t kChunk = 64 * 1024;
+constexpr size_t kZstdChunk = 64 * 1024;
 
 struct DStreamDeleter {
   void operator()(ZSTD_DStream* ds) const { ZSTD_freeDStream(ds); }
@@ -25,11 +25,11 @@ constexpr size_t kMaxKeptStreamBytes = size_t(8) << 20;
 Result<Bytes> DecompressWith(ZSTD_DStream* ds, ByteSpan input, size_t max_output) {
   ZSTD_inBuffer in{input.data(), input.size(), 0};
   Bytes out;
-  uint8_t chunk[kChunk];
+  uint8_t chunk[kZstdChunk];
   while (true) {
     // One byte past the budget is enough to detect an overrun.
     const size_t room = max_output - out.size();
-    const size_t want = room >= kChunk ? kChunk : room + 1;
+    const size_t want = room >= kZstdChunk ? kZstdChunk : room + 1;
     ZSTD_outBuffer ob{chunk, want, 0};
     const size_t rc = ZSTD_decompressStream(ds, &ob, &in);
     if (ZSTD_isError(rc)) {

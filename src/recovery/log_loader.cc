@@ -33,7 +33,7 @@ namespace daruma {
 namespace {
 
 constexpr std::string_view kCheckpointDeletedSuffix = ".checkpoint.deleted";
-constexpr std::string_view kDeleteDirSuffix = "-delete";
+constexpr std::string_view kDeletedDirSuffix = "-delete";
 // Pass-5 segments whose fsyncs may be in flight at once (background_syncs.h):
 // enough to overlap a slow disk's flushes, few enough to bound the threads.
 constexpr size_t kMaxSyncsInFlight = 4;
@@ -658,7 +658,7 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   // The last segment's indexes get their full size back at the end of the
   // load: left at that size now, they need no size change at all.
   const bool active = !segments_.empty() && segments_.rbegin()->second.get() == segment &&
-                      !HasSuffix(dir_, kDeleteDirSuffix);
+                      !HasSuffix(dir_, kDeletedDirSuffix);
   auto recovered = segment->ApplyRecovery(*scan, on_batch, before_truncate,
                                           active ? p_.config.segment_index_bytes : 0);
   if (!recovered.ok()) {
@@ -838,7 +838,7 @@ Status Loader::LoadSegmentFilesRetryingSplits() {
     // without a pass 5, or after an error, it is deleted now.
     retire_snapshots_ = true;
     Status st = LoadSegmentFiles();
-    if (!st.ok() || p_.had_clean_shutdown || HasSuffix(dir_, kDeleteDirSuffix)) {
+    if (!st.ok() || p_.had_clean_shutdown || HasSuffix(dir_, kDeletedDirSuffix)) {
       Status purged = StopRetiringSnapshots();
       if (st.ok()) st = purged;
     }
@@ -1262,7 +1262,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   DARUMA_RETURN_IF_ERROR(RebuildEpochsIfNeeded());
 
   RecoveryOffsets offsets;
-  if (!HasSuffix(dir_, kDeleteDirSuffix)) {
+  if (!HasSuffix(dir_, kDeletedDirSuffix)) {
     DARUMA_ASSIGN_OR_RETURN(offsets, RecoverLog());
   } else if (segments_.empty()) {
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, 0, p_.config, false));
@@ -1314,7 +1314,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   // Kafka drops it silently (truncateAndReload); the loss is reported: a tail
   // the crash lost before it was flushed, or a damaged segment.
   if (const std::optional<int64_t> latest = latest_snapshot_found_;
-      latest && *latest > offsets.next_offset && !HasSuffix(dir_, kDeleteDirSuffix)) {
+      latest && *latest > offsets.next_offset && !HasSuffix(dir_, kDeletedDirSuffix)) {
     Warn(DamageKind::kLostRecords,
          fmt::format("{}: a producer snapshot at offset {} was above the recovered log end offset "
                      "{}: the records from {} to {} were in the log before and are gone",
@@ -1332,7 +1332,7 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   // The active segment's indexes get their full size back. Nothing after
   // this fails, so on a load that changed nothing else (a clean start) the
   // resize needs no undo record (and no fsync).
-  if (!HasSuffix(dir_, kDeleteDirSuffix)) {
+  if (!HasSuffix(dir_, kDeletedDirSuffix)) {
     if (p_.transaction) p_.transaction->StopRecordingIfUnchanged();
     DARUMA_RETURN_IF_ERROR(
         segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));

@@ -11,7 +11,7 @@
 namespace daruma {
 namespace {
 
-constexpr size_t kCopyChunk = size_t(1) << 20;
+constexpr size_t kSalvageCopyChunk = size_t(1) << 20;
 
 std::string Reason(const DroppedRange& r) {
   std::string gap;
@@ -37,7 +37,7 @@ Status WriteKept(FileSystem* fs, const SegmentSalvage& seg, const std::string& t
   uint64_t written = 0;
   for (const KeptRun& run : seg.kept) {
     for (int64_t pos = run.from; pos < run.to;) {
-      buffer.resize(std::min<size_t>(kCopyChunk, size_t(run.to - pos)));
+      buffer.resize(std::min<size_t>(kSalvageCopyChunk, size_t(run.to - pos)));
       DARUMA_ASSIGN_OR_RETURN(size_t n, in->ReadAt(uint64_t(pos), buffer));
       if (n == 0) {
         return Status::IoError(fmt::format("{}: file ended at byte {} while copying [{}, {})",

@@ -9,7 +9,7 @@
 namespace daruma {
 namespace {
 
-constexpr int kVersion = 1;
+constexpr int kFindingsVersion = 1;
 
 Status Bad(const std::string& path, const std::string& field, const std::string& what) {
   return Status::Corruption(fmt::format("{}: field {}: {}", path, field, what));
@@ -86,7 +86,7 @@ std::string EncodeScrubFindings(const ScrubFindingsFile& file) {
     findings.push_back(ScrubFindingToJson(f));
   }
   nlohmann::json j;
-  j["version"] = kVersion;
+  j["version"] = kFindingsVersion;
   j["lastPassCompletedMs"] =
       file.last_pass_completed_ms ? nlohmann::json(*file.last_pass_completed_ms) : nlohmann::json();
   j["findings"] = std::move(findings);
@@ -97,8 +97,8 @@ Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::stri
   DARUMA_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonDocument(path, bytes));
   if (!json.is_object()) return Bad(path, "(root)", "expected an object");
   DARUMA_ASSIGN_OR_RETURN(int64_t version, Int(path, json, "", "version", 0));
-  if (version != kVersion) {
-    return Bad(path, "version", fmt::format("expected {}, found {}", kVersion, version));
+  if (version != kFindingsVersion) {
+    return Bad(path, "version", fmt::format("expected {}, found {}", kFindingsVersion, version));
   }
   ScrubFindingsFile out;
   auto last = json.find("lastPassCompletedMs");

@@ -9,9 +9,9 @@
 namespace daruma {
 namespace {
 
-constexpr int kVersion = 1;
+constexpr int kTopicConfigVersion = 1;
 
-Status Bad(const std::string& path, const std::string& field, const std::string& what) {
+Status BadTopicConfig(const std::string& path, const std::string& field, const std::string& what) {
   return Status::Corruption(fmt::format("{}: field {}: {}", path, field, what));
 }
 
@@ -40,23 +40,24 @@ Result<std::optional<TopicConfigs>> ReadTopicConfigsFile(FileSystem* fs, const s
   if (!fs->Exists(path)) return std::optional<TopicConfigs>();
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
   DARUMA_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonDocument(path, bytes));
-  if (!json.is_object()) return Bad(path, "(root)", "expected an object");
+  if (!json.is_object()) return BadTopicConfig(path, "(root)", "expected an object");
   auto version = json.find("version");
   if (version == json.end() || !version->is_number_integer()) {
-    return Bad(path, "version", "expected an integer");
+    return BadTopicConfig(path, "version", "expected an integer");
   }
-  if (version->get<int64_t>() != kVersion) {
-    return Bad(path, "version",
-               fmt::format("expected {}, found {}", kVersion, version->get<int64_t>()));
+  if (version->get<int64_t>() != kTopicConfigVersion) {
+    return BadTopicConfig(
+        path, "version",
+        fmt::format("expected {}, found {}", kTopicConfigVersion, version->get<int64_t>()));
   }
   auto generation = json.find("generation");
   if (generation == json.end() || !generation->is_number_integer() ||
       generation->get<int64_t>() < 0) {
-    return Bad(path, "generation", "expected an integer >= 0");
+    return BadTopicConfig(path, "generation", "expected an integer >= 0");
   }
   auto topics = json.find("topics");
   if (topics == json.end() || !topics->is_object())
-    return Bad(path, "topics", "expected an object");
+    return BadTopicConfig(path, "topics", "expected an object");
   TopicConfigs out;
   out.generation = generation->get<int64_t>();
   for (const auto& [topic, entry] : topics->items()) {
@@ -75,7 +76,7 @@ std::string EncodeTopicConfigs(const TopicConfigs& configs) {
   nlohmann::json topics = nlohmann::json::object();
   for (const auto& [topic, overrides] : configs.topics) topics[topic] = overrides;
   nlohmann::json json = {
-      {"version", kVersion}, {"generation", configs.generation}, {"topics", topics}};
+      {"version", kTopicConfigVersion}, {"generation", configs.generation}, {"topics", topics}};
   return json.dump() + "\n";
 }
 

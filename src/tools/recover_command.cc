@@ -36,7 +36,7 @@ Result<ToolConfig> ResolveConfig(const RecoverOptions& o) {
   return config;
 }
 
-struct Totals {
+struct RecoverTotals {
   int64_t partitions = 0, segments = 0, scanned = 0, truncated = 0, quarantined = 0, rebuilt = 0,
           deleted = 0, failed = 0, changed = 0;
 };
@@ -46,7 +46,7 @@ bool Changed(const PartitionRecoveryReport& p) {
          !p.deleted_files.empty();
 }
 
-void Add(const PartitionRecoveryReport& p, Totals* t) {
+void Add(const PartitionRecoveryReport& p, RecoverTotals* t) {
   ++t->partitions;
   t->segments += int64_t(p.segments.size());
   t->scanned += p.scanned_bytes;
@@ -58,15 +58,15 @@ void Add(const PartitionRecoveryReport& p, Totals* t) {
   t->changed += Changed(p) ? 1 : 0;
 }
 
-Totals Sum(const RecoveryReport& r) {
-  Totals t;
+RecoverTotals Sum(const RecoveryReport& r) {
+  RecoverTotals t;
   for (const auto& p : r.partitions) Add(p, &t);
   return t;
 }
 
 // The partitions of one log dir (a partition's dir is <log dir>/<topic>-<n>).
-Totals SumDir(const RecoveryReport& r, const std::string& log_dir) {
-  Totals t;
+RecoverTotals SumDir(const RecoveryReport& r, const std::string& log_dir) {
+  RecoverTotals t;
   const std::string dir = NormalDirPath(log_dir);
   for (const auto& p : r.partitions) {
     if (NormalDirPath(std::filesystem::path(p.dir).parent_path().string()) == dir) Add(p, &t);
@@ -87,7 +87,7 @@ std::string Plural(int64_t n, std::string_view word) {
 }
 
 // What recovery changed, as "M indexes rebuilt, K truncated, ..."; "" if nothing.
-std::string Changes(const Totals& t) {
+std::string Changes(const RecoverTotals& t) {
   std::vector<std::string> what;
   if (t.rebuilt > 0) what.push_back(Plural(t.rebuilt, "index") + " rebuilt");
   if (t.truncated > 0) what.push_back(HumanBytes(t.truncated) + " truncated");
@@ -102,7 +102,7 @@ std::string Changes(const Totals& t) {
 // and what changed.
 std::string DirState(const LogDirReport& d, const RecoveryReport& r) {
   if (d.offline) return "OFFLINE: " + d.error;
-  const Totals t = SumDir(r, d.path);
+  const RecoverTotals t = SumDir(r, d.path);
   if (t.partitions == 0) return "empty log dir: nothing to recover";
   std::string state =
       d.clean_shutdown
@@ -161,7 +161,7 @@ void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
 
 void PrintSummary(const LogManager& m, std::ostream& out) {
   const RecoveryReport& r = m.report();
-  const Totals t = Sum(r);
+  const RecoverTotals t = Sum(r);
   int64_t offline = 0;
   for (const auto& d : r.log_dirs) offline += d.offline ? 1 : 0;
   const std::string partitions =
@@ -192,8 +192,8 @@ void PrintSummary(const LogManager& m, std::ostream& out) {
     return;
   }
   out << fmt::format(
-      "Totals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n", scanned,
-      HumanBytes(t.truncated), HumanBytes(t.quarantined), Plural(t.rebuilt, "index"),
+      "RecoverTotals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n",
+      scanned, HumanBytes(t.truncated), HumanBytes(t.quarantined), Plural(t.rebuilt, "index"),
       Plural(offline, "log dir"), Plural(t.failed, "partition"));
 }
 

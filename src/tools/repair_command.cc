@@ -19,9 +19,9 @@
 namespace daruma::tools {
 namespace {
 
-constexpr int kExitOk = 0;
+constexpr int kRepairExitOk = 0;
 constexpr int kExitRefused = 1;
-constexpr int kExitError = 2;
+constexpr int kRepairExitError = 2;
 
 // Problems only an operator can fix are marked; repair leaves them.
 std::string Line(const CheckProblem& p) {
@@ -211,7 +211,7 @@ int Apply(const std::vector<LogDirCheck>& plan, const RepairCommandOptions& o,
           << "restore them by hand)\n";
     }
   }
-  return kExitOk;
+  return kRepairExitOk;
 }
 
 }  // namespace
@@ -223,30 +223,30 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
   std::ostream& out = o.quiet ? held : stdout_stream;
   if (o.threads < 1) {
     err << "daruma repair: --threads: must be at least 1\n";
-    return kExitError;
+    return kRepairExitError;
   }
   if (o.max_corrupt_bytes < -1) {
     err << "daruma repair: --max-corrupt-bytes: must be -1 (no limit) or a byte count of at least "
            "0\n";
-    return kExitError;
+    return kRepairExitError;
   }
   Result<ToolConfig> config = ResolveToolConfig(o.log_dirs, o.config_file, o.overrides);
   if (!config.ok()) {
     err << "daruma repair: " << config.status().message() << "\n";
-    return kExitError;
+    return kRepairExitError;
   }
   PrintConfigWarnings(config->server, "repair", err);
   Result<std::vector<LogDirCheck>> plan = Plan(o, *config, err);
   if (!plan.ok()) {
     err << "daruma repair: " << plan.status().message() << "; nothing was changed\n";
-    return kExitError;
+    return kRepairExitError;
   }
   SalvagePlans salvage;
   if (o.salvage) {
     Result<SalvagePlans> s = PlanSalvages(&*plan);
     if (!s.ok()) {
       err << "daruma repair: " << s.status().message() << "; nothing was changed\n";
-      return kExitError;
+      return kRepairExitError;
     }
     salvage = std::move(*s);
   }
@@ -255,7 +255,7 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
   const int64_t operator_only = OperatorOnlyCount(*plan);
   std::string refusal = needed ? RepairRefusal(*plan, o.max_corrupt_bytes) : "";
   std::vector<AppliedRepair> applied;
-  int rc = kExitOk;
+  int rc = kRepairExitOk;
   if (!needed && operator_only == 0) {
     out << "Nothing to repair.\n";
   } else if (!needed) {
@@ -272,7 +272,7 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
       rc = kExitRefused;
     } else {
       rc = Apply(*plan, o, *config, &applied, out, err);
-      if (rc == kExitOk)
+      if (rc == kRepairExitOk)
         out << "Repaired; the dropped bytes are in each partition's daruma-quarantine/.\n";
     }
   }
@@ -281,16 +281,16 @@ int RunRepair(const RepairCommandOptions& o, std::ostream& stdout_stream, std::o
         "daruma repair: {} problems are left for an operator (marked above; repair never "
         "changes them)\n",
         operator_only);
-    if (rc == kExitOk) rc = kExitRefused;
+    if (rc == kRepairExitOk) rc = kExitRefused;
   }
   if (!o.report_file.empty()) {
     Status st = WriteReport(o.report_file, *plan, applied, o, salvage, refusal);
     if (!st.ok()) {
       err << "daruma repair: cannot write the report: " << st.ToString() << "\n";
-      rc = kExitError;
+      rc = kRepairExitError;
     }
   }
-  if (o.quiet && rc != kExitOk) err << held.str();
+  if (o.quiet && rc != kRepairExitOk) err << held.str();
   return rc;
 }
 

@@ -20,11 +20,13 @@
 #include "broker/post_runner.h"
 #include "common/clock.h"
 #include "common/scheduler.h"
+#include "server_test_util.h"
 
 namespace daruma::broker {
 namespace {
 
 using std::chrono::milliseconds;
+using testing::Eventually;
 
 // What one parked fetch saw: how often it responded, whether two attempts
 // ever overlapped, and the thread of the response.
@@ -80,15 +82,6 @@ class PurgatoryFixture : public ::testing::Test {
   asio::thread_pool pool_{4};
   std::unique_ptr<DelayedFetchPurgatory> purgatory_;
 };
-
-template <typename F>
-bool Eventually(F done, int timeout_ms = 10000) {
-  for (int waited = 0; waited < timeout_ms; waited += 5) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return done();
-}
 
 TEST_F(PurgatoryFixture, ConcurrentWakesCompleteEachFetchExactlyOnce) {
   const TopicPartition a{"t", 0}, b{"t", 1};

@@ -223,7 +223,8 @@ TEST(HandlerVersions, DeleteTopicsV6ByIdOrName) {
   EXPECT_TRUE(m.topics.empty());
 }
 
-ListOffsetsResponse::Partition ListOffset(HandlerHarness& h, int64_t timestamp, int16_t version) {
+ListOffsetsResponse::Partition ListPartitionOffset(HandlerHarness& h, int64_t timestamp,
+                                                   int16_t version) {
   ListOffsetsRequest request;
   request.topics.push_back({"t", {{.partition_index = 0, .timestamp = timestamp}}});
   ListOffsetsResponse r = h.Call(ApiKey::kListOffsets, version, request, EncodeListOffsetsRequest,
@@ -234,21 +235,21 @@ ListOffsetsResponse::Partition ListOffset(HandlerHarness& h, int64_t timestamp, 
 TEST(HandlerVersions, ListOffsetsSpecialTimestamps) {
   HandlerHarness h;
   h.CreateTopic("t", 1);
-  EXPECT_EQ(ListOffset(h, kListOffsetsMaxTimestamp, 7).offset, -1);  // empty log
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsMaxTimestamp, 7).offset, -1);  // empty log
   ASSERT_EQ(h.Produce("t", 0, ClientBatch({"a", "b"}, 5000)).error_code, ErrorCode::kNone);
   ASSERT_EQ(h.Produce("t", 0, ClientBatch({"c", "d"}, 9000)).error_code, ErrorCode::kNone);
   ASSERT_EQ(h.Produce("t", 0, ClientBatch({"e"}, 7000)).error_code, ErrorCode::kNone);
   for (int16_t version : {7, 8, 9, 10}) {
     // The first record with the largest timestamp: offset 2 (c, 9000).
-    ListOffsetsResponse::Partition max = ListOffset(h, kListOffsetsMaxTimestamp, version);
+    ListOffsetsResponse::Partition max = ListPartitionOffset(h, kListOffsetsMaxTimestamp, version);
     EXPECT_EQ(max.error_code, ErrorCode::kNone);
     EXPECT_EQ(max.offset, 2) << version;
     EXPECT_EQ(max.timestamp, 9000);
   }
-  EXPECT_EQ(ListOffset(h, kListOffsetsEarliestLocal, 8).offset, 0);
-  EXPECT_EQ(ListOffset(h, kListOffsetsLatestTiered, 9).offset, -1);
-  EXPECT_EQ(ListOffset(h, kListOffsetsLatestTiered, 9).error_code, ErrorCode::kNone);
-  EXPECT_EQ(ListOffset(h, -7, 10).error_code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsEarliestLocal, 8).offset, 0);
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsLatestTiered, 9).offset, -1);
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsLatestTiered, 9).error_code, ErrorCode::kNone);
+  EXPECT_EQ(ListPartitionOffset(h, -7, 10).error_code, ErrorCode::kInvalidRequest);
 }
 
 TEST(HandlerVersions, DescribeConfigsV3ReportsConfigTypes) {

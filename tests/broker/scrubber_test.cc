@@ -26,7 +26,7 @@ using testing::ClientBatch;
 using testing::HandlerHarness;
 using testing::ParsePrometheusText;
 
-constexpr char kTopic[] = "scrubbed";
+constexpr char kScrubbedTopic[] = "scrubbed";
 constexpr int kBatches = 16;
 constexpr int kRecordsPerBatch = 3;
 
@@ -85,22 +85,23 @@ class ScrubberBrokerTest : public ::testing::TestWithParam<bool> {
       ctx.scrubber = scrubber_.get();
       if (GetParam()) ctx.zero_copy_fs = FileSystem::Default();
     });
-    EXPECT_EQ(h_->CreateTopic(kTopic, 1, {{"segment.bytes", "3000"}}).topics.at(0).error_code,
-              ErrorCode::kNone);
+    EXPECT_EQ(
+        h_->CreateTopic(kScrubbedTopic, 1, {{"segment.bytes", "3000"}}).topics.at(0).error_code,
+        ErrorCode::kNone);
     for (int i = 0; i < kBatches; ++i) {
       std::vector<std::string> values;
       for (int r = 0; r < kRecordsPerBatch; ++r) values.push_back(std::string(100, char('a' + i)));
-      EXPECT_EQ(h_->Produce(kTopic, 0, ClientBatch(values)).error_code, ErrorCode::kNone);
+      EXPECT_EQ(h_->Produce(kScrubbedTopic, 0, ClientBatch(values)).error_code, ErrorCode::kNone);
     }
     // Below the recovery point: what a scrub reads.
     EXPECT_TRUE(log()->FlushAll().ok());
   }
   ~ScrubberBrokerTest() override { h_.reset(); }  // the handler before the scrubber
 
-  Log* log() { return h_->manager().GetLog({kTopic, 0}); }
+  Log* log() { return h_->manager().GetLog({kScrubbedTopic, 0}); }
   std::string Segment(int64_t base) { return LogFileName(log()->dir(), base); }
   FetchResponse::Partition Fetch(int64_t offset) {
-    return h_->Fetch(kTopic, 0, offset, 11, /*isolation=*/0);
+    return h_->Fetch(kScrubbedTopic, 0, offset, 11, /*isolation=*/0);
   }
 
   ManualClock clock_{1700000000000};
@@ -135,7 +136,7 @@ TEST_P(ScrubberBrokerTest, FlippedBitIsFoundNotServedAndShown) {
   const ScrubStatus s = scrubber_->Snapshot();
   ASSERT_EQ(s.findings.size(), 1u);
   const ScrubFinding& f = s.findings[0].finding;
-  EXPECT_EQ(f.tp, (TopicPartition{kTopic, 0}));
+  EXPECT_EQ(f.tp, (TopicPartition{kScrubbedTopic, 0}));
   EXPECT_EQ(f.segment_base, base);
   EXPECT_EQ(f.damage.kind, DamageKind::kBadCrc);
   EXPECT_EQ(f.damage.position, pos[1]);
@@ -180,7 +181,7 @@ TEST_P(ScrubberBrokerTest, FlippedBitIsFoundNotServedAndShown) {
   const nlohmann::json health = HealthJson(BrokerState::kServing, &h_->manager(), "127.0.0.1:1",
                                            std::nullopt, std::nullopt, s);
   const nlohmann::json& hf = health.at("scrub").at("findings").at(0);
-  EXPECT_EQ(hf.at("topic"), kTopic);
+  EXPECT_EQ(hf.at("topic"), kScrubbedTopic);
   EXPECT_EQ(hf.at("segment"), base);
   EXPECT_EQ(hf.at("position"), pos[1]);
   EXPECT_EQ(hf.at("endPosition"), pos[2]);
@@ -241,10 +242,10 @@ TEST_P(ScrubberBrokerTest, DeletedTopicsFindingsAreNotAppliedToItsSuccessor) {
   FlipBit(Segment(base), BatchPositions(Segment(base))[0] + 90);
   EXPECT_TRUE(scrubber_->RunPass());
   ASSERT_TRUE(scrubber_->HasFindings());
-  DeleteTopicsRequest del{.topic_names = {kTopic}, .timeout_ms = 1000};
+  DeleteTopicsRequest del{.topic_names = {kScrubbedTopic}, .timeout_ms = 1000};
   h_->Call(ApiKey::kDeleteTopics, 1, del, EncodeDeleteTopicsRequest, DecodeDeleteTopicsResponse);
-  h_->CreateTopic(kTopic, 1);
-  EXPECT_EQ(h_->Produce(kTopic, 0, ClientBatch({"x"})).error_code, ErrorCode::kNone);
+  h_->CreateTopic(kScrubbedTopic, 1);
+  EXPECT_EQ(h_->Produce(kScrubbedTopic, 0, ClientBatch({"x"})).error_code, ErrorCode::kNone);
   EXPECT_EQ(Fetch(0).error_code, ErrorCode::kNone);
   EXPECT_TRUE(scrubber_->RunPass());  // prunes the old log's finding
   EXPECT_FALSE(scrubber_->HasFindings());

@@ -29,6 +29,7 @@ namespace {
 
 using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
+using testing::Eventually;
 using testing::FrameClient;
 using testing::HttpGet;
 using testing::StubHandler;
@@ -65,15 +66,6 @@ class GatedFileSystem final : public ForwardingFileSystem {
   bool open_ = false;
   bool reached_ = false;
 };
-
-template <typename F>
-bool Eventually(F done, int timeout_ms = 10000) {
-  for (int waited = 0; waited < timeout_ms; waited += 10) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 // A Broker on ephemeral ports in a TempDir, Run() on a thread.
 class BrokerHarness {

@@ -57,7 +57,7 @@ class LoggedServer {
   std::thread thread_;
 };
 
-bool Has(const std::string& text, const std::string& part) {
+bool LogHas(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -70,8 +70,9 @@ TEST(ServerConnectionLogTest, DebugNamesEachConnectionOpenedAndClosed) {
   }
   ASSERT_TRUE(Eventually([&] { return s.counters().connections_active.load() == 0; }));
   const std::string log = s.Stop();
-  EXPECT_TRUE(Has(log, "daruma serve: level=DEBUG event=connection_opened peer=127.0.0.1:")) << log;
-  EXPECT_TRUE(Has(log, " reason=eof requests=1\n")) << log;
+  EXPECT_TRUE(LogHas(log, "daruma serve: level=DEBUG event=connection_opened peer=127.0.0.1:"))
+      << log;
+  EXPECT_TRUE(LogHas(log, " reason=eof requests=1\n")) << log;
 }
 
 TEST(ServerConnectionLogTest, InfoLeavesConnectionsOut) {
@@ -91,10 +92,10 @@ TEST(ServerConnectionLogTest, ASizeAboveTheLimitIsAWarningBeforeTheClose) {
   c.SendSize(1001);
   EXPECT_TRUE(c.ClosedByPeer());
   const std::string log = s.Stop();
-  EXPECT_TRUE(Has(log, "level=WARN event=request_size_refused peer=127.0.0.1:")) << log;
-  EXPECT_TRUE(Has(log,
-                  " size=1001 socket.request.max.bytes=1000 reason=\"request size is above "
-                  "socket.request.max.bytes\" action=close\n"))
+  EXPECT_TRUE(LogHas(log, "level=WARN event=request_size_refused peer=127.0.0.1:")) << log;
+  EXPECT_TRUE(LogHas(log,
+                     " size=1001 socket.request.max.bytes=1000 reason=\"request size is above "
+                     "socket.request.max.bytes\" action=close\n"))
       << log;
 }
 

@@ -15,6 +15,7 @@
 namespace daruma::broker {
 namespace {
 
+using testing::Eventually;
 using testing::FrameClient;
 using testing::StubHandler;
 
@@ -66,16 +67,6 @@ size_t OpenConnections(ServerFixture& f) {
 
 void Echo(std::vector<uint8_t> frame, Respond respond) {
   respond(std::move(frame), false);
-}
-
-// Polls `done` for up to 5 s.
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 500; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
 }
 
 TEST(ServerFramingTest, EchoesOneFrameWithSizePrefix) {

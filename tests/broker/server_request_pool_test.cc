@@ -34,19 +34,11 @@ using daruma::testing::TempDir;
 using std::chrono::milliseconds;
 using testing::AsStored;
 using testing::ClientBatch;
+using testing::Eventually;
 using testing::FrameClient;
 using testing::HandlerHarness;
 using testing::HttpGet;
 using testing::SlowDiskFileSystem;
-
-template <typename F>
-bool Eventually(F done, int timeout_ms = 10000) {
-  for (int waited = 0; waited < timeout_ms; waited += 5) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return done();
-}
 
 // A Broker with the production request handler on ephemeral ports.
 class PoolBroker {

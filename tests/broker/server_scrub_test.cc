@@ -21,6 +21,7 @@ namespace daruma::broker {
 namespace {
 
 using daruma::testing::TempDir;
+using testing::Eventually;
 using testing::HttpGet;
 using testing::StubHandler;
 
@@ -30,15 +31,6 @@ struct StopOnExit {
   Broker& broker;
   ~StopOnExit() { broker.RequestStop(); }
 };
-
-template <typename F>
-bool Eventually(F done, int timeout_ms = 20000) {
-  for (int waited = 0; waited < timeout_ms; waited += 10) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 // A partition of three segments written by a broker's log manager and shut
 // down cleanly (so a start trusts everything below the recovery point and
@@ -94,13 +86,16 @@ TEST(ServerScrubTest, RunningBrokerFindsAFlippedBitInAnOldSegmentWithinOnePass) 
   Broker broker(std::move(o));
   std::future<Status> run = std::async(std::launch::async, [&] { return broker.Run(); });
   StopOnExit stop{broker};
-  ASSERT_TRUE(Eventually([&] { return broker.state() == BrokerState::kServing; }));
+  ASSERT_TRUE(Eventually([&] { return broker.state() == BrokerState::kServing; }, 20000));
 
   nlohmann::json health;
-  ASSERT_TRUE(Eventually([&] {
-    health = nlohmann::json::parse(HttpGet(broker.http_port(), "/health").body);
-    return health.contains("scrub") && health["scrub"]["passesCompleted"].get<int64_t>() >= 1;
-  })) << health.dump();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        health = nlohmann::json::parse(HttpGet(broker.http_port(), "/health").body);
+        return health.contains("scrub") && health["scrub"]["passesCompleted"].get<int64_t>() >= 1;
+      },
+      20000))
+      << health.dump();
   const nlohmann::json& scrub = health["scrub"];
   EXPECT_EQ(scrub["enabled"], true);
   EXPECT_EQ(scrub["pass"]["segmentsTotal"], 2);  // the two rolled segments, not the active one
@@ -146,7 +141,7 @@ TEST(ServerScrubTest, DisabledScrubReadsNothingAndSaysSo) {
   Broker broker(std::move(o));
   std::future<Status> run = std::async(std::launch::async, [&] { return broker.Run(); });
   StopOnExit stop{broker};
-  ASSERT_TRUE(Eventually([&] { return broker.state() == BrokerState::kServing; }));
+  ASSERT_TRUE(Eventually([&] { return broker.state() == BrokerState::kServing; }, 20000));
   const nlohmann::json health = nlohmann::json::parse(HttpGet(broker.http_port(), "/health").body);
   EXPECT_EQ(health["scrub"]["state"], "disabled");
   EXPECT_EQ(health["scrub"]["bytesScrubbed"], 0);

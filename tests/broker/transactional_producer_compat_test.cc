@@ -130,7 +130,7 @@ elif mode == 'after_restart':
     print('committed_reached_end=%s' % at_end)
 )PY";
 
-std::string MissingTools() {
+std::string MissingTxnTools() {
   if (::access(testing::DarumaBinary().c_str(), X_OK) != 0) {
     return testing::DarumaBinary() + " not built";
   }
@@ -143,7 +143,7 @@ std::string MissingTools() {
 class TransactionalProducerCompat : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string missing = MissingTools(); !missing.empty()) {
+    if (const std::string missing = MissingTxnTools(); !missing.empty()) {
       GTEST_SKIP() << "SKIPPED: " << missing;
     }
     WriteStringToFile(dir.Join("txn.py"), kScript);

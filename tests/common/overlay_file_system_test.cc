@@ -15,7 +15,7 @@ using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-std::string ReadAll(FileSystem* fs, const std::string& path) {
+std::string ReadWhole(FileSystem* fs, const std::string& path) {
   auto bytes = fs->ReadFile(path);
   EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
   if (!bytes.ok()) return "";
@@ -48,7 +48,7 @@ class OverlayTest : public ::testing::Test {
 };
 
 TEST_F(OverlayTest, ReadsFallThroughUntilWritten) {
-  EXPECT_EQ(ReadAll(&fs_, tmp_.Join("a")), "0123456789");
+  EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), "0123456789");
   EXPECT_TRUE(fs_.changes().empty());
   auto diff = fs_.Diff();
   ASSERT_TRUE(diff.ok());
@@ -60,12 +60,12 @@ TEST_F(OverlayTest, WritesAndTruncationsStayInTheOverlay) {
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->WriteAt(2, Bytes("xy")).ok());
   ASSERT_TRUE((*f)->WriteAt(4, Bytes("z")).ok());  // merged with the previous write
-  EXPECT_EQ(ReadAll(&fs_, tmp_.Join("a")), "01xyz56789");
+  EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), "01xyz56789");
   ASSERT_TRUE((*f)->Truncate(3).ok());
-  EXPECT_EQ(ReadAll(&fs_, tmp_.Join("a")), "01x");
+  EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), "01x");
   // Growing after a truncation reads zeros, not the old base bytes.
   ASSERT_TRUE((*f)->WriteAt(5, Bytes("q")).ok());
-  EXPECT_EQ(ReadAll(&fs_, tmp_.Join("a")), std::string("01x\0\0q", 6));
+  EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), std::string("01x\0\0q", 6));
   EXPECT_EQ(*fs_.FileSize(tmp_.Join("a")), 6u);
 
   const auto changes = fs_.changes();
@@ -98,7 +98,7 @@ TEST_F(OverlayTest, RenameRemoveCreateAndList) {
   auto n = (*open)->ReadAt(0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(buf.data()), 3));
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(buf, "012");
-  EXPECT_EQ(ReadAll(&fs_, tmp_.Join("a.deleted")), "0123456789");
+  EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a.deleted")), "0123456789");
 
   ASSERT_TRUE(fs_.Remove(tmp_.Join("b")).ok());
   EXPECT_TRUE(fs_.Remove(tmp_.Join("b")).IsNotFound());

@@ -31,12 +31,12 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kGroup[] = "orders-app";  // partition 1 of 3
-constexpr char kOther[] = "reports";     // partition 0 of 3
+constexpr char kCorruptGroup[] = "orders-app";  // partition 1 of 3
+constexpr char kOther[] = "reports";            // partition 0 of 3
 
 class GroupCorruptOffsetsTest : public ::testing::Test {
  protected:
-  GroupCorruptOffsetsTest() { EXPECT_NE(h_.PartitionFor(kGroup), h_.PartitionFor(kOther)); }
+  GroupCorruptOffsetsTest() { EXPECT_NE(h_.PartitionFor(kCorruptGroup), h_.PartitionFor(kOther)); }
 
   GroupCoordinator& coordinator() { return h_.coordinator(); }
 
@@ -62,12 +62,12 @@ class GroupCorruptOffsetsTest : public ::testing::Test {
     return out;
   }
 
-  // Three commits of kGroup (batches at offsets 0-1, 2-3 and 4) and one of
+  // Three commits of kCorruptGroup (batches at offsets 0-1, 2-3 and 4) and one of
   // kOther in its own partition.
   void ThreeBatches() {
-    Commit(kGroup, {{"clicks", 0, 10}, {"clicks", 1, 11}});
-    Commit(kGroup, {{"clicks", 0, 20}, {"clicks", 2, 22}});
-    Commit(kGroup, {{"clicks", 1, 31}});
+    Commit(kCorruptGroup, {{"clicks", 0, 10}, {"clicks", 1, 11}});
+    Commit(kCorruptGroup, {{"clicks", 0, 20}, {"clicks", 2, 22}});
+    Commit(kCorruptGroup, {{"clicks", 1, 31}});
     Commit(kOther, {{"daily", 0, 5}});
   }
 
@@ -99,7 +99,7 @@ class GroupCorruptOffsetsTest : public ::testing::Test {
   // Appends `batch` to the group's partition as the coordinator would (an
   // offset assigned by the log).
   void AppendRaw(Bytes batch) {
-    Log* log = h_.log(h_.PartitionFor(kGroup));
+    Log* log = h_.log(h_.PartitionFor(kCorruptGroup));
     ASSERT_NE(log, nullptr);
     Result<LogAppendInfo> info = log->AppendAsLeader(batch, 0);
     ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -111,7 +111,7 @@ class GroupCorruptOffsetsTest : public ::testing::Test {
 
 TEST_F(GroupCorruptOffsetsTest, ABadCrcInTheMiddleIsSkippedAtLoadAndTheRestLoads) {
   ThreeBatches();
-  const int32_t p = h_.PartitionFor(kGroup);
+  const int32_t p = h_.PartitionFor(kCorruptGroup);
   h_.RestartAfter(/*clean=*/true, [&] { DamageBatch(p, 1); });
   const GroupLoadReport& report = h_.load_report();
   EXPECT_EQ(report.skipped, 1);
@@ -123,20 +123,22 @@ TEST_F(GroupCorruptOffsetsTest, ABadCrcInTheMiddleIsSkippedAtLoadAndTheRestLoads
   EXPECT_TRUE(report.failed_partitions.empty());
   // The damaged commit (clicks-0 at 20, clicks-2 at 22) is not applied; the
   // ones before and after it are.
-  EXPECT_EQ(Offsets(kGroup), (std::map<std::string, int64_t>{{"clicks-0", 10}, {"clicks-1", 31}}));
+  EXPECT_EQ(Offsets(kCorruptGroup),
+            (std::map<std::string, int64_t>{{"clicks-0", 10}, {"clicks-1", 31}}));
   EXPECT_EQ(Offsets(kOther), (std::map<std::string, int64_t>{{"daily-0", 5}}));
   // The group is served: a new commit is stored and loads after the bad batch.
-  Commit(kGroup, {{"clicks", 2, 40}});
+  Commit(kCorruptGroup, {{"clicks", 2, 40}});
   h_.Restart();
-  EXPECT_EQ(Offsets(kGroup)["clicks-2"], 40);
+  EXPECT_EQ(Offsets(kCorruptGroup)["clicks-2"], 40);
 }
 
 TEST_F(GroupCorruptOffsetsTest, AnUncleanStartQuarantinesTheBadBatchAndWhatFollows) {
   ThreeBatches();
-  const int32_t p = h_.PartitionFor(kGroup);
+  const int32_t p = h_.PartitionFor(kCorruptGroup);
   h_.RestartAfter(/*clean=*/false, [&] { DamageBatch(p, 1); });
   EXPECT_EQ(h_.load_report().skipped, 0);
-  EXPECT_EQ(Offsets(kGroup), (std::map<std::string, int64_t>{{"clicks-0", 10}, {"clicks-1", 11}}));
+  EXPECT_EQ(Offsets(kCorruptGroup),
+            (std::map<std::string, int64_t>{{"clicks-0", 10}, {"clicks-1", 11}}));
   EXPECT_EQ(Offsets(kOther), (std::map<std::string, int64_t>{{"daily-0", 5}}));
   bool quarantined = false;
   for (const PartitionRecoveryReport& r : h_.manager().report().partitions) {
@@ -152,13 +154,13 @@ TEST_F(GroupCorruptOffsetsTest, AnUncleanStartQuarantinesTheBadBatchAndWhatFollo
 }
 
 TEST_F(GroupCorruptOffsetsTest, RecordsThatPassTheCrcButDoNotDecodeAreSkippedAndReported) {
-  Commit(kGroup, {{"clicks", 0, 10}});  // offset 0
+  Commit(kCorruptGroup, {{"clicks", 0, 10}});  // offset 0
   Commit(kOther, {{"daily", 0, 5}});
   // Offsets 1-3: a garbage key, a valid offset key with a garbage value, no key.
   std::vector<RecordInput> bad(3);
   bad[0].key = std::string("\x00\x01\xff\xfe", 4);
   bad[0].value = "junk";
-  const Bytes key = EncodeOffsetCommitKey({kGroup, "clicks", 5});
+  const Bytes key = EncodeOffsetCommitKey({kCorruptGroup, "clicks", 5});
   bad[1].key = std::string(key.begin(), key.end());
   bad[1].value = std::string("\x00\x03\x01", 3);
   bad[2].value = "no key";
@@ -175,7 +177,7 @@ TEST_F(GroupCorruptOffsetsTest, RecordsThatPassTheCrcButDoNotDecodeAreSkippedAnd
   (*undecodable)[batch_layout::kRecords] = 0x7e;  // zigzag varint 63
   RewriteBatchCrc(*undecodable);
   AppendRaw(*undecodable);
-  Commit(kGroup, {{"clicks", 1, 11}});  // offset 5, after the damage
+  Commit(kCorruptGroup, {{"clicks", 1, 11}});  // offset 5, after the damage
 
   // Unclean first: recovery then scans the damage (nothing is below a
   // checkpointed recovery point yet); then a clean restart.
@@ -188,7 +190,8 @@ TEST_F(GroupCorruptOffsetsTest, RecordsThatPassTheCrcButDoNotDecodeAreSkippedAnd
     }
     const GroupLoadReport& report = h_.load_report();
     EXPECT_EQ(report.skipped, 4);
-    const std::string where = "__consumer_offsets-" + std::to_string(h_.PartitionFor(kGroup));
+    const std::string where =
+        "__consumer_offsets-" + std::to_string(h_.PartitionFor(kCorruptGroup));
     ASSERT_EQ(report.skipped_reasons.size(), 4u);
     for (int i = 0; i < 4; ++i) {
       EXPECT_NE(report.skipped_reasons[size_t(i)].find(where + " offset " + std::to_string(i + 1)),
@@ -197,7 +200,7 @@ TEST_F(GroupCorruptOffsetsTest, RecordsThatPassTheCrcButDoNotDecodeAreSkippedAnd
     }
     EXPECT_NE(report.skipped_reasons[2].find("without a key"), std::string::npos);
     EXPECT_TRUE(report.failed_partitions.empty());
-    EXPECT_EQ(Offsets(kGroup),
+    EXPECT_EQ(Offsets(kCorruptGroup),
               (std::map<std::string, int64_t>{{"clicks-0", 10}, {"clicks-1", 11}}));
     EXPECT_EQ(Offsets(kOther), (std::map<std::string, int64_t>{{"daily-0", 5}}));
   }

@@ -24,7 +24,7 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kGroup[] = "orders-app";
+constexpr char kOversizedGroup[] = "orders-app";
 
 Bytes Metadata(size_t size, uint8_t fill = 'm') {
   return Bytes(size, fill);
@@ -35,11 +35,11 @@ class GroupOversizedMetadataTest : public ::testing::Test {
   GroupCoordinator& coordinator() { return h_.coordinator(); }
 
   JoinSlot Join(const std::string& member_id, Bytes metadata) {
-    return JoinAs(coordinator(), kGroup, member_id, std::move(metadata));
+    return JoinAs(coordinator(), kOversizedGroup, member_id, std::move(metadata));
   }
   std::map<std::string, std::optional<SyncGroupResult>> CompleteRebalance(
       const std::vector<JoinSlot>& joins) {
-    return daruma::testing::CompleteRebalance(coordinator(), h_.time(), kGroup, joins);
+    return daruma::testing::CompleteRebalance(coordinator(), h_.time(), kOversizedGroup, joins);
   }
 
   // A stable generation 1 of two members with small metadata; returns their ids.
@@ -49,7 +49,7 @@ class GroupOversizedMetadataTest : public ::testing::Test {
     for (const auto& [id, sync] : CompleteRebalance({a, b})) {
       EXPECT_TRUE(sync.has_value() && sync->error == ErrorCode::kNone) << id;
     }
-    EXPECT_EQ(coordinator().DescribeGroup(kGroup).state, "Stable");
+    EXPECT_EQ(coordinator().DescribeGroup(kOversizedGroup).state, "Stable");
     return {(*a)->member_id, (*b)->member_id};
   }
 
@@ -80,28 +80,29 @@ class GroupOversizedMetadataTest : public ::testing::Test {
 TEST_F(GroupOversizedMetadataTest, TheSyncFailsNothingIsStoredAndTheGroupRebalances) {
   const auto [a, b] = StableGroupOfTwo();
   OffsetCommitArgs commit;
-  commit.group_id = kGroup;
+  commit.group_id = kOversizedGroup;
   commit.member_id = a;
   commit.generation_id = 1;
   commit.partitions.push_back({"clicks", 0, 42, -1, std::string("before"), -1});
   ASSERT_EQ(coordinator().CommitOffsets(commit)[0], ErrorCode::kNone);
-  Log* log = h_.log(h_.PartitionFor(kGroup));
+  Log* log = h_.log(h_.PartitionFor(kOversizedGroup));
   ASSERT_NE(log, nullptr);
   const int64_t end = log->log_end_offset();
 
   const std::string c = FailedGenerationTwo(a, b);
   EXPECT_EQ(log->log_end_offset(), end);  // no record, not even a part of one
-  GroupDescription d = coordinator().DescribeGroup(kGroup);
+  GroupDescription d = coordinator().DescribeGroup(kOversizedGroup);
   EXPECT_EQ(d.state, "PreparingRebalance");
   EXPECT_EQ(d.members.size(), 3u);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, a, std::nullopt, 2), ErrorCode::kRebalanceInProgress);
+  EXPECT_EQ(coordinator().Heartbeat(kOversizedGroup, a, std::nullopt, 2),
+            ErrorCode::kRebalanceInProgress);
   // Offsets are not held up by the group's metadata.
   commit.generation_id = 2;
   commit.partitions[0].offset = 43;
   EXPECT_EQ(coordinator().CommitOffsets(commit)[0], ErrorCode::kNone);
 
   // The big member goes away; the others rejoin and generation 3 is stored.
-  EXPECT_EQ(coordinator().LeaveGroup(kGroup, {{c, std::nullopt}}).member_errors,
+  EXPECT_EQ(coordinator().LeaveGroup(kOversizedGroup, {{c, std::nullopt}}).member_errors,
             std::vector<ErrorCode>{ErrorCode::kNone});
   const auto syncs = CompleteRebalance({Join(a, Metadata(64)), Join(b, Metadata(64))});
   for (const auto& [id, sync] : syncs) {
@@ -110,11 +111,11 @@ TEST_F(GroupOversizedMetadataTest, TheSyncFailsNothingIsStoredAndTheGroupRebalan
   }
   EXPECT_GT(log->log_end_offset(), end);
   h_.Restart();
-  d = coordinator().DescribeGroup(kGroup);
+  d = coordinator().DescribeGroup(kOversizedGroup);
   EXPECT_EQ(d.state, "Stable");
   EXPECT_EQ(d.members.size(), 2u);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, a, std::nullopt, 3), ErrorCode::kNone);
-  OffsetFetchResult fetched = coordinator().FetchOffsets(kGroup, std::nullopt);
+  EXPECT_EQ(coordinator().Heartbeat(kOversizedGroup, a, std::nullopt, 3), ErrorCode::kNone);
+  OffsetFetchResult fetched = coordinator().FetchOffsets(kOversizedGroup, std::nullopt);
   ASSERT_EQ(fetched.partitions.size(), 1u);
   EXPECT_EQ(fetched.partitions[0].offset, 43);
 }
@@ -124,12 +125,14 @@ TEST_F(GroupOversizedMetadataTest, ARestartAfterTheFailedSyncLoadsTheLastStoredG
   const std::string c = FailedGenerationTwo(a, b);
   h_.Restart();
   EXPECT_EQ(h_.load_report().skipped, 0);
-  GroupDescription d = coordinator().DescribeGroup(kGroup);
+  GroupDescription d = coordinator().DescribeGroup(kOversizedGroup);
   EXPECT_EQ(d.state, "Stable");
   ASSERT_EQ(d.members.size(), 2u);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, a, std::nullopt, 1), ErrorCode::kNone);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, b, std::nullopt, 2), ErrorCode::kIllegalGeneration);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, c, std::nullopt, 2), ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(coordinator().Heartbeat(kOversizedGroup, a, std::nullopt, 1), ErrorCode::kNone);
+  EXPECT_EQ(coordinator().Heartbeat(kOversizedGroup, b, std::nullopt, 2),
+            ErrorCode::kIllegalGeneration);
+  EXPECT_EQ(coordinator().Heartbeat(kOversizedGroup, c, std::nullopt, 2),
+            ErrorCode::kUnknownMemberId);
 }
 
 TEST_F(GroupOversizedMetadataTest, ALoneMemberWithOversizedMetadataNeverGetsAGenerationStored) {
@@ -141,13 +144,13 @@ TEST_F(GroupOversizedMetadataTest, ALoneMemberWithOversizedMetadataNeverGetsAGen
     const auto& [id, sync] = *syncs.begin();
     ASSERT_TRUE(sync.has_value());
     EXPECT_EQ(sync->error, ErrorCode::kUnknownServerError);
-    EXPECT_EQ(coordinator().DescribeGroup(kGroup).state, "PreparingRebalance");
+    EXPECT_EQ(coordinator().DescribeGroup(kOversizedGroup).state, "PreparingRebalance");
     first = Join(id, Metadata(size_t(LogConfig{}.max_message_bytes) + 1, 'y'));  // the retry
   }
-  Log* log = h_.log(h_.PartitionFor(kGroup));
+  Log* log = h_.log(h_.PartitionFor(kOversizedGroup));
   EXPECT_TRUE(log == nullptr || log->log_end_offset() == 0);
   h_.Restart();
-  EXPECT_EQ(coordinator().DescribeGroup(kGroup).state, "Dead");  // nothing was ever stored
+  EXPECT_EQ(coordinator().DescribeGroup(kOversizedGroup).state, "Dead");  // nothing was ever stored
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kGroup[] = "txn-app";
+constexpr char kTxnGroup[] = "txn-app";
 constexpr int64_t kPid = 4000;
 constexpr int16_t kEpoch = 3;
 
@@ -45,7 +45,7 @@ class GroupTxnOffsetsTest : public ::testing::Test {
 
   std::vector<ErrorCode> CommitTxn(std::vector<OffsetCommitArgs::Partition> partitions,
                                    int64_t pid = kPid, int16_t epoch = kEpoch,
-                                   const std::string& group = kGroup) {
+                                   const std::string& group = kTxnGroup) {
     TxnOffsetCommitArgs a;
     a.transactional_id = "tx-" + std::to_string(pid);
     a.group_id = group;
@@ -56,7 +56,7 @@ class GroupTxnOffsetsTest : public ::testing::Test {
   }
 
   void CommitPlain(const std::string& topic, int32_t partition, int64_t offset,
-                   const std::string& group = kGroup) {
+                   const std::string& group = kTxnGroup) {
     OffsetCommitArgs a;
     a.group_id = group;
     a.partitions.push_back(P(topic, partition, offset));
@@ -66,7 +66,7 @@ class GroupTxnOffsetsTest : public ::testing::Test {
   // What the transaction coordinator does on this node: the marker appended
   // to the group's partition, as a coordinator append.
   void WriteMarker(bool commit, int64_t pid = kPid, int16_t epoch = kEpoch,
-                   const std::string& group = kGroup) {
+                   const std::string& group = kTxnGroup) {
     Log* log = h_.log(PartitionOf(group));
     ASSERT_NE(log, nullptr);
     const Bytes marker = BuildEndTxnMarkerBatch(
@@ -78,25 +78,26 @@ class GroupTxnOffsetsTest : public ::testing::Test {
   }
 
   void EndTxn(bool commit, int64_t pid = kPid, int16_t epoch = kEpoch,
-              const std::string& group = kGroup) {
+              const std::string& group = kTxnGroup) {
     WriteMarker(commit, pid, epoch, group);
     coordinator().CompleteTransaction(pid, PartitionOf(group), commit);
   }
 
   OffsetFetchResult::Partition Fetch(const std::string& topic, int32_t partition,
                                      bool require_stable = false,
-                                     const std::string& group = kGroup) {
+                                     const std::string& group = kTxnGroup) {
     OffsetFetchResult r = coordinator().FetchOffsets(
         group, std::vector<std::pair<std::string, int32_t>>{{topic, partition}}, require_stable);
     EXPECT_EQ(r.error, ErrorCode::kNone);
     EXPECT_EQ(r.partitions.size(), 1u);
     return r.partitions.empty() ? OffsetFetchResult::Partition{} : r.partitions[0];
   }
-  int64_t Offset(const std::string& topic, int32_t partition, const std::string& group = kGroup) {
+  int64_t Offset(const std::string& topic, int32_t partition,
+                 const std::string& group = kTxnGroup) {
     return Fetch(topic, partition, false, group).offset;
   }
 
-  std::vector<BatchFacts> Batches(const std::string& group = kGroup) {
+  std::vector<BatchFacts> Batches(const std::string& group = kTxnGroup) {
     LogGroupStorage reader(
         OffsetsLogFor(&h_.manager(), 3, LogConfig{}, OffsetsTopicOverrides(104857600)),
         &h_.time().clock);
@@ -129,7 +130,7 @@ TEST_F(GroupTxnOffsetsTest, ACommittedTransactionMakesItsOffsetsVisible) {
   EXPECT_FALSE(batches[0].control);
   EXPECT_EQ(batches[0].records, 2);
   // The log tracks it as the producer's open transaction: the LSO waits.
-  Log* log = h_.log(PartitionOf(kGroup));
+  Log* log = h_.log(PartitionOf(kTxnGroup));
   EXPECT_EQ(log->first_unstable_offset(), std::optional<int64_t>(batches[0].base_offset));
   EXPECT_EQ(log->last_stable_offset(), batches[0].base_offset);
 
@@ -151,7 +152,7 @@ TEST_F(GroupTxnOffsetsTest, AnAbortedTransactionLeavesTheCommittedOffset) {
   EXPECT_EQ(Offset("clicks", 0), 5);
   EndTxn(false);
   EXPECT_EQ(Offset("clicks", 0), 5);
-  EXPECT_EQ(h_.log(PartitionOf(kGroup))->first_unstable_offset(), std::nullopt);
+  EXPECT_EQ(h_.log(PartitionOf(kTxnGroup))->first_unstable_offset(), std::nullopt);
   h_.Restart();
   EXPECT_EQ(Offset("clicks", 0), 5);
 }
@@ -178,7 +179,7 @@ TEST_F(GroupTxnOffsetsTest, RequireStableAnswersUnstableWhileATransactionHoldsAn
   EXPECT_EQ(Offset("clicks", 2), -1);
 
   // Every committed offset: the one a transaction holds is unstable.
-  OffsetFetchResult all = coordinator().FetchOffsets(kGroup, std::nullopt, true);
+  OffsetFetchResult all = coordinator().FetchOffsets(kTxnGroup, std::nullopt, true);
   ASSERT_EQ(all.partitions.size(), 2u);
   EXPECT_EQ(all.partitions[0].partition, 0);
   EXPECT_EQ(all.partitions[0].error, ErrorCode::kUnstableOffsetCommit);
@@ -199,7 +200,7 @@ TEST_F(GroupTxnOffsetsTest, ACrashBeforeTheMarkerLeavesTheOffsetsPending) {
   EXPECT_EQ(Offset("clicks", 0), 5);
   EXPECT_EQ(Fetch("clicks", 0, true).error, ErrorCode::kUnstableOffsetCommit);
   // Recovery rebuilt the producer's open transaction from the log.
-  Log* log = h_.log(PartitionOf(kGroup));
+  Log* log = h_.log(PartitionOf(kTxnGroup));
   ASSERT_TRUE(log->first_unstable_offset().has_value());
 
   EndTxn(true);
@@ -276,18 +277,18 @@ TEST_F(GroupTxnOffsetsTest, ValidationAndFencingFollowKafka) {
   a.member_id = "";
   EXPECT_EQ(coordinator().CommitTransactionalOffsets(a),
             std::vector<ErrorCode>{ErrorCode::kInvalidGroupId});
-  a.group_id = kGroup;
+  a.group_id = kTxnGroup;
   a.producer_id = -1;
   EXPECT_EQ(coordinator().CommitTransactionalOffsets(a),
             std::vector<ErrorCode>{ErrorCode::kInvalidProducerIdMapping});
 
   // A group with a member.
-  JoinSlot join = JoinAs(coordinator(), kGroup, "");
-  CompleteRebalance(coordinator(), h_.time(), kGroup, {join});
+  JoinSlot join = JoinAs(coordinator(), kTxnGroup, "");
+  CompleteRebalance(coordinator(), h_.time(), kTxnGroup, {join});
   ASSERT_TRUE(join->has_value());
   const std::string member = (*join)->member_id;
   const int32_t generation = (*join)->generation_id;
-  ASSERT_EQ(coordinator().DescribeGroup(kGroup).state, "Stable");
+  ASSERT_EQ(coordinator().DescribeGroup(kTxnGroup).state, "Stable");
   a.producer_id = kPid;
   a.member_id = member;
   a.generation_id = generation;
@@ -366,13 +367,13 @@ TEST_F(GroupTxnOffsetsTest, NothingIsAnsweredBeforeLoad) {
   config.offsets_partitions = 3;
   GroupCoordinator unloaded(config, &storage, &h_.time().scheduler);
   TxnOffsetCommitArgs a;
-  a.group_id = kGroup;
+  a.group_id = kTxnGroup;
   a.producer_id = kPid;
   a.producer_epoch = kEpoch;
   a.partitions = {P("clicks", 0, 1), P("clicks", 1, 1)};
   EXPECT_EQ(unloaded.CommitTransactionalOffsets(a),
             std::vector<ErrorCode>(2, ErrorCode::kCoordinatorLoadInProgress));
-  EXPECT_EQ(unloaded.FetchOffsets(kGroup, std::nullopt, true).error,
+  EXPECT_EQ(unloaded.FetchOffsets(kTxnGroup, std::nullopt, true).error,
             ErrorCode::kCoordinatorLoadInProgress);
 }
 
@@ -409,19 +410,19 @@ TEST_F(GroupTxnOffsetsTest, AMarkerWrittenWhileLoadReadsIsNotLost) {
   LogGroupStorage logs(
       OffsetsLogFor(&h_.manager(), 3, LogConfig{}, OffsetsTopicOverrides(104857600)),
       &h_.time().clock);
-  HookedStorage hooked(&logs, PartitionOf(kGroup));
+  HookedStorage hooked(&logs, PartitionOf(kTxnGroup));
   GroupCoordinatorConfig config;
   config.offsets_partitions = 3;
   GroupCoordinator reloaded(config, &hooked, &h_.time().scheduler);
   hooked.after_read = [&] {
     WriteMarker(true);
-    reloaded.CompleteTransaction(kPid, PartitionOf(kGroup), true);
+    reloaded.CompleteTransaction(kPid, PartitionOf(kTxnGroup), true);
   };
   Result<GroupLoadReport> report = reloaded.Load();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->open_transactions, 1);  // as read, before the marker
   OffsetFetchResult r = reloaded.FetchOffsets(
-      kGroup, std::vector<std::pair<std::string, int32_t>>{{"clicks", 0}}, true);
+      kTxnGroup, std::vector<std::pair<std::string, int32_t>>{{"clicks", 0}}, true);
   ASSERT_EQ(r.partitions.size(), 1u);
   EXPECT_EQ(r.partitions[0].error, ErrorCode::kNone);
   EXPECT_EQ(r.partitions[0].offset, 10);
@@ -459,7 +460,7 @@ TEST_F(GroupTxnOffsetsTest, DeletionDropsPendingOffsets) {
   ASSERT_EQ(CommitTxn({P("clicks", 0, 10), P("clicks", 1, 11)}),
             (std::vector<ErrorCode>{ErrorCode::kNone, ErrorCode::kNone}));
   // OffsetDelete of a partition only the transaction holds an offset for.
-  auto [error, errors] = coordinator().DeleteOffsets(kGroup, {{"clicks", 0}});
+  auto [error, errors] = coordinator().DeleteOffsets(kTxnGroup, {{"clicks", 0}});
   EXPECT_EQ(error, ErrorCode::kNone);
   EXPECT_EQ(errors, std::vector<ErrorCode>{ErrorCode::kNone});
   EXPECT_EQ(Fetch("clicks", 0, true).error, ErrorCode::kNone);
@@ -486,7 +487,7 @@ TEST_F(GroupTxnOffsetsTest, DeletionDropsPendingOffsets) {
 
 TEST_F(GroupTxnOffsetsTest, AFailedJoinKeepsAGroupWithOnlyPendingOffsets) {
   ASSERT_EQ(CommitTxn({P("clicks", 0, 10)}), std::vector<ErrorCode>{ErrorCode::kNone});
-  JoinSlot ghost = JoinAs(coordinator(), kGroup, "ghost");
+  JoinSlot ghost = JoinAs(coordinator(), kTxnGroup, "ghost");
   ASSERT_TRUE(ghost->has_value());
   EXPECT_EQ((*ghost)->error, ErrorCode::kUnknownMemberId);
   EndTxn(true);

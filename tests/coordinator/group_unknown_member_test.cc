@@ -20,7 +20,7 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kGroup[] = "orders-app";
+constexpr char kUnknownMemberGroup[] = "orders-app";
 
 class GroupUnknownMemberTest : public ::testing::Test {
  protected:
@@ -34,7 +34,7 @@ class GroupUnknownMemberTest : public ::testing::Test {
 
   ErrorCode CommitError(const std::string& member, int32_t generation, int64_t offset) {
     OffsetCommitArgs c;
-    c.group_id = kGroup;
+    c.group_id = kUnknownMemberGroup;
     c.member_id = member;
     c.generation_id = generation;
     c.partitions.push_back({"clicks", 0, offset, -1, std::nullopt, -1});
@@ -43,9 +43,10 @@ class GroupUnknownMemberTest : public ::testing::Test {
 
   // Two members through generation 1 (stored); returns their ids.
   std::pair<std::string, std::string> StableGroupOfTwo() {
-    JoinSlot a = JoinAs(coordinator(), kGroup, "");
-    JoinSlot b = JoinAs(coordinator(), kGroup, "");
-    for (const auto& [id, sync] : CompleteRebalance(coordinator(), h_.time(), kGroup, {a, b})) {
+    JoinSlot a = JoinAs(coordinator(), kUnknownMemberGroup, "");
+    JoinSlot b = JoinAs(coordinator(), kUnknownMemberGroup, "");
+    for (const auto& [id, sync] :
+         CompleteRebalance(coordinator(), h_.time(), kUnknownMemberGroup, {a, b})) {
       EXPECT_TRUE(sync.has_value() && sync->error == ErrorCode::kNone) << id;
     }
     return {(*a)->member_id, (*b)->member_id};
@@ -56,17 +57,18 @@ class GroupUnknownMemberTest : public ::testing::Test {
 
 TEST_F(GroupUnknownMemberTest, SyncGroupRefusesUnknownMembersAndOtherGenerations) {
   const auto [a, b] = StableGroupOfTwo();
-  EXPECT_EQ(SyncError(kGroup, "ghost-member", 1), ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(SyncError(kUnknownMemberGroup, "ghost-member", 1), ErrorCode::kUnknownMemberId);
   EXPECT_EQ(SyncError("no-such-group", a, 1), ErrorCode::kUnknownMemberId);
-  EXPECT_EQ(SyncError(kGroup, a, 0), ErrorCode::kIllegalGeneration);
-  EXPECT_EQ(SyncError(kGroup, a, 2), ErrorCode::kIllegalGeneration);
-  EXPECT_EQ((*JoinAs(coordinator(), kGroup, "ghost-member"))->error, ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(SyncError(kUnknownMemberGroup, a, 0), ErrorCode::kIllegalGeneration);
+  EXPECT_EQ(SyncError(kUnknownMemberGroup, a, 2), ErrorCode::kIllegalGeneration);
+  EXPECT_EQ((*JoinAs(coordinator(), kUnknownMemberGroup, "ghost-member"))->error,
+            ErrorCode::kUnknownMemberId);
   // None of it disturbed the group: the right generation gets its assignment.
-  SyncSlot ok = SyncAs(coordinator(), kGroup, b, 1);
+  SyncSlot ok = SyncAs(coordinator(), kUnknownMemberGroup, b, 1);
   ASSERT_TRUE(ok->has_value());
   EXPECT_EQ((*ok)->error, ErrorCode::kNone);
   EXPECT_FALSE((*ok)->assignment.empty());
-  EXPECT_EQ(coordinator().DescribeGroup(kGroup).state, "Stable");
+  EXPECT_EQ(coordinator().DescribeGroup(kUnknownMemberGroup).state, "Stable");
 }
 
 TEST_F(GroupUnknownMemberTest, MembersOfAGenerationLostInARestartAreToldToRejoin) {
@@ -74,40 +76,45 @@ TEST_F(GroupUnknownMemberTest, MembersOfAGenerationLostInARestartAreToldToRejoin
   ASSERT_EQ(CommitError(a, 1, 10), ErrorCode::kNone);
   // Generation 2 (a third member) completes its join phase; the broker stops
   // before the leader's SyncGroup, so generation 1 is the last one stored.
-  JoinSlot c = JoinAs(coordinator(), kGroup, "");
-  JoinSlot ja = JoinAs(coordinator(), kGroup, a);
-  JoinSlot jb = JoinAs(coordinator(), kGroup, b);
+  JoinSlot c = JoinAs(coordinator(), kUnknownMemberGroup, "");
+  JoinSlot ja = JoinAs(coordinator(), kUnknownMemberGroup, a);
+  JoinSlot jb = JoinAs(coordinator(), kUnknownMemberGroup, b);
   ASSERT_TRUE(c->has_value() && ja->has_value() && jb->has_value());
   ASSERT_EQ((*c)->generation_id, 2);
   const std::string c_id = (*c)->member_id;
   h_.Restart();
 
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, c_id, std::nullopt, 2), ErrorCode::kUnknownMemberId);
-  EXPECT_EQ(SyncError(kGroup, c_id, 2), ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(coordinator().Heartbeat(kUnknownMemberGroup, c_id, std::nullopt, 2),
+            ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(SyncError(kUnknownMemberGroup, c_id, 2), ErrorCode::kUnknownMemberId);
   EXPECT_EQ(CommitError(c_id, 2, 99), ErrorCode::kUnknownMemberId);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, a, std::nullopt, 2), ErrorCode::kIllegalGeneration);
-  EXPECT_EQ(SyncError(kGroup, a, 2), ErrorCode::kIllegalGeneration);
+  EXPECT_EQ(coordinator().Heartbeat(kUnknownMemberGroup, a, std::nullopt, 2),
+            ErrorCode::kIllegalGeneration);
+  EXPECT_EQ(SyncError(kUnknownMemberGroup, a, 2), ErrorCode::kIllegalGeneration);
   EXPECT_EQ(CommitError(a, 2, 99), ErrorCode::kIllegalGeneration);
   // Nothing of theirs was stored: the offset is still generation 1's.
-  OffsetFetchResult fetched = coordinator().FetchOffsets(kGroup, std::nullopt);
+  OffsetFetchResult fetched = coordinator().FetchOffsets(kUnknownMemberGroup, std::nullopt);
   ASSERT_EQ(fetched.partitions.size(), 1u);
   EXPECT_EQ(fetched.partitions[0].offset, 10);
 
   // What clients do next: c's old id is refused, so it joins as a new member;
   // a and b rejoin with theirs. The group settles on a new generation 2.
-  EXPECT_EQ((*JoinAs(coordinator(), kGroup, c_id))->error, ErrorCode::kUnknownMemberId);
-  JoinSlot c2 = JoinAs(coordinator(), kGroup, "");
-  JoinSlot a2 = JoinAs(coordinator(), kGroup, a);
-  JoinSlot b2 = JoinAs(coordinator(), kGroup, b);
-  for (const auto& [id, sync] : CompleteRebalance(coordinator(), h_.time(), kGroup, {c2, a2, b2})) {
+  EXPECT_EQ((*JoinAs(coordinator(), kUnknownMemberGroup, c_id))->error,
+            ErrorCode::kUnknownMemberId);
+  JoinSlot c2 = JoinAs(coordinator(), kUnknownMemberGroup, "");
+  JoinSlot a2 = JoinAs(coordinator(), kUnknownMemberGroup, a);
+  JoinSlot b2 = JoinAs(coordinator(), kUnknownMemberGroup, b);
+  for (const auto& [id, sync] :
+       CompleteRebalance(coordinator(), h_.time(), kUnknownMemberGroup, {c2, a2, b2})) {
     ASSERT_TRUE(sync.has_value()) << id;
     EXPECT_EQ(sync->error, ErrorCode::kNone) << id;
   }
   EXPECT_EQ((*a2)->generation_id, 2);
   EXPECT_EQ(CommitError((*c2)->member_id, 2, 11), ErrorCode::kNone);
   h_.Restart();
-  EXPECT_EQ(coordinator().DescribeGroup(kGroup).members.size(), 3u);
-  EXPECT_EQ(coordinator().Heartbeat(kGroup, (*c2)->member_id, std::nullopt, 2), ErrorCode::kNone);
+  EXPECT_EQ(coordinator().DescribeGroup(kUnknownMemberGroup).members.size(), 3u);
+  EXPECT_EQ(coordinator().Heartbeat(kUnknownMemberGroup, (*c2)->member_id, std::nullopt, 2),
+            ErrorCode::kNone);
 }
 
 }  // namespace

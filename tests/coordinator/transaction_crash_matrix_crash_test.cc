@@ -54,11 +54,11 @@
 namespace daruma::testing {
 namespace {
 
-using Mode = CrashMode;
+using TxnMode = CrashMode;
 
 // Every point 1..total, or DARUMA_CRASH_POINTS of them spread evenly, plus
 // the first, middle and last op of the compaction step.
-std::vector<uint64_t> CrashPoints(uint64_t total, const TxnWorkloadSteps& steps) {
+std::vector<uint64_t> TxnCrashPoints(uint64_t total, const TxnWorkloadSteps& steps) {
   std::vector<uint64_t> out;
   const char* env = std::getenv("DARUMA_CRASH_POINTS");
   if (env == nullptr || *env == '\0' || std::string(env) == "all") {
@@ -93,13 +93,13 @@ class TransactionCrashMatrixTest : public ::testing::Test {
 
   // Runs the workload with one fault at `point` into *history; returns the
   // image to recover.
-  std::unique_ptr<MemFileSystem> RunWithFault(uint64_t point, Mode mode, TxnHistory* history,
+  std::unique_ptr<MemFileSystem> RunWithFault(uint64_t point, TxnMode mode, TxnHistory* history,
                                               std::string* last_op) {
     auto base = FreshBase();
     GroupTime time(kTxnWorkloadStartMs);
     FaultInjectionFileSystem fs(base.get(), point);
-    if (mode == Mode::kEio || mode == Mode::kEnospc) {
-      fs.FailAt(point, mode == Mode::kEio ? InjectedError::kEio : InjectedError::kEnospc);
+    if (mode == TxnMode::kEio || mode == TxnMode::kEnospc) {
+      fs.FailAt(point, mode == TxnMode::kEio ? InjectedError::kEio : InjectedError::kEnospc);
     } else {
       fs.CrashAt(point);
     }
@@ -109,9 +109,9 @@ class TransactionCrashMatrixTest : public ::testing::Test {
     }
     const auto log = fs.op_log();
     *last_op = log.size() >= point ? log[point - 1] : "";
-    if (mode != Mode::kPower && mode != Mode::kTorn) return base;
+    if (mode != TxnMode::kPower && mode != TxnMode::kTorn) return base;
     auto image = std::make_unique<MemFileSystem>();
-    Status m = fs.MaterializeDurableState(image.get(), log_dir_, mode == Mode::kTorn);
+    Status m = fs.MaterializeDurableState(image.get(), log_dir_, mode == TxnMode::kTorn);
     EXPECT_TRUE(m.ok()) << m.ToString();
     if (!image->Exists(log_dir_)) {
       EXPECT_TRUE(image->CreateDir(log_dir_).ok());
@@ -166,9 +166,9 @@ TEST_F(TransactionCrashMatrixTest, TransactionsStayAtomicAcrossEveryCrashPoint) 
 
   TxnCrashTally tally;
   int64_t compaction_points = 0;
-  for (uint64_t point : CrashPoints(total + 1, steps)) {
-    for (Mode mode :
-         {Mode::kKill, Mode::kPower, Mode::kTorn, point % 2 ? Mode::kEio : Mode::kEnospc}) {
+  for (uint64_t point : TxnCrashPoints(total + 1, steps)) {
+    for (TxnMode mode : {TxnMode::kKill, TxnMode::kPower, TxnMode::kTorn,
+                         point % 2 ? TxnMode::kEio : TxnMode::kEnospc}) {
       TxnHistory history;
       std::string last_op;
       std::unique_ptr<MemFileSystem> image = RunWithFault(point, mode, &history, &last_op);

@@ -22,7 +22,7 @@ using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 constexpr int kBatches = 40;
 constexpr int kRecordsPerBatch = 3;
 

@@ -26,9 +26,9 @@ using testing::FixturesDir;
 using testing::ReadFileToString;
 using testing::TempDir;
 
-constexpr int64_t kFixtureTime = 1700000000000;
+constexpr int64_t kAppendFixtureTime = 1700000000000;
 
-struct Scenario {
+struct AppendScenario {
   std::string name;
   std::string topic;
   int32_t segment_bytes;
@@ -38,14 +38,14 @@ struct Scenario {
 };
 
 // The CTest name shows the parameter: the scenario, not the struct's bytes.
-void PrintTo(const Scenario& s, std::ostream* os) {
+void PrintTo(const AppendScenario& s, std::ostream* os) {
   *os << s.name << (s.preallocate ? " preallocate" : "");
 }
 
-using CsvBatch = testing::BatchesCsvRow;
+using AppendCsvBatch = testing::BatchesCsvRow;
 using testing::ReadBatchesCsv;
 
-LogConfig ScenarioConfig(const Scenario& s) {
+LogConfig ScenarioConfig(const AppendScenario& s) {
   LogConfig config;
   config.segment_bytes = s.segment_bytes;
   config.segment_index_bytes = 65536;
@@ -68,7 +68,8 @@ std::string SegmentName(int64_t base, const std::string& ext) {
 
 // The batches of every segment, re-appended one per AppendAsLeader call.
 // Returns the log (still open) in `out_dir`.
-std::unique_ptr<Log> ReplayScenario(const Scenario& s, const std::vector<CsvBatch>& batches,
+std::unique_ptr<Log> ReplayScenario(const AppendScenario& s,
+                                    const std::vector<AppendCsvBatch>& batches,
                                     const std::string& kafka_dir, const std::string& out_dir,
                                     Clock* clock) {
   auto log = Log::CreateEmpty(FileSystem::Default(), out_dir, TopicPartition{s.topic, 0},
@@ -76,7 +77,7 @@ std::unique_ptr<Log> ReplayScenario(const Scenario& s, const std::vector<CsvBatc
   EXPECT_TRUE(log.ok()) << log.status().ToString();
   if (!log.ok()) return nullptr;
   std::map<int64_t, std::string> segment_bytes;
-  for (const CsvBatch& b : batches) {
+  for (const AppendCsvBatch& b : batches) {
     auto [it, inserted] = segment_bytes.try_emplace(b.segment_base);
     if (inserted)
       it->second = ReadFileToString(kafka_dir + "/" + SegmentName(b.segment_base, ".log"));
@@ -109,23 +110,23 @@ void ExpectSameBytes(const std::string& kafka_path, const std::string& ours_path
   ADD_FAILURE() << ours_path << ": differs from Kafka's " << kafka_path << " at byte " << i;
 }
 
-class LogAppendCompatTest : public ::testing::TestWithParam<Scenario> {};
+class LogAppendCompatTest : public ::testing::TestWithParam<AppendScenario> {};
 
 TEST_P(LogAppendCompatTest, CleanShutdownReproducesKafkaFiles) {
   DARUMA_REQUIRE_FIXTURES();
-  const Scenario& s = GetParam();
+  const AppendScenario& s = GetParam();
   const std::string root = FixturesDir() + "/kafka-generated/" + s.name;
   const std::string kafka_dir = root + "/logdir/" + s.topic + "-0";
   const auto batches = ReadBatchesCsv(root + "/batches.csv");
   ASSERT_FALSE(batches.empty());
   TempDir tmp;
   const std::string dir = tmp.Join(s.topic + "-0");
-  ManualClock clock(kFixtureTime);
+  ManualClock clock(kAppendFixtureTime);
   auto log = ReplayScenario(s, batches, kafka_dir, dir, &clock);
   ASSERT_NE(log, nullptr);
 
   std::vector<int64_t> kafka_bases;
-  for (const CsvBatch& b : batches) {
+  for (const AppendCsvBatch& b : batches) {
     if (kafka_bases.empty() || kafka_bases.back() != b.segment_base)
       kafka_bases.push_back(b.segment_base);
   }
@@ -144,15 +145,15 @@ TEST_P(LogAppendCompatTest, CleanShutdownReproducesKafkaFiles) {
 // unclean-torn-tail: the "broker" crashed with the active segment open.
 TEST(LogAppendCompatTest, CrashedLogMatchesKafkaUpToTheTornBatch) {
   DARUMA_REQUIRE_FIXTURES();
-  const Scenario s{"unclean-torn-tail", "fixture-crash", 16384};
+  const AppendScenario s{"unclean-torn-tail", "fixture-crash", 16384};
   const std::string root = FixturesDir() + "/kafka-generated/" + s.name;
   const std::string kafka_dir = root + "/logdir/" + s.topic + "-0";
   const auto batches = ReadBatchesCsv(root + "/batches.csv");
   ASSERT_FALSE(batches.empty());
-  const CsvBatch torn = batches.back();
+  const AppendCsvBatch torn = batches.back();
   TempDir tmp;
   const std::string dir = tmp.Join(s.topic + "-0");
-  ManualClock clock(kFixtureTime);
+  ManualClock clock(kAppendFixtureTime);
   auto log = ReplayScenario(s, batches, kafka_dir, dir, &clock);
   ASSERT_NE(log, nullptr);
   EXPECT_EQ(log->log_end_offset(), torn.base_offset);
@@ -204,13 +205,13 @@ TEST(LogAppendCompatTest, CrashedLogMatchesKafkaUpToTheTornBatch) {
 
 INSTANTIATE_TEST_SUITE_P(
     KafkaGenerated, LogAppendCompatTest,
-    ::testing::Values(Scenario{"multi-segment-idempotent", "fixture-idem", 16384},
-                      Scenario{"transactional", "fixture-txn", 8192},
-                      Scenario{"compressed", "fixture-compressed", 16384},
-                      Scenario{"multi-segment-idempotent", "fixture-idem", 16384, true},
-                      Scenario{"transactional", "fixture-txn", 8192, true},
-                      Scenario{"compressed", "fixture-compressed", 16384, true}),
-    [](const ::testing::TestParamInfo<Scenario>& info) {
+    ::testing::Values(AppendScenario{"multi-segment-idempotent", "fixture-idem", 16384},
+                      AppendScenario{"transactional", "fixture-txn", 8192},
+                      AppendScenario{"compressed", "fixture-compressed", 16384},
+                      AppendScenario{"multi-segment-idempotent", "fixture-idem", 16384, true},
+                      AppendScenario{"transactional", "fixture-txn", 8192, true},
+                      AppendScenario{"compressed", "fixture-compressed", 16384, true}),
+    [](const ::testing::TestParamInfo<AppendScenario>& info) {
       std::string name = info.param.name;
       std::replace(name.begin(), name.end(), '-', '_');
       return info.param.preallocate ? name + "_preallocate" : name;

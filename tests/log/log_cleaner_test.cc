@@ -30,7 +30,7 @@ namespace {
 
 using testing::TempDir;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 
 struct KV {
   std::string key;

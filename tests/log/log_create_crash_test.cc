@@ -15,16 +15,16 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kLogDir[] = "/data/logs";
-const TopicPartition kTp{"orders", 0};
+constexpr char kCreateLogDir[] = "/data/logs";
+const TopicPartition kCreateTp{"orders", 0};
 
 TEST(LogCreateCrashTest, FlushedRecordsOfANewPartitionSurvivePowerLoss) {
   MemFileSystem base;
-  ASSERT_TRUE(base.CreateDir(kLogDir).ok());
+  ASSERT_TRUE(base.CreateDir(kCreateLogDir).ok());
   FaultInjectionFileSystem fs(&base);
   ManualClock clock(1700000000000);
-  const std::string dir = JoinPath(kLogDir, LogDirName(kTp));
-  auto log = Log::CreateEmpty(&fs, dir, kTp, LogConfig{}, &clock);
+  const std::string dir = JoinPath(kCreateLogDir, LogDirName(kCreateTp));
+  auto log = Log::CreateEmpty(&fs, dir, kCreateTp, LogConfig{}, &clock);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   RecordInput record;
   record.timestamp = 1700000000000;
@@ -35,10 +35,10 @@ TEST(LogCreateCrashTest, FlushedRecordsOfANewPartitionSurvivePowerLoss) {
   ASSERT_TRUE((*log)->Flush(1).ok());
 
   MemFileSystem image;
-  ASSERT_TRUE(fs.MaterializeDurableState(&image, kLogDir, /*tear=*/false).ok());
+  ASSERT_TRUE(fs.MaterializeDurableState(&image, kCreateLogDir, /*tear=*/false).ok());
   const std::string segment = JoinPath(dir, "00000000000000000000.log");
   EXPECT_TRUE(image.Exists(dir)) << "partition dir not durable: Log::CreateEmpty must SyncDir("
-                                 << kLogDir << ") after creating " << dir;
+                                 << kCreateLogDir << ") after creating " << dir;
   auto bytes = image.ReadFile(segment);
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
   // The leader stamps its epoch (0) into the batch; the CRC does not cover it.

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 using testing::ReadFileToString;
 using testing::TempDir;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 
 // An uncompressed batch of one record whose value has `value_bytes` bytes.
 Bytes MakeBatch(int value_bytes, char fill) {

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 
 struct BatchSpec {
   int records = 1;

@@ -19,8 +19,8 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kLogDir[] = "/data/logs";
-const TopicPartition kTp{"orders", 0};
+constexpr char kFailingLogDir[] = "/data/logs";
+const TopicPartition kFailingTp{"orders", 0};
 
 Bytes OneBatch(int i) {
   RecordInput record;
@@ -51,7 +51,7 @@ TEST(LogWriteFailureCrashTest, AFailedWriteStopsTheLogAndNoOffsetIsReused) {
   for (uint64_t fail_at = 1;; ++fail_at) {
     SCOPED_TRACE("failing op " + std::to_string(fail_at));
     MemFileSystem base;
-    ASSERT_TRUE(base.CreateDir(kLogDir).ok());
+    ASSERT_TRUE(base.CreateDir(kFailingLogDir).ok());
     FaultInjectionFileSystem fs(&base);
     ManualClock clock(1700000000000);
     LogConfig config;
@@ -59,8 +59,8 @@ TEST(LogWriteFailureCrashTest, AFailedWriteStopsTheLogAndNoOffsetIsReused) {
     config.segment_index_bytes = 1200;
     config.index_interval_bytes = 64;
     config.flush_messages = 3;
-    const std::string dir = JoinPath(kLogDir, LogDirName(kTp));
-    auto log = Log::CreateEmpty(&fs, dir, kTp, config, &clock);
+    const std::string dir = JoinPath(kFailingLogDir, LogDirName(kFailingTp));
+    auto log = Log::CreateEmpty(&fs, dir, kFailingTp, config, &clock);
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     int heard = 0;
     (*log)->SetWriteFailureListener([&heard](const Status&) { ++heard; });

@@ -23,15 +23,15 @@ using testing::FixturesDir;
 using testing::ReadFileToString;
 using testing::TempDir;
 
-constexpr int64_t kFixtureTime = 1700000000000;
+constexpr int64_t kSnapshotFixtureTime = 1700000000000;
 
-struct Scenario {
+struct SnapshotScenario {
   std::string name;
   std::string partition;
 };
 
-const std::vector<Scenario>& Scenarios() {
-  static const std::vector<Scenario> scenarios = {
+const std::vector<SnapshotScenario>& Scenarios() {
+  static const std::vector<SnapshotScenario> scenarios = {
       {"multi-segment-idempotent", "fixture-idem-0"},
       {"transactional", "fixture-txn-0"},
       {"compressed", "fixture-compressed-0"},
@@ -40,7 +40,7 @@ const std::vector<Scenario>& Scenarios() {
   return scenarios;
 }
 
-std::string PartitionDir(const Scenario& s) {
+std::string SnapshotPartitionDir(const SnapshotScenario& s) {
   return FixturesDir() + "/kafka-generated/" + s.name + "/logdir/" + s.partition;
 }
 
@@ -59,16 +59,16 @@ std::vector<int64_t> OffsetsWithSuffix(const std::string& dir, const std::string
 
 using CsvBatch = testing::BatchesCsvRow;
 
-std::vector<CsvBatch> ReadBatchesCsv(const Scenario& s) {
+std::vector<CsvBatch> ReadBatchesCsv(const SnapshotScenario& s) {
   return testing::ReadBatchesCsv(FixturesDir() + "/kafka-generated/" + s.name + "/batches.csv");
 }
 
 TEST(ProducerSnapshotCompatTest, EveryFixtureSnapshotReadsAndReencodesByteForByte) {
   DARUMA_REQUIRE_FIXTURES();
   int files = 0;
-  for (const Scenario& s : Scenarios()) {
-    for (int64_t offset : OffsetsWithSuffix(PartitionDir(s), ".snapshot")) {
-      const std::string path = ProducerSnapshotFileName(PartitionDir(s), offset);
+  for (const SnapshotScenario& s : Scenarios()) {
+    for (int64_t offset : OffsetsWithSuffix(SnapshotPartitionDir(s), ".snapshot")) {
+      const std::string path = ProducerSnapshotFileName(SnapshotPartitionDir(s), offset);
       auto entries = ReadProducerSnapshot(FileSystem::Default(), path);
       ASSERT_TRUE(entries.ok()) << entries.status().ToString();
       const Bytes rewritten = EncodeProducerSnapshot(*entries);
@@ -85,19 +85,19 @@ TEST(ProducerSnapshotCompatTest, IdempotentSnapshotsHoldTheLastBatchBelowTheirOf
   DARUMA_REQUIRE_FIXTURES();
   const std::map<std::string, int64_t> producer = {
       {"multi-segment-idempotent", 1000}, {"compressed", 5000}, {"unclean-torn-tail", 6000}};
-  for (const Scenario& s : Scenarios()) {
+  for (const SnapshotScenario& s : Scenarios()) {
     if (!producer.count(s.name)) continue;
     const int64_t pid = producer.at(s.name);
     const std::vector<CsvBatch> batches = ReadBatchesCsv(s);
-    for (int64_t offset : OffsetsWithSuffix(PartitionDir(s), ".snapshot")) {
+    for (int64_t offset : OffsetsWithSuffix(SnapshotPartitionDir(s), ".snapshot")) {
       SCOPED_TRACE(s.name + " snapshot " + std::to_string(offset));
       const CsvBatch* last = nullptr;
       for (const CsvBatch& b : batches) {
         if (b.producer_id == pid && b.last_offset < offset) last = &b;
       }
       ASSERT_NE(last, nullptr);
-      auto entries = ReadProducerSnapshot(FileSystem::Default(),
-                                          ProducerSnapshotFileName(PartitionDir(s), offset));
+      auto entries = ReadProducerSnapshot(
+          FileSystem::Default(), ProducerSnapshotFileName(SnapshotPartitionDir(s), offset));
       ASSERT_TRUE(entries.ok());
       ASSERT_EQ(entries->size(), 1u);
       const ProducerSnapshotEntry& e = entries->front();
@@ -115,9 +115,9 @@ TEST(ProducerSnapshotCompatTest, IdempotentSnapshotsHoldTheLastBatchBelowTheirOf
 
 TEST(ProducerSnapshotCompatTest, TransactionalLeoSnapshotHoldsTheOpenTransaction) {
   DARUMA_REQUIRE_FIXTURES();
-  const Scenario& s = Scenarios()[1];
-  auto entries =
-      ReadProducerSnapshot(FileSystem::Default(), ProducerSnapshotFileName(PartitionDir(s), 476));
+  const SnapshotScenario& s = Scenarios()[1];
+  auto entries = ReadProducerSnapshot(FileSystem::Default(),
+                                      ProducerSnapshotFileName(SnapshotPartitionDir(s), 476));
   ASSERT_TRUE(entries.ok()) << entries.status().ToString();
   ASSERT_EQ(entries->size(), 3u);
   // Kafka's HashMap order: 2000 and 4000 in bucket 0, 3000 in bucket 8.
@@ -134,13 +134,13 @@ TEST(ProducerSnapshotCompatTest, TransactionalLeoSnapshotHoldsTheOpenTransaction
 TEST(ProducerSnapshotCompatTest, ManagerLoadsTransactionalStateLikeKafka) {
   DARUMA_REQUIRE_FIXTURES();
   TempDir tmp;
-  testing::CopyTree(PartitionDir(Scenarios()[1]), tmp.path());
+  testing::CopyTree(SnapshotPartitionDir(Scenarios()[1]), tmp.path());
   auto opened = ProducerStateManager::Open("fixture-txn-0", tmp.path(), FileSystem::Default());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   ProducerStateManager& m = **opened;
   EXPECT_EQ(m.SnapshotOffsets(), (std::vector<int64_t>{80, 159, 237, 315, 393, 472, 476}));
   // Loaded with a clock near the data: all three producers.
-  ASSERT_TRUE(m.TruncateAndReload(0, 476, kFixtureTime + 3600000).ok());
+  ASSERT_TRUE(m.TruncateAndReload(0, 476, kSnapshotFixtureTime + 3600000).ok());
   EXPECT_EQ(m.MapEndOffset(), 476);
   EXPECT_EQ(m.ActiveProducers().size(), 3u);
   EXPECT_EQ(m.FirstUnstableOffset(), 470);
@@ -149,10 +149,10 @@ TEST(ProducerSnapshotCompatTest, ManagerLoadsTransactionalStateLikeKafka) {
             ReadFileToString(ProducerSnapshotFileName(tmp.path(), 476)));
   // Loaded a year later, as expected-load.txt: only P2 with its open txn.
   TempDir tmp2;
-  testing::CopyTree(PartitionDir(Scenarios()[1]), tmp2.path());
+  testing::CopyTree(SnapshotPartitionDir(Scenarios()[1]), tmp2.path());
   auto late = ProducerStateManager::Open("fixture-txn-0", tmp2.path(), FileSystem::Default());
   ASSERT_TRUE(late.ok());
-  ASSERT_TRUE((*late)->TruncateAndReload(0, 476, kFixtureTime + 365LL * 86400000).ok());
+  ASSERT_TRUE((*late)->TruncateAndReload(0, 476, kSnapshotFixtureTime + 365LL * 86400000).ok());
   ASSERT_EQ((*late)->ActiveProducers().size(), 1u);
   EXPECT_EQ((*late)->ActiveProducers().begin()->first, 3000);
   EXPECT_EQ((*late)->FirstUnstableOffset(), 470);
@@ -180,8 +180,8 @@ void ReplaySegment(const std::string& dir, int64_t segment, ProducerStateManager
 TEST(ProducerSnapshotCompatTest, ReplayingEachSegmentReproducesKafkasNextSnapshot) {
   DARUMA_REQUIRE_FIXTURES();
   int compared = 0;
-  for (const Scenario& s : Scenarios()) {
-    const std::string dir = PartitionDir(s);
+  for (const SnapshotScenario& s : Scenarios()) {
+    const std::string dir = SnapshotPartitionDir(s);
     const std::vector<int64_t> segments = OffsetsWithSuffix(dir, ".log");
     const std::vector<int64_t> snapshots = OffsetsWithSuffix(dir, ".snapshot");
     for (size_t i = 0; i < segments.size(); ++i) {

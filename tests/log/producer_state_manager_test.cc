@@ -21,9 +21,9 @@ using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 
-struct BatchSpec {
+struct ProducerBatchSpec {
   int64_t base_offset = 0;
   int64_t producer_id = 1;
   int16_t epoch = 0;
@@ -33,7 +33,7 @@ struct BatchSpec {
   int64_t timestamp = kT0;
 };
 
-Bytes DataBatch(const BatchSpec& spec) {
+Bytes DataBatch(const ProducerBatchSpec& spec) {
   BatchBuilderOptions options;
   options.base_offset = spec.base_offset;
   options.producer_id = spec.producer_id;
@@ -217,7 +217,7 @@ TEST_F(ProducerStateManagerTest, MarkersOfEveryLayoutReadAsTheGeneralDecoderRead
   int64_t offset = 0;
   int64_t sequence = 0;
   auto open_txn = [&] {
-    BatchSpec spec{offset++, pid, 0, int32_t(sequence++), 1, true, kT0};
+    ProducerBatchSpec spec{offset++, pid, 0, int32_t(sequence++), 1, true, kT0};
     Apply(DataBatch(spec));
   };
   // Usual, with a header, with LogAppendTime, two records, compressed.

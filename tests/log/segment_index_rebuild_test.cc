@@ -25,8 +25,8 @@ using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-constexpr int64_t kT0 = 1700000000000;
-constexpr int kBatches = 200;
+using testing::kT0;
+constexpr int kRebuildBatches = 200;
 
 class SegmentIndexRebuildTest : public ::testing::Test {
  protected:
@@ -36,7 +36,7 @@ class SegmentIndexRebuildTest : public ::testing::Test {
     auto log = Log::CreateEmpty(FileSystem::Default(), source_.Join("t-0"), TopicPartition{"t", 0},
                                 config_, &clock);
     ASSERT_TRUE(log.ok()) << log.status().ToString();
-    for (int b = 0; b < kBatches; ++b) {
+    for (int b = 0; b < kRebuildBatches; ++b) {
       // Timestamps rise every fourth batch, so the time index gets entries too.
       RecordInput record{kT0 + b / 4, "k", std::string(100, char('a' + b % 26)), {}};
       auto batch = BuildRecordBatch(BatchBuilderOptions{}, {record});
@@ -68,7 +68,7 @@ class SegmentIndexRebuildTest : public ::testing::Test {
     } else {
       EXPECT_TRUE(recovered.ok()) << recovered.status().ToString();
       if (recovered.ok()) {
-        EXPECT_EQ(recovered->batches, kBatches);
+        EXPECT_EQ(recovered->batches, kRebuildBatches);
       }
     }
     EXPECT_TRUE((*seg)->Close().ok());

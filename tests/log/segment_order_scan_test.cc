@@ -14,13 +14,14 @@
 #include "log/segment_recovery_scan.h"
 #include "record/record_batch_builder.h"
 #include "support/mem_file_system.h"
+#include "support/test_support.h"
 
 namespace daruma {
 namespace {
 
 using testing::MemFileSystem;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 constexpr int64_t kBase = 1000;
 constexpr char kPath[] = "/d/00000000000000001000.log";
 

@@ -20,14 +20,15 @@
 #include "log/producer_state_manager.h"
 #include "record/record_batch_builder.h"
 #include "support/mem_file_system.h"
+#include "support/test_support.h"
 
 namespace daruma {
 namespace {
 
 using testing::MemFileSystem;
 
-constexpr int64_t kT0 = 1700000000000;
-constexpr int64_t kBase = 1000;
+using testing::kT0;
+constexpr int64_t kScanBase = 1000;
 
 // What replaying a sequence of batches leaves, as the loader's visitor does:
 // it stops at a corrupt/invalid record and fails the load on anything else
@@ -175,17 +176,17 @@ class StreamGenerator {
 
   std::mt19937 rng_;
   std::vector<Producer> state_;
-  int64_t next_offset_ = kBase;
+  int64_t next_offset_ = kScanBase;
   int32_t leader_epoch_ = 3;
 };
 
-struct Segment {
+struct ScannedSegment {
   std::vector<Bytes> batches;
   SegmentRecoveryScan scan;
 };
 
-Segment ScanRandomSegment(uint32_t seed, int producers, int count) {
-  Segment seg;
+ScannedSegment ScanRandomSegment(uint32_t seed, int producers, int count) {
+  ScannedSegment seg;
   StreamGenerator gen(seed, producers);
   Bytes file;
   for (int i = 0; i < count; ++i) {
@@ -197,7 +198,7 @@ Segment ScanRandomSegment(uint32_t seed, int producers, int count) {
   auto f = fs.Open("/d/00000000000000001000.log", OpenMode::kCreate);
   EXPECT_TRUE(f.ok());
   EXPECT_TRUE((*f)->WriteAt(0, file).ok());
-  seg.scan = ScanSegmentForRecovery(f->get(), "/d/00000000000000001000.log", kBase,
+  seg.scan = ScanSegmentForRecovery(f->get(), "/d/00000000000000001000.log", kScanBase,
                                     int64_t(file.size()), 4096);
   return seg;
 }
@@ -217,7 +218,7 @@ std::vector<ByteSpan> Spans(const SegmentRecoveryScan& scan) {
 // every batch leaves (*want), and the retained batches keep file order,
 // ordinals and positions.
 void CheckThinnedReplay(uint32_t seed, int producers, int count, Outcome* want, int64_t* thinned) {
-  Segment seg = ScanRandomSegment(seed, producers, count);
+  ScannedSegment seg = ScanRandomSegment(seed, producers, count);
   ASSERT_TRUE(seg.scan.error.ok()) << seg.scan.error.ToString();
   ASSERT_FALSE(seg.scan.corrupt_batch) << seg.scan.stop_reason;
   ASSERT_EQ(seg.scan.batch_count, count);
@@ -268,7 +269,7 @@ TEST(SegmentRecoveryScanTest, OneIdempotentProducerRetainsABoundedTail) {
   const int kBatches = 100000;
   for (int i = 0; i < kBatches; ++i) {
     BatchBuilderOptions o;
-    o.base_offset = kBase + i;
+    o.base_offset = kScanBase + i;
     o.partition_leader_epoch = 0;
     o.producer_id = 42;
     o.producer_epoch = 0;
@@ -281,7 +282,7 @@ TEST(SegmentRecoveryScanTest, OneIdempotentProducerRetainsABoundedTail) {
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->WriteAt(0, file).ok());
   const SegmentRecoveryScan scan =
-      ScanSegmentForRecovery(f->get(), "/d/x.log", kBase, int64_t(file.size()), 4096);
+      ScanSegmentForRecovery(f->get(), "/d/x.log", kScanBase, int64_t(file.size()), 4096);
   ASSERT_EQ(scan.batch_count, kBatches);
   // The first batch (it meets whatever state earlier segments left) and the
   // last five (the producer's cache).
@@ -289,7 +290,7 @@ TEST(SegmentRecoveryScanTest, OneIdempotentProducerRetainsABoundedTail) {
   EXPECT_EQ(scan.thinned_batches, kBatches - 6);
   EXPECT_EQ(scan.batches[0].ordinal, 0);
   EXPECT_EQ(scan.batches[1].ordinal, kBatches - 5);
-  EXPECT_EQ(scan.batches[5].prev_v2_next_offset, kBase + kBatches - 1);
+  EXPECT_EQ(scan.batches[5].prev_v2_next_offset, kScanBase + kBatches - 1);
 }
 
 }  // namespace

@@ -13,18 +13,18 @@ using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-std::string Be32(uint32_t v) {
+std::string BigEndian32(uint32_t v) {
   return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
 }
-std::string Be64(uint64_t v) {
-  return Be32(uint32_t(v >> 32)) + Be32(uint32_t(v));
+std::string BigEndian64(uint64_t v) {
+  return BigEndian32(uint32_t(v >> 32)) + BigEndian32(uint32_t(v));
 }
 std::string Entry(int64_t ts, uint32_t rel) {
-  return Be64(uint64_t(ts)) + Be32(rel);
+  return BigEndian64(uint64_t(ts)) + BigEndian32(rel);
 }
 
-std::unique_ptr<TimeIndex> OpenIndex(const std::string& path, int64_t base,
-                                     int32_t max_size = 65536) {
+std::unique_ptr<TimeIndex> OpenTimeIndex(const std::string& path, int64_t base,
+                                         int32_t max_size = 65536) {
   auto index = TimeIndex::Open(path, base, max_size);
   EXPECT_TRUE(index.ok()) << index.status().ToString();
   return std::move(index).value();
@@ -32,7 +32,7 @@ std::unique_ptr<TimeIndex> OpenIndex(const std::string& path, int64_t base,
 
 TEST(TimeIndexTest, FreshFileIsPreallocatedToWholeEntries) {
   TempDir dir;
-  auto index = OpenIndex(dir.Join("t.timeindex"), 0, 65536);
+  auto index = OpenTimeIndex(dir.Join("t.timeindex"), 0, 65536);
   EXPECT_EQ(ReadFileToString(dir.Join("t.timeindex")), std::string(65532, '\0'));
   EXPECT_EQ(index->max_entries(), 5461u);
   EXPECT_EQ(index->LastEntry(), (TimestampOffset{-1, 0}));
@@ -41,7 +41,7 @@ TEST(TimeIndexTest, FreshFileIsPreallocatedToWholeEntries) {
 TEST(TimeIndexTest, AppendsOnlyGreaterTimestampsAndTrimsOnClose) {
   TempDir dir;
   const std::string path = dir.Join("t.timeindex");
-  auto index = OpenIndex(path, 100);
+  auto index = OpenTimeIndex(path, 100);
   ASSERT_TRUE(index->MaybeAppend(-1, 100).ok());  // not > last (-1): ignored
   EXPECT_EQ(index->entries(), 0u);
   ASSERT_TRUE(index->MaybeAppend(1700000000000, 104).ok());
@@ -56,7 +56,7 @@ TEST(TimeIndexTest, AppendsOnlyGreaterTimestampsAndTrimsOnClose) {
 
 TEST(TimeIndexTest, RejectsSmallerOffsetOrTimestampBeforeIgnoring) {
   TempDir dir;
-  auto index = OpenIndex(dir.Join("t.timeindex"), 0);
+  auto index = OpenTimeIndex(dir.Join("t.timeindex"), 0);
   ASSERT_TRUE(index->MaybeAppend(1000, 50).ok());
   // Offset going back is an error even when the timestamp would be ignored.
   Status st = index->MaybeAppend(900, 40);
@@ -71,7 +71,7 @@ TEST(TimeIndexTest, RejectsSmallerOffsetOrTimestampBeforeIgnoring) {
 
 TEST(TimeIndexTest, FullLeavesOneSlotForTheFinalEntry) {
   TempDir dir;
-  auto index = OpenIndex(dir.Join("t.timeindex"), 0, 36);  // 3 slots
+  auto index = OpenTimeIndex(dir.Join("t.timeindex"), 0, 36);  // 3 slots
   ASSERT_TRUE(index->MaybeAppend(10, 1).ok());
   EXPECT_FALSE(index->IsFull());
   ASSERT_TRUE(index->MaybeAppend(20, 2).ok());
@@ -84,7 +84,7 @@ TEST(TimeIndexTest, FullLeavesOneSlotForTheFinalEntry) {
 
 TEST(TimeIndexTest, LookupByTimestamp) {
   TempDir dir;
-  auto index = OpenIndex(dir.Join("t.timeindex"), 1000);
+  auto index = OpenTimeIndex(dir.Join("t.timeindex"), 1000);
   EXPECT_EQ(index->Lookup(5), (TimestampOffset{-1, 1000}));
   for (int i = 1; i <= 2000; ++i) ASSERT_TRUE(index->MaybeAppend(100 * i, 1000 + 3 * i).ok());
   EXPECT_EQ(index->Lookup(99), (TimestampOffset{-1, 1000}));
@@ -96,7 +96,7 @@ TEST(TimeIndexTest, LookupByTimestamp) {
 
 TEST(TimeIndexTest, TruncateToUsesOffsets) {
   TempDir dir;
-  auto index = OpenIndex(dir.Join("t.timeindex"), 0);
+  auto index = OpenTimeIndex(dir.Join("t.timeindex"), 0);
   ASSERT_TRUE(index->MaybeAppend(10, 5).ok());
   ASSERT_TRUE(index->MaybeAppend(20, 9).ok());
   ASSERT_TRUE(index->MaybeAppend(30, 9).ok());
@@ -115,7 +115,7 @@ TEST(TimeIndexTest, UntrimmedZeroTailFailsTheTimestampSanityCheck) {
   TempDir dir;
   const std::string path = dir.Join("t.timeindex");
   WriteStringToFile(path, Entry(1700000000000, 3) + std::string(24, '\0'));
-  auto index = OpenIndex(path, 500);
+  auto index = OpenTimeIndex(path, 500);
   EXPECT_EQ(index->entries(), 3u);
   EXPECT_EQ(index->LastEntry(), (TimestampOffset{0, 500}));
   Status st = index->SanityCheck();
@@ -127,22 +127,22 @@ TEST(TimeIndexTest, UntrimmedZeroTailFailsTheTimestampSanityCheck) {
 TEST(TimeIndexTest, SanityChecksOffsetAndLength) {
   TempDir dir;
   WriteStringToFile(dir.Join("a.timeindex"), Entry(5, 0xfffffffe));
-  auto a = OpenIndex(dir.Join("a.timeindex"), 500);
+  auto a = OpenTimeIndex(dir.Join("a.timeindex"), 500);
   Status st = a->SanityCheck();
   EXPECT_NE(st.message().find("last offset is 498"), std::string::npos) << st.message();
   WriteStringToFile(dir.Join("b.timeindex"), Entry(5, 1) + "xy");
-  auto b = OpenIndex(dir.Join("b.timeindex"), 0);
+  auto b = OpenTimeIndex(dir.Join("b.timeindex"), 0);
   EXPECT_EQ(b->entries(), 1u);
   st = b->SanityCheck();
   EXPECT_NE(st.message().find("14 bytes"), std::string::npos) << st.message();
   WriteStringToFile(dir.Join("c.timeindex"), Entry(5, 1) + Entry(5, 2));
-  EXPECT_TRUE(OpenIndex(dir.Join("c.timeindex"), 0)->SanityCheck().ok());
+  EXPECT_TRUE(OpenTimeIndex(dir.Join("c.timeindex"), 0)->SanityCheck().ok());
 }
 
 TEST(TimeIndexTest, ResetReextendsToMax) {
   TempDir dir;
   const std::string path = dir.Join("t.timeindex");
-  auto index = OpenIndex(path, 0, 120);
+  auto index = OpenTimeIndex(path, 0, 120);
   ASSERT_TRUE(index->MaybeAppend(7, 1).ok());
   ASSERT_TRUE(index->TrimToValidSize().ok());
   EXPECT_EQ(ReadFileToString(path), Entry(7, 1));

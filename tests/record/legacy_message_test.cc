@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kTs = 1700000000000;
 
-Bytes Concat(const std::vector<Bytes>& parts) {
+Bytes ConcatAll(const std::vector<Bytes>& parts) {
   Bytes out;
   for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
@@ -26,9 +26,9 @@ Bytes Concat(const std::vector<Bytes>& parts) {
 // Three uncompressed inner entries with offsets first, first+1, first+2 and
 // timestamps kTs+1.. (v1).
 Bytes InnerEntries(int8_t magic, int64_t first) {
-  return Concat({BuildLegacyMessage(magic, first, kTs + 1, std::nullopt, "a"),
-                 BuildLegacyMessage(magic, first + 1, kTs + 2, "k1", std::nullopt),
-                 BuildLegacyMessage(magic, first + 2, kTs + 3, "k2", "ccc")});
+  return ConcatAll({BuildLegacyMessage(magic, first, kTs + 1, std::nullopt, "a"),
+                    BuildLegacyMessage(magic, first + 1, kTs + 2, "k1", std::nullopt),
+                    BuildLegacyMessage(magic, first + 2, kTs + 3, "k2", "ccc")});
 }
 
 Bytes MustWrap(int8_t magic, int64_t offset, int64_t timestamp, CompressionType codec,
@@ -407,7 +407,7 @@ TEST(LegacyWrapperRulesTest, InnerCrcIsReportedNotEnforced) {
 
 TEST(LegacyWrapperRulesTest, RejectsCompressedInnerMessage) {
   Bytes nested = MustWrap(1, 0, kTs, CompressionType::kGzip, InnerEntries(1, 0));
-  Bytes inner = Concat({BuildLegacyMessage(1, 0, kTs, "k", "v"), nested});
+  Bytes inner = ConcatAll({BuildLegacyMessage(1, 0, kTs, "k", "v"), nested});
   Bytes wrapper = MustWrap(1, 1, kTs, CompressionType::kGzip, inner);
   Status st = DecodeStatus(wrapper);
   ASSERT_FALSE(st.ok());

@@ -36,7 +36,6 @@ namespace {
 
 using Image = std::map<std::string, std::vector<uint8_t>>;
 
-constexpr int64_t kT0 = 1700000000000;
 constexpr int kPartitions = 3;
 
 LogConfig SmallSegments() {

@@ -33,7 +33,7 @@ using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 
 // Descriptors open on files of partition directories under `log_dir` (the
 // dir's `.lock` and the scheduler's eventfd/epoll/timerfd are not counted).
@@ -65,8 +65,8 @@ Bytes OneRecordBatch(int64_t i, size_t value_size = 16) {
 
 // Writes `segments` segments of `batches_per_segment` batches to a new
 // partition of `log_dir`, then closes it.
-void MakePartition(const std::string& log_dir, const TopicPartition& tp, int segments,
-                   int batches_per_segment, const LogConfig& config, size_t value_size = 16) {
+void MakeCleanPartition(const std::string& log_dir, const TopicPartition& tp, int segments,
+                        int batches_per_segment, const LogConfig& config, size_t value_size = 16) {
   ManualClock clock(kT0);
   auto log = Log::CreateEmpty(NoSync(), JoinPath(log_dir, LogDirName(tp)), tp, config, &clock);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
@@ -139,7 +139,7 @@ TEST(CleanStartTest, ManyPartitionsStartWithFewDescriptorsAndAllReadBack) {
   TempDir tmp;
   LogConfig config;
   for (int p = 0; p < kPartitions; ++p) {
-    MakePartition(tmp.path(), {"many", p}, kSegments, kBatches, config);
+    MakeCleanPartition(tmp.path(), {"many", p}, kSegments, kBatches, config);
     if (::testing::Test::HasFatalFailure()) return;
   }
   ShutDownCleanly(tmp.path(), config);
@@ -210,7 +210,7 @@ TEST(CleanStartTest, EachPartitionDirIsListedOnceAndAbsentTxnIndexesAreNotChecke
   TempDir tmp;
   LogConfig config;
   for (int p = 0; p < 3; ++p) {
-    MakePartition(tmp.path(), {"few", p}, 4, 2, config);
+    MakeCleanPartition(tmp.path(), {"few", p}, 4, 2, config);
     if (::testing::Test::HasFatalFailure()) return;
   }
   ShutDownCleanly(tmp.path(), config);
@@ -236,7 +236,7 @@ class LazyIndexCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
     config_.index_interval_bytes = 100;
-    MakePartition(tmp_.path(), kTp, 2, 10, config_, 64);
+    MakeCleanPartition(tmp_.path(), kTp, 2, 10, config_, 64);
     if (HasFatalFailure()) return;
     ShutDownCleanly(tmp_.path(), config_);
     index_path_ = OffsetIndexFileName(JoinPath(tmp_.path(), LogDirName(kTp)), 0);

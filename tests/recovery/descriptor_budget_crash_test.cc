@@ -32,8 +32,8 @@ using testing::DescriptorLimit;
 using testing::OpenDescriptors;
 using testing::TempDir;
 
-constexpr int64_t kT0 = 1700000000000;
-constexpr int kPartitions = 200;
+using testing::kT0;
+constexpr int kBudgetPartitions = 200;
 constexpr int kBatches = 3;
 constexpr size_t kMaxOpenFiles = 32;
 
@@ -101,7 +101,7 @@ Bytes OneRecordBatch(int64_t i, size_t value_size = 8) {
 // index window): three unsynced handles per partition, which no flush
 // releases before the last partition is written to.
 void AppendToEvery(LogManager& manager) {
-  for (int p = 0; p < kPartitions; ++p) {
+  for (int p = 0; p < kBudgetPartitions; ++p) {
     for (int64_t offset = kBatches; offset < kBatches + 2; ++offset) {
       auto info = manager.GetLog({"many", p})->AppendAsLeader(OneRecordBatch(offset, 5000), 0);
       ASSERT_TRUE(info.ok()) << p << ": " << info.status().ToString();
@@ -130,7 +130,7 @@ void MakeCrashedPartition(const std::string& log_dir, const TopicPartition& tp) 
 class DescriptorBudgetTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int p = 0; p < kPartitions; ++p) {
+    for (int p = 0; p < kBudgetPartitions; ++p) {
       MakeCrashedPartition(tmp_.path(), {"many", p});
       if (HasFatalFailure()) return;
     }
@@ -160,7 +160,7 @@ class DescriptorBudgetTest : public ::testing::Test {
   }
 
   void ExpectEveryPartitionServes(LogManager& manager) {
-    for (int p = 0; p < kPartitions; ++p) {
+    for (int p = 0; p < kBudgetPartitions; ++p) {
       Log* log = manager.GetLog({"many", p});
       ASSERT_NE(log, nullptr) << p;
       EXPECT_EQ(log->log_end_offset(), kBatches) << p;

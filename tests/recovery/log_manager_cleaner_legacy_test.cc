@@ -18,15 +18,15 @@ namespace {
 using testing::TempDir;
 using testing::WriteStringToFile;
 
-constexpr int64_t kNow = 1700000000000;
-constexpr int64_t kBackoff = 1000;
+constexpr int64_t kLegacyNow = 1700000000000;
+constexpr int64_t kLegacyBackoff = 1000;
 
 std::string Str(const Bytes& b) {
   return std::string(b.begin(), b.end());
 }
 
 Bytes V1(int64_t offset, const std::string& key, const std::optional<std::string>& value) {
-  return BuildLegacyMessage(1, offset, kNow, key, value);
+  return BuildLegacyMessage(1, offset, kLegacyNow, key, value);
 }
 
 // A gzip magic-1 wrapper holding `kvs` at offsets last - n + 1 .. last
@@ -34,10 +34,10 @@ Bytes V1(int64_t offset, const std::string& key, const std::optional<std::string
 Bytes Wrapper(int64_t last, const std::vector<std::pair<std::string, std::string>>& kvs) {
   Bytes inner;
   for (size_t i = 0; i < kvs.size(); ++i) {
-    Bytes m = BuildLegacyMessage(1, int64_t(i), kNow, kvs[i].first, kvs[i].second);
+    Bytes m = BuildLegacyMessage(1, int64_t(i), kLegacyNow, kvs[i].first, kvs[i].second);
     inner.insert(inner.end(), m.begin(), m.end());
   }
-  auto wrapper = BuildLegacyWrapper(1, last, kNow, CompressionType::kGzip, inner);
+  auto wrapper = BuildLegacyWrapper(1, last, kLegacyNow, CompressionType::kGzip, inner);
   EXPECT_TRUE(wrapper.ok()) << wrapper.status().ToString();
   return wrapper.ok() ? *wrapper : Bytes{};
 }
@@ -46,7 +46,7 @@ Bytes V2(int64_t base, const std::string& key, const std::string& value) {
   BatchBuilderOptions o;
   o.base_offset = base;
   RecordInput r;
-  r.timestamp = kNow;
+  r.timestamp = kLegacyNow;
   r.key = key;
   r.value = value;
   auto batch = BuildRecordBatch(o, {r});
@@ -95,14 +95,14 @@ TEST(LogManagerCleanerLegacyTest, CompactsLegacyEntriesAndKeepsWrappersWithRetai
   WriteStringToFile(LogFileName(part, 13, ""), "");
   WriteStringToFile(tmp.Join(kReplicationOffsetCheckpointFile), "0\n1\nt 0 13\n");
 
-  ManualClock clock(kNow);
+  ManualClock clock(kLegacyNow);
   LogManagerOptions o;
   o.clock = &clock;
   o.jobs.enabled = true;
   o.jobs.mode = Scheduler::Mode::kManual;
-  o.jobs.initial_delay_ms = kBackoff;
+  o.jobs.initial_delay_ms = kLegacyBackoff;
   o.jobs.cleaner_enabled = true;
-  o.jobs.cleaner.backoff_ms = kBackoff;
+  o.jobs.cleaner.backoff_ms = kLegacyBackoff;
   o.jobs.cleaner.dedupe_buffer_size = 24 * 4096;
   LogConfig config;
   config.compact = true;
@@ -115,7 +115,7 @@ TEST(LogManagerCleanerLegacyTest, CompactsLegacyEntriesAndKeepsWrappersWithRetai
   ASSERT_EQ(log->high_watermark(), 13);
   ASSERT_EQ(Entries(log).size(), 10u);
 
-  clock.Set(kNow + kBackoff);
+  clock.Set(kLegacyNow + kLegacyBackoff);
   manager.RunDueJobsForTest();
 
   EXPECT_TRUE(manager.JobErrors().empty());

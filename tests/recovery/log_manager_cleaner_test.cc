@@ -28,7 +28,7 @@ namespace {
 using testing::ReadFileToString;
 using testing::TempDir;
 
-constexpr int64_t kNow = 1700000000000;
+constexpr int64_t kCleanerNow = 1700000000000;
 constexpr int64_t kBackoff = 15000;
 constexpr int64_t kDeleteDelay = 60000;
 const TopicPartition kTp{"orders", 0};
@@ -121,9 +121,9 @@ class LogManagerCleanerTest : public ::testing::Test {
     ASSERT_NE(manager_->log_cleaner(), nullptr);
   }
 
-  // Runs every job due at kNow + ms.
+  // Runs every job due at kCleanerNow + ms.
   void RunAt(int64_t ms) {
-    clock_.Set(kNow + ms);
+    clock_.Set(kCleanerNow + ms);
     manager_->RunDueJobsForTest();
   }
 
@@ -132,7 +132,7 @@ class LogManagerCleanerTest : public ::testing::Test {
     std::vector<Rec> out;
     for (int i = first; i < first + count; ++i) {
       RecordInput record;
-      record.timestamp = kNow;
+      record.timestamp = kCleanerNow;
       record.key = "k" + std::to_string(i % keys);
       record.value = "v" + std::to_string(i);
       auto batch = BuildRecordBatch({}, {record});
@@ -159,7 +159,7 @@ class LogManagerCleanerTest : public ::testing::Test {
     return out;
   }
 
-  ManualClock clock_{kNow};
+  ManualClock clock_{kCleanerNow};
   TempDir a_;
   LogConfig config_;
   LogConfig compacted_;

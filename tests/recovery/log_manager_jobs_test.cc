@@ -21,7 +21,7 @@ namespace {
 using testing::ReadFileToString;
 using testing::TempDir;
 
-constexpr int64_t kNow = 1700000000000;
+constexpr int64_t kJobsNow = 1700000000000;
 constexpr int64_t kHour = 3600000;
 constexpr int64_t kInitialDelay = 1000;
 constexpr int64_t kRetentionCheck = 5000;
@@ -29,12 +29,12 @@ constexpr int64_t kFlushInterval = 2000;
 constexpr int64_t kRecoveryCheckpoint = 60000;
 constexpr int64_t kStartCheckpoint = 30000;
 constexpr int64_t kDirtyTick = 100;
-constexpr int64_t kDeleteDelay = 60000;
+constexpr int64_t kJobsDeleteDelay = 60000;
 
-const TopicPartition kOrders{"orders", 0};
+const TopicPartition kJobsOrders{"orders", 0};
 const Uuid kOrdersId = *Uuid::FromString("vDb5Vgm5RpaVW8EvFvzDfg");
 
-OffsetMap ReadCheckpoint(const std::string& log_dir, const char* name) {
+OffsetMap ReadJobCheckpoint(const std::string& log_dir, const char* name) {
   auto file = OffsetCheckpointFile::Open(JoinPath(log_dir, name));
   EXPECT_TRUE(file.ok());
   auto map = file->Read();
@@ -54,7 +54,7 @@ std::vector<std::string> Entries(const std::string& dir) {
 class LogManagerJobsTest : public ::testing::Test {
  protected:
   LogManagerJobsTest() {
-    config_.file_delete_delay_ms = kDeleteDelay;
+    config_.file_delete_delay_ms = kJobsDeleteDelay;
     config_.retention_ms = -1;
   }
 
@@ -100,9 +100,9 @@ class LogManagerJobsTest : public ::testing::Test {
     log->UpdateHighWatermark(log->log_end_offset());
   }
 
-  // Advances the clock to kNow + ms and runs what is due.
+  // Advances the clock to kJobsNow + ms and runs what is due.
   int RunAt(int64_t ms) {
-    clock_.Set(kNow + ms);
+    clock_.Set(kJobsNow + ms);
     return manager_->RunDueJobsForTest();
   }
 
@@ -113,7 +113,7 @@ class LogManagerJobsTest : public ::testing::Test {
     return c;
   }
 
-  ManualClock clock_{kNow};
+  ManualClock clock_{kJobsNow};
   TempDir a_, b_;
   LogConfig config_;
   std::unique_ptr<LogManager> manager_;
@@ -123,21 +123,21 @@ class LogManagerJobsTest : public ::testing::Test {
 
 TEST_F(LogManagerJobsTest, GetOrCreateLogIsIdempotentAndWritesPartitionMetadata) {
   Start();
-  Log* log = Create(kOrders, config_);
+  Log* log = Create(kJobsOrders, config_);
   ASSERT_NE(log, nullptr);
   EXPECT_EQ(log->dir(), a_.Join("orders-0"));
   EXPECT_EQ(ReadFileToString(a_.Join("orders-0/partition.metadata")),
             "version: 0\ntopic_id: vDb5Vgm5RpaVW8EvFvzDfg");
   EXPECT_TRUE(FileSystem::Default()->Exists(a_.Join("orders-0/00000000000000000000.log")));
-  EXPECT_EQ(Create(kOrders, config_), log);
-  EXPECT_EQ(manager_->GetLog(kOrders), log);
+  EXPECT_EQ(Create(kJobsOrders, config_), log);
+  EXPECT_EQ(manager_->GetLog(kJobsOrders), log);
 }
 
 TEST_F(LogManagerJobsTest, GetOrCreateLogRefusesAnotherTopicId) {
   Start();
-  Create(kOrders, config_);
+  Create(kJobsOrders, config_);
   auto other =
-      manager_->GetOrCreateLog(kOrders, *Uuid::FromString("AAAAAAAAAAAAAAAAAAAAAg"), config_);
+      manager_->GetOrCreateLog(kJobsOrders, *Uuid::FromString("AAAAAAAAAAAAAAAAAAAAAg"), config_);
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument) << other.status().ToString();
   EXPECT_NE(other.status().message().find("vDb5Vgm5RpaVW8EvFvzDfg"), std::string::npos)
@@ -156,19 +156,19 @@ TEST_F(LogManagerJobsTest, NewPartitionsGoToTheDirWithFewestPartitions) {
 
 TEST_F(LogManagerJobsTest, CreatedLogSurvivesARestartWithItsData) {
   Start();
-  Append(Create(kOrders, config_), {kNow, kNow});
+  Append(Create(kJobsOrders, config_), {kJobsNow, kJobsNow});
   ASSERT_TRUE(manager_->Shutdown().ok());
   Start();
-  Log* log = manager_->GetLog(kOrders);
+  Log* log = manager_->GetLog(kJobsOrders);
   ASSERT_NE(log, nullptr);
   EXPECT_EQ(log->log_end_offset(), 2);
-  EXPECT_EQ(Create(kOrders, config_), log);
+  EXPECT_EQ(Create(kJobsOrders, config_), log);
 }
 
 TEST_F(LogManagerJobsTest, TopicConfigOverridesApplyToNewAndLiveLogs) {
   Start();
   EXPECT_EQ(manager_->ConfigFor("orders").retention_ms, -1);
-  Log* log = Create(kOrders, manager_->ConfigFor("orders"));
+  Log* log = Create(kJobsOrders, manager_->ConfigFor("orders"));
   LogConfig override_config = config_;
   override_config.retention_ms = 5;
   manager_->SetTopicConfig("orders", override_config);
@@ -181,14 +181,14 @@ TEST_F(LogManagerJobsTest, TopicConfigOverridesApplyToNewAndLiveLogs) {
 
 TEST_F(LogManagerJobsTest, AsyncDeleteRenamesDropsFromCheckpointsAndDeletesAfterTheDelay) {
   Start();
-  Append(Create(kOrders, config_), {kNow});
-  Append(Create({"keep", 0}, config_), {kNow});
+  Append(Create(kJobsOrders, config_), {kJobsNow});
+  Append(Create({"keep", 0}, config_), {kJobsNow});
   ASSERT_TRUE(manager_->CheckpointRecoveryPoints(/*all=*/true).ok());
-  ASSERT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile).count(kOrders), 1u);
+  ASSERT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile).count(kJobsOrders), 1u);
 
-  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
 
-  EXPECT_EQ(manager_->GetLog(kOrders), nullptr);
+  EXPECT_EQ(manager_->GetLog(kJobsOrders), nullptr);
   EXPECT_FALSE(FileSystem::Default()->Exists(a_.Join("orders-0")));
   std::string deleted;
   for (const std::string& name : Entries(a_.path())) {
@@ -197,11 +197,11 @@ TEST_F(LogManagerJobsTest, AsyncDeleteRenamesDropsFromCheckpointsAndDeletesAfter
   ASSERT_EQ(deleted.size(), std::string("orders-0.").size() + 32 + std::string("-delete").size())
       << deleted;
   EXPECT_TRUE(deleted.ends_with("-delete"));
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
             (OffsetMap{{TopicPartition{"keep", 0}, 0}}));
-  EXPECT_TRUE(manager_->AsyncDelete(kOrders).IsNotFound());
+  EXPECT_TRUE(manager_->AsyncDelete(kJobsOrders).IsNotFound());
 
-  clock_.Advance(kDeleteDelay - 1);
+  clock_.Advance(kJobsDeleteDelay - 1);
   manager_->RunDueJobsForTest();
   EXPECT_TRUE(FileSystem::Default()->Exists(a_.Join(deleted)));
   clock_.Advance(1);
@@ -212,8 +212,8 @@ TEST_F(LogManagerJobsTest, AsyncDeleteRenamesDropsFromCheckpointsAndDeletesAfter
 
 TEST_F(LogManagerJobsTest, DeleteDirsLeftByAShutdownAreRemovedAfterTheNextStart) {
   Start();
-  Append(Create(kOrders, config_), {kNow});
-  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  Append(Create(kJobsOrders, config_), {kJobsNow});
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
   ASSERT_TRUE(manager_->Shutdown().ok());
   std::vector<std::string> names = Entries(a_.path());
   auto deleted = std::find_if(names.begin(), names.end(),
@@ -222,11 +222,11 @@ TEST_F(LogManagerJobsTest, DeleteDirsLeftByAShutdownAreRemovedAfterTheNextStart)
   const std::string path = a_.Join(*deleted);
 
   Start();
-  EXPECT_EQ(manager_->GetLog(kOrders), nullptr);
+  EXPECT_EQ(manager_->GetLog(kJobsOrders), nullptr);
   EXPECT_TRUE(manager_->AllLogs().empty());
-  RunAt(kDeleteDelay - 1);
+  RunAt(kJobsDeleteDelay - 1);
   EXPECT_TRUE(FileSystem::Default()->Exists(path));
-  RunAt(kDeleteDelay);
+  RunAt(kJobsDeleteDelay);
   EXPECT_FALSE(FileSystem::Default()->Exists(path));
 }
 
@@ -234,8 +234,8 @@ TEST_F(LogManagerJobsTest, DeleteDirsLeftByAShutdownAreRemovedAfterTheNextStart)
 
 TEST_F(LogManagerJobsTest, RetentionJobDeletesExpiredSegmentsThenTheirFilesAfterTheDelay) {
   Start();
-  Log* log = Create(kOrders, SmallSegments());
-  Append(log, {kNow - 30 * kHour, kNow - 20 * kHour, kNow - kHour, kNow});
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow - 30 * kHour, kJobsNow - 20 * kHour, kJobsNow - kHour, kJobsNow});
   ASSERT_EQ(log->num_segments(), 4u);
   const std::string dir = log->dir();
 
@@ -247,9 +247,9 @@ TEST_F(LogManagerJobsTest, RetentionJobDeletesExpiredSegmentsThenTheirFilesAfter
   EXPECT_TRUE(FileSystem::Default()->Exists(LogFileName(dir, 0, kDeletedFileSuffix)));
   EXPECT_TRUE(FileSystem::Default()->Exists(LogFileName(dir, 1, kDeletedFileSuffix)));
 
-  RunAt(kInitialDelay + kDeleteDelay - 1);
+  RunAt(kInitialDelay + kJobsDeleteDelay - 1);
   EXPECT_TRUE(FileSystem::Default()->Exists(LogFileName(dir, 0, kDeletedFileSuffix)));
-  RunAt(kInitialDelay + kDeleteDelay);
+  RunAt(kInitialDelay + kJobsDeleteDelay);
   for (const std::string& name : Entries(dir)) {
     EXPECT_FALSE(name.ends_with(".deleted")) << name;
   }
@@ -263,11 +263,11 @@ TEST_F(LogManagerJobsTest, RetentionJobDeletesExpiredSegmentsThenTheirFilesAfter
 
 TEST_F(LogManagerJobsTest, RetentionJobRunsEveryCheckIntervalAsTimePasses) {
   Start();
-  Log* log = Create(kOrders, SmallSegments());
-  Append(log, {kNow - 9 * kHour, kNow - 5 * kHour, kNow});
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow - 9 * kHour, kJobsNow - 5 * kHour, kJobsNow});
   RunAt(kInitialDelay);
   EXPECT_EQ(log->num_segments(), 3u);
-  // Segment 0 expires at kNow + 1 h + 1 ms; the first check on the
+  // Segment 0 expires at kJobsNow + 1 h + 1 ms; the first check on the
   // kInitialDelay + k * kRetentionCheck grid at or after that deletes it.
   const int64_t expiry = kHour + 1;
   const int64_t checks = (expiry - kInitialDelay + kRetentionCheck - 1) / kRetentionCheck;
@@ -285,8 +285,8 @@ TEST_F(LogManagerJobsTest, RetentionJobSkipsCompactedLogs) {
   LogConfig compacted = SmallSegments();
   compacted.compact = true;
   compacted.delete_policy = true;  // compact,delete: the cleaner's job
-  Log* log = Create(kOrders, compacted);
-  Append(log, {kNow - 30 * kHour, kNow - 30 * kHour, kNow});
+  Log* log = Create(kJobsOrders, compacted);
+  Append(log, {kJobsNow - 30 * kHour, kJobsNow - 30 * kHour, kJobsNow});
   RunAt(kInitialDelay);
   EXPECT_EQ(log->num_segments(), 3u);
   // What the cleaner calls after cleaning.
@@ -298,24 +298,24 @@ TEST_F(LogManagerJobsTest, RetentionJobSkipsCompactedLogs) {
 
 TEST_F(LogManagerJobsTest, LogStartOffsetCheckpointFollowsItsInterval) {
   Start();
-  Log* log = Create(kOrders, SmallSegments());
-  Append(log, {kNow, kNow, kNow});
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow, kJobsNow, kJobsNow});
   ASSERT_TRUE(log->MaybeIncrementLogStartOffset(1).ok());  // DeleteRecords-like
   // Not yet written: only the periodic job persists the log start offset.
-  EXPECT_TRUE(ReadCheckpoint(a_.path(), kLogStartOffsetCheckpointFile).empty());
+  EXPECT_TRUE(ReadJobCheckpoint(a_.path(), kLogStartOffsetCheckpointFile).empty());
   RunAt(kInitialDelay);  // first run of every periodic job (retention removes segment 0)
   EXPECT_EQ(log->segment_base_offsets(), (std::vector<int64_t>{1, 2}));
   // log start 1 == first segment base 1: not listed (Kafka's rule).
-  EXPECT_TRUE(ReadCheckpoint(a_.path(), kLogStartOffsetCheckpointFile).empty());
+  EXPECT_TRUE(ReadJobCheckpoint(a_.path(), kLogStartOffsetCheckpointFile).empty());
   // A log start inside a segment is listed, at the next interval.
-  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
   Log* other = Create({"other", 0}, config_);
-  Append(other, {kNow, kNow});
+  Append(other, {kJobsNow, kJobsNow});
   ASSERT_TRUE(other->MaybeIncrementLogStartOffset(1).ok());
   RunAt(kInitialDelay + kStartCheckpoint - 1);
-  EXPECT_TRUE(ReadCheckpoint(a_.path(), kLogStartOffsetCheckpointFile).empty());
+  EXPECT_TRUE(ReadJobCheckpoint(a_.path(), kLogStartOffsetCheckpointFile).empty());
   RunAt(kInitialDelay + kStartCheckpoint);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kLogStartOffsetCheckpointFile),
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kLogStartOffsetCheckpointFile),
             (OffsetMap{{TopicPartition{"other", 0}, 1}}));
 }
 
@@ -325,8 +325,8 @@ TEST_F(LogManagerJobsTest, FlusherFlushesLogsWhoseLastFlushIsFlushMsOld) {
   Start();
   LogConfig c = config_;
   c.flush_ms = 5000;
-  Log* log = Create(kOrders, c);  // created at kNow: its last flush time
-  Append(log, {kNow, kNow});
+  Log* log = Create(kJobsOrders, c);  // created at kJobsNow: its last flush time
+  Append(log, {kJobsNow, kJobsNow});
   EXPECT_EQ(log->recovery_point(), 0);
   RunAt(kInitialDelay);  // 1 s since the last flush
   EXPECT_EQ(log->recovery_point(), 0);
@@ -334,15 +334,15 @@ TEST_F(LogManagerJobsTest, FlusherFlushesLogsWhoseLastFlushIsFlushMsOld) {
   EXPECT_EQ(log->recovery_point(), 0);
   RunAt(kInitialDelay + 2 * kFlushInterval);  // 5 s
   EXPECT_EQ(log->recovery_point(), 2);
-  EXPECT_EQ(log->last_flush_ms(), kNow + kInitialDelay + 2 * kFlushInterval);
+  EXPECT_EQ(log->last_flush_ms(), kJobsNow + kInitialDelay + 2 * kFlushInterval);
 }
 
 // Kafka's "flush-log": the append that rolls does not fsync the old
 // segment; a one-shot job does, and only then moves the recovery point.
 TEST_F(LogManagerJobsTest, ARollFlushesTheOldSegmentInAFlushLogJob) {
   Start();
-  Log* log = Create(kOrders, SmallSegments());
-  Append(log, {kNow, kNow, kNow});
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow, kJobsNow, kJobsNow});
   ASSERT_GT(log->num_segments(), 1u);
   const int64_t active_base = log->segment_base_offsets().back();
   EXPECT_EQ(log->recovery_point(), 0) << "the rolls left the flush to the job";
@@ -351,70 +351,73 @@ TEST_F(LogManagerJobsTest, ARollFlushesTheOldSegmentInAFlushLogJob) {
   RunAt(0);
   EXPECT_EQ(log->recovery_point(), active_base);
   RunAt(kDirtyTick);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
-            (OffsetMap{{kOrders, active_base}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, active_base}}));
 }
 
 // A partition deleted before its flush-log job runs: the job finds no log and
 // does nothing (the Log object is gone).
 TEST_F(LogManagerJobsTest, AFlushLogJobOfADeletedPartitionDoesNothing) {
   Start();
-  Log* log = Create(kOrders, SmallSegments());
-  Append(log, {kNow, kNow});
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow, kJobsNow});
   ASSERT_GT(log->num_segments(), 1u);
-  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
   RunAt(0);
   EXPECT_TRUE(manager_->JobErrors().empty());
-  EXPECT_EQ(manager_->GetLog(kOrders), nullptr);
+  EXPECT_EQ(manager_->GetLog(kJobsOrders), nullptr);
 }
 
 TEST_F(LogManagerJobsTest, AFlushIsCheckpointedAtTheNextDirtyTick) {
   Start();
-  Log* log = Create(kOrders, config_);
-  Append(log, {kNow, kNow, kNow});
+  Log* log = Create(kJobsOrders, config_);
+  Append(log, {kJobsNow, kJobsNow, kJobsNow});
   ASSERT_TRUE(log->FlushAll().ok());
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile).count(kOrders), 0u);
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile).count(kJobsOrders), 0u);
   RunAt(kDirtyTick - 1);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile).count(kOrders), 0u);
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile).count(kJobsOrders), 0u);
   RunAt(kDirtyTick);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 3}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 3}}));
 }
 
 TEST_F(LogManagerJobsTest, CheckpointRecoveryPointsWritesDirtyDirsAtOnce) {
   Start({a_.path(), b_.path()});
   Log* in_a = Create({"t", 0}, config_);
   Log* in_b = Create({"t", 1}, config_);
-  Append(in_a, {kNow});
-  Append(in_b, {kNow});
+  Append(in_a, {kJobsNow});
+  Append(in_b, {kJobsNow});
   ASSERT_TRUE(in_a->FlushAll().ok());
   ASSERT_TRUE(manager_->CheckpointRecoveryPoints().ok());
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
             (OffsetMap{{TopicPartition{"t", 0}, 1}}));
   // b was not dirty: its checkpoint is still the one written at start-up.
-  EXPECT_TRUE(ReadCheckpoint(b_.path(), kRecoveryPointCheckpointFile).empty());
+  EXPECT_TRUE(ReadJobCheckpoint(b_.path(), kRecoveryPointCheckpointFile).empty());
 }
 
 TEST_F(LogManagerJobsTest, FlushIntervalMessagesFlushesOnAppendAndTheTickCheckpointsIt) {
   Start();
   LogConfig c = config_;
   c.flush_messages = 3;
-  Log* log = Create(kOrders, c);
-  Append(log, {kNow, kNow});
+  Log* log = Create(kJobsOrders, c);
+  Append(log, {kJobsNow, kJobsNow});
   EXPECT_EQ(log->recovery_point(), 0);
-  Append(log, {kNow});
+  Append(log, {kJobsNow});
   EXPECT_EQ(log->recovery_point(), 3);
   RunAt(kDirtyTick);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 3}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 3}}));
 }
 
 TEST_F(LogManagerJobsTest, TruncationRewritesTheRecoveryPointCheckpointAtOnce) {
   Start();
-  Log* log = Create(kOrders, config_);
-  Append(log, {kNow, kNow, kNow, kNow});
+  Log* log = Create(kJobsOrders, config_);
+  Append(log, {kJobsNow, kJobsNow, kJobsNow, kJobsNow});
   ASSERT_TRUE(manager_->CheckpointRecoveryPoints(/*all=*/true).ok());
   ASSERT_TRUE(log->FlushAll().ok());
   ASSERT_TRUE(manager_->CheckpointRecoveryPoints().ok());
-  ASSERT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 4}}));
+  ASSERT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 4}}));
   std::vector<std::string> calls;
   CleanerHooks hooks;
   hooks.abort_and_pause = [&calls](const TopicPartition& tp) {
@@ -426,12 +429,14 @@ TEST_F(LogManagerJobsTest, TruncationRewritesTheRecoveryPointCheckpointAtOnce) {
   };
   manager_->SetCleanerHooks(hooks);
 
-  auto truncated = manager_->TruncateTo(kOrders, 2);
+  auto truncated = manager_->TruncateTo(kJobsOrders, 2);
   ASSERT_TRUE(truncated.ok()) << truncated.status().ToString();
   EXPECT_TRUE(*truncated);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 2}}));
-  ASSERT_TRUE(manager_->TruncateFullyAndStartAt(kOrders, 10).ok());
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 10}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 2}}));
+  ASSERT_TRUE(manager_->TruncateFullyAndStartAt(kJobsOrders, 10).ok());
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 10}}));
   EXPECT_EQ(calls, (std::vector<std::string>{"pause orders-0", "resume orders-0 2",
                                              "pause orders-0", "resume orders-0 10"}));
   EXPECT_TRUE(manager_->TruncateTo({"none", 0}, 0).status().IsNotFound());
@@ -439,7 +444,7 @@ TEST_F(LogManagerJobsTest, TruncationRewritesTheRecoveryPointCheckpointAtOnce) {
 
 TEST_F(LogManagerJobsTest, AsyncDeleteAndShutdownCallTheCleanerHooks) {
   Start();
-  Create(kOrders, config_);
+  Create(kJobsOrders, config_);
   std::vector<std::string> calls;
   CleanerHooks hooks;
   hooks.stop = [&calls] { calls.push_back("stop"); };
@@ -447,7 +452,7 @@ TEST_F(LogManagerJobsTest, AsyncDeleteAndShutdownCallTheCleanerHooks) {
     calls.push_back("forget " + tp.ToString() + " " + dir);
   };
   manager_->SetCleanerHooks(hooks);
-  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
   ASSERT_TRUE(manager_->Shutdown().ok());
   EXPECT_EQ(calls, (std::vector<std::string>{"forget orders-0 " + a_.path(), "stop"}));
 }
@@ -456,32 +461,35 @@ TEST_F(LogManagerJobsTest, RecoveryPointCheckpointJobFollowsItsInterval) {
   LogManagerOptions o = Options();
   o.jobs.dirty_checkpoint_tick_ms = std::numeric_limits<int64_t>::max();  // off
   Start({}, o);
-  Log* log = Create(kOrders, config_);
-  Append(log, {kNow});
+  Log* log = Create(kJobsOrders, config_);
+  Append(log, {kJobsNow});
   RunAt(kInitialDelay);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 0}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 0}}));
   ASSERT_TRUE(log->FlushAll().ok());
   RunAt(kInitialDelay + kRecoveryCheckpoint - 1);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 0}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 0}}));
   RunAt(kInitialDelay + kRecoveryCheckpoint);
-  EXPECT_EQ(ReadCheckpoint(a_.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 1}}));
+  EXPECT_EQ(ReadJobCheckpoint(a_.path(), kRecoveryPointCheckpointFile),
+            (OffsetMap{{kJobsOrders, 1}}));
 }
 
 TEST_F(LogManagerJobsTest, ShutdownStopsTheSchedulerAndLeavesPendingDeletionsOnDisk) {
   Start();
-  Log* log = Create(kOrders, SmallSegments());
-  Append(log, {kNow - 30 * kHour, kNow});
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow - 30 * kHour, kJobsNow});
   const std::string dir = log->dir();
   RunAt(kInitialDelay);
   ASSERT_TRUE(FileSystem::Default()->Exists(LogFileName(dir, 0, kDeletedFileSuffix)));
   ASSERT_TRUE(manager_->Shutdown().ok());
   EXPECT_EQ(manager_->scheduler()->NextDueMs(), -1);
-  EXPECT_EQ(RunAt(kInitialDelay + kDeleteDelay), 0);
+  EXPECT_EQ(RunAt(kInitialDelay + kJobsDeleteDelay), 0);
   EXPECT_TRUE(FileSystem::Default()->Exists(LogFileName(dir, 0, kDeletedFileSuffix)));
   // The loader removes them at the next start (spec §10.3).
   Start();
   EXPECT_FALSE(FileSystem::Default()->Exists(LogFileName(dir, 0, kDeletedFileSuffix)));
-  EXPECT_EQ(manager_->GetLog(kOrders)->log_start_offset(), 1);
+  EXPECT_EQ(manager_->GetLog(kJobsOrders)->log_start_offset(), 1);
 }
 
 // The same jobs on real timers and pool threads while a producer appends:
@@ -502,7 +510,7 @@ TEST_F(LogManagerJobsTest, TimersModeRunsRetentionWhileAppending) {
   ASSERT_TRUE(manager_->Startup({a_.path()}, config_, 1).ok());
   LogConfig c = SmallSegments();
   c.flush_ms = 0;
-  Log* log = Create(kOrders, c);
+  Log* log = Create(kJobsOrders, c);
   const int64_t old = Clock::System()->NowMs() - 30 * kHour;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   int appended = 0;
@@ -527,8 +535,8 @@ TEST_F(LogManagerJobsTest, JobsAreOffUnlessEnabled) {
   manager_ = std::make_unique<LogManager>(o);
   ASSERT_TRUE(manager_->Startup({a_.path()}, config_, 1).ok());
   EXPECT_TRUE(manager_->scheduler()->PendingJobNames().empty());
-  ASSERT_NE(Create(kOrders, config_), nullptr);
-  ASSERT_TRUE(manager_->AsyncDelete(kOrders).ok());
+  ASSERT_NE(Create(kJobsOrders, config_), nullptr);
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
   EXPECT_EQ(manager_->scheduler()->PendingJobNames(),
             (std::vector<std::string>{"kafka-delete-logs"}));
 }

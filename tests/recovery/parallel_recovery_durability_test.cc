@@ -20,10 +20,10 @@
 namespace daruma::testing {
 namespace {
 
-constexpr int64_t kNow = 1700000000000;
+constexpr int64_t kDurabilityNow = 1700000000000;
 constexpr char kRoot[] = "/data";
 constexpr char kPart[] = "/data/t-0";
-constexpr int kSegments = 6;
+constexpr int kDurabilitySegments = 6;
 
 class ParallelRecoveryDurabilityTest : public ::testing::TestWithParam<int> {
  protected:
@@ -31,11 +31,11 @@ class ParallelRecoveryDurabilityTest : public ::testing::TestWithParam<int> {
     config_.segment_index_bytes = 4096;
     config_.index_interval_bytes = 200;
     ASSERT_TRUE(base_.CreateDir(kPart).ok());
-    ManualClock clock(kNow);
+    ManualClock clock(kDurabilityNow);
     auto log = Log::CreateEmpty(&base_, kPart, {"t", 0}, config_, &clock);
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     int32_t sequence = 0;
-    for (int s = 0; s < kSegments; ++s) {
+    for (int s = 0; s < kDurabilitySegments; ++s) {
       if (s > 0) {
         ASSERT_TRUE((*log)->Roll().ok());
       }
@@ -46,7 +46,7 @@ class ParallelRecoveryDurabilityTest : public ::testing::TestWithParam<int> {
         o.producer_epoch = 0;
         o.base_sequence = sequence++;
         o.partition_leader_epoch = s;
-        RecordInput record{kNow + s * 10 + b, "k", std::string(80, char('a' + b)), {}};
+        RecordInput record{kDurabilityNow + s * 10 + b, "k", std::string(80, char('a' + b)), {}};
         auto batch = BuildRecordBatch(o, {record});
         ASSERT_TRUE(batch.ok());
         ASSERT_TRUE((*log)->AppendAsLeader(*batch, s).ok());
@@ -68,7 +68,7 @@ class ParallelRecoveryDurabilityTest : public ::testing::TestWithParam<int> {
 
 TEST_P(ParallelRecoveryDurabilityTest, RebuiltIndexesAndSnapshotsAreDurableWhenLoadReturns) {
   FaultInjectionFileSystem fs(&base_);
-  ManualClock clock(kNow + 1000);
+  ManualClock clock(kDurabilityNow + 1000);
   LoadLogParams p;
   p.fs = &fs;
   p.log_dir = kRoot;
@@ -81,13 +81,13 @@ TEST_P(ParallelRecoveryDurabilityTest, RebuiltIndexesAndSnapshotsAreDurableWhenL
   PartitionRecoveryReport report;
   auto log = LoadLog(p, &report);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ(report.recovered_segments, kSegments);
+  EXPECT_EQ(report.recovered_segments, kDurabilitySegments);
 
   MemFileSystem image;  // the disk after a power loss now
   ASSERT_TRUE(fs.MaterializeDurableState(&image, kRoot, /*tear=*/false).ok());
   const auto durable = image.Files(kPart);
   const auto live = base_.Files(kPart);
-  ASSERT_EQ(report.segments.size(), size_t(kSegments));
+  ASSERT_EQ(report.segments.size(), size_t(kDurabilitySegments));
   const std::string active = FilenamePrefixFromOffset(report.segments.back().base_offset);
   int indexes = 0, snapshots = 0;
   for (const auto& [path, bytes] : live) {
@@ -105,9 +105,9 @@ TEST_P(ParallelRecoveryDurabilityTest, RebuiltIndexesAndSnapshotsAreDurableWhenL
     ASSERT_NE(it, durable.end()) << path << " is not durable";
     EXPECT_EQ(it->second, bytes) << path;
   }
-  EXPECT_EQ(indexes, 2 * (kSegments - 1));
+  EXPECT_EQ(indexes, 2 * (kDurabilitySegments - 1));
   // One per recovered segment (at the next segment's base) and the LEO's.
-  EXPECT_EQ(snapshots, kSegments);
+  EXPECT_EQ(snapshots, kDurabilitySegments);
   ASSERT_TRUE((*log)->Close().ok());
 }
 

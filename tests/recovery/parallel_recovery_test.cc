@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kNow = 1700000000000;
+constexpr int64_t kParallelNow = 1700000000000;
 constexpr int kSegments = 8;
 constexpr int kBatchesPerSegment = 12;
 
@@ -45,7 +45,7 @@ Bytes MakeBatch(int s, int b, int64_t offset, int32_t* seq7) {
     o.producer_epoch = 0;
     o.is_control = true;
     o.is_transactional = true;
-    records.push_back({kNow + offset,
+    records.push_back({kParallelNow + offset,
                        ToString(EncodeControlRecordKey(ControlRecordType::kAbort)),
                        ToString(EncodeEndTxnMarkerValue(3)),
                        {}});
@@ -62,7 +62,8 @@ Bytes MakeBatch(int s, int b, int64_t offset, int32_t* seq7) {
       *seq7 += 2;
     }
     for (int r = 0; r < 2; ++r) {
-      records.push_back({kNow + offset + r, "k" + std::to_string(r), std::string(90, 'v'), {}});
+      records.push_back(
+          {kParallelNow + offset + r, "k" + std::to_string(r), std::string(90, 'v'), {}});
     }
   }
   auto bytes = BuildRecordBatch(o, records);
@@ -92,7 +93,7 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
     config_.index_interval_bytes = 300;
     const std::string part = tmp_.Join("source/t-0");
     fs::create_directories(part);
-    ManualClock clock(kNow);
+    ManualClock clock(kParallelNow);
     auto log = Log::CreateEmpty(FileSystem::Default(), part, {"t", 0}, config_, &clock);
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     int64_t offset = 0;
@@ -129,7 +130,7 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
                                               PartitionRecoveryReport* report, bool clean = false) {
     const std::string root = tmp_.Join(name);
     CopyTree(tmp_.Join("source"), root);
-    ManualClock clock(kNow + 1000);
+    ManualClock clock(kParallelNow + 1000);
     LoadLogParams p;
     p.log_dir = root;
     p.partition_dir = root + "/t-0";

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using testing::ReadFileToString;
 using testing::TempDir;
 
-constexpr int64_t kT0 = 1700000000000;
+using testing::kT0;
 
 class QuarantineZeroTailTest : public ::testing::Test {
  protected:

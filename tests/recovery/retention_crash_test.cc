@@ -60,13 +60,13 @@ enum class Kind { kTime, kSize, kStartOffset };
 void PrintTo(Kind kind, std::ostream* os) {
   *os << (kind == Kind::kTime ? "Time" : kind == Kind::kSize ? "Size" : "StartOffset");
 }
-enum class Mode { kKill, kPower, kTorn, kEio, kEnospc };
+enum class RetentionMode { kKill, kPower, kTorn, kEio, kEnospc };
 
 const char* KindName(Kind k) {
   return k == Kind::kTime ? "time" : k == Kind::kSize ? "size" : "start-offset";
 }
 
-const char* ModeName(Mode m) {
+const char* ModeName(RetentionMode m) {
   constexpr const char* kNames[] = {"kill", "power", "torn", "eio", "enospc"};
   return kNames[int(m)];
 }
@@ -189,20 +189,21 @@ class RetentionCrashTest : public ::testing::TestWithParam<Kind> {
   }
 
   // Runs the retention run with one fault; returns the image to recover.
-  std::unique_ptr<MemFileSystem> RunWithFault(uint64_t point, Mode mode, std::string* last_op) {
+  std::unique_ptr<MemFileSystem> RunWithFault(uint64_t point, RetentionMode mode,
+                                              std::string* last_op) {
     auto base = BuiltBase();
     FaultInjectionFileSystem fs(base.get(), point);
-    if (mode == Mode::kEio || mode == Mode::kEnospc) {
-      fs.FailAt(point, mode == Mode::kEio ? InjectedError::kEio : InjectedError::kEnospc);
+    if (mode == RetentionMode::kEio || mode == RetentionMode::kEnospc) {
+      fs.FailAt(point, mode == RetentionMode::kEio ? InjectedError::kEio : InjectedError::kEnospc);
     } else {
       fs.CrashAt(point);
     }
     (void)RunRetention(&fs, log_dir_, GetParam());
     const auto log = fs.op_log();
     *last_op = log.empty() ? "" : log.back();
-    if (mode != Mode::kPower && mode != Mode::kTorn) return base;
+    if (mode != RetentionMode::kPower && mode != RetentionMode::kTorn) return base;
     auto image = std::make_unique<MemFileSystem>();
-    Status m = fs.MaterializeDurableState(image.get(), log_dir_, mode == Mode::kTorn);
+    Status m = fs.MaterializeDurableState(image.get(), log_dir_, mode == RetentionMode::kTorn);
     EXPECT_TRUE(m.ok()) << m.ToString();
     return image;
   }
@@ -324,8 +325,8 @@ TEST_P(RetentionCrashTest, EveryCrashPointKeepsTheLogConsistentAndRetainedRecord
   int64_t failures = 0;
   std::map<int64_t, int64_t> starts;  // recovered log start -> images
   for (uint64_t point = 1; point <= total + 1; ++point) {
-    for (Mode mode :
-         {Mode::kKill, Mode::kPower, Mode::kTorn, point % 2 ? Mode::kEio : Mode::kEnospc}) {
+    for (RetentionMode mode : {RetentionMode::kKill, RetentionMode::kPower, RetentionMode::kTorn,
+                               point % 2 ? RetentionMode::kEio : RetentionMode::kEnospc}) {
       std::string last_op;
       auto image = RunWithFault(point, mode, &last_op);
       int64_t start = -1;

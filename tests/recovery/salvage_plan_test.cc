@@ -17,7 +17,7 @@
 namespace daruma::testing {
 namespace {
 
-constexpr char kDir[] = "/data/t-0";
+constexpr char kSalvageDir[] = "/data/t-0";
 constexpr int kBatches = 10;
 constexpr int kRecords = 3;
 
@@ -46,7 +46,7 @@ class SalvagePlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs_.CreateDir("/data").ok());
-    ASSERT_TRUE(fs_.CreateDir(kDir).ok());
+    ASSERT_TRUE(fs_.CreateDir(kSalvageDir).ok());
   }
 
   const int64_t S = BatchSize();
@@ -58,7 +58,7 @@ class SalvagePlanTest : public ::testing::Test {
       auto b = Batch(base + i * kRecords, epoch);
       data.insert(data.end(), b.begin(), b.end());
     }
-    const std::string path = LogFileName(kDir, base);
+    const std::string path = LogFileName(kSalvageDir, base);
     Write(path, data);
     return path;
   }
@@ -76,7 +76,7 @@ class SalvagePlanTest : public ::testing::Test {
   }
 
   PartitionSalvage Plan() {
-    auto plan = PlanSalvage(&fs_, kDir);
+    auto plan = PlanSalvage(&fs_, kSalvageDir);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     return plan.ok() ? *plan : PartitionSalvage{};
   }

@@ -18,11 +18,11 @@ namespace {
 using testing::TempDir;
 
 constexpr int64_t kBase = 100;
-constexpr int kBatches = 5;
+constexpr int kScrubBatches = 5;
 constexpr int kRecordsPerBatch = 3;
-constexpr int64_t kNextBase = kBase + kBatches * kRecordsPerBatch;  // 115
+constexpr int64_t kNextBase = kBase + kScrubBatches * kRecordsPerBatch;  // 115
 
-Bytes Batch(int64_t base, int32_t epoch = 0) {
+Bytes ScrubBatch(int64_t base, int32_t epoch = 0) {
   BatchBuilderOptions o;
   o.base_offset = base;
   o.partition_leader_epoch = epoch;
@@ -39,7 +39,7 @@ Bytes Batch(int64_t base, int32_t epoch = 0) {
   return *b;
 }
 
-// A segment of kBatches batches at base kBase, and where each batch starts.
+// A segment of kScrubBatches batches at base kBase, and where each batch starts.
 struct Segment {
   std::string path;
   Bytes bytes;
@@ -50,9 +50,9 @@ class SegmentScrubberTest : public ::testing::Test {
  protected:
   void SetUp() override {
     seg_.path = LogFileName(dir_.path(), kBase);
-    for (int i = 0; i < kBatches; ++i) {
+    for (int i = 0; i < kScrubBatches; ++i) {
       seg_.positions.push_back(int64_t(seg_.bytes.size()));
-      Bytes b = Batch(kBase + i * kRecordsPerBatch);
+      Bytes b = ScrubBatch(kBase + i * kRecordsPerBatch);
       seg_.bytes.insert(seg_.bytes.end(), b.begin(), b.end());
     }
     seg_.positions.push_back(int64_t(seg_.bytes.size()));
@@ -85,7 +85,7 @@ class SegmentScrubberTest : public ::testing::Test {
 TEST_F(SegmentScrubberTest, ValidSegmentHasNoDamage) {
   SegmentScrubResult r = Scrub();
   EXPECT_TRUE(r.completed);
-  EXPECT_EQ(r.batches, kBatches);
+  EXPECT_EQ(r.batches, kScrubBatches);
   EXPECT_EQ(r.bytes, int64_t(seg_.bytes.size()));
   EXPECT_TRUE(r.damage.empty());
 }
@@ -95,7 +95,7 @@ TEST_F(SegmentScrubberTest, FlippedPayloadBitIsThatBatchOnly) {
   Write();
   SegmentScrubResult r = Scrub();
   EXPECT_TRUE(r.completed);
-  EXPECT_EQ(r.batches, kBatches - 1);
+  EXPECT_EQ(r.batches, kScrubBatches - 1);
   ASSERT_EQ(r.damage.size(), 1u);
   const ScrubDamage& d = r.damage[0];
   EXPECT_EQ(d.kind, DamageKind::kBadCrc);
@@ -148,7 +148,7 @@ TEST_F(SegmentScrubberTest, ZeroedSizeIsDamageToTheEndOfTheSegment) {
   ASSERT_EQ(r.damage.size(), 1u);
   EXPECT_EQ(r.damage[0].kind, DamageKind::kBadSize);
   EXPECT_EQ(r.damage[0].position, Pos(3));
-  EXPECT_EQ(r.damage[0].end_position, Pos(kBatches));
+  EXPECT_EQ(r.damage[0].end_position, Pos(kScrubBatches));
   EXPECT_EQ(r.damage[0].first_offset, kBase + 9);
   EXPECT_EQ(r.damage[0].end_offset, kNextBase);
 }
@@ -222,7 +222,7 @@ TEST_F(SegmentScrubberTest, FileRemovedMidScanIsReadToTheEndThroughItsHandle) {
   EXPECT_TRUE(removed);
   EXPECT_TRUE(r.completed);
   EXPECT_TRUE(r.damage.empty());
-  EXPECT_EQ(r.batches, kBatches);
+  EXPECT_EQ(r.batches, kScrubBatches);
 }
 
 TEST_F(SegmentScrubberTest, StopEndsTheScanWithoutFindings) {

@@ -3,9 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 namespace daruma::testing {
+
+// The wall-clock milliseconds most tests start their ManualClock at
+// (2023-11-14T22:13:20Z).
+inline constexpr int64_t kT0 = 1'700'000'000'000;
 
 // The shared fixtures directory (../shared/fixtures by default), or "" when
 // absent. Tests that need it call DARUMA_REQUIRE_FIXTURES() first.

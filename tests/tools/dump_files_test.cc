@@ -20,18 +20,18 @@ namespace {
 
 using ::daruma::testing::TempDir;
 
-struct DumpRun {
+struct FilesDumpRun {
   int rc = -1;
   std::string out;
   std::string err;
 };
 
-DumpRun Dump(const std::string& path, bool json = false) {
+FilesDumpRun DumpPath(const std::string& path, bool json = false) {
   DumpOptions o;
   o.files = {path};
   o.json = json;
   std::ostringstream out, err;
-  DumpRun run;
+  FilesDumpRun run;
   run.rc = RunDump(o, out, err);
   run.out = out.str();
   run.err = err.str();
@@ -54,7 +54,7 @@ TEST(DumpFilesTest, TxnIndexEntriesIgnoringATrailingPartialEntry) {
   const std::string path = tmp.Join("00000000000000000080.txnindex");
   testing::WriteStringToFile(
       path, TxnEntry(0, 2000, 70, 85, 86) + TxnEntry(0, 3000, 75, 90, 80) + "partial");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path +
                          "\nversion: 0 producerId: 2000 firstOffset: 70 lastOffset: 85 "
@@ -67,7 +67,7 @@ TEST(DumpFilesTest, TxnIndexWithUnknownVersionIsCorrupt) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000080.txnindex");
   testing::WriteStringToFile(path, TxnEntry(0x0100, 2000, 70, 85, 86));
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\n");
   EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
@@ -77,7 +77,7 @@ TEST(DumpFilesTest, TxnIndexJson) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000080.txnindex");
   testing::WriteStringToFile(path, TxnEntry(0, 2000, 70, 85, 86));
-  DumpRun run = Dump(path, /*json=*/true);
+  FilesDumpRun run = DumpPath(path, /*json=*/true);
   EXPECT_EQ(run.out, R"({"type":"abortedTxn","file":")" + path +
                          R"(","version":0,"producerId":2000,"firstOffset":70,"lastOffset":85,)"
                          R"("lastStableOffset":86})"
@@ -114,7 +114,7 @@ TEST(DumpFilesTest, ProducerSnapshotLinesKeepKafkasTrailingSpace) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000476.snapshot");
   ASSERT_TRUE(WriteProducerSnapshot(FileSystem::Default(), path, SnapshotEntries()).ok());
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out,
             "Dumping " + path +
@@ -135,7 +135,7 @@ TEST(DumpFilesTest, CorruptSnapshotGoesToStderr) {
   std::string bytes = testing::ReadFileToString(path);
   bytes[20] ^= 1;
   testing::WriteStringToFile(path, bytes);
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\n");
   EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
@@ -145,7 +145,7 @@ TEST(DumpFilesTest, ProducerSnapshotJson) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000476.snapshot");
   ASSERT_TRUE(WriteProducerSnapshot(FileSystem::Default(), path, SnapshotEntries()).ok());
-  DumpRun run = Dump(path, /*json=*/true);
+  FilesDumpRun run = DumpPath(path, /*json=*/true);
   std::istringstream lines(run.out);
   std::string first, second;
   std::getline(lines, first);
@@ -163,7 +163,7 @@ TEST(DumpFilesTest, OffsetCheckpointSortedByTopicAndPartition) {
   TempDir tmp;
   const std::string path = tmp.Join("recovery-point-offset-checkpoint");
   testing::WriteStringToFile(path, "0\n3\norders 1 877\norders 0 1523\nclicks 0 5\n");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path +
                          "\ntopic: clicks partition: 0 offset: 5\n"
@@ -175,7 +175,7 @@ TEST(DumpFilesTest, MalformedCheckpointNamesTheLine) {
   TempDir tmp;
   const std::string path = tmp.Join("replication-offset-checkpoint");
   testing::WriteStringToFile(path, "0\n1\norders zero 5\n");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("3"), std::string::npos) << run.err;
@@ -185,12 +185,12 @@ TEST(DumpFilesTest, LeaderEpochCheckpoint) {
   TempDir tmp;
   const std::string path = tmp.Join("leader-epoch-checkpoint");
   testing::WriteStringToFile(path, "0\n3\n0 0\n1 600\n3 1350\n");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path +
                          "\nepoch: 0 startOffset: 0\nepoch: 1 startOffset: 600\n"
                          "epoch: 3 startOffset: 1350\n");
-  DumpRun json = Dump(path, /*json=*/true);
+  FilesDumpRun json = DumpPath(path, /*json=*/true);
   EXPECT_EQ(json.out.substr(0, json.out.find('\n')),
             R"({"type":"leaderEpochEntry","file":")" + path + R"(","epoch":0,"startOffset":0})");
 }
@@ -199,7 +199,7 @@ TEST(DumpFilesTest, PartitionMetadata) {
   TempDir tmp;
   const std::string path = tmp.Join("partition.metadata");
   testing::WriteStringToFile(path, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path + "\nversion: 0 topicId: AAAAAAAAAAAAAAAAAAAAAQ\n");
 }
@@ -209,7 +209,7 @@ TEST(DumpFilesTest, UnknownFileIsAnErrorNamingTheKindsDumpReads) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000000.log.deleted");
   testing::WriteStringToFile(path, "x");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_TRUE(run.err.starts_with("daruma dump: " + path + ": not a file dump can read (it reads "))
@@ -218,7 +218,7 @@ TEST(DumpFilesTest, UnknownFileIsAnErrorNamingTheKindsDumpReads) {
 
 TEST(DumpFilesTest, DirectoryIsAnError) {
   TempDir tmp;
-  DumpRun run = Dump(tmp.path());
+  FilesDumpRun run = DumpPath(tmp.path());
   EXPECT_EQ(run.rc, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_TRUE(run.err.starts_with("daruma dump: " + tmp.path() + ": is a directory")) << run.err;
@@ -227,7 +227,7 @@ TEST(DumpFilesTest, DirectoryIsAnError) {
 TEST(DumpFilesTest, MissingFileIsAnIoError) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000000.snapshot");
-  DumpRun run = Dump(path);
+  FilesDumpRun run = DumpPath(path);
   EXPECT_EQ(run.rc, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_NE(run.err.find(path), std::string::npos);
@@ -266,12 +266,12 @@ TEST(DumpFilesTest, KraftSnapshotHeaders) {
   const std::string bootstrap = tmp.Join("bootstrap.checkpoint");
   testing::WriteStringToFile(snapshot, OneRecordBatch(0));
   testing::WriteStringToFile(bootstrap, OneRecordBatch(0));
-  DumpRun a = Dump(snapshot);
+  FilesDumpRun a = DumpPath(snapshot);
   EXPECT_EQ(a.rc, 0) << a.err;
   EXPECT_TRUE(a.out.starts_with("Dumping " + snapshot +
                                 "\nSnapshot end offset: 7364, epoch: 1\nbaseOffset: 0 "))
       << a.out;
-  DumpRun b = Dump(bootstrap);
+  FilesDumpRun b = DumpPath(bootstrap);
   EXPECT_TRUE(
       b.out.starts_with("Dumping " + bootstrap + "\nKRaft bootstrap snapshot\nbaseOffset: 0 "))
       << b.out;

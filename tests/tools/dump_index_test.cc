@@ -21,25 +21,25 @@ namespace {
 
 using ::daruma::testing::TempDir;
 
-struct DumpRun {
+struct IndexDumpRun {
   int rc = -1;
   std::string out;
   std::string err;
 };
 
-DumpRun Dump(DumpOptions o) {
+IndexDumpRun DumpIndex(DumpOptions o) {
   std::ostringstream out, err;
-  DumpRun run;
+  IndexDumpRun run;
   run.rc = RunDump(o, out, err);
   run.out = out.str();
   run.err = err.str();
   return run;
 }
 
-DumpRun DumpFile(const std::string& path) {
+IndexDumpRun DumpIndexFile(const std::string& path) {
   DumpOptions o;
   o.files = {path};
-  return Dump(o);
+  return DumpIndex(o);
 }
 
 // Two records with timestamps ts and ts + 5: offsets base, base + 1.
@@ -104,7 +104,7 @@ TEST(DumpIndexTest, PrintsEveryOffsetIndexEntry) {
   const std::string path = s.Path(".index");
   testing::WriteStringToFile(path,
                              OffsetIndexBytes({{1, 0}, {3, s.positions[1]}, {5, s.positions[2]}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path + "\noffset: 101 position: 0\noffset: 103 position: " +
                          std::to_string(s.positions[1]) +
@@ -118,7 +118,7 @@ TEST(DumpIndexTest, FirstOffsetKeysAreMismatchesListedNewestFirst) {
   const std::string path = s.Path(".index");
   // Kafka <= 1.1 keyed entries by the batch's first offset.
   testing::WriteStringToFile(path, OffsetIndexBytes({{0, 0}, {2, s.positions[1]}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err, "Mismatches in :" + path +
                          "\n  Index offset: 102, log offset: 103\n  Index offset: 100, log "
@@ -130,7 +130,7 @@ TEST(DumpIndexTest, EntryPointingPastTheLogHasLogOffsetMinusOne) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".index");
   testing::WriteStringToFile(path, OffsetIndexBytes({{1, 0}, {9, 100000}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err, "Mismatches in :" + path + "\n  Index offset: 109, log offset: -1\n");
 }
@@ -143,7 +143,7 @@ TEST(DumpIndexTest, MaxMessageSizeSmallerThanTheBatchMeansNoBatch) {
   DumpOptions o;
   o.files = {path};
   o.max_message_size = 20;
-  DumpRun run = Dump(o);
+  IndexDumpRun run = DumpIndex(o);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err, "Mismatches in :" + path + "\n  Index offset: 101, log offset: -1\n");
 }
@@ -153,7 +153,7 @@ TEST(DumpIndexTest, StopsAtTheFirstZeroSlotOfAPreallocatedIndex) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".index");
   testing::WriteStringToFile(path, OffsetIndexBytes({{1, 0}, {0, 0}, {0, 0}, {0, 0}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path + "\noffset: 101 position: 0\n");
 }
@@ -163,7 +163,7 @@ TEST(DumpIndexTest, EmptyOffsetIndex) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".index");
   testing::WriteStringToFile(path, "");
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 0);
   EXPECT_EQ(run.out, "Dumping " + path + "\n" + path + " is empty.\n");
 }
@@ -173,7 +173,7 @@ TEST(DumpIndexTest, IndexShorterThanOneEntryIsInvalid) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".index");
   testing::WriteStringToFile(path, "abc");
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\n");
   EXPECT_EQ(run.err, "daruma dump: " + path +
@@ -187,7 +187,7 @@ TEST(DumpIndexTest, RandomBytesStopAtTheFirstImpossibleEntry) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".index");
   testing::WriteStringToFile(path, OffsetIndexBytes({{1, 0}, {7, 9}, {3, 90000}, {-77, 5}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\noffset: 101 position: 0\noffset: 107 position: 9\n");
   EXPECT_NE(run.err.find("daruma dump: " + path +
@@ -197,7 +197,7 @@ TEST(DumpIndexTest, RandomBytesStopAtTheFirstImpossibleEntry) {
       << run.err;
 
   testing::WriteStringToFile(path, OffsetIndexBytes({{-1234567, 5}}));
-  run = DumpFile(path);
+  run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\n");
   EXPECT_NE(run.err.find("at byte 0: entry 0 (offset -1234467, position 5): relative offset "
@@ -211,14 +211,14 @@ TEST(DumpIndexTest, TimeIndexWithImpossibleEntriesIsInvalid) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".timeindex");
   testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}}) + "xy");
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err, "daruma dump: " + path +
                          " at byte 12: the size, 14 bytes, is not a multiple of the 12-byte entry; "
                          "not a valid time index, stopped here\n");
 
   testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}, {-9, 3}}));
-  run = DumpFile(path);
+  run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\ntimestamp: 1005 offset: 101\n");
   EXPECT_NE(run.err.find(" at byte 12: entry 1 (timestamp -9, offset 103): timestamp -9 is "
@@ -235,7 +235,7 @@ TEST(DumpIndexTest, VerifyIndexOnlyPrintsNoEntries) {
   DumpOptions o;
   o.files = {path};
   o.verify_index_only = true;
-  DumpRun run = Dump(o);
+  IndexDumpRun run = DumpIndex(o);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + path + "\n");
   EXPECT_EQ(run.err, "Mismatches in :" + path + "\n  Index offset: 102, log offset: 103\n");
@@ -249,18 +249,18 @@ TEST(DumpIndexTest, SanityCheckPassesAndFails) {
   o.files = {path};
   o.index_sanity_check = true;
   testing::WriteStringToFile(path, OffsetIndexBytes({{1, 0}, {3, s.positions[1]}}));
-  DumpRun good = Dump(o);
+  IndexDumpRun good = DumpIndex(o);
   EXPECT_EQ(good.rc, 0);
   EXPECT_EQ(good.out, "Dumping " + path + "\n" + path + " passed sanity check.\n");
 
   testing::WriteStringToFile(path, OffsetIndexBytes({{1, 0}}) + "1234");  // 12 bytes
-  DumpRun bad = Dump(o);
+  IndexDumpRun bad = DumpIndex(o);
   EXPECT_EQ(bad.rc, 1);
   EXPECT_EQ(bad.out, "Dumping " + path + "\n");
   EXPECT_NE(bad.err.find("12 bytes, which is not a multiple of 8"), std::string::npos) << bad.err;
 
   testing::WriteStringToFile(path, OffsetIndexBytes({{-5, 0}}));  // last offset < base
-  DumpRun negative = Dump(o);
+  IndexDumpRun negative = DumpIndex(o);
   EXPECT_EQ(negative.rc, 1);
   EXPECT_NE(negative.err.find("last offset is 95 which is less than the base offset 100"),
             std::string::npos)
@@ -275,7 +275,7 @@ TEST(DumpIndexTest, OffsetIndexJson) {
   DumpOptions o;
   o.files = {path};
   o.json = true;
-  DumpRun run = Dump(o);
+  IndexDumpRun run = DumpIndex(o);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, R"({"type":"offsetIndexEntry","file":")" + path +
                          R"(","offset":101,"position":0})" + "\n" +
@@ -291,7 +291,7 @@ TEST(DumpIndexTest, PrintsEveryTimeIndexEntry) {
   testing::WriteStringToFile(s.Path(".index"), OffsetIndexBytes({{3, s.positions[1]}}));
   const std::string path = s.Path(".timeindex");
   testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}, {2005, 3}, {3005, 5}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path +
                          "\ntimestamp: 1005 offset: 101\ntimestamp: 2005 offset: 103\n"
@@ -304,11 +304,11 @@ TEST(DumpIndexTest, TimeIndexStopsAtZeroSlotAndHasNoEmptyLine) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".timeindex");
   testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}, {0, 0}, {0, 0}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.out, "Dumping " + path + "\ntimestamp: 1005 offset: 101\n");
   testing::WriteStringToFile(path, "");
-  EXPECT_EQ(DumpFile(path).out, "Dumping " + path + "\n");
+  EXPECT_EQ(DumpIndexFile(path).out, "Dumping " + path + "\n");
 }
 
 TEST(DumpIndexTest, TimeIndexTimestampMismatch) {
@@ -316,7 +316,7 @@ TEST(DumpIndexTest, TimeIndexTimestampMismatch) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".timeindex");
   testing::WriteStringToFile(path, TimeIndexBytes({{1006, 1}, {2005, 3}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err, "Found timestamp mismatch in :" + path +
                          "\n  Index timestamp: 1006, log timestamp: 1005\n");
@@ -327,7 +327,7 @@ TEST(DumpIndexTest, TimeIndexOutOfOrderTimestamp) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".timeindex");
   testing::WriteStringToFile(path, TimeIndexBytes({{2005, 3}, {1005, 1}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err, "Found out of order timestamp in :" + path +
                          "\n  Index timestamp: 1005, Previously indexed timestamp: 2005\n");
@@ -338,7 +338,7 @@ TEST(DumpIndexTest, TimeIndexOffsetsNotFound) {
   Segment s = WriteSegment(tmp);
   const std::string path = s.Path(".timeindex");
   testing::WriteStringToFile(path, TimeIndexBytes({{1005, 2}, {9999, 50}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.err,
             "The following indexed offsets are not found in the log.\n"
@@ -368,14 +368,14 @@ TEST(DumpIndexTest, TimeIndexEntryInsideABatchAtItsLargestTimestampIsNotDamage) 
   DumpOptions verify;
   verify.files = {path};
   verify.verify_index_only = true;
-  DumpRun run = Dump(verify);
+  IndexDumpRun run = DumpIndex(verify);
   EXPECT_EQ(run.rc, 0) << run.err;
   EXPECT_EQ(run.err,
             "The following indexed offsets are not found in the log.\n"
             "Indexed offset: 100, found log offset: 101\n");
 
   testing::WriteStringToFile(path, TimeIndexBytes({{1000, 0}}));
-  EXPECT_EQ(Dump(verify).rc, 1);
+  EXPECT_EQ(DumpIndex(verify).rc, 1);
 }
 
 TEST(DumpIndexTest, TimeIndexSanityCheck) {
@@ -386,9 +386,9 @@ TEST(DumpIndexTest, TimeIndexSanityCheck) {
   o.files = {path};
   o.index_sanity_check = true;
   testing::WriteStringToFile(path, TimeIndexBytes({{1005, 1}, {2005, 3}}));
-  EXPECT_EQ(Dump(o).out, "Dumping " + path + "\n" + path + " passed sanity check.\n");
+  EXPECT_EQ(DumpIndex(o).out, "Dumping " + path + "\n" + path + " passed sanity check.\n");
   testing::WriteStringToFile(path, TimeIndexBytes({{2005, 1}, {1005, 3}}));
-  DumpRun bad = Dump(o);
+  IndexDumpRun bad = DumpIndex(o);
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.err.find(path), std::string::npos) << bad.err;
 }
@@ -402,7 +402,7 @@ TEST(DumpIndexTest, SummariesComeAfterAllFilesInKafkasOrder) {
   testing::WriteStringToFile(index, OffsetIndexBytes({{0, 0}}));
   DumpOptions o;
   o.files = {time, index};
-  DumpRun run = Dump(o);
+  IndexDumpRun run = DumpIndex(o);
   EXPECT_EQ(run.rc, 1);
   EXPECT_EQ(run.out, "Dumping " + time + "\ntimestamp: 1006 offset: 101\nDumping " + index +
                          "\noffset: 100 position: 0\n");
@@ -415,7 +415,7 @@ TEST(DumpIndexTest, MissingLogPrintsEntriesUnverified) {
   TempDir tmp;
   const std::string path = tmp.Join("00000000000000000000.index");
   testing::WriteStringToFile(path, OffsetIndexBytes({{7, 0}}));
-  DumpRun run = DumpFile(path);
+  IndexDumpRun run = DumpIndexFile(path);
   EXPECT_EQ(run.rc, 2);
   EXPECT_EQ(run.out, "Dumping " + path + "\noffset: 7 position: 0\n");
   EXPECT_NE(run.err.find("00000000000000000000.log"), std::string::npos) << run.err;
