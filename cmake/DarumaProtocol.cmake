@@ -36,7 +36,14 @@ add_custom_command(
   COMMENT "Generating Kafka message code from src/protocol/schemas"
   VERBATIM)
 
+# A target for the generation itself: targets in other directories that
+# compile generated files (the fuzz library) depend on it. Their unity batches
+# (DARUMA_UNITY_BUILD) name the generated files only inside an #include, so
+# without it a fresh build compiles a batch before its files exist.
+add_custom_target(daruma_protocol_codegen DEPENDS ${daruma_protocol_outputs})
+
 target_sources(daruma_protocol PRIVATE ${daruma_protocol_sources})
+add_dependencies(daruma_protocol daruma_protocol_codegen)
 target_include_directories(daruma_protocol PUBLIC ${daruma_generated_dir})
 set(DARUMA_PROTOCOL_ROUND_TRIP_TEST ${daruma_generated_out}/round_trip_test.cc)
 # Sample values of every message and version (Fill, MessageSamples): built into

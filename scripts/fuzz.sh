@@ -8,8 +8,9 @@
 # findings (crash-*, leak-*, timeout-*, oom-*) to build/fuzz/findings/<target>.
 # FUZZ_PARALLEL targets run at a time (default 2, the machine's cores), so the
 # wall time is about ceil(targets / FUZZ_PARALLEL) * seconds plus the build.
-# Prints executions and findings per target and a total; exits 1 when a target
-# found something or failed to run.
+# Prints executions and findings per target and a total. Exits 3 when a target
+# found something, 2 when the targets do not build, 1 when a target failed to
+# run without a finding, 0 otherwise.
 #
 # Usage: scripts/fuzz.sh [seconds-per-target (default 20)] [target ...]
 # Environment: FUZZ_BUILD_DIR (default build/fuzz), FUZZ_JOBS (build
@@ -37,7 +38,10 @@ else
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DDARUMA_FUZZ=ON -DDARUMA_BUILD_TESTS=OFF -DDARUMA_BUILD_BENCH=OFF >/dev/null
 fi
-cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}"
+if ! cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}"; then
+  echo "== the fuzz targets did not build"
+  exit 2
+fi
 echo "== built ${#targets[@]} targets in $((SECONDS - start))s"
 fuzz/seed_corpus.sh "$build/seeds"
 set +e
@@ -97,4 +101,5 @@ for target in "${targets[@]}"; do
 done
 echo "== total: ${#targets[@]} targets, $total_execs executions, $total_found findings," \
   "$((SECONDS - start))s including the build"
+if [[ $total_found -gt 0 ]]; then exit 3; fi
 exit $status
