@@ -28,16 +28,16 @@ constexpr uint64_t kSaveChunk = 64 * 1024;
 // time.
 size_t WithoutTrailingZeros(std::span<const uint8_t> bytes) {
   size_t n = bytes.size();
-  while (n % 8 != 0 && bytes[n - 1] == 0) --n;
-  if (n % 8 == 0) {
-    while (n >= 8) {
-      uint64_t word;
-      std::memcpy(&word, bytes.data() + n - 8, 8);
-      if (word != 0) break;
-      n -= 8;
-    }
-    while (n > 0 && bytes[n - 1] == 0) --n;
+  // Byte by byte down to a multiple of 8, then word by word, then byte by
+  // byte inside the last word that is not zero.
+  for (; n % 8 != 0; --n) {
+    if (bytes[n - 1] != 0) return n;
   }
+  for (uint64_t word = 0; n >= 8; n -= 8) {
+    std::memcpy(&word, bytes.data() + n - 8, 8);
+    if (word != 0) break;
+  }
+  while (n > 0 && bytes[n - 1] == 0) --n;
   return n;
 }
 

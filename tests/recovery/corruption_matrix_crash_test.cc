@@ -58,11 +58,6 @@
 namespace daruma::testing {
 namespace {
 
-uint64_t EnvU64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr || *v == '\0' ? fallback : std::strtoull(v, nullptr, 10);
-}
-
 struct Outcome {
   int64_t seeds = 0;
   int64_t harmless = 0;  // everything readable, nothing lost

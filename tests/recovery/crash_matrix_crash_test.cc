@@ -40,11 +40,6 @@ namespace {
 
 using Mode = CrashMode;
 
-uint64_t MatrixEnvU64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr || *v == '\0' ? fallback : std::strtoull(v, nullptr, 10);
-}
-
 // The crash points to run: every point, or `count` spread evenly (always
 // including the first and the last).
 std::vector<uint64_t> CrashPoints(uint64_t total) {
@@ -54,7 +49,7 @@ std::vector<uint64_t> CrashPoints(uint64_t total) {
     for (uint64_t i = 0; i < total; ++i) all[i] = i + 1;
     return all;
   }
-  const uint64_t count = std::min<uint64_t>(MatrixEnvU64("DARUMA_CRASH_POINTS", 24), total);
+  const uint64_t count = std::min<uint64_t>(EnvU64("DARUMA_CRASH_POINTS", 24), total);
   std::vector<uint64_t> out;
   for (uint64_t i = 0; i < count; ++i) {
     out.push_back(1 + (count == 1 ? 0 : i * (total - 1) / (count - 1)));
@@ -133,7 +128,7 @@ class CrashMatrixTest : public ::testing::Test {
 };
 
 TEST_F(CrashMatrixTest, EveryCrashPointRecoversWithEveryInvariant) {
-  const uint64_t seed = MatrixEnvU64("DARUMA_CRASH_SEED", 1);
+  const uint64_t seed = EnvU64("DARUMA_CRASH_SEED", 1);
   // A dry run counts the operations of the whole workload.
   uint64_t total = 0;
   WorkloadSteps steps;

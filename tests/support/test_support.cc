@@ -40,6 +40,11 @@ void CopyTree(const std::string& from, const std::string& to) {
   }
 }
 
+uint64_t EnvU64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr || *v == '\0' ? fallback : std::strtoull(v, nullptr, 10);
+}
+
 std::string ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

@@ -35,6 +35,10 @@ class TempDir {
 void CopyTree(const std::string& from, const std::string& to);
 
 std::string ReadFileToString(const std::string& path);
+
+// The unsigned decimal value of environment variable `name`, or `fallback`
+// when it is unset or empty (how long matrices and campaigns are sized).
+uint64_t EnvU64(const char* name, uint64_t fallback);
 void WriteStringToFile(const std::string& path, const std::string& data);
 
 }  // namespace daruma::testing
