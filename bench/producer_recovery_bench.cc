@@ -14,6 +14,10 @@
 //   producers_10k     ~100-byte batches from 10,000 idempotent producers
 //   txn_aborts        ~1 KiB transactional batches, 100 producers, 1-10
 //                     batches per transaction, one in ten aborted
+//   txn_aborts_100b   the same transactions in ~100-byte batches (one
+//                     record): the per-batch cost of transactions, which the
+//                     CRC of 1 KiB batches hides (issue 23's "≤ 100 ns per
+//                     batch whatever the producers")
 //   lz4_1k            lz4-compressed batches of 8 ~118-byte records, one
 //                     idempotent producer
 //
@@ -80,6 +84,7 @@ const Shape kShapes[] = {
     {"idempotent_100b", 1, 27, 1, false, CompressionType::kNone},
     {"producers_10k", 1, 27, 10000, false, CompressionType::kNone},
     {"txn_aborts", 8, 100, 100, true, CompressionType::kNone},
+    {"txn_aborts_100b", 1, 27, 100, true, CompressionType::kNone},
     {"lz4_1k", 8, 100, 1, false, CompressionType::kLz4},
 };
 

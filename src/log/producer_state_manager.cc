@@ -80,17 +80,26 @@ Status ProducerStateManager::CompleteTxn(const CompletedTxn& completed) {
         std::to_string(completed.producer_id) + " from offset " +
         std::to_string(completed.first_offset) + ", which was not started");
   }
-  TxnMetadata txn = it->second;
   ongoing_txns_.erase(it);
-  txn.last_offset = completed.last_offset;
-  unreplicated_txns_[completed.first_offset] = txn;
+  // Markers come in offset order, so completions do. Should a caller ever
+  // complete out of order, the entry is kept as long as the one before it:
+  // the front-pop stays a prefix, at worst holding an LSO back longer.
+  int64_t last_offset = completed.last_offset;
+  if (!unreplicated_txns_.empty()) {
+    last_offset = std::max(last_offset, unreplicated_txns_.back().last_offset);
+  }
+  while (!unreplicated_txns_.empty() &&
+         unreplicated_txns_.back().first_offset >= completed.first_offset) {
+    unreplicated_txns_.pop_back();
+  }
+  unreplicated_txns_.push_back({completed.first_offset, last_offset});
   return Status::Ok();
 }
 
 std::optional<int64_t> ProducerStateManager::FirstUnstableOffset() const {
   std::optional<int64_t> result = FirstUndecidedOffset();
   if (!unreplicated_txns_.empty()) {
-    const int64_t unreplicated = unreplicated_txns_.begin()->first;
+    const int64_t unreplicated = unreplicated_txns_.front().first_offset;
     if (!result || unreplicated <= *result) result = unreplicated;
   }
   return result;
@@ -112,9 +121,9 @@ void ProducerStateManager::OnLogStartOffsetIncremented(int64_t log_start_offset)
 }
 
 void ProducerStateManager::RemoveUnreplicatedTransactions(int64_t offset) {
-  std::erase_if(unreplicated_txns_, [offset](const auto& item) {
-    return item.second.last_offset && *item.second.last_offset < offset;
-  });
+  while (!unreplicated_txns_.empty() && unreplicated_txns_.front().last_offset < offset) {
+    unreplicated_txns_.pop_front();
+  }
 }
 
 // ---- Snapshots ---------------------------------------------------------------

@@ -44,13 +44,39 @@ void FillRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
 static_assert(std::is_trivially_copyable_v<SegmentRecoveryScan::Batch>,
               "the retained batches' vector grows by memmove");
 
-// Retains `e` in scan->batches (a control batch with its bytes).
-void AppendRetained(const LogEntry& e, SegmentRecoveryScan* scan) {
+// Makes room in `v` (a vector the scan fills) for `needed` more elements,
+// `scanned` of the segment's `total` bytes into the scan. How much a segment
+// retains is known only as it is read: a third of its batches where
+// transactions are short, almost none for one idempotent producer. Growing
+// by doubling copied each vector a few times over and faulted in twice its
+// final memory; 1 GiB of 100-byte transactional batches spent half its
+// recovery there. So the count seen so far is extrapolated to the whole
+// segment (+1/8) once a sixty-fourth of it is read, and the vector grows to
+// that at once, or at least doubles.
+template <typename Vector>
+void MakeRoom(Vector* v, size_t needed, int64_t scanned, int64_t total) {
+  if (v->capacity() - v->size() >= needed) return;
+  size_t want = std::max(v->capacity() * 2, v->size() + needed);
+  if (scanned > 0 && scanned >= total / 64) {
+    const double expected = double(v->size()) * double(total) / double(scanned);
+    want = std::max(want, v->size() + needed + size_t(expected + expected / 8));
+  }
+  v->reserve(want);
+}
+
+// At most what one scanned batch adds to scan->batches: BatchThinner's group
+// of data batches, each of which may flush a ring of candidates.
+constexpr size_t kMaxRetainedPerBatch = 16 * (1 + 5) + 1;
+
+// Retains `e` in scan->batches (a control batch with its bytes); `total` is
+// the size of the scanned region (MakeRoom).
+void AppendRetained(const LogEntry& e, SegmentRecoveryScan* scan, int64_t total) {
   SegmentRecoveryScan::Batch& b = scan->batches.emplace_back();
   FillRetained(e, *scan, &b);
   if (e.batch().is_control()) {
     b.control_offset = uint32_t(scan->control_bytes.size());
     b.control_size = uint32_t(e.size());
+    MakeRoom(&scan->control_bytes, e.size(), scan->valid_bytes, total);
     scan->control_bytes.insert(scan->control_bytes.end(), e.bytes.begin(), e.bytes.end());
   }
 }
@@ -93,7 +119,8 @@ void AppendRetained(const LogEntry& e, SegmentRecoveryScan* scan) {
 // vector's growth and the marks were a fifth of the scan's time.
 class BatchThinner {
  public:
-  explicit BatchThinner(SegmentRecoveryScan* out) : out_(out) {}
+  // `total`: the size of the scanned region (MakeRoom).
+  BatchThinner(SegmentRecoveryScan* out, int64_t total) : out_(out), total_(total) {}
 
   // Takes `e`, a v2 batch with a producer id, the scan's running values not yet
   // counting it; `raises_epoch` says it must stay for a new leader epoch.
@@ -120,6 +147,9 @@ class BatchThinner {
   // order; returns how many batches were dropped.
   int64_t Finish() {
     Drain();
+    size_t waiting = 0;
+    for (const Run& run : runs_) waiting += size_t(__builtin_popcount(run.candidates));
+    MakeRoom(&out_->batches, waiting, 0, total_);
     for (uint32_t r = 0; r < runs_.size(); ++r) Flush(r);
     std::sort(out_->batches.begin(), out_->batches.end(),
               [](const SegmentRecoveryScan::Batch& a, const SegmentRecoveryScan::Batch& b) {
@@ -210,7 +240,7 @@ class BatchThinner {
     Run& run = runs_[r];
     const int16_t epoch = batch.producer_epoch();
     const bool fresh = !run.seen || run.generation != generation_ || run.epoch != epoch;
-    AppendRetained(e, out_);
+    AppendRetained(e, out_, total_);
     if (!EndTxnMarkerReadable(batch)) ++generation_;  // (d): a barrier
     // A marker pushes nothing onto the cache; another epoch clears it.
     if (fresh) Restart(r, epoch);
@@ -266,6 +296,7 @@ class BatchThinner {
   }
 
   SegmentRecoveryScan* out_;
+  int64_t total_;
   DenseIdIndex ids_;  // producer id -> r
   std::vector<Run> runs_;
   std::vector<std::unique_ptr<Slots[]>> slot_chunks_;
@@ -329,10 +360,9 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   // cap bounds what a tiny interval reserves before batch sizes are known.
   scan.index_points.reserve(size_t(
       std::min<int64_t>(size / (int64_t(std::max(index_interval_bytes, 0)) + 1) + 1, 1 << 16)));
-  // Transactional segments retain about one batch in three (a transaction's
-  // first batch and its marker); growing the vector by doubling from empty
-  // faulted its memory in twice over. A guess of one per 4 KiB costs nothing
-  // where fewer are retained: reserved pages are not touched.
+  // A first guess of one retained batch per 4 KiB (MakeRoom corrects it
+  // once a sixty-fourth is read): reserved pages that are never filled are
+  // never touched.
   scan.batches.reserve(size_t(std::min<int64_t>(size / 4096 + 16, 1 << 20)));
   // Running maxima of the batches so far (the order checks).
   int64_t max_last = std::numeric_limits<int64_t>::min();
@@ -451,10 +481,11 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       // Retained: the batches whose effect is not local to the segment.
       const RecordBatchView batch = e->batch();
       const bool raises_epoch = RaisesEpoch(batch, &max_epoch);
+      MakeRoom(&scan.batches, kMaxRetainedPerBatch, scan.valid_bytes, size);
       if (batch.has_producer_id()) {
         thinner.Add(*e, scan, raises_epoch);
       } else if (raises_epoch) {
-        AppendRetained(*e, &scan);
+        AppendRetained(*e, &scan, size);
       }
     }
     scan.valid_bytes += int64_t(e->size());
@@ -491,7 +522,7 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
                                            int32_t index_interval_bytes,
                                            std::optional<int64_t> next_segment_base) {
   SegmentRecoveryScan scan;
-  BatchThinner thinner(&scan);
+  BatchThinner thinner(&scan, size);
   Violation violation;
   Scan(file, path, base_offset, size, index_interval_bytes, next_segment_base, thinner, scan,
        &violation);
@@ -502,7 +533,7 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   // exactly what a scan of the kept bytes alone gives. No batch before the
   // cut breaks an order, so this scan reaches its end.
   SegmentRecoveryScan kept;
-  BatchThinner kept_thinner(&kept);
+  BatchThinner kept_thinner(&kept, violation.cut_position);
   Violation none;
   Scan(file, path, base_offset, violation.cut_position, index_interval_bytes, next_segment_base,
        kept_thinner, kept, &none);

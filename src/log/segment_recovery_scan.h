@@ -35,6 +35,7 @@
 #include "common/bytes.h"
 #include "common/damage_kind.h"
 #include "common/file_system.h"
+#include "common/huge_page_allocator.h"
 #include "common/status.h"
 #include "record/file_batch_reader.h"
 #include "record/record_batch.h"
@@ -82,7 +83,9 @@ struct SegmentRecoveryScan {
   // the segment (a producer's data batch followed by five more of its epoch;
   // segment_recovery_scan.cc states the rule). What is left is bounded by the
   // producers, transactions and epochs of the segment, not by its batches.
-  std::vector<Batch> batches;
+  // Tens of MiB where transactions are short, filled once and freed after
+  // the segment is applied: in huge pages (common/huge_page_allocator.h).
+  std::vector<Batch, HugePageAllocator<Batch>> batches;
   // The retained control batches, back to back (Batch::control_offset).
   Bytes control_bytes;
 

@@ -22,7 +22,7 @@ std::string ReadWhole(FileSystem* fs, const std::string& path) {
   return std::string(bytes->begin(), bytes->end());
 }
 
-std::span<const uint8_t> Bytes(const std::string& s) {
+std::span<const uint8_t> SpanOf(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
@@ -58,13 +58,13 @@ TEST_F(OverlayTest, ReadsFallThroughUntilWritten) {
 TEST_F(OverlayTest, WritesAndTruncationsStayInTheOverlay) {
   auto f = fs_.Open(tmp_.Join("a"), OpenMode::kReadWrite);
   ASSERT_TRUE(f.ok());
-  ASSERT_TRUE((*f)->WriteAt(2, Bytes("xy")).ok());
-  ASSERT_TRUE((*f)->WriteAt(4, Bytes("z")).ok());  // merged with the previous write
+  ASSERT_TRUE((*f)->WriteAt(2, SpanOf("xy")).ok());
+  ASSERT_TRUE((*f)->WriteAt(4, SpanOf("z")).ok());  // merged with the previous write
   EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), "01xyz56789");
   ASSERT_TRUE((*f)->Truncate(3).ok());
   EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), "01x");
   // Growing after a truncation reads zeros, not the old base bytes.
-  ASSERT_TRUE((*f)->WriteAt(5, Bytes("q")).ok());
+  ASSERT_TRUE((*f)->WriteAt(5, SpanOf("q")).ok());
   EXPECT_EQ(ReadWhole(&fs_, tmp_.Join("a")), std::string("01x\0\0q", 6));
   EXPECT_EQ(*fs_.FileSize(tmp_.Join("a")), 6u);
 
@@ -105,7 +105,7 @@ TEST_F(OverlayTest, RenameRemoveCreateAndList) {
   ASSERT_TRUE(fs_.CreateDir(tmp_.Join("q")).ok());
   auto c = fs_.Open(tmp_.Join("q/c"), OpenMode::kCreateExclusive);
   ASSERT_TRUE(c.ok());
-  ASSERT_TRUE((*c)->WriteAt(0, Bytes("new")).ok());
+  ASSERT_TRUE((*c)->WriteAt(0, SpanOf("new")).ok());
   EXPECT_EQ(fs_.Open(tmp_.Join("q/c"), OpenMode::kCreateExclusive).status().code(),
             StatusCode::kAlreadyExists);
   EXPECT_TRUE(fs_.Open(tmp_.Join("nope/c"), OpenMode::kCreate).status().IsNotFound());
@@ -135,7 +135,7 @@ TEST_F(OverlayTest, RewritingIdenticalBytesIsNoDiff) {
   auto f = fs_.Open(tmp_.Join("a"), OpenMode::kTruncate);
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(*fs_.FileSize(tmp_.Join("a")), 0u);
-  ASSERT_TRUE((*f)->WriteAt(0, Bytes("0123456789")).ok());
+  ASSERT_TRUE((*f)->WriteAt(0, SpanOf("0123456789")).ok());
   auto diff = fs_.Diff();
   ASSERT_TRUE(diff.ok());
   EXPECT_TRUE(diff->empty());
@@ -146,7 +146,7 @@ TEST_F(OverlayTest, RewritingIdenticalBytesIsNoDiff) {
 TEST_F(OverlayTest, ReadOnlyHandleRefusesWrites) {
   auto f = fs_.Open(tmp_.Join("a"), OpenMode::kRead);
   ASSERT_TRUE(f.ok());
-  EXPECT_TRUE((*f)->WriteAt(0, Bytes("x")).IsIoError());
+  EXPECT_TRUE((*f)->WriteAt(0, SpanOf("x")).IsIoError());
   EXPECT_TRUE((*f)->Truncate(0).IsIoError());
   EXPECT_TRUE(fs_.changes().empty());
 }

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <vector>
 
 #include "common/bytes.h"
 #include "common/clock.h"
@@ -184,7 +188,51 @@ TEST_F(ProducerStateManagerTest, AbortLsoIsTheOtherProducersOpenTransaction) {
   ASSERT_TRUE(second);
   EXPECT_EQ(*second, (CompletedTxn{3000, 11, 20, true}));
   EXPECT_EQ(lso, 21);
-  EXPECT_EQ(manager_->UnreplicatedTxns().size(), 2u);
+  // Both completed, neither below the high watermark yet.
+  EXPECT_EQ(manager_->UnreplicatedTxnsThatCanBeFirst().size(), 2u);
+  EXPECT_EQ(manager_->FirstUnstableOffset(), 9);
+  manager_->OnHighWatermarkUpdated(20);
+  EXPECT_EQ(manager_->FirstUnstableOffset(), 11);
+  manager_->OnHighWatermarkUpdated(21);
+  EXPECT_FALSE(manager_->FirstUnstableOffset());
+  EXPECT_TRUE(manager_->UnreplicatedTxnsThatCanBeFirst().empty());
+}
+
+// Kafka keeps every completed transaction until the high watermark passes its
+// marker; only those that can still be the first unstable offset are kept
+// here, and the answers are Kafka's at every high watermark.
+TEST_F(ProducerStateManagerTest, UnstableOffsetMatchesKafkasFullSetAtEveryHighWatermark) {
+  // Three producers; transactions complete in marker order:
+  //   A [10, 30], B [12, 20], C [25, 40], A [31, 45], B [41, 50].
+  struct Txn {
+    int64_t pid, first, last;
+  };
+  const std::vector<Txn> txns = {{1, 10, 30}, {2, 12, 20}, {3, 25, 40}, {1, 31, 45}, {2, 41, 50}};
+  std::map<int64_t, int64_t> kafka;  // first -> last: Kafka's unreplicatedTxns
+  std::vector<Txn> open = txns;
+  std::sort(open.begin(), open.end(), [](const Txn& a, const Txn& b) { return a.first < b.first; });
+  size_t opened = 0;
+  for (const Txn& t : std::vector<Txn>{txns[1], txns[0], txns[2], txns[3], txns[4]}) {
+    // Open every transaction that starts below this marker, in offset order.
+    for (; opened < open.size() && open[opened].first < t.last; ++opened) {
+      const Txn& o = open[opened];
+      Apply(DataBatch({.base_offset = o.first,
+                       .producer_id = o.pid,
+                       .base_sequence = int32_t(o.first),
+                       .transactional = true}));
+    }
+    manager_->UpdateMapEndOffset(t.last);
+    ASSERT_TRUE(Apply(Marker(t.last, t.pid, 0, ControlRecordType::kCommit)));
+    kafka[t.first] = t.last;
+  }
+  for (int64_t hw = 0; hw <= 51; ++hw) {
+    manager_->OnHighWatermarkUpdated(hw);
+    std::erase_if(kafka, [hw](const auto& e) { return e.second < hw; });
+    const std::optional<int64_t> expected =
+        kafka.empty() ? std::nullopt : std::optional<int64_t>(kafka.begin()->first);
+    EXPECT_EQ(manager_->FirstUnstableOffset(), expected) << "high watermark " << hw;
+    EXPECT_EQ(manager_->IsEmpty(), false);  // the producers stay
+  }
 }
 
 // A marker is read the same however its batch is laid out: the usual shape
