@@ -64,8 +64,12 @@ Result<MarkerRecord> ReadEndTxnMarker(const RecordBatchView& batch) {
 
 }  // namespace
 
-bool EndTxnMarkerReadable(const RecordBatchView& batch) {
-  return batch.records_count() == 0 || ReadEndTxnMarker(batch).ok();
+ControlBatchEffect EffectOfControlBatch(const RecordBatchView& batch) {
+  if (batch.records_count() == 0) return ControlBatchEffect::kNone;
+  Result<MarkerRecord> record = ReadEndTxnMarker(batch);
+  if (!record.ok()) return ControlBatchEffect::kUnreadable;
+  return record->marker.type == ControlRecordType::kAbort ? ControlBatchEffect::kAbort
+                                                          : ControlBatchEffect::kCommit;
 }
 
 const char* ProducerAppendErrorName(ProducerAppendError error) {

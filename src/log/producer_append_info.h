@@ -64,11 +64,13 @@ const char* ProducerAppendErrorName(ProducerAppendError error);
 // with context added or not), or nullopt for every other status.
 std::optional<ProducerAppendError> ProducerAppendErrorOf(const Status& status);
 
-// Whether Append of this control batch can read its end-transaction marker:
-// true for an emptied control batch, which Append skips. A marker it cannot
-// read is the only way a replicated append fails other than
-// INVALID_TXN_STATE.
-bool EndTxnMarkerReadable(const RecordBatchView& batch);
+// What a replicated Append of the control batch `batch` does: nothing for an
+// emptied control batch (the cleaner's: no transaction is closed), complete
+// the producer's transaction for a COMMIT or ABORT marker, or fail for a
+// record it cannot read as one (kUnreadable). That failure is the only way a
+// replicated append fails other than INVALID_TXN_STATE.
+enum class ControlBatchEffect { kUnreadable, kNone, kCommit, kAbort };
+ControlBatchEffect EffectOfControlBatch(const RecordBatchView& batch);
 
 class ProducerAppendInfo {
  public:

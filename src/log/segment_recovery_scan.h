@@ -64,6 +64,12 @@ struct SegmentRecoveryScan {
     // v2_next_offset (below) before this batch: what the state reflects
     // after the batches not retained since the previous retained one.
     int64_t prev_v2_next_offset = 0;
+    // For an ABORT marker: the first offset of the earliest transaction of
+    // another producer opened in this segment and still open at the marker,
+    // or the largest offset if none. The fold's last stable offset for the
+    // abort is the smaller of this and its own: a transaction the scan left
+    // out whole (batch_thinner.cc) is open in Kafka's replay there.
+    int64_t local_lso = 0;
     // A control batch's bytes: control_bytes[control_offset, + control_size);
     // control_size is 0 for a data batch. A segment is below 2 GiB.
     uint32_t control_offset = 0;
@@ -81,7 +87,7 @@ struct SegmentRecoveryScan {
   // In file order: the batches with a producer id or a new leader epoch,
   // except those whose replay provably leaves no trace in the state after
   // the segment (a producer's data batch followed by five more of its epoch;
-  // segment_recovery_scan.cc states the rule). What is left is bounded by the
+  // batch_thinner.cc states the rules). What is left is bounded by the
   // producers, transactions and epochs of the segment, not by its batches.
   // Tens of MiB where transactions are short, filled once and freed after
   // the segment is applied: in huge pages (common/huge_page_allocator.h).

@@ -613,7 +613,8 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   size_t visited = 0;
   bool visitor_stopped = false;
   auto on_batch = [&](const LogEntry& entry) -> Status {
-    psm->UpdateMapEndOffset(scan->batches[visited++].prev_v2_next_offset);
+    const SegmentRecoveryScan::Batch& retained = scan->batches[visited++];
+    psm->UpdateMapEndOffset(retained.prev_v2_next_offset);
     RecordBatchView batch = entry.batch();
     const int32_t epoch = batch.partition_leader_epoch();
     if (epoch >= 0 && (!latest_epoch || epoch > *latest_epoch)) {
@@ -631,8 +632,10 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
       if (*completed) {
         const CompletedTxn& txn = **completed;
         if (txn.is_aborted) {
+          // The scan may have left out transactions open here (local_lso).
+          const int64_t lso = std::min(psm->LastStableOffset(txn), retained.local_lso);
           DARUMA_RETURN_IF_ERROR(segment->BufferTxnIndexUpdate(
-              {txn.producer_id, txn.first_offset, txn.last_offset, psm->LastStableOffset(txn)}));
+              {txn.producer_id, txn.first_offset, txn.last_offset, lso}));
         }
         DARUMA_RETURN_IF_ERROR(psm->CompleteTxn(txn));
       }

@@ -288,7 +288,7 @@ TEST_F(ProducerStateManagerTest, MarkersOfEveryLayoutReadAsTheGeneralDecoderRead
     Bytes bytes = shape;
     StoreBe64(bytes.data(), uint64_t(offset++));
     RecordBatchView view(bytes);
-    EXPECT_TRUE(EndTxnMarkerReadable(view));
+    EXPECT_EQ(EffectOfControlBatch(view), ControlBatchEffect::kAbort);
     auto completed = Apply(bytes);
     ASSERT_TRUE(completed.has_value());
     EXPECT_TRUE(completed->is_aborted);
@@ -308,7 +308,7 @@ TEST_F(ProducerStateManagerTest, MarkersOfEveryLayoutReadAsTheGeneralDecoderRead
   for (const Bytes& damaged :
        {trailing, marker(0, {bad_value}, CompressionType::kNone, TimestampType::kCreateTime),
         marker(0, {no_key}, CompressionType::kNone, TimestampType::kCreateTime)}) {
-    EXPECT_FALSE(EndTxnMarkerReadable(RecordBatchView(damaged)));
+    EXPECT_EQ(EffectOfControlBatch(RecordBatchView(damaged)), ControlBatchEffect::kUnreadable);
     EXPECT_FALSE(manager_->ApplyBatch(RecordBatchView(damaged)).ok());
   }
 }

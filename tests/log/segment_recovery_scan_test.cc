@@ -3,7 +3,7 @@
 // producer makes invisible is left out. Invariant checked here over random
 // producer streams: replaying what the scan retains leaves exactly the state
 // that replaying every batch leaves (producer entries with their five-batch
-// caches, open and completed transactions with their last stable offsets,
+// caches, open and aborted transactions with their last stable offsets,
 // where and how the replay stops), while what is retained stays bounded by the
 // producers, not the batches.
 #include "log/segment_recovery_scan.h"
@@ -36,8 +36,11 @@ constexpr int64_t kScanBase = 1000;
 struct Outcome {
   std::map<int64_t, ProducerStateEntry> producers;
   std::map<int64_t, TxnMetadata> ongoing;
-  std::vector<std::string> completed;  // "pid first last aborted lso"
-  int64_t stopped_at = -1;             // base offset of the batch it stopped or failed at
+  // The aborted transactions, "pid first last lso": what the transaction
+  // index gets. A commit leaves no trace of its own (the scan may leave a
+  // committed transaction out whole), only in the producers' state.
+  std::vector<std::string> aborted;
+  int64_t stopped_at = -1;  // base offset of the batch it stopped or failed at
   StatusCode failure = StatusCode::kOk;
 
   bool operator==(const Outcome&) const = default;
@@ -51,19 +54,22 @@ std::string Describe(const Outcome& o) {
          std::to_string(e.last_timestamp());
   }
   s += " ongoing:" + std::to_string(o.ongoing.size()) +
-       " completed:" + std::to_string(o.completed.size()) +
+       " aborted:" + std::to_string(o.aborted.size()) +
        " stopped_at:" + std::to_string(o.stopped_at) + " failure:" + std::to_string(int(o.failure));
   return s;
 }
 
-Outcome Replay(const std::vector<ByteSpan>& batches) {
+// `local_lsos`, when given, holds each batch's Batch::local_lso (what the
+// scan knows of the transactions it left out), as the loader's fold uses it.
+Outcome Replay(const std::vector<ByteSpan>& batches,
+               const std::vector<int64_t>* local_lsos = nullptr) {
   MemFileSystem fs;
   EXPECT_TRUE(fs.CreateDir("/p").ok());
   auto psm = ProducerStateManager::Open("t-0", "/p", &fs);
   EXPECT_TRUE(psm.ok());
   Outcome out;
-  for (ByteSpan bytes : batches) {
-    RecordBatchView batch(bytes);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    RecordBatchView batch(batches[i]);
     if (!batch.has_producer_id()) continue;
     auto completed = (*psm)->ApplyBatch(batch);
     if (!completed.ok()) {
@@ -78,9 +84,12 @@ Outcome Replay(const std::vector<ByteSpan>& batches) {
     }
     if (*completed) {
       const CompletedTxn& txn = **completed;
-      out.completed.push_back(fmt::format("{} {} {} {} {}", txn.producer_id, txn.first_offset,
-                                          txn.last_offset, txn.is_aborted,
-                                          (*psm)->LastStableOffset(txn)));
+      int64_t lso = (*psm)->LastStableOffset(txn);
+      if (local_lsos != nullptr) lso = std::min(lso, (*local_lsos)[i]);
+      if (txn.is_aborted) {
+        out.aborted.push_back(
+            fmt::format("{} {} {} {}", txn.producer_id, txn.first_offset, txn.last_offset, lso));
+      }
       if (Status s = (*psm)->CompleteTxn(txn); !s.ok()) {
         return Outcome{{}, {}, {}, batch.base_offset(), s.code()};
       }
@@ -185,14 +194,11 @@ struct ScannedSegment {
   SegmentRecoveryScan scan;
 };
 
-ScannedSegment ScanRandomSegment(uint32_t seed, int producers, int count) {
+ScannedSegment ScanBatches(std::vector<Bytes> batches) {
   ScannedSegment seg;
-  StreamGenerator gen(seed, producers);
+  seg.batches = std::move(batches);
   Bytes file;
-  for (int i = 0; i < count; ++i) {
-    seg.batches.push_back(gen.Next());
-    file.insert(file.end(), seg.batches.back().begin(), seg.batches.back().end());
-  }
+  for (const Bytes& b : seg.batches) file.insert(file.end(), b.begin(), b.end());
   MemFileSystem fs;
   EXPECT_TRUE(fs.CreateDir("/d").ok());
   auto f = fs.Open("/d/00000000000000001000.log", OpenMode::kCreate);
@@ -201,6 +207,13 @@ ScannedSegment ScanRandomSegment(uint32_t seed, int producers, int count) {
   seg.scan = ScanSegmentForRecovery(f->get(), "/d/00000000000000001000.log", kScanBase,
                                     int64_t(file.size()), 4096);
   return seg;
+}
+
+ScannedSegment ScanRandomSegment(uint32_t seed, int producers, int count) {
+  StreamGenerator gen(seed, producers);
+  std::vector<Bytes> batches;
+  for (int i = 0; i < count; ++i) batches.push_back(gen.Next());
+  return ScanBatches(std::move(batches));
 }
 
 std::vector<ByteSpan> Spans(const std::vector<Bytes>& batches) {
@@ -217,13 +230,15 @@ std::vector<ByteSpan> Spans(const SegmentRecoveryScan& scan) {
 // replaying the batches the scan retained must leave the state a replay of
 // every batch leaves (*want), and the retained batches keep file order,
 // ordinals and positions.
-void CheckThinnedReplay(uint32_t seed, int producers, int count, Outcome* want, int64_t* thinned) {
-  ScannedSegment seg = ScanRandomSegment(seed, producers, count);
+void CheckReplayOf(const ScannedSegment& seg, uint32_t seed, int count, Outcome* want,
+                   int64_t* thinned) {
   ASSERT_TRUE(seg.scan.error.ok()) << seg.scan.error.ToString();
   ASSERT_FALSE(seg.scan.corrupt_batch) << seg.scan.stop_reason;
   ASSERT_EQ(seg.scan.batch_count, count);
   *want = Replay(Spans(seg.batches));
-  const Outcome got = Replay(Spans(seg.scan));
+  std::vector<int64_t> local_lsos;
+  for (const SegmentRecoveryScan::Batch& b : seg.scan.batches) local_lsos.push_back(b.local_lso);
+  const Outcome got = Replay(Spans(seg.scan), &local_lsos);
   ASSERT_EQ(got, *want) << "seed " << seed << "\nwant " << Describe(*want) << "\ngot  "
                         << Describe(got);
   *thinned += seg.scan.thinned_batches;
@@ -232,6 +247,10 @@ void CheckThinnedReplay(uint32_t seed, int producers, int count, Outcome* want, 
     ASSERT_EQ(seg.scan.batches[i].end - seg.scan.batches[i].position,
               int64_t(seg.batches[size_t(seg.scan.batches[i].ordinal)].size()));
   }
+}
+
+void CheckThinnedReplay(uint32_t seed, int producers, int count, Outcome* want, int64_t* thinned) {
+  CheckReplayOf(ScanRandomSegment(seed, producers, count), seed, count, want, thinned);
 }
 
 TEST(SegmentRecoveryScanTest, ThinnedReplayLeavesTheStateOfTheFullReplay) {
@@ -260,6 +279,108 @@ TEST(SegmentRecoveryScanTest, ThinnedReplayWithHundredsOfProducers) {
     ASSERT_NO_FATAL_FAILURE(CheckThinnedReplay(seed, 60 + int(seed) * 25, 4000, &want, &thinned));
   }
   EXPECT_GT(thinned, 12 * 1000);
+}
+
+// Short transactions from many producers, as transactional applications write
+// them (issue 23's txn_aborts shapes): 1-10 data batches each, one in ten
+// aborted, now and then an epoch bump, a leader change, an emptied control
+// batch or an unreadable marker. Committed transactions are left out whole
+// where batch_thinner.cc allows it, and the aborts' last stable offsets stay
+// Kafka's although the transactions open around them were left out.
+std::vector<Bytes> ShortTransactions(uint32_t seed, int producers, int count, bool rare_events) {
+  std::mt19937 rng(seed);
+  auto chance = [&rng](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+  struct Producer {
+    int16_t epoch = 0;
+    int32_t seq = 0;
+    int left = 0;  // data batches left in its open transaction; 0: none open
+  };
+  std::vector<Producer> state(static_cast<size_t>(producers));
+  std::vector<Bytes> out;
+  int64_t offset = kScanBase;
+  int32_t leader_epoch = 1;
+  while (int(out.size()) < count) {
+    const size_t p = size_t(rng() % uint64_t(producers));
+    Producer& pr = state[p];
+    const int64_t pid = 7000 + int64_t(p);
+    if (rare_events && chance(0.002)) leader_epoch++;
+    if (rare_events && pr.left == 0 && chance(0.003)) pr.epoch++;
+    if (pr.left == 1 && pr.seq > 0 && chance(0.5)) {
+      // The transaction's last data batch was written: its marker.
+      if (rare_events && chance(0.002)) {
+        BatchBuilderOptions o;
+        o.base_offset = offset;
+        o.partition_leader_epoch = leader_epoch;
+        o.producer_id = pid;
+        o.producer_epoch = pr.epoch;
+        o.is_transactional = true;
+        o.is_control = true;
+        auto bad = BuildRecordBatch(o, {{kT0 + offset, "not-a-key", "x", {}}});
+        EXPECT_TRUE(bad.ok());
+        out.push_back(*bad);
+      } else {
+        out.push_back(BuildEndTxnMarkerBatch(
+            offset, leader_epoch, pid, pr.epoch,
+            chance(0.1) ? ControlRecordType::kAbort : ControlRecordType::kCommit,
+            int32_t(rng() % 3), kT0 + offset));
+      }
+      offset++;
+      pr.left = 0;
+      continue;
+    }
+    if (rare_events && chance(0.001)) {
+      // An emptied control batch (the cleaner's): closes nothing.
+      Bytes empty = BuildEndTxnMarkerBatch(offset, leader_epoch, pid, pr.epoch,
+                                           ControlRecordType::kCommit, 0, kT0 + offset);
+      empty.resize(kRecordBatchOverhead);
+      StoreBe32(empty.data() + batch_layout::kLength, uint32_t(kRecordBatchOverhead - 12));
+      StoreBe32(empty.data() + batch_layout::kRecordsCount, 0);
+      RewriteBatchCrc(empty);
+      out.push_back(empty);
+      offset++;
+      continue;
+    }
+    if (pr.left <= 1) pr.left = 2 + int(rng() % 10);  // opens one: 1-10 data batches
+    BatchBuilderOptions o;
+    o.base_offset = offset;
+    o.partition_leader_epoch = leader_epoch;
+    o.producer_id = pid;
+    o.producer_epoch = pr.epoch;
+    o.base_sequence = pr.seq;
+    o.is_transactional = true;
+    auto b = BuildRecordBatch(o, {{kT0 + offset, "k", "v", {}}});
+    EXPECT_TRUE(b.ok());
+    out.push_back(*b);
+    offset++;
+    pr.seq++;
+    pr.left--;
+  }
+  return out;
+}
+
+TEST(SegmentRecoveryScanTest, ShortCommittedTransactionsAreLeftOutWhole) {
+  for (bool rare_events : {false, true}) {
+    int64_t thinned = 0;
+    int64_t batches = 0;
+    int64_t aborts = 0;
+    for (uint32_t seed = 1; seed <= 40; ++seed) {
+      const int producers = 1 + int(seed % 8) * int(seed % 13);
+      const int count = 3000;
+      Outcome want;
+      ASSERT_NO_FATAL_FAILURE(
+          CheckReplayOf(ScanBatches(ShortTransactions(seed, producers, count, rare_events)), seed,
+                        count, &want, &thinned))
+          << "rare events " << rare_events;
+      batches += count;
+      aborts += int64_t(want.aborted.size());
+    }
+    EXPECT_GT(aborts, 500);
+    // Without rare events, all but the aborted transactions, the producers'
+    // last five batches and their last markers go.
+    if (!rare_events) {
+      EXPECT_GT(thinned, batches * 8 / 10);
+    }
+  }
 }
 
 TEST(SegmentRecoveryScanTest, OneIdempotentProducerRetainsABoundedTail) {
