@@ -101,7 +101,7 @@ class BatchThinner {
     bool confirmed = false;     // a later COMMIT/ABORT of the producer followed
     Batch opening;
     Batch marker;
-    std::array<uint8_t, kMarkerBytes> marker_bytes;
+    std::array<uint8_t, kMarkerBytes> marker_bytes{};
   };
   // Per producer, from its first transaction opened in this segment.
   static constexpr size_t kMaxPending = 3;
