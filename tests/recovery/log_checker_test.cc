@@ -11,6 +11,7 @@
 #include "log/clean_shutdown_file.h"
 #include "log/meta_properties.h"
 #include "log/transaction_index.h"
+#include "record/record_batch_builder.h"
 #include "support/test_support.h"
 #include "tools/generated_log_dir.h"
 
@@ -18,6 +19,7 @@ namespace daruma {
 namespace {
 
 using namespace tools::testlog;  // NOLINT: test helpers
+using testing::kT0;
 using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
@@ -113,6 +115,39 @@ TEST_F(LogCheckerTest, MissingProducerSnapshotsMatterOnlyAfterACleanShutdown) {
   const LogDirCheck unclean = Check();
   EXPECT_FALSE(unclean.clean_shutdown);
   EXPECT_FALSE(missing(unclean));
+}
+
+// A broker killed while its active segments were short leaves their indexes
+// preallocated and all zero: an empty segment, and one under
+// index.interval.bytes (no entry yet, so entry 0 reads as offset 0 at
+// position 0, which Kafka never writes: its first entry lies past the
+// interval). That is the normal state after a crash, which recovery rebuilds
+// without a word: check must not call it damage.
+TEST_F(LogCheckerTest, ZeroIndexesOfShortActiveSegmentsAfterACrashAreNoDamage) {
+  std::filesystem::remove(JoinPath(dir_, kCleanShutdownFileName));
+  BatchBuilderOptions o;
+  o.base_offset = 0;
+  auto batch = BuildRecordBatch(o, {{kT0, "k", "v", {}}, {kT0 + 5, "k", "w", {}}});
+  ASSERT_TRUE(batch.ok());
+  for (const char* partition : {"empty-0", "short-0"}) {
+    const std::string d = JoinPath(dir_, partition);
+    std::filesystem::create_directories(d);
+    const std::string log(reinterpret_cast<const char*>(batch->data()), batch->size());
+    WriteStringToFile(JoinPath(d, "00000000000000000000.log"),
+                      std::string(partition) == "short-0" ? log : "");
+    WriteStringToFile(JoinPath(d, "00000000000000000000.index"), std::string(4096, '\0'));
+    WriteStringToFile(JoinPath(d, "00000000000000000000.timeindex"), std::string(4092, '\0'));
+  }
+  const LogDirCheck d = Check();
+  int checked = 0;
+  for (const PartitionCheck& p : d.partitions) {
+    if (p.tp.topic != "empty" && p.tp.topic != "short") continue;
+    ++checked;
+    for (const CheckProblem& problem : p.problems) {
+      EXPECT_NE(problem.kind, DamageKind::kCorruptIndex) << problem.what;
+    }
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 // Recovery skips a stray file and loads the partition (partition_dir_heal.h);
