@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,7 +70,7 @@ struct SegmentRecoveryScan {
     // or the largest offset if none. The fold's last stable offset for the
     // abort is the smaller of this and its own: a transaction the scan left
     // out whole (batch_thinner.cc) is open in Kafka's replay there.
-    int64_t local_lso = 0;
+    int64_t local_lso = std::numeric_limits<int64_t>::max();
     // A control batch's bytes: control_bytes[control_offset, + control_size);
     // control_size is 0 for a data batch. A segment is below 2 GiB.
     uint32_t control_offset = 0;
