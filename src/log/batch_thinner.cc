@@ -102,6 +102,16 @@ void FillRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
 static_assert(std::is_trivially_copyable_v<SegmentRecoveryScan::Batch>,
               "the retained batches' vector grows by memmove");
 
+// Appends a control batch's bytes to scan->control_bytes and points `b` at
+// them; `scanned` and `total` as for MakeRoom.
+void StoreControlBytes(ByteSpan bytes, SegmentRecoveryScan* scan, int64_t scanned, int64_t total,
+                       SegmentRecoveryScan::Batch* b) {
+  b->control_offset = uint32_t(scan->control_bytes.size());
+  b->control_size = uint32_t(bytes.size());
+  MakeRoom(&scan->control_bytes, bytes.size(), scanned, total);
+  scan->control_bytes.insert(scan->control_bytes.end(), bytes.begin(), bytes.end());
+}
+
 int64_t BaseOffsetOf(const SegmentRecoveryScan::Batch& b) {
   return RecordBatchView(ByteSpan(b.header, sizeof b.header)).base_offset();
 }
@@ -114,10 +124,7 @@ SegmentRecoveryScan::Batch& AppendRetained(const LogEntry& e, SegmentRecoverySca
   SegmentRecoveryScan::Batch& b = scan->batches.emplace_back();
   FillRetained(e, *scan, &b);
   if (e.batch().is_control()) {
-    b.control_offset = uint32_t(scan->control_bytes.size());
-    b.control_size = uint32_t(e.size());
-    MakeRoom(&scan->control_bytes, e.size(), scan->valid_bytes, total);
-    scan->control_bytes.insert(scan->control_bytes.end(), e.bytes.begin(), e.bytes.end());
+    StoreControlBytes(e.bytes, scan, scan->valid_bytes, total, &b);
   }
   return b;
 }
@@ -392,10 +399,8 @@ void BatchThinner::GiveUp(uint32_t r, TxnRun& t, PendingTxn* txn) {
   }
   if (txn->committed) {
     Batch marker = txn->marker;
-    marker.control_offset = uint32_t(out_->control_bytes.size());
-    MakeRoom(&out_->control_bytes, marker.control_size, marker.position, total_);
-    out_->control_bytes.insert(out_->control_bytes.end(), txn->marker_bytes.begin(),
-                               txn->marker_bytes.begin() + marker.control_size);
+    StoreControlBytes(ByteSpan(txn->marker_bytes.data(), marker.control_size), out_,
+                      marker.position, total_, &marker);
     Output(marker);
   }
   if (t.open && txn == &t.Back()) t.open = false;
