@@ -1,6 +1,7 @@
 #include "log/batch_thinner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -96,7 +97,9 @@ void FillRetained(const LogEntry& e, const SegmentRecoveryScan& scan,
   b->local_lso = std::numeric_limits<int64_t>::max();
   b->control_offset = 0;
   b->control_size = 0;
-  std::copy_n(e.bytes.begin(), kRecordBatchOverhead, b->header);
+  // memcpy of a constant size is a few moves; std::copy_n of the span was a
+  // call to memmove per batch.
+  std::memcpy(b->header, e.bytes.data(), kRecordBatchOverhead);
 }
 
 static_assert(std::is_trivially_copyable_v<SegmentRecoveryScan::Batch>,
@@ -197,8 +200,8 @@ void BatchThinner::Drain() {
   }
   for (size_t i = 0; i < n; ++i) {
     const Run& run = runs_[pending_[i].run];
-    const char* slot =
-        reinterpret_cast<const char*>(&SlotsOf(pending_[i].run)[(run.head + run.count) % kCache]);
+    const char* slot = reinterpret_cast<const char*>(
+        &SlotsOf(pending_[i].run)[Wrap(run.head + run.count, kCache)]);
     __builtin_prefetch(slot, 1);
     __builtin_prefetch(slot + 64, 1);
     __builtin_prefetch(slot + sizeof(Batch) - 1, 1);
@@ -238,9 +241,10 @@ void BatchThinner::AddMarker(const LogEntry& e, bool raises_epoch) {
   if (t != nullptr && t->open && !fresh && effect == ControlBatchEffect::kCommit && !raises_epoch &&
       e.size() <= kMarkerBytes) {
     PendingTxn& txn = t->Back();
-    FillRetained(e, *out_, &txn.marker);
-    txn.marker.control_size = uint32_t(e.size());
-    std::copy(e.bytes.begin(), e.bytes.end(), txn.marker_bytes.begin());
+    TxnPayload& payload = t->PayloadOf(&txn);
+    FillRetained(e, *out_, &payload.marker);
+    payload.marker.control_size = uint32_t(e.size());
+    std::copy(e.bytes.begin(), e.bytes.end(), payload.marker_bytes.begin());
     txn.committed = true;
     t->open = false;
     MaybeLeaveOut(*t, &txn);
@@ -269,7 +273,7 @@ void BatchThinner::AddData(const Pending& p) {
   } else if (run.count == kCache) {
     PushOutOldest(r);
   }
-  const uint8_t at = uint8_t((run.head + run.count) % kCache);
+  const uint8_t at = uint8_t(Wrap(run.head + run.count, kCache));
   TxnRun* t = TxnRunIfAny(r);
   if (t != nullptr) {
     t->slot_tag[at] = 0;
@@ -283,6 +287,7 @@ void BatchThinner::AddData(const Pending& p) {
     } else if (t != nullptr && t->open) {
       PendingTxn& txn = t->Back();
       t->slot_tag[at] = txn.tag;
+      t->slot_txn[at] = uint8_t(&txn - t->txns.data());
       txn.in_ring++;
     }
   } else {
@@ -306,12 +311,12 @@ void BatchThinner::PushOutOldest(uint32_t r) {
   const uint8_t k = run.head;
   if (run.candidates & (1u << k)) {
     TxnRun* t = TxnRunIfAny(r);
-    PendingTxn* txn = t != nullptr && t->slot_tag[k] != 0 ? FindTxn(*t, t->slot_tag[k]) : nullptr;
+    PendingTxn* txn = t != nullptr && t->slot_tag[k] != 0 ? TxnOfSlot(*t, k) : nullptr;
     if (txn == nullptr) {
       dropped_++;
     } else {
       if (t->opening_slots & (1u << k)) {
-        txn->opening = SlotsOf(r)[k];
+        t->PayloadOf(txn).opening = SlotsOf(r)[k];
         txn->opening_held = true;
       } else {
         dropped_++;
@@ -322,7 +327,7 @@ void BatchThinner::PushOutOldest(uint32_t r) {
       MaybeLeaveOut(*t, txn);
     }
   }
-  run.head = uint8_t((run.head + 1) % kCache);
+  run.head = uint8_t(Wrap(run.head + 1u, kCache));
   run.count--;
 }
 
@@ -331,7 +336,7 @@ void BatchThinner::PushOutOldest(uint32_t r) {
 void BatchThinner::Flush(uint32_t r) {
   Run& run = runs_[r];
   for (size_t k = 0; k < run.count; ++k) {
-    const size_t at = (run.head + k) % kCache;
+    const size_t at = Wrap(run.head + k, kCache);
     if (run.candidates & (1u << at)) Output(SlotsOf(r)[at]);
   }
   run.head = 0;
@@ -358,6 +363,7 @@ void BatchThinner::Open(uint32_t r, uint8_t slot, int64_t pid, int64_t first_off
   txn.committed = false;
   txn.confirmed = false;
   t.slot_tag[slot] = txn.tag;
+  t.slot_txn[slot] = uint8_t(&txn - t.txns.data());
   t.opening_slots |= uint8_t(1u << slot);
   t.open = true;
   if (open_front_ > 4096 && open_front_ * 2 > open_local_.size()) {
@@ -367,6 +373,15 @@ void BatchThinner::Open(uint32_t r, uint8_t slot, int64_t pid, int64_t first_off
   }
   open_local_.push_back({first_offset, pid, false});
   t.open_index = open_base_ + int64_t(open_local_.size()) - 1;
+}
+
+// The waiting transaction of ring slot `slot` (slot_tag nonzero): where the
+// slot says, unless it moved since.
+BatchThinner::PendingTxn* BatchThinner::TxnOfSlot(TxnRun& t, uint8_t slot) {
+  const size_t at = t.slot_txn[slot];
+  const bool waiting = Wrap(at + kMaxPending - t.first, kMaxPending) < t.pending;
+  if (waiting && t.txns[at].tag == t.slot_tag[slot]) return &t.txns[at];
+  return FindTxn(t, t.slot_tag[slot]);
 }
 
 BatchThinner::PendingTxn* BatchThinner::FindTxn(TxnRun& t, uint32_t tag) {
@@ -384,7 +399,7 @@ void BatchThinner::MaybeLeaveOut(TxnRun& t, PendingTxn* txn) {
 
 void BatchThinner::GiveUp(uint32_t r, TxnRun& t, PendingTxn* txn) {
   if (txn->opening_held) {
-    Output(txn->opening);
+    Output(t.PayloadOf(txn).opening);
   }
   for (uint8_t k = 0; k < kCache; ++k) {
     if (t.slot_tag[k] != txn->tag) continue;
@@ -398,8 +413,9 @@ void BatchThinner::GiveUp(uint32_t r, TxnRun& t, PendingTxn* txn) {
     t.slot_tag[k] = 0;
   }
   if (txn->committed) {
-    Batch marker = txn->marker;
-    StoreControlBytes(ByteSpan(txn->marker_bytes.data(), marker.control_size), out_,
+    const TxnPayload& payload = t.PayloadOf(txn);
+    Batch marker = payload.marker;
+    StoreControlBytes(ByteSpan(payload.marker_bytes.data(), marker.control_size), out_,
                       marker.position, total_, &marker);
     Output(marker);
   }
@@ -414,11 +430,14 @@ void BatchThinner::GiveUpAll(uint32_t r) {
 }
 
 void BatchThinner::Remove(TxnRun& t, PendingTxn* txn) {
-  const size_t i = (size_t(txn - t.txns.data()) + kMaxPending - t.first) % kMaxPending;
+  const size_t i = Wrap(size_t(txn - t.txns.data()) + kMaxPending - t.first, kMaxPending);
   if (i == 0) {
-    t.first = uint8_t((t.first + 1) % kMaxPending);
+    t.first = uint8_t(Wrap(t.first + 1u, kMaxPending));
   } else {
-    for (size_t j = i; j + 1 < t.pending; ++j) t.At(j) = t.At(j + 1);
+    for (size_t j = i; j + 1 < t.pending; ++j) {
+      t.PayloadOf(&t.At(j)) = t.PayloadOf(&t.At(j + 1));
+      t.At(j) = t.At(j + 1);
+    }
   }
   t.pending--;
 }

@@ -62,6 +62,8 @@ class BatchThinner {
 
  private:
   static constexpr size_t kCache = ProducerStateEntry::kNumBatchesToRetain;
+  // i mod n for i < 2n: the rings' indices, without a division per batch.
+  static constexpr size_t Wrap(size_t i, size_t n) { return i >= n ? i - n : i; }
   static_assert(kCache <= 8, "Run has a bit per slot");
   using Batch = SegmentRecoveryScan::Batch;
 
@@ -96,9 +98,14 @@ class BatchThinner {
   struct PendingTxn {
     uint32_t tag = 0;           // marks its data batches' ring slots (TxnRun)
     uint8_t in_ring = 0;        // its data batches still in the ring
-    bool opening_held = false;  // `opening` holds the opening batch's record
-    bool committed = false;     // `marker` (and marker_bytes) hold its commit
+    bool opening_held = false;  // its payload's `opening` holds the opening batch
+    bool committed = false;     // its payload's `marker` (and bytes) hold its commit
     bool confirmed = false;     // a later COMMIT/ABORT of the producer followed
+  };
+  // The records a PendingTxn may have to output, apart from it: every data
+  // batch of a transaction reads and writes the PendingTxns, and with these
+  // inside them a producer's bookkeeping spread over 1.2 KiB.
+  struct TxnPayload {
     Batch opening;
     Batch marker;
     std::array<uint8_t, kMarkerBytes> marker_bytes{};
@@ -107,7 +114,10 @@ class BatchThinner {
   static constexpr size_t kMaxPending = 3;
   struct TxnRun {
     std::array<uint32_t, kCache> slot_tag{};  // the PendingTxn a slot's batch belongs to, or 0
-    uint8_t opening_slots = 0;                // bit k: slot k holds an opening batch
+    // Where in txns that PendingTxn was when the slot was filled; it moves
+    // only when one before it leaves from the middle (Remove).
+    std::array<uint8_t, kCache> slot_txn{};
+    uint8_t opening_slots = 0;  // bit k: slot k holds an opening batch
     uint32_t next_tag = 1;
     // The waiting transactions, oldest first: At(0) .. At(pending - 1), a
     // ring from txns[first], so that the oldest, usually the one decided,
@@ -117,9 +127,11 @@ class BatchThinner {
     bool open = false;        // Back() is the producer's open transaction
     int64_t open_index = -1;  // its open transaction in open_local_, or -1
     std::array<PendingTxn, kMaxPending> txns;
+    std::array<TxnPayload, kMaxPending> payloads;  // payloads[i] is txns[i]'s
 
-    PendingTxn& At(size_t i) { return txns[(first + i) % kMaxPending]; }
+    PendingTxn& At(size_t i) { return txns[Wrap(first + i, kMaxPending)]; }
     PendingTxn& Back() { return At(pending - 1u); }
+    TxnPayload& PayloadOf(const PendingTxn* txn) { return payloads[size_t(txn - txns.data())]; }
   };
   // A transaction opened in this segment, for the aborts' last stable offset.
   struct OpenTxn {
@@ -158,6 +170,7 @@ class BatchThinner {
 
   // Whole transactions.
   void Open(uint32_t r, uint8_t slot, int64_t pid, int64_t first_offset);
+  PendingTxn* TxnOfSlot(TxnRun& t, uint8_t slot);
   PendingTxn* FindTxn(TxnRun& t, uint32_t tag);
   void MaybeLeaveOut(TxnRun& t, PendingTxn* txn);
   void GiveUp(uint32_t r, TxnRun& t, PendingTxn* txn);

@@ -42,8 +42,7 @@ FileBatchReader::FileBatchReader(const File* file, FileBatchReaderOptions option
   dropped_upto_ = position_;
 }
 
-bool FileBatchReader::Fill(uint64_t pos, size_t need) {
-  if (pos >= buffer_start_ && pos + need <= buffer_start_ + buffer_len_) return true;
+bool FileBatchReader::Refill(uint64_t pos, size_t need) {
   if (options_.drop_cache && buffer_start_ > dropped_upto_) {
     const_cast<File*>(file_)->DropCache(dropped_upto_, buffer_start_ - dropped_upto_);
     dropped_upto_ = buffer_start_;

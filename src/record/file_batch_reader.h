@@ -79,7 +79,13 @@ class FileBatchReader {
   uint64_t end() const { return end_; }
 
  private:
-  bool Fill(uint64_t pos, size_t need);
+  // Makes [pos, pos + need) readable at data_; false on an I/O error. The
+  // bytes are usually in the block already (the check is inline: it runs
+  // twice per entry).
+  bool Fill(uint64_t pos, size_t need) {
+    return (pos >= buffer_start_ && pos + need <= buffer_start_ + buffer_len_) || Refill(pos, need);
+  }
+  bool Refill(uint64_t pos, size_t need);
   // The map branch of Fill: [pos, pos + want) as a window of mapped_.
   bool FillFromMapping(uint64_t pos, size_t want);
 

@@ -313,6 +313,63 @@ TEST_F(ProducerStateManagerTest, MarkersOfEveryLayoutReadAsTheGeneralDecoderRead
   }
 }
 
+// Kafka's own marker layout is read straight from its bytes; every change of
+// one byte of its record must read as the general decoder reads it: the same
+// effect and, for a readable marker, the same coordinator epoch and time.
+TEST_F(ProducerStateManagerTest, EveryOneByteChangeOfTheUsualMarkerReadsAsTheGeneralDecoder) {
+  struct Read {
+    ControlRecordType type;
+    int32_t coordinator_epoch;
+    int64_t timestamp;
+  };
+  auto general = [](const RecordBatchView& batch) -> std::optional<Read> {
+    auto records = batch.DecodeRecords();
+    if (!records.ok() || records->empty()) return std::nullopt;
+    const Record& record = records->front();
+    if (!record.key || !record.value) return std::nullopt;
+    auto type = ParseControlRecordKey(AsBytes(*record.key));
+    if (!type.ok() || (*type != ControlRecordType::kAbort && *type != ControlRecordType::kCommit)) {
+      return std::nullopt;
+    }
+    auto coordinator_epoch = ParseEndTxnMarkerCoordinatorEpoch(AsBytes(*record.value));
+    if (!coordinator_epoch.ok()) return std::nullopt;
+    return Read{*type, *coordinator_epoch, record.timestamp};
+  };
+  const int64_t pid = 11;
+  const Bytes usual = Marker(0, pid, 0, ControlRecordType::kCommit, 0x01020304, kT0 + 7);
+  ASSERT_EQ(usual.size(), batch_layout::kRecords + 17);
+  int64_t offset = 0;
+  int readable = 0;
+  for (size_t at = batch_layout::kRecords; at < usual.size(); ++at) {
+    for (const uint8_t value : {0x00, 0x01, 0x02, 0x08, 0x0C, 0x20, 0x7F, 0x80, 0x81, 0xFF}) {
+      Bytes bytes = usual;
+      bytes[at] = value;
+      StoreBe64(bytes.data(), uint64_t(offset + 1));
+      const RecordBatchView view(bytes);
+      const std::optional<Read> want = general(view);
+      const ControlBatchEffect effect = EffectOfControlBatch(view);
+      SCOPED_TRACE(::testing::Message() << "byte " << at << " = " << int(value));
+      if (!want) {
+        EXPECT_EQ(effect, ControlBatchEffect::kUnreadable);
+        continue;
+      }
+      EXPECT_EQ(effect, want->type == ControlRecordType::kAbort ? ControlBatchEffect::kAbort
+                                                                : ControlBatchEffect::kCommit);
+      Apply(DataBatch({.base_offset = offset,
+                       .producer_id = pid,
+                       .base_sequence = int32_t(offset / 2),
+                       .transactional = true}));
+      offset += 2;
+      ASSERT_TRUE(manager_->ApplyBatch(view).ok());
+      const ProducerStateEntry* entry = manager_->LastEntry(pid);
+      EXPECT_EQ(entry->coordinator_epoch(), want->coordinator_epoch);
+      EXPECT_EQ(entry->last_timestamp(), want->timestamp);
+      ++readable;
+    }
+  }
+  EXPECT_GT(readable, 40);  // timestamp deltas, attributes, versions, epochs
+}
+
 TEST_F(ProducerStateManagerTest, MarkerWithoutOpenTransactionCompletesNothing) {
   Apply(DataBatch({.base_offset = 0, .producer_id = 9, .epoch = 1}));
   auto completed = Apply(Marker(1, 9, 2, ControlRecordType::kAbort, 8, kT0 + 9));
