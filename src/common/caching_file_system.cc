@@ -129,6 +129,9 @@ Result<std::unique_ptr<File>> CachingFileSystem::OpenWithSize(const std::string&
   if (!defer_opens_ || !existing) return FileSystem::OpenWithSize(path, mode, size);
   // The stat that decides to defer the open is also the size.
   Result<uint64_t> stat_size = inner_->FileSize(path);
+  // A missing file is the usual answer (an index a load is about to
+  // rebuild): the stat's NotFound is the answer, without stat and open again.
+  if (stat_size.status().IsNotFound()) return stat_size.status();
   if (!stat_size.ok()) return FileSystem::OpenWithSize(path, mode, size);  // the inner error
   *size = *stat_size;
   FileHandleCache::Slot* slot = cache_->Register(nullptr, FileHandleCache::Room(), path, mode);

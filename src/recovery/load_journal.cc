@@ -302,7 +302,12 @@ bool LoadJournal::recording() const {
 
 bool LoadJournal::changed() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return journal_ != nullptr;
+  return journal_ != nullptr || !packed_.empty();
+}
+
+bool LoadJournal::HasFilesOfItsOwn() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return journal_ != nullptr || undo_dir_made_;
 }
 
 void LoadJournal::StopRecording() {
@@ -343,8 +348,12 @@ Status LoadJournal::EnsureJournalLocked() {
   if (journal_) return Status::Ok();
   DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(journal_path_, OpenMode::kTruncate));
   if (!defer_record_syncs_) DARUMA_RETURN_IF_ERROR(base_->SyncDir(dir_));
+  // A journal begun after a packed presave starts with those records: the
+  // file then undoes the whole load on its own, also once the pack is gone.
+  // They become durable with the record that follows (AppendLocked syncs).
+  if (!packed_.empty()) DARUMA_RETURN_IF_ERROR(file->WriteAt(0, packed_));
   journal_ = std::move(file);
-  journal_size_ = 0;
+  journal_size_ = packed_.size();
   return Status::Ok();
 }
 
@@ -380,8 +389,12 @@ Status LoadJournal::RemoveUndoLogLocked(bool sync) {
 }
 
 Status LoadJournal::AppendLocked(const UndoRecord& r) {
-  DARUMA_RETURN_IF_ERROR(EnsureJournalLocked());
   const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
+  if (packing_) {
+    packed_.insert(packed_.end(), bytes.begin(), bytes.end());
+    return Status::Ok();
+  }
+  DARUMA_RETURN_IF_ERROR(EnsureJournalLocked());
   DARUMA_RETURN_IF_ERROR(journal_->WriteAt(journal_size_, bytes));
   journal_size_ += bytes.size();
   // The record must be durable before the mutation it undoes can be (under
@@ -648,10 +661,11 @@ Status LoadJournal::Rename(const std::string& from, const std::string& to) {
 
 Status LoadJournal::Presave(const std::vector<DirEntry>& listing,
                             const std::vector<std::string>& paths,
-                            const std::vector<std::string>& removable) {
+                            const std::vector<std::string>& removable, bool into_pack) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!recording_) return Status::Ok();
   defer_record_syncs_ = true;
+  packing_ = into_pack && journal_ == nullptr;
   Status st = [&]() -> Status {
     UndoRecord record{UndoRecord::Kind::kCreateAny, dir_, "", "", 0, {}};
     std::set<std::string> names;
@@ -678,6 +692,7 @@ Status LoadJournal::Presave(const std::vector<DirEntry>& listing,
     return Status::Ok();
   }();
   defer_record_syncs_ = false;
+  packing_ = false;
   return st;
 }
 
@@ -692,7 +707,13 @@ void LoadJournal::Seal() {
 
 Status LoadJournal::FinishSealed() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!journal_) return Status::Ok();
+  if (!journal_) {
+    // Packed records only: the pack's removal was the commit point (the
+    // caller made it durable first); what this load moved aside can go.
+    if (!undo_dir_made_) return Status::Ok();
+    undo_dir_made_ = false;
+    return base_->RemoveAll(undo_dir_);
+  }
   return RemoveUndoLogLocked(/*sync=*/false);
 }
 
@@ -731,21 +752,36 @@ Status LoadJournal::Rollback() {
   recording_.store(false, std::memory_order_release);
   cells_.clear();
   paths_.clear();
-  if (!journal_) return Status::Ok();
+  if (!journal_ && packed_.empty()) return Status::Ok();
   journal_.reset();
-  return RollBackUndoDir(base_, dir_).status();
+  // A journal file holds the packed records too; without one, they are
+  // applied from memory. Either way the pack keeps them until the dir's
+  // loads finish: applying them again there changes nothing.
+  return RollBackUndoDir(base_, dir_, DecodeUndoRecords(packed_)).status();
 }
 
-Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir) {
+Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir,
+                             const std::vector<UndoRecord>& packed) {
   const std::string undo_dir = JoinPath(partition_dir, kLoadUndoDirName);
   const std::string journal = JoinPath(partition_dir, kLoadJournalFileName);
   const std::string old_journal = JoinPath(undo_dir, kOldJournalFileName);
   const bool has_journal = fs->Exists(journal);
-  if (!has_journal && !fs->Exists(undo_dir)) return false;
-  if (has_journal || fs->Exists(old_journal)) {
+  if (!has_journal && packed.empty() && !fs->Exists(undo_dir)) return false;
+  const bool has_old = !has_journal && fs->Exists(old_journal);
+  if (has_journal || has_old || !packed.empty()) {
     const std::string& path = has_journal ? journal : old_journal;
-    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
-    DARUMA_RETURN_IF_ERROR(ApplyUndoRecords(fs, DecodeUndoRecords(bytes)).WithContext(path));
+    // The packed records are the oldest: the journal file, if the load began
+    // one, was written after them (and may repeat them, which is harmless:
+    // each inverse can be applied again).
+    std::vector<UndoRecord> records = packed;
+    if (has_journal || has_old) {
+      DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
+      std::vector<UndoRecord> own = DecodeUndoRecords(bytes);
+      records.insert(records.end(), std::make_move_iterator(own.begin()),
+                     std::make_move_iterator(own.end()));
+    }
+    DARUMA_RETURN_IF_ERROR(
+        ApplyUndoRecords(fs, records).WithContext(has_journal || has_old ? path : partition_dir));
     // Every moved file is back in place, so the undo dir is empty; if it is
     // not (a file the journal does not explain), it stays, and so do its
     // bytes.
@@ -758,7 +794,7 @@ Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir) {
                         undo_dir, left.size(), left.front().name));
       }
     }
-    DARUMA_RETURN_IF_ERROR(fs->Remove(path));
+    if (has_journal || has_old) DARUMA_RETURN_IF_ERROR(fs->Remove(path));
     if (fs->Exists(undo_dir)) DARUMA_RETURN_IF_ERROR(fs->RemoveAll(undo_dir));
     DARUMA_RETURN_IF_ERROR(fs->SyncDir(partition_dir));
     return true;

@@ -93,7 +93,11 @@ Status ApplyUndoRecords(FileSystem* fs, const std::vector<UndoRecord>& records);
 // the undo dir as written before; an undo dir without a journal is what a
 // committed load left: it is removed. Returns whether a journal was rolled
 // back.
-Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir);
+// `packed`: the partition's records from its dir's pack (load_undo_pack.h),
+// older than its journal file's; with them the partition is rolled back
+// even if it has no journal file.
+Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir,
+                             const std::vector<UndoRecord>& packed = {});
 
 // The current name of a file opened through the journaling file system:
 // renames and removals made through it move the name, so a later write
@@ -152,8 +156,21 @@ class LoadJournal {
   // either. Nothing is synced here: the caller makes the records durable
   // (SyncFileSystem) before the load may change anything.
   // `listing` is the partition dir's entries, as the caller just listed it.
+  //
+  // With `into_pack`, the records go to memory instead of the partition's
+  // journal file, and the caller writes them, with every other partition's
+  // of the dir, to the dir's pack (load_undo_pack.h) before it syncs: no
+  // journal file is created for a load that records nothing else. If the
+  // load later needs a record of its own, its journal file starts with a
+  // copy of these (so it alone undoes the load), and a rollback in this
+  // process applies them from memory.
   Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
-                 const std::vector<std::string>& removable);
+                 const std::vector<std::string>& removable, bool into_pack = false);
+  // The records Presave(..., into_pack) kept in memory.
+  const std::vector<uint8_t>& packed() const { return packed_; }
+  // Whether the load began a journal file or an undo dir in the partition
+  // dir (FinishSealed removes them).
+  bool HasFilesOfItsOwn() const;
 
   // Syncs every file and directory the records name, then deletes the undo
   // dir (the new state is final).
@@ -209,6 +226,9 @@ class LoadJournal {
   std::set<std::string> listing_;
   // While Presave writes its records (the caller syncs them all at once).
   bool defer_record_syncs_ = false;
+  // While Presave(..., into_pack) runs: records go to packed_.
+  bool packing_ = false;
+  std::vector<uint8_t> packed_;
   // kReplace records not used yet: path -> its undo name; and the paths
   // whose original went to the undo dir under one (a new file there needs
   // no kCreate).

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "recovery/load_undo_pack.h"
+
 namespace daruma {
 
 namespace {
@@ -173,15 +175,36 @@ Result<bool> LoadTransaction::RollBackInterrupted(FileSystem* base,
   return RollBackUndoDir(base, partition_dir);
 }
 
+std::string LoadTransaction::RolledBackWarning(const std::string& partition_dir, const char* file) {
+  return fmt::format(
+      "{}: an earlier load or repair of this partition was interrupted; its changes were undone "
+      "first ({})",
+      partition_dir, file);
+}
+
 Status LoadTransaction::RollBackInterrupted(FileSystem* base, const std::string& partition_dir,
                                             PartitionRecoveryReport* report) {
   DARUMA_ASSIGN_OR_RETURN(bool rolled, RollBackUndoDir(base, partition_dir));
+  if (rolled) report->warnings.push_back(RolledBackWarning(partition_dir, kLoadJournalFileName));
+  return Status::Ok();
+}
+
+Status LoadTransaction::RollBackInterruptedWithPack(FileSystem* base, const std::string& log_dir,
+                                                    const std::string& partition_dir,
+                                                    PartitionRecoveryReport* report) {
+  DARUMA_ASSIGN_OR_RETURN(std::vector<UndoRecord> packed,
+                          PackedUndoRecordsOf(base, log_dir, partition_dir));
+  DARUMA_ASSIGN_OR_RETURN(bool rolled, RollBackUndoDir(base, partition_dir, packed));
   if (rolled) {
-    report->warnings.push_back(
-        fmt::format("{}: an earlier load or repair of this partition was interrupted; its "
-                    "changes were undone first ({})",
-                    partition_dir, kLoadJournalFileName));
+    report->warnings.push_back(RolledBackWarning(
+        partition_dir, packed.empty() ? kLoadJournalFileName : kLoadUndoPackFileName));
   }
+  return Status::Ok();
+}
+
+Status LoadTransaction::RollBackInterruptedPack(FileSystem* base, const std::string& log_dir,
+                                                std::vector<std::string>* rolled_back) {
+  DARUMA_ASSIGN_OR_RETURN(*rolled_back, RollBackLoadUndoPack(base, log_dir));
   return Status::Ok();
 }
 
@@ -213,8 +236,14 @@ void LoadTransaction::StopRecordingIfUnchanged() {
 
 Status LoadTransaction::Presave(const std::vector<DirEntry>& listing,
                                 const std::vector<std::string>& paths,
-                                const std::vector<std::string>& removable) {
-  return journal_->Presave(listing, paths, removable);
+                                const std::vector<std::string>& removable, bool into_pack) {
+  return journal_->Presave(listing, paths, removable, into_pack);
+}
+const std::vector<uint8_t>& LoadTransaction::packed() const {
+  return journal_->packed();
+}
+bool LoadTransaction::HasFilesOfItsOwn() const {
+  return journal_->HasFilesOfItsOwn();
 }
 Status LoadTransaction::Commit() {
   return journal_->Commit();

@@ -17,7 +17,10 @@
 //
 // Undo log: `<partition dir>/daruma-load-undo.journal` (the records) and,
 // only once a load moves a file aside, `<partition dir>/daruma-load-undo/`
-// (the moved files). Like daruma-quarantine, Kafka's loader and Daruma's
+// (the moved files). A batched start keeps the records it presaves for all
+// of a dir's partitions in one file instead, the dir's pack
+// (load_undo_pack.h); a load's journal file then exists only if it needs a
+// record the presave did not foresee. Like daruma-quarantine, Kafka's loader and Daruma's
 // ignore both (a regular file with no segment, index or snapshot suffix; a
 // sub-directory).
 //
@@ -65,6 +68,18 @@ class LoadTransaction {
   // The same, noting a rollback in report->warnings (load and repair).
   static Status RollBackInterrupted(FileSystem* base, const std::string& partition_dir,
                                     PartitionRecoveryReport* report);
+  // The same, also applying the partition's records from the pack of
+  // `log_dir` (load_undo_pack.h) without removing the pack: for `check`,
+  // which rolls back in a throw-away overlay, one partition at a time.
+  static Status RollBackInterruptedWithPack(FileSystem* base, const std::string& log_dir,
+                                            const std::string& partition_dir,
+                                            PartitionRecoveryReport* report);
+  // Before anything reads `log_dir`: rolls back every partition its pack
+  // names and removes the pack, noting each in *rolled_back.
+  static Status RollBackInterruptedPack(FileSystem* base, const std::string& log_dir,
+                                        std::vector<std::string>* rolled_back);
+  // The warning a report carries for a partition rolled back first.
+  static std::string RolledBackWarning(const std::string& partition_dir, const char* file);
 
   ~LoadTransaction();
   LoadTransaction(const LoadTransaction&) = delete;
@@ -84,8 +99,14 @@ class LoadTransaction {
   // names, and records how to put back each of `removable`
   // (LoadJournal::Presave), unsynced; the caller must make them durable
   // (SyncFileSystem) before the load starts.
+  // With `into_pack`, the records stay in memory (packed()) for the caller
+  // to write to the dir's pack (load_undo_pack.h) instead of a journal file.
   Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
-                 const std::vector<std::string>& removable);
+                 const std::vector<std::string>& removable, bool into_pack = false);
+  const std::vector<uint8_t>& packed() const;
+  // Whether the load began a journal file or undo dir of its own, which
+  // FinishSealed removes (after the pack's removal is durable).
+  bool HasFilesOfItsOwn() const;
   // Makes the new state durable and final.
   Status Commit();
   // Commit in two halves for a caller that makes many partitions durable at

@@ -13,6 +13,7 @@
 
 #include "log/log_file_names.h"
 #include "recovery/clean_shutdown_marker_rule.h"
+#include "recovery/load_undo_pack.h"
 #include "recovery/log_loader.h"
 #include "recovery/run_threads.h"
 
@@ -94,6 +95,7 @@ void LogDirLoader::LoadDirs() {
     LogDir* dir = d.get();
     dir_threads.emplace_back([this, dir] {
       const int64_t start = options_.clock->NowNanos();
+      RollBackPack(*dir);
       // The presave lists every partition dir anyway and estimates the bytes
       // to scan as it does: at 1,000 crashed partitions a listing of each
       // here first, on one thread, was a tenth of the start.
@@ -116,6 +118,21 @@ void LogDirLoader::LoadDirs() {
   }
   for (auto& t : dir_threads) t.join();
   if (batching_) options_.deferred_fs->set_deferring(false);
+}
+
+// Before anything reads the dir: the pack of a batched start that a crash
+// interrupted rolls back every partition it names (load_undo_pack.h). A
+// pack that cannot be read or applied leaves the dir's state unknown: the
+// dir goes offline, its files untouched from here on.
+void LogDirLoader::RollBackPack(LogDir& d) {
+  if (dirs_->IsOffline(d)) return;
+  std::vector<std::string> rolled;
+  Status st = LoadTransaction::RollBackInterruptedPack(options_.durable_fs, d.path, &rolled);
+  if (!st.ok()) {
+    dirs_->MarkOffline(d, st.WithContext(JoinPath(d.path, kLoadUndoPackFileName)));
+    return;
+  }
+  d.pack_rolled_back.insert(rolled.begin(), rolled.end());
 }
 
 // Deferring is one switch for every dir's loads, so it is on only if every
@@ -172,6 +189,7 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
 // changes anything: the ordering an fsync per record gave, paid once.
 void LogDirLoader::PresaveDir(LogDir& d) {
   if (!options_.load_undo_log || (d.had_clean_shutdown && !options_.full_rescan)) return;
+  if (dirs_->IsOffline(d)) return;
   std::atomic<size_t> next{0};
   RunThreads(options_.threads_per_dir, [&](int) {
     for (size_t i = next++; i < d.partitions.size(); i = next++) {
@@ -182,9 +200,9 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       if (prepared.status.ok()) {
         prepared.txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
         Result<PresaveList> list = PresavePaths(d, p);
-        prepared.status = list.ok()
-                              ? prepared.txn->Presave(list->listing, list->saved, list->removable)
-                              : list.status();
+        prepared.status = list.ok() ? prepared.txn->Presave(list->listing, list->saved,
+                                                            list->removable, /*into_pack=*/true)
+                                    : list.status();
         if (list.ok()) {
           total_bytes_.fetch_add(list->bytes_to_scan);
           prepared.listing = std::move(list->listing);
@@ -195,7 +213,20 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       d.prepared[p.path] = std::move(prepared);
     }
   });
-  Status st = options_.durable_fs->SyncFileSystem(d.path);
+  // One pack for the dir instead of a journal file per partition. A load
+  // whose presave failed never starts: its records are left out.
+  std::vector<const std::vector<uint8_t>*> sections;
+  for (const auto& [path, prepared] : d.prepared) {
+    if (prepared.status.ok() && prepared.txn && !prepared.txn->packed().empty()) {
+      sections.push_back(&prepared.txn->packed());
+    }
+  }
+  Status st = Status::Ok();
+  if (!sections.empty()) {
+    st = WriteLoadUndoPack(options_.durable_fs, d.path, sections);
+    d.pack_written = st.ok();
+  }
+  if (st.ok()) st = options_.durable_fs->SyncFileSystem(d.path);
   if (!st.ok()) dirs_->MarkOffline(d, st);
 }
 
@@ -215,6 +246,18 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
   if (dirs_->IsOffline(d)) return;
   Status st = options_.durable_fs->SyncFileSystem(d.path);
   bool removed = false;
+  if (st.ok() && d.pack_written) {
+    // The commit point of every load without a journal file of its own.
+    // Those with one (or an undo dir) finish only after this removal is
+    // durable: removed first, their own journal would leave the pack to
+    // roll back only their older records.
+    st = options_.durable_fs->Remove(JoinPath(d.path, kLoadUndoPackFileName));
+    d.pack_written = false;
+    removed = true;
+    const bool own_files = std::any_of(sealed.begin(), sealed.end(),
+                                       [](const auto& txn) { return txn->HasFilesOfItsOwn(); });
+    if (st.ok() && own_files) st = options_.durable_fs->SyncDir(d.path);
+  }
   if (st.ok()) {
     for (const auto& txn : sealed) removed = removed || txn->changed();
     st = FinishSealedInParallel(sealed);
@@ -257,6 +300,9 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   pr.topic = tp.topic;
   pr.partition = tp.partition;
   pr.dir = p.path;
+  if (d.pack_rolled_back.count(p.path) > 0) {
+    pr.warnings.push_back(LoadTransaction::RolledBackWarning(p.path, kLoadUndoPackFileName));
+  }
   auto find = [&tp](const OffsetMap& m) {
     auto it = m.find(tp);
     return it == m.end() ? int64_t{0} : it->second;
@@ -284,7 +330,8 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
                        // segments of one partition ahead of its recovery.
                        .recovery_threads = std::max(
                            1, options_.threads_per_dir / std::max(1, int(d.partitions.size()))),
-                       .transactional = options_.load_undo_log};
+                       .transactional = options_.load_undo_log,
+                       .pack_rolled_back = true};
   // Batched syncs: this manager owns the load's transaction, sealed on
   // success and finished after the dir's syncfs (FinishBatchedLoads).
   std::shared_ptr<LoadTransaction> txn;

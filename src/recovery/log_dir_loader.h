@@ -103,6 +103,7 @@ class LogDirLoader {
   // Without a presave (which estimates as it lists): the bytes to scan.
   void EstimateBytesToScan(LogDir& d);
   bool CanBatchSyncs();
+  void RollBackPack(LogDir& d);
   void PresaveDir(LogDir& d);
   void FinishBatchedLoads(LogDir& d);
   Status FinishSealedInParallel(const std::vector<std::shared_ptr<LoadTransaction>>& sealed);

@@ -109,6 +109,11 @@ struct LogDir {
   };
   std::map<std::string, Prepared> prepared;
   std::vector<std::shared_ptr<LoadTransaction>> sealed;
+  // The presave wrote the dir's load undo pack (load_undo_pack.h), which
+  // FinishBatchedLoads removes; and the partitions an interrupted start's
+  // pack rolled back before this start read the dir.
+  bool pack_written = false;
+  std::set<std::string> pack_rolled_back;
   std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
   std::string marker_why;
   int64_t duration_ms = 0;

@@ -1400,7 +1400,10 @@ Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecov
   if (!p.transaction) {
     // A load or repair that a crash interrupted is undone before anything
     // else reads the dir.
-    DARUMA_RETURN_IF_ERROR(LoadTransaction::RollBackInterrupted(p.fs, p.partition_dir, report));
+    DARUMA_RETURN_IF_ERROR(p.pack_rolled_back || p.log_dir.empty()
+                               ? LoadTransaction::RollBackInterrupted(p.fs, p.partition_dir, report)
+                               : LoadTransaction::RollBackInterruptedWithPack(
+                                     p.fs, p.log_dir, p.partition_dir, report));
   }
   if (own_transaction) p.transaction = LoadTransaction::Begin(p.fs, p.partition_dir);
   if (p.transaction) p.fs = p.transaction->fs();

@@ -95,6 +95,10 @@ struct LoadLogParams {
   // log (a load on an overlay that is thrown away anyway, `check`).
   std::shared_ptr<LoadTransaction> transaction = nullptr;
   bool transactional = true;
+  // The caller rolled back the pack of log_dir (load_undo_pack.h) already
+  // (a start does, once per dir); false: the rollback before the load also
+  // applies this partition's packed records, leaving the pack (`check`).
+  bool pack_rolled_back = false;
 };
 
 // Loads the partition and fills every field of *report (may be null). First

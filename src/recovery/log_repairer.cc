@@ -287,6 +287,10 @@ Status ApplyRepair(const LogDirCheck& plan, const RepairApplyOptions& o, Applied
     }
     return lock.status();
   }
+  // A batched start that a crash interrupted is undone first, as the next
+  // start would (the plan was made on the dir as that leaves it).
+  std::vector<std::string> rolled_back;
+  DARUMA_RETURN_IF_ERROR(LoadTransaction::RollBackInterruptedPack(fs, plan.path, &rolled_back));
   CleanShutdownFile marker(plan.path, fs);
   applied->had_marker = marker.Exists();
   std::vector<uint8_t> marker_bytes;

@@ -26,6 +26,7 @@
 #include "log/offset_checkpoint_file.h"
 #include "record/record_batch_builder.h"
 #include "recovery/load_transaction.h"
+#include "recovery/load_undo_pack.h"
 #include "recovery/log_manager.h"
 #include "support/fault_injection_file_system.h"
 #include "support/mem_file_system.h"
@@ -114,6 +115,8 @@ struct Reference {
   uint64_t ops = 0;
   int64_t file_syncs = 0;
   int64_t fs_syncs = 0;
+  int64_t pack_writes = 0;  // operations that create the dir's pack
+  int64_t journals = 0;     // partition journal files created
 };
 
 class BatchedSyncCrashTest : public ::testing::Test {
@@ -141,6 +144,12 @@ class BatchedSyncCrashTest : public ::testing::Test {
     for (const std::string& op : fault.op_log()) {
       if (op.find(" sync ") != std::string::npos) ++ref.file_syncs;
       if (op.find(" sync-fs ") != std::string::npos) ++ref.fs_syncs;
+      if (op.find(" create ") != std::string::npos &&
+          op.find(kLoadUndoPackFileName) != std::string::npos)
+        ++ref.pack_writes;
+      if (op.find(" create ") != std::string::npos &&
+          op.find(kLoadJournalFileName) != std::string::npos)
+        ++ref.journals;
     }
     for (int p = 0; p < kPartitions; ++p) {
       ref.after.push_back(mem.Files(PartitionDir(log_dir_, p)));
@@ -166,6 +175,10 @@ TEST_F(BatchedSyncCrashTest, BatchedStartPaysAFractionOfTheFsyncs) {
   // no presave foresees (the torn tail's: the quarantine dir, its copy and
   // manifest, the truncation) and the three checkpoints.
   EXPECT_EQ(batched.fs_syncs, 4);
+  // The presave wrote one pack for the dir, and only the partition with the
+  // torn tail (whose truncation no presave foresees) a journal of its own.
+  EXPECT_EQ(batched.pack_writes, 1);
+  EXPECT_EQ(batched.journals, 1);
   std::printf("file fsyncs: %lld batched, %lld per file\n", (long long)batched.file_syncs,
               (long long)unbatched.file_syncs);
   EXPECT_EQ(batched.file_syncs, 7);
@@ -224,6 +237,9 @@ TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
         }
       }
       MemFileSystem& after = kill ? mem : image;
+      std::vector<std::string> packed;
+      ASSERT_TRUE(LoadTransaction::RollBackInterruptedPack(&after, log_dir_, &packed).ok());
+      EXPECT_FALSE(after.Exists(JoinPath(log_dir_, kLoadUndoPackFileName)));
       for (int p = 0; p < kPartitions; ++p) {
         const std::string dir = PartitionDir(log_dir_, p);
         auto rolled = LoadTransaction::RollBackInterrupted(&after, dir);
