@@ -680,7 +680,11 @@ Status LoadJournal::Presave(const std::vector<DirEntry>& listing,
     listed_ = true;
     for (const std::string& path : paths) {
       if (!CoversLocked(path) || listing_.count(BaseName(path)) == 0) continue;
-      DARUMA_ASSIGN_OR_RETURN(auto file, base_->Open(path, OpenMode::kRead));
+      // The size comes with the open (one stat, where the open is deferred)
+      // rather than from a stat of its own.
+      uint64_t size = 0;
+      DARUMA_ASSIGN_OR_RETURN(auto file, base_->OpenWithSize(path, OpenMode::kRead, &size));
+      if (paths_.count(path) == 0) paths_[path].original_size = size;
       DARUMA_RETURN_IF_ERROR(SaveLocked(path, file.get(), 0, UINT64_MAX));
     }
     for (const std::string& path : removable) {

@@ -196,10 +196,18 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       const PartitionDir& p = d.partitions[i];
       LogDir::Prepared prepared;
       PartitionRecoveryReport scratch;
-      prepared.status = LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &scratch);
+      // The listing shows an interrupted load's journal or undo dir: only
+      // then is there anything to roll back (and the dir to list again).
+      Result<PresaveList> list = PresavePaths(d, p);
+      if (list.ok() && std::any_of(list->listing.begin(), list->listing.end(), [](const auto& e) {
+            return e.name == kLoadJournalFileName || e.name == kLoadUndoDirName;
+          })) {
+        prepared.status =
+            LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &scratch);
+        if (prepared.status.ok()) list = PresavePaths(d, p);
+      }
       if (prepared.status.ok()) {
         prepared.txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
-        Result<PresaveList> list = PresavePaths(d, p);
         prepared.status = list.ok() ? prepared.txn->Presave(list->listing, list->saved,
                                                             list->removable, /*into_pack=*/true)
                                     : list.status();
