@@ -12,6 +12,7 @@
 
 #include "common/bytes.h"
 #include "common/crc32c.h"
+#include "recovery/load_undo_pack.h"
 
 namespace daruma {
 
@@ -302,7 +303,22 @@ bool LoadJournal::recording() const {
 
 bool LoadJournal::changed() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return journal_ != nullptr || !packed_.empty();
+  return journal_ != nullptr || packed_size_ > 0;
+}
+
+uint64_t LoadJournal::packed_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return packed_size_;
+}
+
+Result<std::vector<uint8_t>> LoadJournal::PackedLocked() const {
+  std::vector<uint8_t> out;
+  out.reserve(packed_size_);
+  for (const auto& [offset, length] : packed_) {
+    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> part, pack_->Read(offset, length));
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
 }
 
 bool LoadJournal::HasFilesOfItsOwn() const {
@@ -351,9 +367,12 @@ Status LoadJournal::EnsureJournalLocked() {
   // A journal begun after a packed presave starts with those records: the
   // file then undoes the whole load on its own, also once the pack is gone.
   // They become durable with the record that follows (AppendLocked syncs).
-  if (!packed_.empty()) DARUMA_RETURN_IF_ERROR(file->WriteAt(0, packed_));
+  if (packed_size_ > 0) {
+    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, PackedLocked());
+    DARUMA_RETURN_IF_ERROR(file->WriteAt(0, packed));
+  }
   journal_ = std::move(file);
-  journal_size_ = packed_.size();
+  journal_size_ = packed_size_;
   return Status::Ok();
 }
 
@@ -391,7 +410,13 @@ Status LoadJournal::RemoveUndoLogLocked(bool sync) {
 Status LoadJournal::AppendLocked(const UndoRecord& r) {
   const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
   if (packing_) {
-    packed_.insert(packed_.end(), bytes.begin(), bytes.end());
+    DARUMA_ASSIGN_OR_RETURN(uint64_t at, pack_->Append(bytes));
+    if (!packed_.empty() && packed_.back().first + packed_.back().second == at) {
+      packed_.back().second += bytes.size();
+    } else {
+      packed_.emplace_back(at, bytes.size());
+    }
+    packed_size_ += bytes.size();
     return Status::Ok();
   }
   DARUMA_RETURN_IF_ERROR(EnsureJournalLocked());
@@ -661,11 +686,13 @@ Status LoadJournal::Rename(const std::string& from, const std::string& to) {
 
 Status LoadJournal::Presave(const std::vector<DirEntry>& listing,
                             const std::vector<std::string>& paths,
-                            const std::vector<std::string>& removable, bool into_pack) {
+                            const std::vector<std::string>& removable,
+                            std::shared_ptr<LoadUndoPackWriter> pack) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!recording_) return Status::Ok();
   defer_record_syncs_ = true;
-  packing_ = into_pack && journal_ == nullptr;
+  packing_ = pack != nullptr && journal_ == nullptr;
+  if (packing_) pack_ = std::move(pack);
   Status st = [&]() -> Status {
     UndoRecord record{UndoRecord::Kind::kCreateAny, dir_, "", "", 0, {}};
     std::set<std::string> names;
@@ -756,12 +783,16 @@ Status LoadJournal::Rollback() {
   recording_.store(false, std::memory_order_release);
   cells_.clear();
   paths_.clear();
-  if (!journal_ && packed_.empty()) return Status::Ok();
+  if (!journal_ && packed_size_ == 0) return Status::Ok();
   journal_.reset();
+  std::vector<uint8_t> packed;
+  if (packed_size_ > 0) {
+    DARUMA_ASSIGN_OR_RETURN(packed, PackedLocked());
+  }
   // A journal file holds the packed records too; without one, they are
   // applied from memory. Either way the pack keeps them until the dir's
   // loads finish: applying them again there changes nothing.
-  return RollBackUndoDir(base_, dir_, DecodeUndoRecords(packed_)).status();
+  return RollBackUndoDir(base_, dir_, DecodeUndoRecords(packed)).status();
 }
 
 Result<bool> RollBackUndoDir(FileSystem* fs, const std::string& partition_dir,

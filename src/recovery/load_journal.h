@@ -47,6 +47,8 @@
 
 namespace daruma {
 
+class LoadUndoPackWriter;  // load_undo_pack.h
+
 // `<partition dir>/daruma-load-undo.journal` holds the records; the files a
 // load moves aside go to `<partition dir>/daruma-load-undo/`, created only
 // when a load first moves one. Kafka's loader and Daruma's ignore both: a
@@ -157,17 +159,17 @@ class LoadJournal {
   // (SyncFileSystem) before the load may change anything.
   // `listing` is the partition dir's entries, as the caller just listed it.
   //
-  // With `into_pack`, the records go to memory instead of the partition's
-  // journal file, and the caller writes them, with every other partition's
-  // of the dir, to the dir's pack (load_undo_pack.h) before it syncs: no
-  // journal file is created for a load that records nothing else. If the
-  // load later needs a record of its own, its journal file starts with a
-  // copy of these (so it alone undoes the load), and a rollback in this
-  // process applies them from memory.
+  // With `pack`, the records go to the dir's pack (load_undo_pack.h), which
+  // the caller syncs, instead of the partition's journal file: no journal
+  // file is created for a load that records nothing else. If the load later
+  // needs a record of its own, its journal file starts with a copy of these
+  // (so it alone undoes the load), and a rollback in this process reads
+  // them back from the pack.
   Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
-                 const std::vector<std::string>& removable, bool into_pack = false);
-  // The records Presave(..., into_pack) kept in memory.
-  const std::vector<uint8_t>& packed() const { return packed_; }
+                 const std::vector<std::string>& removable,
+                 std::shared_ptr<LoadUndoPackWriter> pack = nullptr);
+  // The bytes of the records Presave(..., pack) put in the pack.
+  uint64_t packed_size() const;
   // Whether the load began a journal file or an undo dir in the partition
   // dir (FinishSealed removes them).
   bool HasFilesOfItsOwn() const;
@@ -226,9 +228,13 @@ class LoadJournal {
   std::set<std::string> listing_;
   // While Presave writes its records (the caller syncs them all at once).
   bool defer_record_syncs_ = false;
-  // While Presave(..., into_pack) runs: records go to packed_.
+  // While Presave(..., pack) runs, records go to pack_; packed_ are where
+  // (offset, length), in the order written.
   bool packing_ = false;
-  std::vector<uint8_t> packed_;
+  std::shared_ptr<LoadUndoPackWriter> pack_;
+  std::vector<std::pair<uint64_t, uint64_t>> packed_;
+  uint64_t packed_size_ = 0;
+  Result<std::vector<uint8_t>> PackedLocked() const;
   // kReplace records not used yet: path -> its undo name; and the paths
   // whose original went to the undo dir under one (a new file there needs
   // no kCreate).

@@ -236,11 +236,12 @@ void LoadTransaction::StopRecordingIfUnchanged() {
 
 Status LoadTransaction::Presave(const std::vector<DirEntry>& listing,
                                 const std::vector<std::string>& paths,
-                                const std::vector<std::string>& removable, bool into_pack) {
-  return journal_->Presave(listing, paths, removable, into_pack);
+                                const std::vector<std::string>& removable,
+                                std::shared_ptr<LoadUndoPackWriter> pack) {
+  return journal_->Presave(listing, paths, removable, std::move(pack));
 }
-const std::vector<uint8_t>& LoadTransaction::packed() const {
-  return journal_->packed();
+uint64_t LoadTransaction::packed_size() const {
+  return journal_->packed_size();
 }
 bool LoadTransaction::HasFilesOfItsOwn() const {
   return journal_->HasFilesOfItsOwn();

@@ -99,11 +99,12 @@ class LoadTransaction {
   // names, and records how to put back each of `removable`
   // (LoadJournal::Presave), unsynced; the caller must make them durable
   // (SyncFileSystem) before the load starts.
-  // With `into_pack`, the records stay in memory (packed()) for the caller
-  // to write to the dir's pack (load_undo_pack.h) instead of a journal file.
+  // With `pack`, the records go to the dir's pack (load_undo_pack.h)
+  // instead of a journal file.
   Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
-                 const std::vector<std::string>& removable, bool into_pack = false);
-  const std::vector<uint8_t>& packed() const;
+                 const std::vector<std::string>& removable,
+                 std::shared_ptr<LoadUndoPackWriter> pack = nullptr);
+  uint64_t packed_size() const;
   // Whether the load began a journal file or undo dir of its own, which
   // FinishSealed removes (after the pack's removal is durable).
   bool HasFilesOfItsOwn() const;

@@ -1,5 +1,7 @@
 #include "recovery/load_undo_pack.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <utility>
 
@@ -40,16 +42,30 @@ Result<std::vector<std::pair<std::string, std::vector<UndoRecord>>>> ReadPack(
 
 }  // namespace
 
-Status WriteLoadUndoPack(FileSystem* fs, const std::string& log_dir,
-                         const std::vector<const std::vector<uint8_t>*>& sections) {
-  std::vector<uint8_t> bytes;
-  size_t size = 0;
-  for (const std::vector<uint8_t>* s : sections) size += s->size();
-  bytes.reserve(size);
-  for (const std::vector<uint8_t>* s : sections) bytes.insert(bytes.end(), s->begin(), s->end());
+Result<std::shared_ptr<LoadUndoPackWriter>> LoadUndoPackWriter::Create(FileSystem* fs,
+                                                                       const std::string& log_dir) {
   const std::string path = PackPath(log_dir);
   DARUMA_ASSIGN_OR_RETURN(auto file, fs->Open(path, OpenMode::kTruncate));
-  return file->WriteAt(0, bytes).WithContext(path);
+  return std::shared_ptr<LoadUndoPackWriter>(new LoadUndoPackWriter(path, std::move(file)));
+}
+
+Result<uint64_t> LoadUndoPackWriter::Append(std::span<const uint8_t> bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t at = size_;
+  DARUMA_RETURN_IF_ERROR(file_->WriteAt(at, bytes).WithContext(path_));
+  size_ += bytes.size();
+  return at;
+}
+
+Result<std::vector<uint8_t>> LoadUndoPackWriter::Read(uint64_t offset, uint64_t length) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint8_t> out(length);
+  DARUMA_ASSIGN_OR_RETURN(size_t n, file_->ReadAt(offset, out));
+  if (n != length) {
+    return Status::IoError(fmt::format("{}: short read at position {}: expected {} bytes, got {}",
+                                       path_, offset, length, n));
+  }
+  return out;
 }
 
 Result<std::vector<UndoRecord>> PackedUndoRecordsOf(FileSystem* fs, const std::string& log_dir,

@@ -9,8 +9,9 @@
 // 0.41 without any undo log. The pack is one file for the dir.
 //
 // `<log dir>/daruma-load-undo.pack` is the records of the partitions'
-// presaves back to back, in the journal's framing (load_journal.h). A record
-// belongs to the partition dir it names (kCreateAny: the dir itself; any
+// presaves in the journal's framing (load_journal.h), in the order they were
+// made (the partitions' presaves run in parallel). A record belongs to the
+// partition dir it names (kCreateAny: the dir itself; any
 // other kind: the dir of its file). Kafka's loader and Daruma's ignore it: a
 // regular file in the log dir, not a partition dir.
 //
@@ -28,6 +29,9 @@
 //    its packed ones (RollBackUndoDir), then the pack goes.
 #pragma once
 
+#include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,11 +43,29 @@ namespace daruma {
 
 inline constexpr char kLoadUndoPackFileName[] = "daruma-load-undo.pack";
 
-// Writes `sections` (each one partition's packed records, LoadJournal::
-// packed()) to the pack of `log_dir`, replacing any. Unsynced: the caller's
-// SyncFileSystem makes it durable before any load starts.
-Status WriteLoadUndoPack(FileSystem* fs, const std::string& log_dir,
-                         const std::vector<const std::vector<uint8_t>*>& sections);
+// The pack of one log dir while its partitions are presaved (in parallel)
+// and loaded: each presave record is appended as it is made, so no more than
+// one record is held in memory (a record can hold a whole index file), and
+// a partition's records are read back only if its load needs them (a
+// journal file of its own, a rollback). Unsynced: the caller's
+// SyncFileSystem makes it durable before any load starts. Thread-safe.
+class LoadUndoPackWriter {
+ public:
+  // Creates the pack of `log_dir` (replacing any: the caller rolled it back).
+  static Result<std::shared_ptr<LoadUndoPackWriter>> Create(FileSystem* fs,
+                                                            const std::string& log_dir);
+  // Appends whole records; returns the offset they start at.
+  Result<uint64_t> Append(std::span<const uint8_t> bytes);
+  Result<std::vector<uint8_t>> Read(uint64_t offset, uint64_t length) const;
+
+ private:
+  LoadUndoPackWriter(std::string path, std::unique_ptr<File> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
+  const std::string path_;
+  mutable std::mutex mu_;
+  std::unique_ptr<File> file_;
+  uint64_t size_ = 0;
+};
 
 // The records the pack of `log_dir` holds for `partition_dir` (none without
 // a pack).

@@ -190,6 +190,15 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
 void LogDirLoader::PresaveDir(LogDir& d) {
   if (!options_.load_undo_log || (d.had_clean_shutdown && !options_.full_rescan)) return;
   if (dirs_->IsOffline(d)) return;
+  // One pack for the dir instead of a journal file per partition; it stays
+  // until FinishBatchedLoads, also if empty.
+  Result<std::shared_ptr<LoadUndoPackWriter>> pack =
+      LoadUndoPackWriter::Create(options_.durable_fs, d.path);
+  if (!pack.ok()) {
+    dirs_->MarkOffline(d, pack.status());
+    return;
+  }
+  d.pack_written = true;
   std::atomic<size_t> next{0};
   RunThreads(options_.threads_per_dir, [&](int) {
     for (size_t i = next++; i < d.partitions.size(); i = next++) {
@@ -208,9 +217,9 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       }
       if (prepared.status.ok()) {
         prepared.txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
-        prepared.status = list.ok() ? prepared.txn->Presave(list->listing, list->saved,
-                                                            list->removable, /*into_pack=*/true)
-                                    : list.status();
+        prepared.status =
+            list.ok() ? prepared.txn->Presave(list->listing, list->saved, list->removable, *pack)
+                      : list.status();
         if (list.ok()) {
           total_bytes_.fetch_add(list->bytes_to_scan);
           prepared.listing = std::move(list->listing);
@@ -221,20 +230,7 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       d.prepared[p.path] = std::move(prepared);
     }
   });
-  // One pack for the dir instead of a journal file per partition. A load
-  // whose presave failed never starts: its records are left out.
-  std::vector<const std::vector<uint8_t>*> sections;
-  for (const auto& [path, prepared] : d.prepared) {
-    if (prepared.status.ok() && prepared.txn && !prepared.txn->packed().empty()) {
-      sections.push_back(&prepared.txn->packed());
-    }
-  }
-  Status st = Status::Ok();
-  if (!sections.empty()) {
-    st = WriteLoadUndoPack(options_.durable_fs, d.path, sections);
-    d.pack_written = st.ok();
-  }
-  if (st.ok()) st = options_.durable_fs->SyncFileSystem(d.path);
+  Status st = options_.durable_fs->SyncFileSystem(d.path);
   if (!st.ok()) dirs_->MarkOffline(d, st);
 }
 

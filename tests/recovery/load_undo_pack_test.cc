@@ -6,8 +6,7 @@
 //  * the pack rolls back every partition it names, with or without a
 //    journal of its own (also a torn one), then goes;
 //  * `check` applies one partition's packed records, leaving the pack;
-//  * a rollback in the loading process applies the packed records from
-//    memory.
+//  * a rollback in the loading process reads its packed records back.
 // The crash matrix of the batched start is batched_sync_crash_test.cc.
 #include "recovery/load_undo_pack.h"
 
@@ -52,15 +51,23 @@ void SeedPartition(MemFileSystem* fs, int p) {
   WriteWhole(fs, JoinPath(dir, "00000000000000000000.snapshot"), {1, 2, uint8_t(p)});
 }
 
-// Begins partition p's transaction and presaves it into memory, as the
+// The pack of kLogDir, created as the batched start's presave creates it.
+std::shared_ptr<LoadUndoPackWriter> NewPack(MemFileSystem* fs) {
+  auto pack = LoadUndoPackWriter::Create(fs, kLogDir);
+  EXPECT_TRUE(pack.ok()) << pack.status().ToString();
+  return pack.ok() ? *pack : nullptr;
+}
+
+// Begins partition p's transaction and presaves it into `pack`, as the
 // batched start's presave does.
-std::shared_ptr<LoadTransaction> PackedPresave(MemFileSystem* fs, int p) {
+std::shared_ptr<LoadTransaction> PackedPresave(MemFileSystem* fs, int p,
+                                               std::shared_ptr<LoadUndoPackWriter> pack) {
   const std::string dir = PartitionPath(p);
   auto txn = LoadTransaction::Begin(fs, dir);
   auto listing = fs->ListDir(dir);
   EXPECT_TRUE(listing.ok());
   Status st = txn->Presave(*listing, {JoinPath(dir, "00000000000000000000.index")},
-                           {JoinPath(dir, "00000000000000000000.snapshot")}, /*into_pack=*/true);
+                           {JoinPath(dir, "00000000000000000000.snapshot")}, pack);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return txn;
 }
@@ -88,10 +95,11 @@ void UnforeseenChange(FileSystem* fs, int p) {
 
 TEST(LoadUndoPackTest, APackedPresaveBeginsAJournalOnlyForAChangeItDidNotForesee) {
   MemFileSystem mem;
+  ASSERT_TRUE(mem.CreateDir(kLogDir).ok());
   SeedPartition(&mem, 0);
   const std::string journal = JoinPath(PartitionPath(0), kLoadJournalFileName);
-  auto txn = PackedPresave(&mem, 0);
-  EXPECT_FALSE(txn->packed().empty());
+  auto txn = PackedPresave(&mem, 0, NewPack(&mem));
+  EXPECT_GT(txn->packed_size(), 0u);
   EXPECT_TRUE(txn->changed());
   EXPECT_FALSE(mem.Exists(journal));
   ForeseenChanges(txn->fs(), 0);
@@ -100,9 +108,11 @@ TEST(LoadUndoPackTest, APackedPresaveBeginsAJournalOnlyForAChangeItDidNotForesee
   ASSERT_TRUE(mem.Exists(journal));
   EXPECT_TRUE(txn->HasFilesOfItsOwn());
   auto bytes = mem.ReadFile(journal);
-  ASSERT_TRUE(bytes.ok());
-  ASSERT_GT(bytes->size(), txn->packed().size());
-  EXPECT_TRUE(std::equal(txn->packed().begin(), txn->packed().end(), bytes->begin()))
+  auto packed = mem.ReadFile(JoinPath(kLogDir, kLoadUndoPackFileName));
+  ASSERT_TRUE(bytes.ok() && packed.ok());
+  ASSERT_EQ(packed->size(), txn->packed_size());
+  ASSERT_GT(bytes->size(), packed->size());
+  EXPECT_TRUE(std::equal(packed->begin(), packed->end(), bytes->begin()))
       << "the journal starts with the packed records";
 }
 
@@ -112,12 +122,8 @@ TEST(LoadUndoPackTest, ThePackRollsBackEveryPartitionItNamesThenGoes) {
   for (int p = 0; p < 3; ++p) SeedPartition(&mem, p);
   const Image before = mem.Files(kLogDir);
   std::vector<std::shared_ptr<LoadTransaction>> txns;
-  std::vector<const std::vector<uint8_t>*> sections;
-  for (int p = 0; p < 3; ++p) {
-    txns.push_back(PackedPresave(&mem, p));
-    sections.push_back(&txns.back()->packed());
-  }
-  ASSERT_TRUE(WriteLoadUndoPack(&mem, kLogDir, sections).ok());
+  auto pack = NewPack(&mem);
+  for (int p = 0; p < 3; ++p) txns.push_back(PackedPresave(&mem, p, pack));
   // Partition 0 only foreseen changes; 1 also one of its own (a journal);
   // 2 also one, but its journal is torn after the packed records' copy.
   for (int p = 0; p < 3; ++p) ForeseenChanges(txns[size_t(p)]->fs(), p);
@@ -127,9 +133,10 @@ TEST(LoadUndoPackTest, ThePackRollsBackEveryPartitionItNamesThenGoes) {
   {
     auto f = mem.Open(journal2, OpenMode::kReadWrite);
     ASSERT_TRUE(f.ok());
-    ASSERT_TRUE((*f)->Truncate(txns[2]->packed().size() / 2).ok());
+    ASSERT_TRUE((*f)->Truncate(txns[2]->packed_size() / 2).ok());
   }
   txns.clear();  // a crash: nothing is committed
+  pack.reset();
   std::vector<std::string> rolled;
   ASSERT_TRUE(LoadTransaction::RollBackInterruptedPack(&mem, kLogDir, &rolled).ok());
   EXPECT_EQ(rolled,
@@ -158,9 +165,9 @@ TEST(LoadUndoPackTest, CheckAppliesOnePartitionsPackedRecordsAndLeavesThePack) {
   ASSERT_TRUE(mem.CreateDir(kLogDir).ok());
   for (int p = 0; p < 2; ++p) SeedPartition(&mem, p);
   const Image p0 = mem.Files(PartitionPath(0));
-  std::vector<std::shared_ptr<LoadTransaction>> txns = {PackedPresave(&mem, 0),
-                                                        PackedPresave(&mem, 1)};
-  ASSERT_TRUE(WriteLoadUndoPack(&mem, kLogDir, {&txns[0]->packed(), &txns[1]->packed()}).ok());
+  auto pack = NewPack(&mem);
+  std::vector<std::shared_ptr<LoadTransaction>> txns = {PackedPresave(&mem, 0, pack),
+                                                        PackedPresave(&mem, 1, pack)};
   ForeseenChanges(txns[0]->fs(), 0);
   ForeseenChanges(txns[1]->fs(), 1);
   txns.clear();
@@ -180,11 +187,12 @@ TEST(LoadUndoPackTest, CheckAppliesOnePartitionsPackedRecordsAndLeavesThePack) {
   EXPECT_TRUE(mem.Exists(JoinPath(kLogDir, kLoadUndoPackFileName)));
 }
 
-TEST(LoadUndoPackTest, ARollbackInTheLoadingProcessAppliesThePackedRecordsFromMemory) {
+TEST(LoadUndoPackTest, ARollbackInTheLoadingProcessReadsItsPackedRecordsBack) {
   MemFileSystem mem;
+  ASSERT_TRUE(mem.CreateDir(kLogDir).ok());
   SeedPartition(&mem, 0);
   const Image before = mem.Files(PartitionPath(0));
-  auto txn = PackedPresave(&mem, 0);
+  auto txn = PackedPresave(&mem, 0, NewPack(&mem));
   ForeseenChanges(txn->fs(), 0);
   EXPECT_FALSE(mem.Exists(JoinPath(PartitionPath(0), kLoadJournalFileName)));
   ASSERT_TRUE(txn->Rollback().ok());
