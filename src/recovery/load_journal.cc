@@ -410,14 +410,13 @@ Status LoadJournal::RemoveUndoLogLocked(bool sync) {
 Status LoadJournal::AppendLocked(const UndoRecord& r) {
   const std::vector<uint8_t> bytes = EncodeUndoRecord(r);
   if (packing_) {
-    DARUMA_ASSIGN_OR_RETURN(uint64_t at, pack_->Append(bytes));
-    if (!packed_.empty() && packed_.back().first + packed_.back().second == at) {
-      packed_.back().second += bytes.size();
-    } else {
-      packed_.emplace_back(at, bytes.size());
+    if (bytes.size() < kPackWriteBytes) {
+      to_pack_.insert(to_pack_.end(), bytes.begin(), bytes.end());
+      return to_pack_.size() >= kPackWriteBytes ? FlushPackLocked() : Status::Ok();
     }
-    packed_size_ += bytes.size();
-    return Status::Ok();
+    // A whole index, say: written from where it was encoded, not copied.
+    DARUMA_RETURN_IF_ERROR(FlushPackLocked());
+    return WritePackLocked(bytes);
   }
   DARUMA_RETURN_IF_ERROR(EnsureJournalLocked());
   DARUMA_RETURN_IF_ERROR(journal_->WriteAt(journal_size_, bytes));
@@ -723,8 +722,28 @@ Status LoadJournal::Presave(const std::vector<DirEntry>& listing,
     return Status::Ok();
   }();
   defer_record_syncs_ = false;
+  if (packing_ && st.ok()) st = FlushPackLocked();
   packing_ = false;
+  to_pack_ = {};
   return st;
+}
+
+// A crashed partition's records (its indexes' few entries, the listing) are
+// a few hundred bytes: one write for them all. A partition recovered from
+// its first segment saves every index whole, megabytes: written as they
+// come, so that memory holds no more than kPackWriteBytes and one record.
+Status LoadJournal::FlushPackLocked() {
+  if (to_pack_.empty()) return Status::Ok();
+  DARUMA_RETURN_IF_ERROR(WritePackLocked(to_pack_));
+  to_pack_.clear();
+  return Status::Ok();
+}
+
+Status LoadJournal::WritePackLocked(std::span<const uint8_t> records) {
+  DARUMA_ASSIGN_OR_RETURN(uint64_t at, pack_->Append(records));
+  packed_.emplace_back(at, records.size());
+  packed_size_ += records.size();
+  return Status::Ok();
 }
 
 void LoadJournal::Seal() {

@@ -39,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -228,9 +229,14 @@ class LoadJournal {
   std::set<std::string> listing_;
   // While Presave writes its records (the caller syncs them all at once).
   bool defer_record_syncs_ = false;
-  // While Presave(..., pack) runs, records go to pack_; packed_ are where
+  // While Presave(..., pack) runs, records collect in to_pack_, written to
+  // pack_ once kPackWriteBytes are there and at its end; packed_ are where
   // (offset, length), in the order written.
+  static constexpr size_t kPackWriteBytes = 64 << 10;
   bool packing_ = false;
+  std::vector<uint8_t> to_pack_;
+  Status FlushPackLocked();
+  Status WritePackLocked(std::span<const uint8_t> records);
   std::shared_ptr<LoadUndoPackWriter> pack_;
   std::vector<std::pair<uint64_t, uint64_t>> packed_;
   uint64_t packed_size_ = 0;
