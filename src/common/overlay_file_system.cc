@@ -60,7 +60,7 @@ struct OverlayFileSystem::Node {
     }
     // Bytes the base did not supply (past base_limit, or a short base read)
     // read as zeros; only they are cleared, not the whole buffer first.
-    std::memset(out.data() + got, 0, n - got);
+    if (n > got) std::memset(out.data() + got, 0, n - got);  // out may be empty (null data)
     const uint64_t end = pos + n;
     auto it = extents.upper_bound(pos);
     if (it != extents.begin()) --it;
