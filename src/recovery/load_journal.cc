@@ -808,9 +808,9 @@ Status LoadJournal::Rollback() {
   if (packed_size_ > 0) {
     DARUMA_ASSIGN_OR_RETURN(packed, PackedLocked());
   }
-  // A journal file holds the packed records too; without one, they are
-  // applied from memory. Either way the pack keeps them until the dir's
-  // loads finish: applying them again there changes nothing.
+  // A journal file holds the packed records too; without one, they are read
+  // back from the pack. Either way the pack keeps them until the dir's loads
+  // finish: applying them again there changes nothing.
   return RollBackUndoDir(base_, dir_, DecodeUndoRecords(packed)).status();
 }
 

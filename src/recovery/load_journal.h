@@ -208,6 +208,11 @@ class LoadJournal {
   void MoveNameLocked(const std::string& from, const std::string& to);
   void NoteChangeLocked(const std::string& path);  // content, or names of a dir
   Status SaveLocked(const std::string& path, File* file, uint64_t from, uint64_t to);
+  // The pack (Presave(..., pack)): to_pack_ written out, a run of records
+  // written, and the records read back.
+  Status FlushPackLocked();
+  Status WritePackLocked(std::span<const uint8_t> records);
+  Result<std::vector<uint8_t>> PackedLocked() const;
 
   FileSystem* base_;
   FileSystem* data_;
@@ -235,12 +240,9 @@ class LoadJournal {
   static constexpr size_t kPackWriteBytes = 64 << 10;
   bool packing_ = false;
   std::vector<uint8_t> to_pack_;
-  Status FlushPackLocked();
-  Status WritePackLocked(std::span<const uint8_t> records);
   std::shared_ptr<LoadUndoPackWriter> pack_;
   std::vector<std::pair<uint64_t, uint64_t>> packed_;
   uint64_t packed_size_ = 0;
-  Result<std::vector<uint8_t>> PackedLocked() const;
   // kReplace records not used yet: path -> its undo name; and the paths
   // whose original went to the undo dir under one (a new file there needs
   // no kCreate).

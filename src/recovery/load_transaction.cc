@@ -202,12 +202,6 @@ Status LoadTransaction::RollBackInterruptedWithPack(FileSystem* base, const std:
   return Status::Ok();
 }
 
-Status LoadTransaction::RollBackInterruptedPack(FileSystem* base, const std::string& log_dir,
-                                                std::vector<std::string>* rolled_back) {
-  DARUMA_ASSIGN_OR_RETURN(*rolled_back, RollBackLoadUndoPack(base, log_dir));
-  return Status::Ok();
-}
-
 Status LoadTransaction::RollbackAfter(const Status& failure, PartitionRecoveryReport* report) {
   Status undone = Rollback();
   if (!undone.ok()) {

@@ -74,10 +74,6 @@ class LoadTransaction {
   static Status RollBackInterruptedWithPack(FileSystem* base, const std::string& log_dir,
                                             const std::string& partition_dir,
                                             PartitionRecoveryReport* report);
-  // Before anything reads `log_dir`: rolls back every partition its pack
-  // names and removes the pack, noting each in *rolled_back.
-  static Status RollBackInterruptedPack(FileSystem* base, const std::string& log_dir,
-                                        std::vector<std::string>* rolled_back);
   // The warning a report carries for a partition rolled back first.
   static std::string RolledBackWarning(const std::string& partition_dir, const char* file);
 

@@ -9,10 +9,6 @@ namespace daruma {
 
 namespace {
 
-std::string PackPath(const std::string& log_dir) {
-  return JoinPath(log_dir, kLoadUndoPackFileName);
-}
-
 // The partition dir a record belongs to.
 std::string PartitionOf(const UndoRecord& r) {
   return r.kind == UndoRecord::Kind::kCreateAny ? r.path : ParentDir(r.path);
@@ -22,7 +18,7 @@ std::string PartitionOf(const UndoRecord& r) {
 Result<std::vector<std::pair<std::string, std::vector<UndoRecord>>>> ReadPack(
     FileSystem* fs, const std::string& log_dir, bool* found) {
   std::vector<std::pair<std::string, std::vector<UndoRecord>>> out;
-  const std::string path = PackPath(log_dir);
+  const std::string path = LoadUndoPackPath(log_dir);
   Result<std::vector<uint8_t>> bytes = fs->ReadFile(path);
   if (!bytes.ok()) {
     *found = false;
@@ -44,7 +40,7 @@ Result<std::vector<std::pair<std::string, std::vector<UndoRecord>>>> ReadPack(
 
 Result<std::shared_ptr<LoadUndoPackWriter>> LoadUndoPackWriter::Create(FileSystem* fs,
                                                                        const std::string& log_dir) {
-  const std::string path = PackPath(log_dir);
+  const std::string path = LoadUndoPackPath(log_dir);
   DARUMA_ASSIGN_OR_RETURN(auto file, fs->Open(path, OpenMode::kTruncate));
   return std::shared_ptr<LoadUndoPackWriter>(new LoadUndoPackWriter(path, std::move(file)));
 }
@@ -91,7 +87,7 @@ Result<std::vector<std::string>> RollBackLoadUndoPack(FileSystem* fs, const std:
   }
   // Only once every partition is back: a crash before this removal is
   // durable rolls them back again, which changes nothing.
-  DARUMA_RETURN_IF_ERROR(fs->Remove(PackPath(log_dir)));
+  DARUMA_RETURN_IF_ERROR(fs->Remove(LoadUndoPackPath(log_dir)));
   DARUMA_RETURN_IF_ERROR(fs->SyncDir(log_dir));
   return rolled;
 }

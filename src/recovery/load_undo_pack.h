@@ -43,6 +43,10 @@ namespace daruma {
 
 inline constexpr char kLoadUndoPackFileName[] = "daruma-load-undo.pack";
 
+inline std::string LoadUndoPackPath(const std::string& log_dir) {
+  return JoinPath(log_dir, kLoadUndoPackFileName);
+}
+
 // The pack of one log dir while its partitions are presaved (in parallel)
 // and loaded: each partition's presave appends its records in writes of up
 // to 64 KiB (LoadJournal::FlushPackLocked), so memory never holds a whole

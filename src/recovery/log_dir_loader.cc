@@ -126,13 +126,12 @@ void LogDirLoader::LoadDirs() {
 // dir goes offline, its files untouched from here on.
 void LogDirLoader::RollBackPack(LogDir& d) {
   if (dirs_->IsOffline(d)) return;
-  std::vector<std::string> rolled;
-  Status st = LoadTransaction::RollBackInterruptedPack(options_.durable_fs, d.path, &rolled);
-  if (!st.ok()) {
-    dirs_->MarkOffline(d, st.WithContext(JoinPath(d.path, kLoadUndoPackFileName)));
+  Result<std::vector<std::string>> rolled = RollBackLoadUndoPack(options_.durable_fs, d.path);
+  if (!rolled.ok()) {
+    dirs_->MarkOffline(d, rolled.status().WithContext(LoadUndoPackPath(d.path)));
     return;
   }
-  d.pack_rolled_back.insert(rolled.begin(), rolled.end());
+  d.pack_rolled_back.insert(rolled->begin(), rolled->end());
 }
 
 // Deferring is one switch for every dir's loads, so it is on only if every
@@ -255,7 +254,7 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
     // Those with one (or an undo dir) finish only after this removal is
     // durable: removed first, their own journal would leave the pack to
     // roll back only their older records.
-    st = options_.durable_fs->Remove(JoinPath(d.path, kLoadUndoPackFileName));
+    st = options_.durable_fs->Remove(LoadUndoPackPath(d.path));
     d.pack_written = false;
     removed = true;
     const bool own_files = std::any_of(sealed.begin(), sealed.end(),

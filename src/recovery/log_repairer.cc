@@ -15,6 +15,7 @@
 #include "log/offset_checkpoint_file.h"
 #include "recovery/dir_lock.h"
 #include "recovery/load_transaction.h"
+#include "recovery/load_undo_pack.h"
 #include "recovery/log_loader.h"
 #include "recovery/log_manager.h"
 #include "recovery/quarantine.h"
@@ -289,8 +290,7 @@ Status ApplyRepair(const LogDirCheck& plan, const RepairApplyOptions& o, Applied
   }
   // A batched start that a crash interrupted is undone first, as the next
   // start would (the plan was made on the dir as that leaves it).
-  std::vector<std::string> rolled_back;
-  DARUMA_RETURN_IF_ERROR(LoadTransaction::RollBackInterruptedPack(fs, plan.path, &rolled_back));
+  DARUMA_RETURN_IF_ERROR(RollBackLoadUndoPack(fs, plan.path).status());
   CleanShutdownFile marker(plan.path, fs);
   applied->had_marker = marker.Exists();
   std::vector<uint8_t> marker_bytes;

@@ -237,8 +237,7 @@ TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
         }
       }
       MemFileSystem& after = kill ? mem : image;
-      std::vector<std::string> packed;
-      ASSERT_TRUE(LoadTransaction::RollBackInterruptedPack(&after, log_dir_, &packed).ok());
+      ASSERT_TRUE(RollBackLoadUndoPack(&after, log_dir_).ok());
       EXPECT_FALSE(after.Exists(JoinPath(log_dir_, kLoadUndoPackFileName)));
       for (int p = 0; p < kPartitions; ++p) {
         const std::string dir = PartitionDir(log_dir_, p);

@@ -137,9 +137,9 @@ TEST(LoadUndoPackTest, ThePackRollsBackEveryPartitionItNamesThenGoes) {
   }
   txns.clear();  // a crash: nothing is committed
   pack.reset();
-  std::vector<std::string> rolled;
-  ASSERT_TRUE(LoadTransaction::RollBackInterruptedPack(&mem, kLogDir, &rolled).ok());
-  EXPECT_EQ(rolled,
+  auto rolled = RollBackLoadUndoPack(&mem, kLogDir);
+  ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+  EXPECT_EQ(*rolled,
             (std::vector<std::string>{PartitionPath(0), PartitionPath(1), PartitionPath(2)}));
   // Partition 2's torn journal undid only part of its truncation's record,
   // so the cut .log stays cut: that change was never recorded durably, so a
@@ -156,8 +156,9 @@ TEST(LoadUndoPackTest, ThePackRollsBackEveryPartitionItNamesThenGoes) {
     EXPECT_FALSE(mem.Exists(JoinPath(PartitionPath(p), kLoadUndoDirName)));
   }
   // Without a pack, nothing to do.
-  ASSERT_TRUE(LoadTransaction::RollBackInterruptedPack(&mem, kLogDir, &rolled).ok());
-  EXPECT_TRUE(rolled.empty());
+  rolled = RollBackLoadUndoPack(&mem, kLogDir);
+  ASSERT_TRUE(rolled.ok());
+  EXPECT_TRUE(rolled->empty());
 }
 
 TEST(LoadUndoPackTest, CheckAppliesOnePartitionsPackedRecordsAndLeavesThePack) {
