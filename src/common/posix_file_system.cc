@@ -22,6 +22,11 @@ Status ErrnoStatus(const std::string& op, const std::string& path, int err) {
   return status;
 }
 
+Status StatError(const std::string& path, int err) {
+  if (err == ENOENT) return Status::NotFound("stat " + path + ": no such file");
+  return ErrnoStatus("stat", path, err);
+}
+
 class PosixMappedRegion final : public MappedRegion {
  public:
   PosixMappedRegion(void* addr, size_t length) : addr_(addr), length_(length) {}
@@ -282,15 +287,18 @@ class PosixFileSystem final : public FileSystem {
 
   bool Exists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
 
+  // A missing file is NotFound, as from Open and ListDir: callers that ask
+  // before creating (CachingFileSystem::OpenWithSize) take that as the
+  // answer instead of trying an open that must fail too.
   Result<uint64_t> FileSize(const std::string& path) override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
+    if (::stat(path.c_str(), &st) != 0) return StatError(path, errno);
     return uint64_t(st.st_size);
   }
 
   Result<int64_t> ModifiedTimeMs(const std::string& path) override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
+    if (::stat(path.c_str(), &st) != 0) return StatError(path, errno);
     return int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
   }
 

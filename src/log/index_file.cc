@@ -28,8 +28,10 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
   if (!existing.ok()) {
     if (!existing.status().IsNotFound()) return existing.status();
     if (!options.writable) return Status::NotFound("index file " + path + " does not exist");
-    // A new index: preallocated zeros, no entries.
-    DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, OpenMode::kCreate));
+    // A new index: preallocated zeros, no entries. Created exclusively: the
+    // open just found no file, and a load's journal then needs no check of
+    // its own that nothing is overwritten.
+    DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, OpenMode::kCreateExclusive));
     index->length_ = RoundDown(options.max_index_size, entry_size);
     DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
     return index;

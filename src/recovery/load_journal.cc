@@ -582,14 +582,29 @@ Status LoadJournal::BeforeCreate(const std::string& path) {
   // A listed name (a file this load removed and now recreates) still needs
   // its own record: its removal's inverse only puts the original back once
   // the new file is gone.
-  if ((listed_ && ParentDir(path) == dir_ && listing_.count(BaseName(path)) == 0) ||
-      replaced_.count(path) > 0) {
+  if (UnlistedLocked(path) || replaced_.count(path) > 0) {
     paths_[path] = PathState{.fresh = true};
     return Status::Ok();
   }
   DARUMA_RETURN_IF_ERROR(AppendLocked({UndoRecord::Kind::kCreate, path, "", "", 0, {}}));
   paths_[path] = PathState{.fresh = true};
   return Status::Ok();
+}
+
+bool LoadJournal::UnlistedLocked(const std::string& path) const {
+  return listed_ && ParentDir(path) == dir_ && listing_.count(BaseName(path)) == 0;
+}
+
+bool LoadJournal::CreatesUnlisted(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CoversLocked(path) && UnlistedLocked(path);
+}
+
+void LoadJournal::AfterUnlistedCreate(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  NoteChangeLocked(path);
+  NoteChangeLocked(ParentDir(path));
+  paths_[path] = PathState{.fresh = true};
 }
 
 Status LoadJournal::BeforeCreateDir(const std::string& path) {

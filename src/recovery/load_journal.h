@@ -140,6 +140,13 @@ class LoadJournal {
 
   // Hooks, called before the mutation; an error means "do not mutate".
   Status BeforeCreate(const std::string& path);  // only for a path that does not exist
+  // Whether creating `path` needs no record, because the presaved listing
+  // lacks its name (its kCreateAny record removes it). Such a file may be
+  // created with kCreateExclusive and then noted by AfterUnlistedCreate,
+  // with no existence check first: the exclusive open fails, and nothing is
+  // noted, where the name exists after all.
+  bool CreatesUnlisted(const std::string& path) const;
+  void AfterUnlistedCreate(const std::string& path);
   Status BeforeCreateDir(const std::string& path);
   // Saves what [position, position + length) of the file `cell` names (open
   // as `file`) holds, where it is original content not yet saved.
@@ -197,6 +204,7 @@ class LoadJournal {
     std::map<uint64_t, uint64_t> saved = {};
   };
   bool CoversLocked(const std::string& path) const;
+  bool UnlistedLocked(const std::string& path) const;
   Status AppendLocked(const UndoRecord& r);
   Status EnsureJournalLocked();
   // Before the first file is moved into the undo dir.

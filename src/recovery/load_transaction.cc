@@ -74,8 +74,15 @@ class JournalingFileSystem final : public FileSystem {
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
     if (mode == OpenMode::kRead || !journal_->Covers(path)) return base_->Open(path, mode);
-    const bool exists = base_->Exists(path);
     std::unique_ptr<File> file;
+    if (mode == OpenMode::kCreateExclusive && journal_->CreatesUnlisted(path)) {
+      // A new index of a segment being rebuilt, usually: one open, no
+      // existence check (see CreatesUnlisted).
+      DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));
+      journal_->AfterUnlistedCreate(path);
+      return Wrap(path, std::move(file));
+    }
+    const bool exists = base_->Exists(path);
     if (!exists && mode != OpenMode::kReadWrite) {
       DARUMA_RETURN_IF_ERROR(journal_->BeforeCreate(path));
       DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));

@@ -45,8 +45,17 @@ class CountingFileSystem final : public ForwardingFileSystem {
   };
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++open_attempts_;
+    }
     DARUMA_ASSIGN_OR_RETURN(auto f, base()->Open(path, mode));
     return std::unique_ptr<File>(new CountedFile(this, std::move(f), mode));
+  }
+  // Opens tried, also those that failed.
+  int open_attempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_attempts_;
   }
 
   int open_now() {
@@ -85,6 +94,7 @@ class CountingFileSystem final : public ForwardingFileSystem {
   int max_open_ = 0;
   std::map<std::string, int> by_path_;
   std::vector<OpenMode> modes_;
+  int open_attempts_ = 0;
 };
 
 std::string ReadAll(const File& f) {
@@ -169,10 +179,12 @@ TEST_F(CachingFileSystemTest, OpenWithSizeOfADeferredOpenIsOneStatAndReadFileTak
   EXPECT_EQ(ReadAll(**a), "alpha");
   EXPECT_EQ(inner_.modes().back(), OpenMode::kReadWrite);
   uint64_t untouched = 7;
+  const int attempts = inner_.open_attempts();
   auto missing = deferring.OpenWithSize(tmp_.Join("missing"), OpenMode::kRead, &untouched);
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(missing.status().IsNotFound()) << missing.status().ToString();
   EXPECT_EQ(untouched, 7u);
+  EXPECT_EQ(inner_.open_attempts(), attempts) << "the stat's NotFound is the answer";
   // A whole-file read opens through the inner system and closes at once.
   WriteStringToFile(tmp_.Join("b"), "bravo");
   const int before = inner_.open_now();

@@ -200,5 +200,30 @@ TEST(LoadUndoPackTest, ARollbackInTheLoadingProcessReadsItsPackedRecordsBack) {
   EXPECT_EQ(mem.Files(PartitionPath(0)), before);
 }
 
+// A rebuilt index is created exclusively. Under a name the presaved listing
+// lacks, that takes no existence check and no record (the kCreateAny record
+// removes it); under a listed name it is refused or recorded as before.
+TEST(LoadUndoPackTest, AnExclusiveCreateOfAnUnlistedNameIsUndoneByTheListing) {
+  MemFileSystem mem;
+  ASSERT_TRUE(mem.CreateDir(kLogDir).ok());
+  SeedPartition(&mem, 0);
+  const std::string dir = PartitionPath(0);
+  const Image before = mem.Files(dir);
+  auto txn = PackedPresave(&mem, 0, NewPack(&mem));
+  {
+    auto f = txn->fs()->Open(JoinPath(dir, "00000000000000000000.timeindex"),
+                             OpenMode::kCreateExclusive);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE((*f)->WriteAt(0, std::vector<uint8_t>(12, 3)).ok());
+  }
+  auto again =
+      txn->fs()->Open(JoinPath(dir, "00000000000000000000.index"), OpenMode::kCreateExclusive);
+  EXPECT_FALSE(again.ok()) << "a listed name that exists is not created over";
+  EXPECT_FALSE(mem.Exists(JoinPath(dir, kLoadJournalFileName))) << "no record of its own";
+  EXPECT_EQ(mem.Files(dir).size(), before.size() + 1);
+  ASSERT_TRUE(txn->Rollback().ok());
+  EXPECT_EQ(mem.Files(dir), before);
+}
+
 }  // namespace
 }  // namespace daruma::testing
