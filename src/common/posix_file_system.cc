@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include "common/file_system.h"
 
@@ -260,28 +261,43 @@ class PosixFileSystem final : public FileSystem {
     return CallOnDir(path, "syncfs", ::syncfs);
   }
 
+  // getdents64 into a buffer on the stack rather than opendir: opendir adds
+  // an fstat and a 32 KiB heap buffer per call, and a start lists every
+  // partition dir (malloc_consolidate of that buffer showed in its profile).
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    DIR* d = ::opendir(path.c_str());
-    if (d == nullptr) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
       if (errno == ENOENT) return Status::NotFound("list " + path + ": no such directory");
       return ErrnoStatus("list", path, errno);
     }
     std::vector<DirEntry> out;
-    while (struct dirent* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
-      DirEntry entry{name, e->d_type == DT_DIR, e->d_type == DT_REG};
-      // d_type spares a stat per entry (40,000 of them in a big log dir); a
-      // symlink, or a file system that does not fill it in, needs the stat.
-      struct stat st;
-      if (e->d_type != DT_DIR && e->d_type != DT_REG &&
-          ::stat(JoinPath(path, name).c_str(), &st) == 0) {
-        entry.is_directory = S_ISDIR(st.st_mode);
-        entry.is_regular = S_ISREG(st.st_mode);
+    alignas(struct dirent64) char buffer[16384];
+    for (;;) {
+      const ssize_t n = ::getdents64(fd, buffer, sizeof(buffer));
+      if (n < 0) {
+        const int err = errno;
+        ::close(fd);
+        return ErrnoStatus("list", path, err);
       }
-      out.push_back(std::move(entry));
+      if (n == 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* e = reinterpret_cast<const struct dirent64*>(buffer + at);
+        at += e->d_reclen;
+        const std::string_view name = e->d_name;
+        if (name == "." || name == "..") continue;
+        DirEntry entry{std::string(name), e->d_type == DT_DIR, e->d_type == DT_REG};
+        // d_type spares a stat per entry (40,000 of them in a big log dir); a
+        // symlink, or a file system that does not fill it in, needs the stat.
+        struct stat st;
+        if (e->d_type != DT_DIR && e->d_type != DT_REG &&
+            ::stat(JoinPath(path, entry.name).c_str(), &st) == 0) {
+          entry.is_directory = S_ISDIR(st.st_mode);
+          entry.is_regular = S_ISREG(st.st_mode);
+        }
+        out.push_back(std::move(entry));
+      }
     }
-    ::closedir(d);
+    ::close(fd);
     return out;
   }
 

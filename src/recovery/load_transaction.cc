@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "recovery/load_dir_listing.h"
 #include "recovery/load_undo_pack.h"
 
 namespace daruma {
@@ -69,8 +70,9 @@ class JournaledFile final : public File {
 
 class JournalingFileSystem final : public FileSystem {
  public:
-  explicit JournalingFileSystem(std::shared_ptr<LoadJournal> journal)
-      : journal_(std::move(journal)), base_(journal_->data()) {}
+  JournalingFileSystem(std::shared_ptr<LoadJournal> journal,
+                       std::shared_ptr<LoadDirListing> listing)
+      : journal_(std::move(journal)), base_(journal_->data()), listing_(std::move(listing)) {}
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
     if (mode == OpenMode::kRead || !journal_->Covers(path)) return base_->Open(path, mode);
@@ -80,12 +82,14 @@ class JournalingFileSystem final : public FileSystem {
       // existence check (see CreatesUnlisted).
       DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));
       journal_->AfterUnlistedCreate(path);
+      listing_->Created(path, /*is_directory=*/false);
       return Wrap(path, std::move(file));
     }
     const bool exists = base_->Exists(path);
     if (!exists && mode != OpenMode::kReadWrite) {
       DARUMA_RETURN_IF_ERROR(journal_->BeforeCreate(path));
       DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));
+      listing_->Created(path, /*is_directory=*/false);
       return Wrap(path, std::move(file));
     }
     if (exists && mode == OpenMode::kTruncate) {
@@ -115,21 +119,33 @@ class JournalingFileSystem final : public FileSystem {
     return file;
   }
   Status Rename(const std::string& from, const std::string& to) override {
-    return journal_->Rename(from, to);
+    Status st = journal_->Rename(from, to);
+    if (st.ok()) {
+      listing_->Renamed(from, to);
+    } else {
+      listing_->Forget();
+    }
+    return st;
   }
-  Status Remove(const std::string& path) override { return journal_->Remove(path); }
+  Status Remove(const std::string& path) override { return Removed(path, journal_->Remove(path)); }
   Status RemoveAll(const std::string& path) override {
     // Only a directory the load created itself (a fresh quarantine dir) or
     // one outside the partition is ever removed whole; anything else moves
     // aside like a file.
-    if (!journal_->Covers(path)) return base_->RemoveAll(path);
-    return journal_->Remove(path);
+    if (!journal_->Covers(path)) return Removed(path, base_->RemoveAll(path));
+    return Removed(path, journal_->Remove(path));
   }
   Status CreateDir(const std::string& path) override {
     if (journal_->Covers(path) && !base_->Exists(path)) {
       DARUMA_RETURN_IF_ERROR(journal_->BeforeCreateDir(path));
     }
-    return base_->CreateDir(path);
+    Status st = base_->CreateDir(path);
+    if (st.ok()) {
+      listing_->Created(path, /*is_directory=*/true);
+    } else {
+      listing_->Forget();
+    }
+    return st;
   }
   Status SyncDir(const std::string& path) override {
     const uint64_t counter = journal_->ChangeCounter();
@@ -137,8 +153,14 @@ class JournalingFileSystem final : public FileSystem {
     if (journal_->recording()) journal_->NoteSynced(path, counter);
     return Status::Ok();
   }
+  // The partition dir is listed once per load (load_dir_listing.h); only
+  // this load changes it while the journal records.
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    return base_->ListDir(path);
+    if (path != listing_->dir() || !journal_->recording()) return base_->ListDir(path);
+    if (std::optional<std::vector<DirEntry>> held = listing_->Get()) return std::move(*held);
+    Result<std::vector<DirEntry>> listed = base_->ListDir(path);
+    if (listed.ok()) listing_->Set(*listed);
+    return listed;
   }
   bool Exists(const std::string& path) override { return base_->Exists(path); }
   Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
@@ -158,8 +180,18 @@ class JournalingFileSystem final : public FileSystem {
     return std::make_unique<JournaledFile>(std::move(file), journal_, journal_->Track(path));
   }
 
+  Status Removed(const std::string& path, Status st) {
+    if (st.ok() || st.IsNotFound()) {
+      listing_->Removed(path);
+    } else {
+      listing_->Forget();
+    }
+    return st;
+  }
+
   std::shared_ptr<LoadJournal> journal_;
   FileSystem* base_;
+  std::shared_ptr<LoadDirListing> listing_;
 };
 
 }  // namespace
@@ -167,7 +199,8 @@ class JournalingFileSystem final : public FileSystem {
 LoadTransaction::LoadTransaction(FileSystem* base, const std::string& partition_dir,
                                  FileSystem* data)
     : journal_(std::make_shared<LoadJournal>(base, partition_dir, data)),
-      fs_(std::make_unique<JournalingFileSystem>(journal_)) {}
+      listing_(std::make_shared<LoadDirListing>(partition_dir)),
+      fs_(std::make_unique<JournalingFileSystem>(journal_, listing_)) {}
 
 LoadTransaction::~LoadTransaction() = default;
 
@@ -239,7 +272,11 @@ Status LoadTransaction::Presave(const std::vector<DirEntry>& listing,
                                 const std::vector<std::string>& paths,
                                 const std::vector<std::string>& removable,
                                 std::shared_ptr<LoadUndoPackWriter> pack) {
-  return journal_->Presave(listing, paths, removable, std::move(pack));
+  DARUMA_RETURN_IF_ERROR(journal_->Presave(listing, paths, removable, std::move(pack)));
+  // Nothing changes the dir between the presave's listing and the load but
+  // the undo log's own file (see load_dir_listing.h).
+  listing_->Set(listing);
+  return Status::Ok();
 }
 uint64_t LoadTransaction::packed_size() const {
   return journal_->packed_size();

@@ -53,6 +53,8 @@
 
 namespace daruma {
 
+class LoadDirListing;
+
 class LoadTransaction {
  public:
   // Starts a transaction over `partition_dir`. Nothing is written until the
@@ -125,6 +127,7 @@ class LoadTransaction {
  private:
   LoadTransaction(FileSystem* base, const std::string& partition_dir, FileSystem* data);
   std::shared_ptr<LoadJournal> journal_;
+  std::shared_ptr<LoadDirListing> listing_;
   std::unique_ptr<FileSystem> fs_;
 };
 

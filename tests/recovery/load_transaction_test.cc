@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -150,6 +151,42 @@ TEST(LoadTransactionTest, RollbackRestoresEveryKindOfChange) {
   ASSERT_TRUE(txn->Rollback().ok());
   EXPECT_EQ(Diff(before, mem.Files("/p")), "");
   EXPECT_EQ(mem.Dirs("/p"), (std::vector<std::string>{"/p", kDir}));
+}
+
+// Names in a listing, sorted, but for the undo log's own.
+std::vector<std::string> NamesOf(const Result<std::vector<DirEntry>>& listing) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(listing.ok()) << listing.status().ToString();
+  if (!listing.ok()) return names;
+  for (const DirEntry& e : *listing) {
+    if (e.name == kLoadJournalFileName || e.name == kLoadUndoDirName) continue;
+    names.push_back(e.name + (e.is_directory ? "/" : ""));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The load lists its dir once and keeps the listing up to date through
+// every kind of change (load_dir_listing.h): what it serves is what the dir
+// holds.
+TEST(LoadTransactionTest, TheLoadsListingFollowsEveryChange) {
+  MemFileSystem mem;
+  Seed(&mem);
+  auto txn = LoadTransaction::Begin(&mem, kDir);
+  EXPECT_EQ(NamesOf(txn->fs()->ListDir(kDir)), NamesOf(mem.ListDir(kDir)));
+  ASSERT_TRUE(Mutate(txn->fs()).ok());
+  {
+    auto f = txn->fs()->Open(JoinPath(kDir, "e.index"), OpenMode::kCreateExclusive);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+  }
+  ASSERT_TRUE(txn->fs()->Rename(JoinPath(kDir, "c.index"), JoinPath(kDir, "c.index.deleted")).ok());
+  const std::vector<std::string> served = NamesOf(txn->fs()->ListDir(kDir));
+  EXPECT_EQ(served, NamesOf(mem.ListDir(kDir)));
+  EXPECT_NE(std::find(served.begin(), served.end(), "daruma-quarantine/"), served.end());
+  EXPECT_EQ(std::find(served.begin(), served.end(), "a.log"), served.end());
+  ASSERT_TRUE(txn->Rollback().ok());
+  EXPECT_EQ(NamesOf(txn->fs()->ListDir(kDir)), NamesOf(mem.ListDir(kDir)))
+      << "after the transaction, listings go to the dir";
 }
 
 TEST(LoadTransactionTest, CommitKeepsTheNewStateAndRemovesTheUndoDir) {
