@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "recovery/load_dir_listing.h"
+#include "recovery/load_snapshot_cache.h"
 #include "recovery/load_undo_pack.h"
 
 namespace daruma {
@@ -71,11 +72,19 @@ class JournaledFile final : public File {
 class JournalingFileSystem final : public FileSystem {
  public:
   JournalingFileSystem(std::shared_ptr<LoadJournal> journal,
-                       std::shared_ptr<LoadDirListing> listing)
-      : journal_(std::move(journal)), base_(journal_->data()), listing_(std::move(listing)) {}
+                       std::shared_ptr<LoadDirListing> listing,
+                       std::shared_ptr<LoadSnapshotCache> snapshots)
+      : journal_(std::move(journal)),
+        base_(journal_->data()),
+        listing_(std::move(listing)),
+        snapshots_(std::move(snapshots)) {}
 
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
     if (mode == OpenMode::kRead || !journal_->Covers(path)) return base_->Open(path, mode);
+    DARUMA_ASSIGN_OR_RETURN(auto file, OpenCovered(path, mode));
+    return Writing(path, mode, std::move(file));
+  }
+  Result<std::unique_ptr<File>> OpenCovered(const std::string& path, OpenMode mode) {
     std::unique_ptr<File> file;
     if (mode == OpenMode::kCreateExclusive && journal_->CreatesUnlisted(path)) {
       // A new index of a segment being rebuilt, usually: one open, no
@@ -112,13 +121,15 @@ class JournalingFileSystem final : public FileSystem {
       // and the size comes with the open (one stat where the open is
       // deferred) instead of an existence check and a stat of its own.
       DARUMA_ASSIGN_OR_RETURN(auto file, base_->OpenWithSize(path, mode, size));
-      return Wrap(path, std::move(file));
+      return Writing(path, mode, Wrap(path, std::move(file)));
     }
     DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, mode));
     DARUMA_ASSIGN_OR_RETURN(*size, file->Size());
     return file;
   }
   Status Rename(const std::string& from, const std::string& to) override {
+    snapshots_->Forget(from);
+    snapshots_->Forget(to);
     Status st = journal_->Rename(from, to);
     if (st.ok()) {
       listing_->Renamed(from, to);
@@ -127,8 +138,12 @@ class JournalingFileSystem final : public FileSystem {
     }
     return st;
   }
-  Status Remove(const std::string& path) override { return Removed(path, journal_->Remove(path)); }
+  Status Remove(const std::string& path) override {
+    snapshots_->Forget(path);
+    return Removed(path, journal_->Remove(path));
+  }
   Status RemoveAll(const std::string& path) override {
+    snapshots_->Forget("");
     // Only a directory the load created itself (a fresh quarantine dir) or
     // one outside the partition is ever removed whole; anything else moves
     // aside like a file.
@@ -171,8 +186,14 @@ class JournalingFileSystem final : public FileSystem {
     DARUMA_RETURN_IF_ERROR(journal_->BeforeSetModTime(path));
     return base_->SetModifiedTimeMs(path, ms);
   }
+  // A producer snapshot is read from disk once per load (see
+  // load_snapshot_cache.h).
   Result<std::vector<uint8_t>> ReadFile(const std::string& path) override {
-    return base_->ReadFile(path);
+    if (!LoadSnapshotCache::Keeps(path) || !journal_->recording() || !journal_->Covers(path)) {
+      return base_->ReadFile(path);
+    }
+    if (std::optional<std::vector<uint8_t>> held = snapshots_->Get(path)) return std::move(*held);
+    return snapshots_->Read(base_, path);
   }
 
  private:
@@ -180,6 +201,11 @@ class JournalingFileSystem final : public FileSystem {
     return std::make_unique<JournaledFile>(std::move(file), journal_, journal_->Track(path));
   }
 
+  std::unique_ptr<File> Writing(const std::string& path, OpenMode mode,
+                                std::unique_ptr<File> file) {
+    if (!LoadSnapshotCache::Keeps(path) || !journal_->recording()) return file;
+    return snapshots_->Writing(path, mode, std::move(file));
+  }
   Status Removed(const std::string& path, Status st) {
     if (st.ok() || st.IsNotFound()) {
       listing_->Removed(path);
@@ -192,6 +218,7 @@ class JournalingFileSystem final : public FileSystem {
   std::shared_ptr<LoadJournal> journal_;
   FileSystem* base_;
   std::shared_ptr<LoadDirListing> listing_;
+  std::shared_ptr<LoadSnapshotCache> snapshots_;
 };
 
 }  // namespace
@@ -200,7 +227,8 @@ LoadTransaction::LoadTransaction(FileSystem* base, const std::string& partition_
                                  FileSystem* data)
     : journal_(std::make_shared<LoadJournal>(base, partition_dir, data)),
       listing_(std::make_shared<LoadDirListing>(partition_dir)),
-      fs_(std::make_unique<JournalingFileSystem>(journal_, listing_)) {}
+      snapshots_(std::make_shared<LoadSnapshotCache>()),
+      fs_(std::make_unique<JournalingFileSystem>(journal_, listing_, snapshots_)) {}
 
 LoadTransaction::~LoadTransaction() = default;
 
@@ -265,7 +293,17 @@ bool LoadTransaction::changed() const {
 }
 
 void LoadTransaction::StopRecordingIfUnchanged() {
-  if (!journal_->changed()) journal_->StopRecording();
+  if (!journal_->changed()) {
+    journal_->StopRecording();
+    ForgetCaches();
+  }
+}
+
+// Once the journal stops recording the caches are not consulted; a loaded
+// Log keeps this object for its lifetime, so their memory goes now.
+void LoadTransaction::ForgetCaches() {
+  listing_->Forget();
+  snapshots_->Forget("");
 }
 
 Status LoadTransaction::Presave(const std::vector<DirEntry>& listing,
@@ -285,16 +323,20 @@ bool LoadTransaction::HasFilesOfItsOwn() const {
   return journal_->HasFilesOfItsOwn();
 }
 Status LoadTransaction::Commit() {
+  ForgetCaches();
   return journal_->Commit();
 }
 void LoadTransaction::Seal() {
   journal_->Seal();
+  ForgetCaches();
 }
 Status LoadTransaction::FinishSealed() {
   return journal_->FinishSealed();
 }
 Status LoadTransaction::Rollback() {
-  return journal_->Rollback();
+  Status st = journal_->Rollback();
+  ForgetCaches();
+  return st;
 }
 
 }  // namespace daruma

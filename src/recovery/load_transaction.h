@@ -54,6 +54,7 @@
 namespace daruma {
 
 class LoadDirListing;
+class LoadSnapshotCache;
 
 class LoadTransaction {
  public:
@@ -126,8 +127,11 @@ class LoadTransaction {
 
  private:
   LoadTransaction(FileSystem* base, const std::string& partition_dir, FileSystem* data);
+  void ForgetCaches();
+
   std::shared_ptr<LoadJournal> journal_;
   std::shared_ptr<LoadDirListing> listing_;
+  std::shared_ptr<LoadSnapshotCache> snapshots_;
   std::unique_ptr<FileSystem> fs_;
 };
 

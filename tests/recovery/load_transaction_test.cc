@@ -22,6 +22,7 @@
 
 #include "common/bytes.h"
 #include "common/clock.h"
+#include "common/forwarding_file_system.h"
 #include "log/log_file_names.h"
 #include "recovery/log_loader.h"
 #include "support/damaged_fixture.h"
@@ -187,6 +188,61 @@ TEST(LoadTransactionTest, TheLoadsListingFollowsEveryChange) {
   ASSERT_TRUE(txn->Rollback().ok());
   EXPECT_EQ(NamesOf(txn->fs()->ListDir(kDir)), NamesOf(mem.ListDir(kDir)))
       << "after the transaction, listings go to the dir";
+}
+
+// Counts the opens for reading under each path (a whole-file read is one).
+class ReadCounter final : public ForwardingFileSystem {
+ public:
+  using ForwardingFileSystem::ForwardingFileSystem;
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    if (mode == OpenMode::kRead) ++reads[path];
+    return ForwardingFileSystem::Open(path, mode);
+  }
+  std::map<std::string, int> reads;
+};
+
+std::string Text(const Result<std::vector<uint8_t>>& bytes) {
+  return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : bytes.status().ToString();
+}
+
+Status WriteText(FileSystem* fs, const std::string& path, OpenMode mode, uint64_t at,
+                 const std::string& text) {
+  DARUMA_ASSIGN_OR_RETURN(auto f, fs->Open(path, mode));
+  return f->WriteAt(at, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+// A load reads each producer snapshot from disk at most once
+// (load_snapshot_cache.h), and what it reads back is always what the file
+// holds: after a whole write, a write in place, a rename over it, a removal,
+// and after the transaction.
+TEST(LoadTransactionTest, ASnapshotIsReadOnceAndAlwaysAsTheFileHoldsIt) {
+  MemFileSystem mem;
+  Seed(&mem);
+  ReadCounter counter(&mem);
+  auto txn = LoadTransaction::Begin(&counter, kDir);
+  FileSystem* fs = txn->fs();
+  const std::string s = JoinPath(kDir, "00000000000000000064.snapshot");
+  const std::string t = JoinPath(kDir, "00000000000000000128.snapshot");
+  ASSERT_TRUE(WriteText(fs, s, OpenMode::kTruncate, 0, "written").ok());
+  EXPECT_EQ(Text(fs->ReadFile(s)), "written");
+  EXPECT_EQ(counter.reads[s], 0) << "a snapshot written whole is not read back";
+  ASSERT_TRUE(WriteText(fs, s, OpenMode::kReadWrite, 0, "W").ok());
+  EXPECT_EQ(Text(fs->ReadFile(s)), "Written");
+  EXPECT_EQ(Text(fs->ReadFile(s)), "Written");
+  EXPECT_EQ(counter.reads[s], 1) << "changed in place: read once, then kept";
+  ASSERT_TRUE(WriteText(fs, t, OpenMode::kTruncate, 0, "other").ok());
+  ASSERT_TRUE(fs->Rename(t, s).ok());
+  EXPECT_EQ(Text(fs->ReadFile(s)), "other");
+  EXPECT_FALSE(fs->ReadFile(t).ok());
+  ASSERT_TRUE(WriteText(fs, t, OpenMode::kTruncate, 3, "gap").ok());
+  EXPECT_EQ(Text(fs->ReadFile(t)), Text(mem.ReadFile(t))) << "written with a hole";
+  ASSERT_TRUE(fs->Remove(s).ok());
+  EXPECT_TRUE(fs->ReadFile(s).status().IsNotFound());
+  ASSERT_TRUE(WriteText(fs, s, OpenMode::kCreateExclusive, 0, "again").ok());
+  ASSERT_TRUE(txn->Commit().ok());
+  const int before = counter.reads[s];
+  EXPECT_EQ(Text(fs->ReadFile(s)), "again");
+  EXPECT_EQ(counter.reads[s], before + 1) << "after the transaction, reads go to the file";
 }
 
 TEST(LoadTransactionTest, CommitKeepsTheNewStateAndRemovesTheUndoDir) {
