@@ -33,7 +33,11 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
     // its own that nothing is overwritten.
     DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, OpenMode::kCreateExclusive));
     index->length_ = RoundDown(options.max_index_size, entry_size);
-    DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
+    if (options.extend_when_needed) {
+      index->unextended_size_ = 0;
+    } else {
+      DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
+    }
     return index;
   }
   index->file_ = std::move(*existing);
@@ -104,12 +108,18 @@ Status IndexFile::WritePending(bool live_append) {
   bool stored = false;
   if (pending.size() <= kWindowStoreMaxBytes &&
       (live_append || window_.Covers(written_, pending.size()))) {
+    // A mapping must not reach past the file's end.
+    if (unextended_size_) {
+      DARUMA_RETURN_IF_ERROR(file_->Truncate(length_));
+      unextended_size_.reset();
+    }
     DARUMA_ASSIGN_OR_RETURN(stored, window_.Store(*file_, written_, pending, length_));
   }
   if (!stored) {
     DARUMA_RETURN_IF_ERROR(file_->WriteAt(
         written_, std::span<const uint8_t>(bytes_.data() + written_, bytes_.size() - written_)));
   }
+  if (unextended_size_) unextended_size_ = std::max<uint64_t>(*unextended_size_, bytes_.size());
   written_ = bytes_.size();
   extent_ = std::max(extent_, written_);
   unsynced_ = true;
@@ -169,11 +179,29 @@ Status IndexFile::Resize(int64_t new_size) {
         std::to_string(entries()) + " entries (" + std::to_string(entry_bytes) + " bytes)");
   }
   if (rounded == length_) return Status::Ok();
+  window_.Release();
+  if (unextended_size_) {
+    // The file ends at *unextended_size_; what lies past bytes_ below that
+    // end is stale and goes first, as below.
+    const uint64_t end = *unextended_size_;
+    unextended_size_.reset();
+    if (end > bytes_.size() && rounded > bytes_.size()) {
+      DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
+      extent_ = std::min<uint64_t>(extent_, bytes_.size());
+      if (rounded != bytes_.size()) DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
+      unsynced_ = true;
+    } else if (end != rounded) {
+      DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
+      unsynced_ = true;
+    }
+    extent_ = std::min(extent_, rounded);
+    length_ = rounded;
+    return Status::Ok();
+  }
   // Trimming to the entries first makes every slot past entries() read as
   // zeros after growing (stale entries of an earlier, longer file vanish). A
   // crash in between leaves a trimmed index, which is a valid state. A file
   // already ending at its entries (a trimmed index) has nothing to clear.
-  window_.Release();
   if (rounded > bytes_.size() && length_ > bytes_.size()) {
     DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
     extent_ = std::min<uint64_t>(extent_, bytes_.size());

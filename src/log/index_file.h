@@ -4,7 +4,12 @@
 // Format: fixed-size big-endian entries, no header, no checksum. The file is
 // "preallocated": a new file is extended with zeros to
 // floor(max_index_size / entry_size) * entry_size bytes, and only the first
-// entries() slots are meaningful.
+// entries() slots are meaningful. An index that recovery creates to rebuild
+// and trim (Options::extend_when_needed) is extended only when a mapped
+// append needs the bytes or a resize sets another size: until then it ends
+// where its writes did, which Kafka's loader also accepts. So it needs no
+// size change at all: on a crashed start with indexes missing, two
+// ftruncates fewer per index of a segment below the active one.
 //
 // Contract:
 //  * Opening an existing file takes entries() = floor(file length / entry size)
@@ -39,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +61,10 @@ class IndexFile {
     // segment.index.bytes: the size a new or reset index is extended to.
     int32_t max_index_size = 10 * 1024 * 1024;
     bool writable = true;
+    // A new file is extended to max_index_size only when a mapped append
+    // needs it (see the format note): for an index recovery rebuilds and
+    // trims. Otherwise a new file is preallocated at once, as Kafka's is.
+    bool extend_when_needed = false;
   };
 
   // Opens `path`, creating and preallocating it when missing (writable only;
@@ -163,6 +173,10 @@ class IndexFile {
   uint64_t extent_ = 0;
   // The file changed (write or resize) since the last Sync.
   bool unsynced_ = false;
+  // Set for a file this object created and has not extended to length_ yet:
+  // its size on disk, which the writes so far reached. Invariant: the slots
+  // from there to length_ read as zeros, as in a preallocated file.
+  std::optional<uint64_t> unextended_size_;
 };
 
 }  // namespace daruma

@@ -68,7 +68,8 @@ bool LogSegment::offset_index_exists() const {
 Result<OffsetIndex*> LogSegment::offset_index() {
   if (!offset_index_) {
     DARUMA_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(offset_index_path(), base_offset_,
-                                                             config_.segment_index_bytes, fs_));
+                                                             config_.segment_index_bytes, fs_,
+                                                             /*writable=*/true, opening_to_trim_));
   }
   if (verify_offset_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/true));
   return offset_index_.get();
@@ -77,7 +78,8 @@ Result<OffsetIndex*> LogSegment::offset_index() {
 Result<TimeIndex*> LogSegment::time_index() {
   if (!time_index_) {
     DARUMA_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(time_index_path(), base_offset_,
-                                                         config_.segment_index_bytes, fs_));
+                                                         config_.segment_index_bytes, fs_,
+                                                         /*writable=*/true, opening_to_trim_));
   }
   if (verify_time_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/false));
   return time_index_.get();
@@ -416,8 +418,15 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
                                                         const BatchVisitor& on_batch,
                                                         const TruncateHook& before_truncate,
                                                         int32_t resize_indexes_to) {
-  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
-  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
+  // Indexes trimmed at the end (not the active segment's) that are missing
+  // are created without their preallocation (IndexFile::Options).
+  opening_to_trim_ = resize_indexes_to <= 0;
+  Result<OffsetIndex*> opened_oi = offset_index();
+  Result<TimeIndex*> opened_ti =
+      opened_oi.ok() ? time_index() : Result<TimeIndex*>(opened_oi.status());
+  opening_to_trim_ = false;
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, std::move(opened_oi));
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, std::move(opened_ti));
   DARUMA_RETURN_IF_ERROR(ClearIndexesForRebuild(scan.index_points.size()));
   DARUMA_RETURN_IF_ERROR(txn_index_->Reset());
 

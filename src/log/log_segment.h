@@ -310,6 +310,8 @@ class LogSegment {
   // Indexes VerifyIndexesOnFirstLoad asked to check and not yet checked.
   bool verify_offset_index_ = false;
   bool verify_time_index_ = false;
+  // Set while ApplyRecovery opens the indexes of a segment it trims.
+  bool opening_to_trim_ = false;
   IndexWarningSink on_index_rebuild_;
   std::string index_rebuild_warning_;
 };

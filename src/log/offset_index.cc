@@ -11,8 +11,8 @@ namespace daruma {
 
 Result<std::unique_ptr<OffsetIndex>> OffsetIndex::Open(const std::string& path, int64_t base_offset,
                                                        int32_t max_index_size, FileSystem* fs,
-                                                       bool writable) {
-  IndexFile::Options options{base_offset, max_index_size, writable};
+                                                       bool writable, bool extend_when_needed) {
+  IndexFile::Options options{base_offset, max_index_size, writable, extend_when_needed};
   DARUMA_ASSIGN_OR_RETURN(auto file, IndexFile::Open(fs, path, kEntrySize, options));
   return std::unique_ptr<OffsetIndex>(new OffsetIndex(std::move(file)));
 }

@@ -35,7 +35,8 @@ class OffsetIndex {
   static Result<std::unique_ptr<OffsetIndex>> Open(const std::string& path, int64_t base_offset,
                                                    int32_t max_index_size = 10 * 1024 * 1024,
                                                    FileSystem* fs = FileSystem::Default(),
-                                                   bool writable = true);
+                                                   bool writable = true,
+                                                   bool extend_when_needed = false);
 
   // Appends (offset, position). kInvalidOffset if offset <= LastOffset() while
   // non-empty; kOffsetOverflow if offset - base is outside [0, INT32_MAX];

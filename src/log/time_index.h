@@ -33,7 +33,8 @@ class TimeIndex {
   static Result<std::unique_ptr<TimeIndex>> Open(const std::string& path, int64_t base_offset,
                                                  int32_t max_index_size = 10 * 1024 * 1024,
                                                  FileSystem* fs = FileSystem::Default(),
-                                                 bool writable = true);
+                                                 bool writable = true,
+                                                 bool extend_when_needed = false);
 
   // Kafka's maybeAppend, checked in this order: full (unless skip_full_check,
   // used for the final entry at roll/close) -> kInvalidArgument; non-empty and

@@ -48,6 +48,7 @@ class MapCountingFileSystem : public ForwardingFileSystem {
     return std::unique_ptr<File>(new CountingFile(this, std::move(file)));
   }
   int maps = 0;
+  int truncates = 0;
 
  private:
   class CountingFile final : public ForwardingFile {
@@ -59,6 +60,10 @@ class MapCountingFileSystem : public ForwardingFileSystem {
                                                                AppendFaults faults) override {
       ++owner_->maps;
       return base()->MapForAppend(pos, len, faults);
+    }
+    Status Truncate(uint64_t size) override {
+      ++owner_->truncates;
+      return base()->Truncate(size);
     }
 
    private:
@@ -110,6 +115,44 @@ TEST(IndexFileSparseTest, ARebuiltIndexIsWrittenWithoutMappingItsAppendWindow) {
       EXPECT_EQ((*reopened)->Entry(3), (OffsetPosition{140, 16400}));
     }
   }
+}
+
+// An index recovery creates to rebuild and trim (extend_when_needed) is not
+// preallocated: it is written and ends at its entries with no size change.
+// Should it take live appends after all, it is extended to its full length
+// before the append window maps it, and reads as a preallocated index would.
+TEST(IndexFileSparseTest, AnIndexCreatedToBeTrimmedIsExtendedOnlyWhenAnAppendMapsIt) {
+  testing::TempDir tmp;
+  MapCountingFileSystem fs;
+  const std::string trimmed = tmp.Join("00000000000000000000.index");
+  {
+    auto index = OffsetIndex::Open(trimmed, 0, 10 * 1024 * 1024, &fs, true, true);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_EQ(std::filesystem::file_size(trimmed), 0u);
+    EXPECT_EQ((*index)->max_entries(), 10u * 1024 * 1024 / 8);
+    ASSERT_TRUE((*index)->Append(10, 4100).ok());
+    ASSERT_TRUE((*index)->Append(20, 8200).ok());
+    ASSERT_TRUE((*index)->TrimToValidSize().ok());
+    ASSERT_TRUE((*index)->Close().ok());
+  }
+  EXPECT_EQ(fs.truncates, 0) << "written at its size: no preallocation, no trim";
+  EXPECT_EQ(std::filesystem::file_size(trimmed), 16u);
+
+  const std::string live = tmp.Join("00000000000000000100.index");
+  auto index = OffsetIndex::Open(live, 100, 10 * 1024 * 1024, &fs, true, true);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  ASSERT_TRUE((*index)->Append(110, 4100).ok());
+  ASSERT_TRUE((*index)->Flush().ok());
+  EXPECT_EQ(std::filesystem::file_size(live), 8u);
+  ASSERT_TRUE((*index)->Append(120, 8200).ok());
+  ASSERT_TRUE((*index)->WriteAppended().ok());
+  EXPECT_EQ(fs.maps, 1);
+  EXPECT_EQ(std::filesystem::file_size(live), 10u * 1024 * 1024) << "extended before the mapping";
+  auto reopened = OffsetIndex::Open(live, 100, 10 * 1024 * 1024, &fs, false);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ((*reopened)->Entry(0), (OffsetPosition{110, 4100}));
+  EXPECT_EQ((*reopened)->Entry(1), (OffsetPosition{120, 8200}));
+  EXPECT_EQ((*reopened)->Entry(2), (OffsetPosition{100, 0})) << "a zero slot";
 }
 
 }  // namespace
