@@ -43,6 +43,9 @@ class DeferredSyncFileSystem final : public ForwardingFileSystem {
   Status SyncDir(const std::string& path) override {
     return deferring() ? Status::Ok() : base()->SyncDir(path);
   }
+  Status SyncFile(const std::string& path) override {
+    return deferring() ? Status::Ok() : base()->SyncFile(path);
+  }
 
  private:
   std::atomic<bool> deferring_{false};

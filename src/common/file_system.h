@@ -185,6 +185,13 @@ class FileSystem {
   // otherwise pays twice per file.
   virtual Result<std::unique_ptr<File>> OpenWithSize(const std::string& path, OpenMode mode,
                                                      uint64_t* size);
+  // Makes the content of the existing file `path` durable: Open then Sync by
+  // default. A decorator that defers syncs (DeferredSyncFileSystem) answers
+  // without opening, which a start that syncs a new snapshot per recovered
+  // segment otherwise pays with a stat or an open each. ForwardingFileSystem
+  // keeps the default, so a decorator that watches File::Sync (fault
+  // injection, counting) still sees this sync.
+  virtual Status SyncFile(const std::string& path);
 
   // The process-wide POSIX implementation.
   static FileSystem* Default();

@@ -361,6 +361,11 @@ Result<std::unique_ptr<File>> FileSystem::OpenWithSize(const std::string& path, 
   return file;
 }
 
+Status FileSystem::SyncFile(const std::string& path) {
+  DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, OpenMode::kRead));
+  return file->Sync();
+}
+
 std::string JoinPath(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   if (dir.back() == '/') return dir + name;

@@ -202,8 +202,7 @@ Result<bool> ProducerStateManager::KeepRetiredSnapshot(const std::string& path, 
   auto old = fs_->ReadFile(path);
   if (old.ok() && *old == EncodeProducerSnapshot(SnapshotEntries())) {
     if (!sync) return true;
-    DARUMA_ASSIGN_OR_RETURN(auto file, fs_->Open(path, OpenMode::kRead));
-    DARUMA_RETURN_IF_ERROR(file->Sync());
+    DARUMA_RETURN_IF_ERROR(fs_->SyncFile(path));
     DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     return true;
   }
@@ -226,12 +225,8 @@ Status ProducerStateManager::SyncPendingSnapshots() {
   if (unsynced_snapshots_.empty()) return Status::Ok();
   for (const std::string& path : unsynced_snapshots_) {
     // A snapshot deleted since (truncation, retention) needs nothing.
-    auto file = fs_->Open(path, OpenMode::kRead);
-    if (!file.ok()) {
-      if (file.status().IsNotFound()) continue;
-      return file.status();
-    }
-    DARUMA_RETURN_IF_ERROR((*file)->Sync());
+    Status synced = fs_->SyncFile(path);
+    if (!synced.ok() && !synced.IsNotFound()) return synced;
   }
   DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
   unsynced_snapshots_.clear();

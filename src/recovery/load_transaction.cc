@@ -168,6 +168,12 @@ class JournalingFileSystem final : public FileSystem {
     if (journal_->recording()) journal_->NoteSynced(path, counter);
     return Status::Ok();
   }
+  Status SyncFile(const std::string& path) override {
+    const uint64_t counter = journal_->ChangeCounter();
+    DARUMA_RETURN_IF_ERROR(base_->SyncFile(path));
+    if (journal_->recording()) journal_->NoteSynced(path, counter);
+    return Status::Ok();
+  }
   // The partition dir is listed once per load (load_dir_listing.h); only
   // this load changes it while the journal records.
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
