@@ -180,36 +180,24 @@ Status IndexFile::Resize(int64_t new_size) {
   }
   if (rounded == length_) return Status::Ok();
   window_.Release();
-  if (unextended_size_) {
-    // The file ends at *unextended_size_; what lies past bytes_ below that
-    // end is stale and goes first, as below.
-    const uint64_t end = *unextended_size_;
-    unextended_size_.reset();
-    if (end > bytes_.size() && rounded > bytes_.size()) {
-      DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
-      extent_ = std::min<uint64_t>(extent_, bytes_.size());
-      if (rounded != bytes_.size()) DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
-      unsynced_ = true;
-    } else if (end != rounded) {
-      DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
-      unsynced_ = true;
-    }
-    extent_ = std::min(extent_, rounded);
-    length_ = rounded;
-    return Status::Ok();
-  }
   // Trimming to the entries first makes every slot past entries() read as
   // zeros after growing (stale entries of an earlier, longer file vanish). A
   // crash in between leaves a trimmed index, which is a valid state. A file
   // already ending at its entries (a trimmed index) has nothing to clear.
-  if (rounded > bytes_.size() && length_ > bytes_.size()) {
+  // The file ends at length_, or where unextended_size_ says.
+  if (rounded > bytes_.size() && unextended_size_.value_or(length_) > bytes_.size()) {
     DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
     extent_ = std::min<uint64_t>(extent_, bytes_.size());
+    unextended_size_ = bytes_.size();
+    unsynced_ = true;
   }
-  DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
+  if (unextended_size_.value_or(length_) != rounded) {
+    DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
+    unsynced_ = true;
+  }
+  unextended_size_.reset();
   extent_ = std::min(extent_, rounded);
   length_ = rounded;
-  unsynced_ = true;
   return Status::Ok();
 }
 

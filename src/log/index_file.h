@@ -173,9 +173,11 @@ class IndexFile {
   uint64_t extent_ = 0;
   // The file changed (write or resize) since the last Sync.
   bool unsynced_ = false;
-  // Set for a file this object created and has not extended to length_ yet:
-  // its size on disk, which the writes so far reached. Invariant: the slots
-  // from there to length_ read as zeros, as in a preallocated file.
+  // Set while the file is shorter than length_: its size on disk. That is a
+  // file this object created and has not extended yet (where its writes
+  // reached), or one Resize cut to its entries before growing it. Invariant:
+  // the slots from there to length_ read as zeros, as in a preallocated
+  // file, and the file is extended before a mapping reaches them.
   std::optional<uint64_t> unextended_size_;
 };
 

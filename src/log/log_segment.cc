@@ -66,20 +66,29 @@ bool LogSegment::offset_index_exists() const {
 }
 
 Result<OffsetIndex*> LogSegment::offset_index() {
+  return offset_index(/*extend_when_needed=*/false);
+}
+
+Result<OffsetIndex*> LogSegment::offset_index(bool extend_when_needed) {
   if (!offset_index_) {
-    DARUMA_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(offset_index_path(), base_offset_,
-                                                             config_.segment_index_bytes, fs_,
-                                                             /*writable=*/true, opening_to_trim_));
+    DARUMA_ASSIGN_OR_RETURN(
+        offset_index_,
+        OffsetIndex::Open(offset_index_path(), base_offset_, config_.segment_index_bytes, fs_,
+                          /*writable=*/true, extend_when_needed));
   }
   if (verify_offset_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/true));
   return offset_index_.get();
 }
 
 Result<TimeIndex*> LogSegment::time_index() {
+  return time_index(/*extend_when_needed=*/false);
+}
+
+Result<TimeIndex*> LogSegment::time_index(bool extend_when_needed) {
   if (!time_index_) {
     DARUMA_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(time_index_path(), base_offset_,
                                                          config_.segment_index_bytes, fs_,
-                                                         /*writable=*/true, opening_to_trim_));
+                                                         /*writable=*/true, extend_when_needed));
   }
   if (verify_time_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/false));
   return time_index_.get();
@@ -420,13 +429,9 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
                                                         int32_t resize_indexes_to) {
   // Indexes trimmed at the end (not the active segment's) that are missing
   // are created without their preallocation (IndexFile::Options).
-  opening_to_trim_ = resize_indexes_to <= 0;
-  Result<OffsetIndex*> opened_oi = offset_index();
-  Result<TimeIndex*> opened_ti =
-      opened_oi.ok() ? time_index() : Result<TimeIndex*>(opened_oi.status());
-  opening_to_trim_ = false;
-  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, std::move(opened_oi));
-  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, std::move(opened_ti));
+  const bool to_trim = resize_indexes_to <= 0;
+  DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index(to_trim));
+  DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index(to_trim));
   DARUMA_RETURN_IF_ERROR(ClearIndexesForRebuild(scan.index_points.size()));
   DARUMA_RETURN_IF_ERROR(txn_index_->Reset());
 

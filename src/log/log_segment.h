@@ -234,6 +234,12 @@ class LogSegment {
   int64_t roll_jitter_ms() const { return roll_jitter_ms_; }
 
  private:
+  // offset_index() and time_index(), creating a missing index with
+  // extend_when_needed (IndexFile::Options): ApplyRecovery's, for a segment
+  // it trims.
+  Result<OffsetIndex*> offset_index(bool extend_when_needed);
+  Result<TimeIndex*> time_index(bool extend_when_needed);
+
   LogSegment(FileSystem* fs, std::string dir, int64_t base_offset, LogConfig config,
              std::string suffix, Clock* clock)
       : clock_(clock),
@@ -310,8 +316,6 @@ class LogSegment {
   // Indexes VerifyIndexesOnFirstLoad asked to check and not yet checked.
   bool verify_offset_index_ = false;
   bool verify_time_index_ = false;
-  // Set while ApplyRecovery opens the indexes of a segment it trims.
-  bool opening_to_trim_ = false;
   IndexWarningSink on_index_rebuild_;
   std::string index_rebuild_warning_;
 };

@@ -312,11 +312,11 @@ uint64_t LoadJournal::packed_size() const {
 }
 
 Result<std::vector<uint8_t>> LoadJournal::PackedLocked() const {
-  std::vector<uint8_t> out;
-  out.reserve(packed_size_);
+  std::vector<uint8_t> out(packed_size_);
+  uint64_t at = 0;
   for (const auto& [offset, length] : packed_) {
-    DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> part, pack_->Read(offset, length));
-    out.insert(out.end(), part.begin(), part.end());
+    DARUMA_RETURN_IF_ERROR(pack_->Read(offset, std::span<uint8_t>(out.data() + at, length)));
+    at += length;
   }
   return out;
 }

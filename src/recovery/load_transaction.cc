@@ -163,16 +163,10 @@ class JournalingFileSystem final : public FileSystem {
     return st;
   }
   Status SyncDir(const std::string& path) override {
-    const uint64_t counter = journal_->ChangeCounter();
-    DARUMA_RETURN_IF_ERROR(base_->SyncDir(path));
-    if (journal_->recording()) journal_->NoteSynced(path, counter);
-    return Status::Ok();
+    return Synced(path, [&] { return base_->SyncDir(path); });
   }
   Status SyncFile(const std::string& path) override {
-    const uint64_t counter = journal_->ChangeCounter();
-    DARUMA_RETURN_IF_ERROR(base_->SyncFile(path));
-    if (journal_->recording()) journal_->NoteSynced(path, counter);
-    return Status::Ok();
+    return Synced(path, [&] { return base_->SyncFile(path); });
   }
   // The partition dir is listed once per load (load_dir_listing.h); only
   // this load changes it while the journal records.
@@ -211,6 +205,14 @@ class JournalingFileSystem final : public FileSystem {
                                 std::unique_ptr<File> file) {
     if (!LoadSnapshotCache::Keeps(path) || !journal_->recording()) return file;
     return snapshots_->Writing(path, mode, std::move(file));
+  }
+  // Runs `sync` of `path` and notes it for the journal's sync bookkeeping.
+  template <typename Sync>
+  Status Synced(const std::string& path, Sync sync) {
+    const uint64_t counter = journal_->ChangeCounter();
+    DARUMA_RETURN_IF_ERROR(sync());
+    if (journal_->recording()) journal_->NoteSynced(path, counter);
+    return Status::Ok();
   }
   Status Removed(const std::string& path, Status st) {
     if (st.ok() || st.IsNotFound()) {

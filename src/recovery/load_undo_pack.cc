@@ -53,15 +53,14 @@ Result<uint64_t> LoadUndoPackWriter::Append(std::span<const uint8_t> bytes) {
   return at;
 }
 
-Result<std::vector<uint8_t>> LoadUndoPackWriter::Read(uint64_t offset, uint64_t length) const {
+Status LoadUndoPackWriter::Read(uint64_t offset, std::span<uint8_t> out) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<uint8_t> out(length);
   DARUMA_ASSIGN_OR_RETURN(size_t n, file_->ReadAt(offset, out));
-  if (n != length) {
+  if (n != out.size()) {
     return Status::IoError(fmt::format("{}: short read at position {}: expected {} bytes, got {}",
-                                       path_, offset, length, n));
+                                       path_, offset, out.size(), n));
   }
-  return out;
+  return Status::Ok();
 }
 
 Result<std::vector<UndoRecord>> PackedUndoRecordsOf(FileSystem* fs, const std::string& log_dir,

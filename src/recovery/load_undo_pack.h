@@ -61,7 +61,8 @@ class LoadUndoPackWriter {
                                                             const std::string& log_dir);
   // Appends whole records; returns the offset they start at.
   Result<uint64_t> Append(std::span<const uint8_t> bytes);
-  Result<std::vector<uint8_t>> Read(uint64_t offset, uint64_t length) const;
+  // Reads out.size() bytes from `offset` (records Append wrote).
+  Status Read(uint64_t offset, std::span<uint8_t> out) const;
 
  private:
   LoadUndoPackWriter(std::string path, std::unique_ptr<File> file)
