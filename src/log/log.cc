@@ -361,6 +361,37 @@ void Log::SetWriteFailureListener(std::function<void(const Status&)> listener) {
   write_failure_listener_ = std::move(listener);
 }
 
+void Log::KeepRecoveryPointBelowUnsynced(std::vector<std::string> files) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The next unclean start recovers every segment from the one holding the
+  // recovery point (rebuilding its indexes) and first deletes the snapshots
+  // above that segment's base. So an index of segment B needs the point
+  // below the next segment's base, a snapshot at S a segment holding the
+  // point that starts below S. A point already there stays: a second
+  // recovery then leaves it as the first did.
+  auto holding_base = [this] {
+    auto it = segments_.upper_bound(recovery_point_);
+    return it == segments_.begin() ? log_start_offset_ : std::prev(it)->first;
+  };
+  std::vector<int64_t> snapshots;
+  for (const std::string& path : files) {
+    const std::string name = BaseName(path);
+    Result<int64_t> offset = OffsetFromFileName(name);
+    if (!offset.ok()) continue;
+    if (HasSuffix(name, kProducerSnapshotFileSuffix)) {
+      snapshots.push_back(*offset);
+      continue;
+    }
+    auto next = segments_.upper_bound(*offset);
+    if (next != segments_.end()) recovery_point_ = std::min(recovery_point_, next->first - 1);
+  }
+  for (int64_t offset : snapshots) {
+    if (offset <= holding_base()) recovery_point_ = offset - 1;
+  }
+  recovery_point_ = std::max(recovery_point_, log_start_offset_);
+  unsynced_load_files_ = std::move(files);
+}
+
 Status Log::Flush(int64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   return FlushLocked(offset);
@@ -370,6 +401,14 @@ Status Log::Flush(int64_t offset) {
 // pages and report the next fsync clean), so it stops all writes.
 Status Log::FlushLocked(int64_t offset) {
   DARUMA_RETURN_IF_ERROR(write_failure_);
+  // Before anything else may move the recovery point (Close, a flush of an
+  // empty range). A file gone since was removed by retention, truncation or
+  // cleaning: nothing of it is left to sync.
+  for (const std::string& path : unsynced_load_files_) {
+    Status st = fs_->SyncFile(path);
+    if (!st.ok() && !st.IsNotFound()) return FailWrites(st);
+  }
+  unsynced_load_files_.clear();
   offset = std::min(offset, log_end_offset_);
   if (offset <= recovery_point_) return Status::Ok();
   for (auto& [base, segment] : segments_) {

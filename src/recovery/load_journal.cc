@@ -12,6 +12,7 @@
 
 #include "common/bytes.h"
 #include "common/crc32c.h"
+#include "log/log_file_names.h"
 #include "recovery/load_undo_pack.h"
 
 namespace daruma {
@@ -573,9 +574,32 @@ void LoadJournal::NoteChangeLocked(const std::string& path) {
   changed_at_[path] = ++changes_;
 }
 
+bool LoadJournal::DerivedLocked(const std::string& path) const {
+  if (ParentDir(path) != dir_) return false;
+  const std::string name = BaseName(path);
+  return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
+         HasSuffix(name, kTxnIndexFileSuffix) || HasSuffix(name, kProducerSnapshotFileSuffix);
+}
+
+void LoadJournal::NoteFileChangeLocked(const std::string& path) {
+  if (DerivedLocked(path)) {
+    derived_changed_.insert(path);
+  } else {
+    only_derived_ = false;
+  }
+}
+
+bool LoadJournal::ChangedOnlyDerivedFiles(std::vector<std::string>* files) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!only_derived_) return false;
+  files->assign(derived_changed_.begin(), derived_changed_.end());
+  return true;
+}
+
 Status LoadJournal::BeforeCreate(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(path)) return Status::Ok();
+  NoteFileChangeLocked(path);
   NoteChangeLocked(path);
   NoteChangeLocked(ParentDir(path));
   // A name the presaved listing lacks is removed by its kCreateAny record.
@@ -602,6 +626,7 @@ bool LoadJournal::CreatesUnlisted(const std::string& path) const {
 
 void LoadJournal::AfterUnlistedCreate(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
+  NoteFileChangeLocked(path);
   NoteChangeLocked(path);
   NoteChangeLocked(ParentDir(path));
   paths_[path] = PathState{.fresh = true};
@@ -610,6 +635,7 @@ void LoadJournal::AfterUnlistedCreate(const std::string& path) {
 Status LoadJournal::BeforeCreateDir(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(path)) return Status::Ok();
+  only_derived_ = false;
   NoteChangeLocked(path);
   NoteChangeLocked(ParentDir(path));
   return AppendLocked({UndoRecord::Kind::kCreateDir, path, "", "", 0, {}});
@@ -619,6 +645,7 @@ Status LoadJournal::BeforeOverwrite(const OpenPathCell& cell, File* file, uint64
                                     uint64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(cell.path)) return Status::Ok();
+  NoteFileChangeLocked(cell.path);
   NoteChangeLocked(cell.path);
   return SaveLocked(cell.path, file, position, position + length);
 }
@@ -626,6 +653,7 @@ Status LoadJournal::BeforeOverwrite(const OpenPathCell& cell, File* file, uint64
 Status LoadJournal::BeforeTruncate(const OpenPathCell& cell, File* file, uint64_t new_size) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(cell.path)) return Status::Ok();
+  NoteFileChangeLocked(cell.path);
   NoteChangeLocked(cell.path);
   return SaveLocked(cell.path, file, new_size, UINT64_MAX);
 }
@@ -633,6 +661,7 @@ Status LoadJournal::BeforeTruncate(const OpenPathCell& cell, File* file, uint64_
 Status LoadJournal::BeforeSetModTime(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(path)) return Status::Ok();
+  if (!DerivedLocked(path)) only_derived_ = false;
   auto it = paths_.find(path);
   if (it != paths_.end() && it->second.fresh) return Status::Ok();
   DARUMA_ASSIGN_OR_RETURN(int64_t ms, base_->ModifiedTimeMs(path));
@@ -643,7 +672,13 @@ Status LoadJournal::Remove(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = paths_.find(path);
   const bool fresh = it != paths_.end() && it->second.fresh;
-  if (CoversLocked(path)) NoteChangeLocked(ParentDir(path));
+  if (CoversLocked(path)) {
+    // A removed derived file that a power loss brings back is one the
+    // segments still agree with: it needs no sync.
+    if (!DerivedLocked(path)) only_derived_ = false;
+    derived_changed_.erase(path);
+    NoteChangeLocked(ParentDir(path));
+  }
   if (!CoversLocked(path) || fresh || !base_->Exists(path)) {
     if (it != paths_.end()) paths_.erase(it);
     return base_->Remove(path);
@@ -679,6 +714,12 @@ Status LoadJournal::Remove(const std::string& path) {
 Status LoadJournal::Rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!CoversLocked(from) && !CoversLocked(to)) return base_->Rename(from, to);
+  if (DerivedLocked(from) && DerivedLocked(to)) {
+    derived_changed_.erase(from);
+    derived_changed_.insert(to);
+  } else {
+    only_derived_ = false;
+  }
   NoteChangeLocked(ParentDir(from));
   NoteChangeLocked(ParentDir(to));
   auto to_state = paths_.find(to);

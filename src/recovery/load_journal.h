@@ -181,6 +181,14 @@ class LoadJournal {
   // Whether the load began a journal file or an undo dir in the partition
   // dir (FinishSealed removes them).
   bool HasFilesOfItsOwn() const;
+  // Whether every change so far went to files derived from the partition's
+  // segments: indexes, time and transaction indexes, producer snapshots
+  // (created, written, truncated, renamed among themselves or removed). Kept
+  // past Seal. If so, *files gets the ones written, created or truncated.
+  // Such changes may stay unsynced for as long as the recovery point stays
+  // below them: the next unclean start rebuilds them from the segments
+  // (LogDirLoader::LoadPartition).
+  bool ChangedOnlyDerivedFiles(std::vector<std::string>* files) const;
 
   // Syncs every file and directory the records name, then deletes the undo
   // dir (the new state is final).
@@ -215,6 +223,9 @@ class LoadJournal {
   Result<PathState*> StateLocked(const std::string& path, File* file);
   void MoveNameLocked(const std::string& from, const std::string& to);
   void NoteChangeLocked(const std::string& path);  // content, or names of a dir
+  // A file's content or name changes: tracks ChangedOnlyDerivedFiles.
+  void NoteFileChangeLocked(const std::string& path);
+  bool DerivedLocked(const std::string& path) const;
   Status SaveLocked(const std::string& path, File* file, uint64_t from, uint64_t to);
   // The pack (Presave(..., pack)): to_pack_ written out, a run of records
   // written, and the records read back.
@@ -263,6 +274,9 @@ class LoadJournal {
   uint64_t changes_ = 0;
   std::map<std::string, uint64_t> changed_at_;
   std::map<std::string, uint64_t> synced_at_;
+  // ChangedOnlyDerivedFiles: cleared by nothing, Seal included.
+  bool only_derived_ = true;
+  std::set<std::string> derived_changed_;
 };
 
 }  // namespace daruma

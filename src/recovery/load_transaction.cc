@@ -296,6 +296,10 @@ Status LoadTransaction::RollbackAfter(const Status& failure, PartitionRecoveryRe
 FileSystem* LoadTransaction::fs() {
   return fs_.get();
 }
+bool LoadTransaction::ChangedOnlyDerivedFiles(std::vector<std::string>* files) const {
+  return journal_->ChangedOnlyDerivedFiles(files);
+}
+
 bool LoadTransaction::changed() const {
   return journal_->changed();
 }

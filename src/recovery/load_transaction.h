@@ -107,6 +107,9 @@ class LoadTransaction {
   // Whether the load began a journal file or undo dir of its own, which
   // FinishSealed removes (after the pack's removal is durable).
   bool HasFilesOfItsOwn() const;
+  // Whether the load changed only files derived from the segments (indexes,
+  // snapshots); if so, *files gets those it wrote (LoadJournal).
+  bool ChangedOnlyDerivedFiles(std::vector<std::string>* files) const;
   // Makes the new state durable and final.
   Status Commit();
   // Commit in two halves for a caller that makes many partitions durable at

@@ -247,6 +247,9 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
     d.prepared.clear();  // a load the dir going offline skipped: undone next start
   }
   if (dirs_->IsOffline(d)) return;
+  const bool own_files = std::any_of(sealed.begin(), sealed.end(),
+                                     [](const auto& txn) { return txn->HasFilesOfItsOwn(); });
+  if (!d.loads_need_sync && !own_files) return FinishDerivedOnlyLoads(d, sealed);
   Status st = options_.durable_fs->SyncFileSystem(d.path);
   bool removed = false;
   if (st.ok() && d.pack_written) {
@@ -257,8 +260,6 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
     st = options_.durable_fs->Remove(LoadUndoPackPath(d.path));
     d.pack_written = false;
     removed = true;
-    const bool own_files = std::any_of(sealed.begin(), sealed.end(),
-                                       [](const auto& txn) { return txn->HasFilesOfItsOwn(); });
     if (st.ok() && own_files) st = options_.durable_fs->SyncDir(d.path);
   }
   if (st.ok()) {
@@ -266,6 +267,25 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
     st = FinishSealedInParallel(sealed);
   }
   if (st.ok() && removed) st = options_.durable_fs->SyncFileSystem(d.path);
+  if (!st.ok()) dirs_->MarkOffline(d, st);
+}
+
+// Batched syncs, after loads that only rebuilt derived files, each log's
+// recovery point kept below them (LoadPartition): none of their changes
+// need to be durable, so no syncfs. Only the pack's removal must be, before
+// anything relies on the new state (a flush moving a recovery point past
+// a file the pack would roll back): one fsync of the log dir. A crash
+// before it rolls back to the state found; after it, a power loss may take
+// any of the rebuilt files, which the next start rebuilds again.
+void LogDirLoader::FinishDerivedOnlyLoads(
+    LogDir& d, const std::vector<std::shared_ptr<LoadTransaction>>& sealed) {
+  Status st = Status::Ok();
+  if (d.pack_written) {
+    st = options_.durable_fs->Remove(LoadUndoPackPath(d.path));
+    d.pack_written = false;
+    if (st.ok()) st = options_.durable_fs->SyncDir(d.path);
+  }
+  if (st.ok()) st = FinishSealedInParallel(sealed);
   if (!st.ok()) dirs_->MarkOffline(d, st);
 }
 
@@ -372,7 +392,15 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   }
   Result<std::unique_ptr<Log>> loaded =
       prepared.ok() ? LoadLog(params, &pr) : Result<std::unique_ptr<Log>>(prepared);
+  // Files the load rebuilt and left unsynced, if that is all it changed and
+  // it found no damage (whose quarantine copies and cuts must be durable
+  // before the pack goes): see below.
+  std::optional<std::vector<std::string>> unsynced;
   if (txn && loaded.ok()) {
+    std::vector<std::string> files;
+    if (txn->ChangedOnlyDerivedFiles(&files) && pr.damage.empty() && pr.quarantined.empty()) {
+      unsynced = std::move(files);
+    }
     txn->Seal();
     std::lock_guard<std::mutex> lock(dirs_->mu());
     d.sealed.push_back(txn);
@@ -393,9 +421,21 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
       pr.damage.push_back({DamageKind::kCorruptCheckpoint, warning});
       pr.warnings.push_back(std::move(warning));
     }
-    // fsync everything recovery kept before the recovery point can move to the
-    // LEO in the checkpoint (a second crash must not lose it).
-    st = log->FlushAll();
+    // Either fsync everything recovery kept before the recovery point can
+    // move to the LEO in the checkpoint (a second crash must not lose it),
+    // or, for a load that only rebuilt derived files, leave the recovery
+    // point where Kafka's loader leaves it, min(checkpoint, LEO), and below
+    // each file it rebuilt: what a power loss takes of those, the next
+    // unclean start rebuilds, and no syncfs of the whole dir is needed.
+    if (unsynced) {
+      log->KeepRecoveryPointBelowUnsynced(std::move(*unsynced));
+    } else {
+      st = log->FlushAll();
+    }
+  }
+  if (!unsynced) {
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    d.loads_need_sync = true;
   }
   d.counters->remaining_segments[size_t(thread_index)].store(0);
   // Out of descriptors (IsTooManyOpenFiles, after the cache released what it

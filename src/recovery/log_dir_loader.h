@@ -106,6 +106,8 @@ class LogDirLoader {
   void RollBackPack(LogDir& d);
   void PresaveDir(LogDir& d);
   void FinishBatchedLoads(LogDir& d);
+  void FinishDerivedOnlyLoads(LogDir& d,
+                              const std::vector<std::shared_ptr<LoadTransaction>>& sealed);
   Status FinishSealedInParallel(const std::vector<std::shared_ptr<LoadTransaction>>& sealed);
   Result<PresaveList> PresavePaths(const LogDir& d, const PartitionDir& p);
   void LoadPartition(LogDir& d, const PartitionDir& p, int thread_index);

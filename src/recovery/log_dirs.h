@@ -114,6 +114,10 @@ struct LogDir {
   // pack rolled back before this start read the dir.
   bool pack_written = false;
   std::set<std::string> pack_rolled_back;
+  // Some load of the dir made a change that must be durable before the
+  // pack goes (anything but rebuilt derived files), or failed: then
+  // FinishBatchedLoads syncs the whole dir first (guarded by mu()).
+  bool loads_need_sync = false;
   std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
   std::string marker_why;
   int64_t duration_ms = 0;

@@ -10,7 +10,10 @@
 //    it, never a mix;
 //  * the next start loads every partition to the same log end as the
 //    uninterrupted one.
-// And the batched start pays a small fraction of the per-file fsyncs.
+// And the batched start pays a small fraction of the per-file fsyncs. A
+// start whose loads only rebuild derived files (indexes, snapshots) syncs
+// none of them: its recovery points stay at or below where it found them,
+// so whatever a power loss takes of those files the next start rebuilds.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -68,8 +71,9 @@ std::string PartitionDir(const std::string& log_dir, int p) {
 // Three partitions of a few segments each, as a killed broker leaves them: no
 // clean-shutdown marker, recovery points in the first segment (partition 0),
 // at 0 (partition 1, which also has a torn tail) and at the active segment
-// (partition 2).
-void Seed(MemFileSystem* mem, const std::string& log_dir) {
+// (partition 2). Without `torn_tail`, partition 1's tail is whole too, and
+// every load only rebuilds indexes and snapshots.
+void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true) {
   ASSERT_TRUE(mem->CreateDir(log_dir).ok());
   ManualClock clock(kT0);
   OffsetMap recovery_points;
@@ -85,7 +89,7 @@ void Seed(MemFileSystem* mem, const std::string& log_dir) {
     ASSERT_GT(active_base, 0);
     ASSERT_TRUE((*log)->Close().ok());
     recovery_points[tp] = p == 0 ? 5 : p == 1 ? 0 : active_base;
-    if (p == 1) {
+    if (p == 1 && torn_tail) {
       auto file =
           mem->Open(LogFileName(PartitionDir(log_dir, p), active_base), OpenMode::kReadWrite);
       ASSERT_TRUE(file.ok());
@@ -128,10 +132,10 @@ class BatchedSyncCrashTest : public ::testing::Test {
   }
 
   // An uninterrupted start through the fault layer (counting only).
-  Reference Run(bool batch) {
+  Reference Run(bool batch, bool torn_tail = true) {
     Reference ref;
     MemFileSystem mem;
-    Seed(&mem, log_dir_);
+    Seed(&mem, log_dir_, torn_tail);
     for (int p = 0; p < kPartitions; ++p)
       ref.before.push_back(mem.Files(PartitionDir(log_dir_, p)));
     FaultInjectionFileSystem fault(&mem);
@@ -159,6 +163,8 @@ class BatchedSyncCrashTest : public ::testing::Test {
     }
     return ref;
   }
+
+  void CrashAtEveryStep(bool torn_tail);
 
   TempDir tmp_;
   std::string log_dir_;
@@ -214,14 +220,25 @@ TEST_F(BatchedSyncCrashTest, ACrashedPartitionIsListedByThePresaveOnly) {
   EXPECT_EQ(counter.listings[PartitionDir(log_dir_, 2)], 1);
 }
 
-TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
-  const Reference ref = Run(true);
+// Crashes the start at every operation, after a power loss and after a
+// kill. Without `torn_tail` (every load derived-only), the recovery-point
+// checkpoint
+// found afterwards also never exceeds the seeded one: the start did not
+// sync what it rebuilt, so it must not vouch for it.
+void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail) {
+  const std::string& log_dir = log_dir_;
+  MemFileSystem seeded;
+  Seed(&seeded, log_dir, torn_tail);
+  auto seeded_points =
+      OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), &seeded)->Read();
+  ASSERT_TRUE(seeded_points.ok());
+  const Reference ref = Run(true, torn_tail);
   ASSERT_GT(ref.ops, 20u);
   for (uint64_t n = 1; n <= ref.ops; ++n) {
     for (int kill = 0; kill < 2; ++kill) {
       SCOPED_TRACE("crash at op " + std::to_string(n) + (kill ? " (kill)" : " (power loss)"));
       MemFileSystem mem;
-      Seed(&mem, log_dir_);
+      Seed(&mem, log_dir, torn_tail);
       MemFileSystem image;
       {
         FaultInjectionFileSystem fault(&mem, n);
@@ -229,26 +246,35 @@ TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
         ManualClock clock(kT0 + 1000);
         {
           LogManager manager(Options(&fault, &clock, true));
-          (void)manager.Startup({log_dir_}, SmallSegments(), 1);
+          (void)manager.Startup({log_dir}, SmallSegments(), 1);
         }
         if (!kill) {
-          ASSERT_TRUE(fault.MaterializeDurableState(&image, log_dir_, false).ok());
+          ASSERT_TRUE(fault.MaterializeDurableState(&image, log_dir, false).ok());
         }
       }
       MemFileSystem& after = kill ? mem : image;
-      ASSERT_TRUE(RollBackLoadUndoPack(&after, log_dir_).ok());
-      EXPECT_FALSE(after.Exists(JoinPath(log_dir_, kLoadUndoPackFileName)));
+      ASSERT_TRUE(RollBackLoadUndoPack(&after, log_dir).ok());
+      EXPECT_FALSE(after.Exists(JoinPath(log_dir, kLoadUndoPackFileName)));
       for (int p = 0; p < kPartitions; ++p) {
-        const std::string dir = PartitionDir(log_dir_, p);
+        const std::string dir = PartitionDir(log_dir, p);
         auto rolled = LoadTransaction::RollBackInterrupted(&after, dir);
         ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
         const Image now = after.Files(dir);
         EXPECT_TRUE(now == ref.before[size_t(p)] || now == ref.after[size_t(p)])
             << "partition " << p << " is neither as found nor as loaded";
       }
+      if (!torn_tail) {
+        auto points =
+            OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), &after)
+                ->Read();
+        ASSERT_TRUE(points.ok()) << points.status().ToString();
+        for (const auto& [tp, point] : *points) {
+          EXPECT_LE(point, seeded_points->at(tp)) << tp.ToString();
+        }
+      }
       ManualClock clock(kT0 + 2000);
       LogManager next(Options(&after, &clock, true));
-      ASSERT_TRUE(next.Startup({log_dir_}, SmallSegments(), 1).ok());
+      ASSERT_TRUE(next.Startup({log_dir}, SmallSegments(), 1).ok());
       EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
       for (int p = 0; p < kPartitions; ++p) {
         Log* log = next.GetLog({"batched", p});
@@ -257,6 +283,22 @@ TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
       }
     }
   }
+}
+
+TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
+  CrashAtEveryStep(/*torn_tail=*/true);
+}
+
+// Loads that only rebuild indexes and snapshots: the presave's syncfs is
+// the start's only one (the pack's removal is made durable by an fsync of
+// the log dir), and crashing anywhere still leaves each partition as found
+// or as loaded, with recovery points that vouch for nothing unsynced.
+TEST_F(BatchedSyncCrashTest, AStartThatOnlyRebuildsDerivedFilesSyncsNoneOfThem) {
+  const Reference ref = Run(true, /*torn_tail=*/false);
+  // The probe's (LogManager::CanBatchSyncs) and the presave's.
+  EXPECT_EQ(ref.fs_syncs, 2);
+  EXPECT_EQ(ref.journals, 0);
+  CrashAtEveryStep(/*torn_tail=*/false);
 }
 
 }  // namespace

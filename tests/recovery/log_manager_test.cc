@@ -243,7 +243,10 @@ TEST(LogManagerTest, CleanMarkerIsReadThenDeletedBeforeLoading) {
   EXPECT_EQ(events.front(), "remove .kafka_cleanshutdown");  // before any partition file
 }
 
-TEST(LogManagerTest, CheckpointsAreTheLogEndAfterRecovery) {
+// The load only rebuilt indexes and a snapshot, left unsynced: the recovery
+// point stays where Kafka's loader leaves it, min(checkpoint, LEO), until
+// the first flush has synced them.
+TEST(LogManagerTest, CheckpointsAfterRecoveryVouchOnlyForWhatIsDurable) {
   TempDir a;
   MakePartition(a.path(), kOrders, 6);
   // A stale recovery point and a high watermark beyond the log end.
@@ -254,13 +257,13 @@ TEST(LogManagerTest, CheckpointsAreTheLogEndAfterRecovery) {
   ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
 
   EXPECT_EQ(manager.GetLog(kOrders)->high_watermark(), 6);  // clamped to [0, LEO]
-  EXPECT_EQ(manager.GetLog(kOrders)->recovery_point(), 6);
-  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 6}}));
+  EXPECT_EQ(manager.GetLog(kOrders)->recovery_point(), 0);
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 0}}));
   EXPECT_EQ(ReadCheckpoint(a.path(), kReplicationOffsetCheckpointFile), (OffsetMap{{kOrders, 6}}));
   // Log start equals the first segment base: Kafka lists no entry for it.
   EXPECT_EQ(ReadCheckpoint(a.path(), kLogStartOffsetCheckpointFile), OffsetMap{});
   EXPECT_EQ(manager.report().partitions[0].high_watermark, 6);
-  EXPECT_EQ(manager.report().partitions[0].recovery_point, 6);
+  EXPECT_EQ(manager.report().partitions[0].recovery_point, 0);
   // The old value is reported, not dropped silently (issue 22).
   ASSERT_EQ(manager.report().partitions[0].warnings.size(), 1u);
   EXPECT_EQ(manager.report().partitions[0].warnings[0],
@@ -268,6 +271,9 @@ TEST(LogManagerTest, CheckpointsAreTheLogEndAfterRecovery) {
             "end offset 6: lowered to 6");
   // Until Shutdown the dir is not clean.
   EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+  // The first flush syncs what the load rebuilt and moves the point on.
+  ASSERT_TRUE(manager.GetLog(kOrders)->FlushAll().ok());
+  EXPECT_EQ(manager.GetLog(kOrders)->recovery_point(), 6);
 }
 
 TEST(LogManagerTest, HighWatermarkWithinTheLogIsKept) {
@@ -458,7 +464,8 @@ TEST(LogManagerTest, UnreadableCheckpointIsAWarningAndReadsAsEmpty) {
   EXPECT_NE(warning.find("read as empty"), std::string::npos) << warning;
   EXPECT_EQ(manager.ReportJson()["logDirs"][0]["warnings"][0], warning);
   EXPECT_EQ(manager.GetLog(kOrders)->log_end_offset(), 2);
-  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 2}}));
+  // Read as empty, i.e. 0: the unclean start rebuilt from there, unsynced.
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 0}}));
 }
 
 TEST(LogManagerTest, DestroyWithoutShutdownLeavesTheDirUnclean) {
