@@ -361,35 +361,26 @@ void Log::SetWriteFailureListener(std::function<void(const Status&)> listener) {
   write_failure_listener_ = std::move(listener);
 }
 
-void Log::KeepRecoveryPointBelowUnsynced(std::vector<std::string> files) {
+bool Log::LeaveUnsyncedUntilFlush(std::vector<std::string> files) {
   std::lock_guard<std::mutex> lock(mu_);
   // The next unclean start recovers every segment from the one holding the
-  // recovery point (rebuilding its indexes) and first deletes the snapshots
-  // above that segment's base. So an index of segment B needs the point
-  // below the next segment's base, a snapshot at S a segment holding the
-  // point that starts below S. A point already there stays: a second
-  // recovery then leaves it as the first did.
-  auto holding_base = [this] {
-    auto it = segments_.upper_bound(recovery_point_);
-    return it == segments_.begin() ? log_start_offset_ : std::prev(it)->first;
-  };
-  std::vector<int64_t> snapshots;
+  // recovery point (the first if none), rebuilding its indexes, and first
+  // deletes the snapshots above that segment's base (Kafka's
+  // truncateAndReload before recovering a segment).
+  auto holding = segments_.upper_bound(recovery_point_);
+  if (holding != segments_.begin()) --holding;
+  const int64_t holding_base = holding->first;
   for (const std::string& path : files) {
     const std::string name = BaseName(path);
     Result<int64_t> offset = OffsetFromFileName(name);
-    if (!offset.ok()) continue;
-    if (HasSuffix(name, kProducerSnapshotFileSuffix)) {
-      snapshots.push_back(*offset);
-      continue;
-    }
-    auto next = segments_.upper_bound(*offset);
-    if (next != segments_.end()) recovery_point_ = std::min(recovery_point_, next->first - 1);
+    if (!offset.ok()) return false;
+    const bool rebuilt_next_time = HasSuffix(name, kProducerSnapshotFileSuffix)
+                                       ? *offset > holding_base
+                                       : *offset >= holding_base;
+    if (!rebuilt_next_time) return false;
   }
-  for (int64_t offset : snapshots) {
-    if (offset <= holding_base()) recovery_point_ = offset - 1;
-  }
-  recovery_point_ = std::max(recovery_point_, log_start_offset_);
   unsynced_load_files_ = std::move(files);
+  return true;
 }
 
 Status Log::Flush(int64_t offset) {

@@ -119,13 +119,14 @@ class Log {
   Status Flush(int64_t offset);
   Status FlushAll() { return Flush(log_end_offset()); }
   // Instead of FlushAll after a load whose only changes were files derived
-  // from the segments, left unsynced (indexes, snapshots: `files`): the
-  // recovery point goes low enough that the next unclean start rebuilds
-  // each (its segment is recovered; a snapshot lies above the first
-  // recovered segment's base, so it is deleted unread), so a power loss
-  // before the next flush costs only that; the flush syncs them before it
-  // moves the recovery point.
-  void KeepRecoveryPointBelowUnsynced(std::vector<std::string> files);
+  // from the segments, left unsynced (indexes, snapshots: `files`): if the
+  // next unclean start, from the recovery point as it is, rebuilds each of
+  // them (its segment is recovered; a snapshot lies above the first
+  // recovered segment's base, so it is deleted unread), they may stay
+  // unsynced until the next flush, which syncs them before it moves the
+  // recovery point: returns true. Otherwise changes nothing and returns
+  // false (a file below the recovery point needs the flush now).
+  bool LeaveUnsyncedUntilFlush(std::vector<std::string> files);
   // Removes every offset >= `offset` (Kafka: segments above it are deleted,
   // the containing segment is cut at the first batch with last offset >=
   // offset; producer state is reloaded from the latest snapshot at or below
@@ -325,7 +326,7 @@ class Log {
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;
   int64_t recovery_point_ = 0;
-  std::vector<std::string> unsynced_load_files_;  // KeepRecoveryPointBelowUnsynced
+  std::vector<std::string> unsynced_load_files_;  // LeaveUnsyncedUntilFlush
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   std::function<void()> flush_listener_;

@@ -120,6 +120,7 @@ class LoadJournal {
   LoadJournal(FileSystem* base, std::string partition_dir, FileSystem* data = nullptr);
 
   FileSystem* base() const { return base_; }
+  const std::string& dir() const { return dir_; }
   FileSystem* data() const { return data_; }
   bool recording() const;
   bool changed() const;

@@ -300,6 +300,10 @@ bool LoadTransaction::ChangedOnlyDerivedFiles(std::vector<std::string>* files) c
   return journal_->ChangedOnlyDerivedFiles(files);
 }
 
+const std::string& LoadTransaction::partition_dir() const {
+  return journal_->dir();
+}
+
 bool LoadTransaction::changed() const {
   return journal_->changed();
 }

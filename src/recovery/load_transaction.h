@@ -110,6 +110,7 @@ class LoadTransaction {
   // Whether the load changed only files derived from the segments (indexes,
   // snapshots); if so, *files gets those it wrote (LoadJournal).
   bool ChangedOnlyDerivedFiles(std::vector<std::string>* files) const;
+  const std::string& partition_dir() const;
   // Makes the new state durable and final.
   Status Commit();
   // Commit in two halves for a caller that makes many partitions durable at

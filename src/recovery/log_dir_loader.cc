@@ -41,6 +41,17 @@ int64_t LogBytesFrom(FileSystem* fs, const std::string& dir,
   return total;
 }
 
+// Whether the load's repairs, if any, were of derived files only: indexes
+// rebuilt or deleted, stray snapshots deleted; nothing copied into the
+// quarantine, whose copies must be durable before the pack goes.
+bool RepairedOnlyDerivedFiles(const PartitionRecoveryReport& pr) {
+  if (!pr.quarantined.empty() || !pr.not_kept.empty()) return false;
+  return std::all_of(pr.damage.begin(), pr.damage.end(), [](const ReportedDamage& d) {
+    return d.kind == DamageKind::kMissingIndex || d.kind == DamageKind::kCorruptIndex ||
+           d.kind == DamageKind::kOrphanIndex || d.kind == DamageKind::kStraySnapshot;
+  });
+}
+
 }  // namespace
 
 LogDirLoader::LogDirLoader(LogDirs* dirs, LogDirLoaderOptions options)
@@ -247,9 +258,9 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
     d.prepared.clear();  // a load the dir going offline skipped: undone next start
   }
   if (dirs_->IsOffline(d)) return;
+  if (!d.loads_need_sync) return FinishDerivedOnlyLoads(d, sealed);
   const bool own_files = std::any_of(sealed.begin(), sealed.end(),
                                      [](const auto& txn) { return txn->HasFilesOfItsOwn(); });
-  if (!d.loads_need_sync && !own_files) return FinishDerivedOnlyLoads(d, sealed);
   Status st = options_.durable_fs->SyncFileSystem(d.path);
   bool removed = false;
   if (st.ok() && d.pack_written) {
@@ -270,15 +281,24 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
   if (!st.ok()) dirs_->MarkOffline(d, st);
 }
 
-// Batched syncs, after loads that only rebuilt derived files, each log's
-// recovery point kept below them (LoadPartition): none of their changes
+// Batched syncs, after loads that only rebuilt derived files the next
+// unclean start would rebuild again (LoadPartition): none of their changes
 // need to be durable, so no syncfs. Only the pack's removal must be, before
 // anything relies on the new state (a flush moving a recovery point past
 // a file the pack would roll back): one fsync of the log dir. A crash
 // before it rolls back to the state found; after it, a power loss may take
 // any of the rebuilt files, which the next start rebuilds again.
+// A load with files of its own (a journal, an undo dir of the snapshots it
+// replaced) finishes after the pack's removal is durable, as in
+// FinishBatchedLoads, and an fsync of its partition dir makes their removal
+// durable too: a journal that a power loss brought back would roll back
+// files that a later flush may have made durable below a recovery point.
 void LogDirLoader::FinishDerivedOnlyLoads(
     LogDir& d, const std::vector<std::shared_ptr<LoadTransaction>>& sealed) {
+  std::vector<std::string> own;
+  for (const auto& txn : sealed) {
+    if (txn->HasFilesOfItsOwn()) own.push_back(txn->partition_dir());
+  }
   Status st = Status::Ok();
   if (d.pack_written) {
     st = options_.durable_fs->Remove(LoadUndoPackPath(d.path));
@@ -286,6 +306,7 @@ void LogDirLoader::FinishDerivedOnlyLoads(
     if (st.ok()) st = options_.durable_fs->SyncDir(d.path);
   }
   if (st.ok()) st = FinishSealedInParallel(sealed);
+  for (size_t i = 0; st.ok() && i < own.size(); ++i) st = options_.durable_fs->SyncDir(own[i]);
   if (!st.ok()) dirs_->MarkOffline(d, st);
 }
 
@@ -392,13 +413,12 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   }
   Result<std::unique_ptr<Log>> loaded =
       prepared.ok() ? LoadLog(params, &pr) : Result<std::unique_ptr<Log>>(prepared);
-  // Files the load rebuilt and left unsynced, if that is all it changed and
-  // it found no damage (whose quarantine copies and cuts must be durable
-  // before the pack goes): see below.
+  // Files the load rebuilt and left unsynced, if that is all it changed:
+  // see below.
   std::optional<std::vector<std::string>> unsynced;
   if (txn && loaded.ok()) {
     std::vector<std::string> files;
-    if (txn->ChangedOnlyDerivedFiles(&files) && pr.damage.empty() && pr.quarantined.empty()) {
+    if (txn->ChangedOnlyDerivedFiles(&files) && RepairedOnlyDerivedFiles(pr)) {
       unsynced = std::move(files);
     }
     txn->Seal();
@@ -421,15 +441,15 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
       pr.damage.push_back({DamageKind::kCorruptCheckpoint, warning});
       pr.warnings.push_back(std::move(warning));
     }
-    // Either fsync everything recovery kept before the recovery point can
-    // move to the LEO in the checkpoint (a second crash must not lose it),
-    // or, for a load that only rebuilt derived files, leave the recovery
-    // point where Kafka's loader leaves it, min(checkpoint, LEO), and below
-    // each file it rebuilt: what a power loss takes of those, the next
-    // unclean start rebuilds, and no syncfs of the whole dir is needed.
-    if (unsynced) {
-      log->KeepRecoveryPointBelowUnsynced(std::move(*unsynced));
-    } else {
+    // A load that only rebuilt derived files, all at or above the segment
+    // holding the recovery point, leaves that point where Kafka's loader
+    // does, min(checkpoint, LEO): whatever a power loss takes of those
+    // files, the next unclean start rebuilds, so they need no sync now (nor
+    // a syncfs of the whole dir). Otherwise fsync everything recovery kept
+    // before the recovery point can move to the LEO in the checkpoint (a
+    // second crash must not lose it).
+    if (!unsynced || !log->LeaveUnsyncedUntilFlush(std::move(*unsynced))) {
+      unsynced.reset();
       st = log->FlushAll();
     }
   }

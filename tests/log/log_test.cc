@@ -284,38 +284,31 @@ TEST_F(LogTest, ScheduledRollFlushMovesTheRecoveryPointOnlyInTheTask) {
   EXPECT_EQ(log_->recovery_point(), 5) << "declined: the roll flushed inline";
 }
 
-// A load that left the files it rebuilt unsynced keeps the recovery point
-// low enough that the next unclean start rebuilds them: inside or below the
-// segment of a rebuilt index, below the base of the segment holding it for
-// a snapshot (deleted unread then). The next flush syncs them, a file
-// removed since included, and moves the point on.
-TEST_F(LogTest, RecoveryPointStaysBelowFilesALoadLeftUnsynced) {
+// A load may leave the files it rebuilt unsynced only if the next unclean
+// start, from the recovery point as it is, rebuilds them: indexes of the
+// segment holding the point or later ones, snapshots above that segment's
+// base (deleted unread then). The next flush syncs them, a file removed
+// since included, and moves the point on.
+TEST_F(LogTest, OnlyFilesTheNextUncleanStartRebuildsAreLeftUnsynced) {
   OpenLog();
   Append({.records = 2});
   ASSERT_TRUE(log_->Roll().ok());
   Append({.records = 3});
-  ASSERT_TRUE(log_->FlushAll().ok());
   ASSERT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 2}));
-  ASSERT_EQ(log_->recovery_point(), 5);
+  ASSERT_EQ(log_->recovery_point(), 2);  // the roll flushed segment 0
 
-  // Already rebuilt by the next start: the active segment's indexes, a
-  // snapshot above the base of the segment holding the point.
-  log_->KeepRecoveryPointBelowUnsynced({OffsetIndexFileName(dir(), 2),
-                                        ProducerSnapshotFileName(dir(), 5),
-                                        JoinPath(dir(), "not-an-offset.index")});
-  EXPECT_EQ(log_->recovery_point(), 5);
-  log_->KeepRecoveryPointBelowUnsynced({ProducerSnapshotFileName(dir(), 2)});
-  EXPECT_EQ(log_->recovery_point(), 1);
-  ASSERT_TRUE(log_->FlushAll().ok());
-  EXPECT_EQ(log_->recovery_point(), 5);
+  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush({OffsetIndexFileName(dir(), 0)}));
+  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush({ProducerSnapshotFileName(dir(), 2)}));
+  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush({JoinPath(dir(), "not-an-offset.index")}));
+  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush(
+      {TimeIndexFileName(dir(), 2), ProducerSnapshotFileName(dir(), 1)}));
+  EXPECT_TRUE(
+      log_->LeaveUnsyncedUntilFlush({OffsetIndexFileName(dir(), 2), TimeIndexFileName(dir(), 2),
+                                     ProducerSnapshotFileName(dir(), 5)}));
+  EXPECT_EQ(log_->recovery_point(), 2) << "left where it was";
 
-  log_->KeepRecoveryPointBelowUnsynced({TimeIndexFileName(dir(), 0)});
-  EXPECT_EQ(log_->recovery_point(), 1) << "inside segment 0, which the next start recovers";
-  log_->KeepRecoveryPointBelowUnsynced({ProducerSnapshotFileName(dir(), 0)});
-  EXPECT_EQ(log_->recovery_point(), 0) << "never below the log start offset";
-
-  log_->KeepRecoveryPointBelowUnsynced(
-      {TimeIndexFileName(dir(), 0), ProducerSnapshotFileName(dir(), 3)});  // 3: no such file
+  // 3: no such file.
+  EXPECT_TRUE(log_->LeaveUnsyncedUntilFlush({ProducerSnapshotFileName(dir(), 3)}));
   ASSERT_TRUE(log_->FlushAll().ok());
   EXPECT_EQ(log_->recovery_point(), 5);
 }

@@ -116,6 +116,7 @@ struct Reference {
   std::vector<Image> before;
   std::vector<Image> after;
   std::vector<int64_t> log_end;
+  OffsetMap recovery_points;  // the checkpoint the start wrote
   uint64_t ops = 0;
   int64_t file_syncs = 0;
   int64_t fs_syncs = 0;
@@ -161,6 +162,10 @@ class BatchedSyncCrashTest : public ::testing::Test {
       EXPECT_NE(log, nullptr);
       ref.log_end.push_back(log != nullptr ? log->log_end_offset() : -1);
     }
+    auto points =
+        OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &mem)->Read();
+    EXPECT_TRUE(points.ok());
+    if (points.ok()) ref.recovery_points = *points;
     return ref;
   }
 
@@ -290,14 +295,22 @@ TEST_F(BatchedSyncCrashTest, CrashAtEveryStepLeavesEachPartitionOldOrNew) {
 }
 
 // Loads that only rebuild indexes and snapshots: the presave's syncfs is
-// the start's only one (the pack's removal is made durable by an fsync of
-// the log dir), and crashing anywhere still leaves each partition as found
-// or as loaded, with recovery points that vouch for nothing unsynced.
+// the start's only one (the pack's removal is
+// made durable by an fsync of the log dir), and crashing anywhere still leaves each partition as
+// found or as loaded, with recovery points that vouch for nothing unsynced.
 TEST_F(BatchedSyncCrashTest, AStartThatOnlyRebuildsDerivedFilesSyncsNoneOfThem) {
   const Reference ref = Run(true, /*torn_tail=*/false);
   // The probe's (LogManager::CanBatchSyncs) and the presave's.
   EXPECT_EQ(ref.fs_syncs, 2);
   EXPECT_EQ(ref.journals, 0);
+  // Each recovery point stays where Kafka's loader leaves it: the seeded
+  // one, all below the log end.
+  MemFileSystem seeded;
+  Seed(&seeded, log_dir_, /*torn_tail=*/false);
+  auto points =
+      OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
+  ASSERT_TRUE(points.ok());
+  EXPECT_EQ(ref.recovery_points, *points);
   CrashAtEveryStep(/*torn_tail=*/false);
 }
 
