@@ -20,12 +20,6 @@
 //
 // $DARUMA_BENCH_NO_UNDO=1 turns the load's undo log off (LogManagerOptions::
 // load_undo_log), to measure what it costs; never so in production.
-// $DARUMA_BENCH_SETTLE_S=N waits N seconds after each restore, outside the
-// timing. ext4 does not reuse an inode for a few seconds after its file was
-// deleted (recently_deleted() in its inode allocator, 5 s without a
-// journal): a start right after the restore deleted thousands of index files
-// spends much of its time skipping those inodes, which a start long after
-// the files went does not.
 //
 // Each partition's segments hold 8 batches of ~1 KiB from one idempotent
 // producer. Data sets are generated once under $TMPDIR without fsync; every
@@ -303,8 +297,6 @@ void BM_CrashedStart(benchmark::State& state) {
   int rounds = 0;
   for (auto _ : state) {
     RestoreCrashedShape(dir, partitions, missing);
-    if (const int settle = EnvInt("DARUMA_BENCH_SETTLE_S", 0); settle > 0)
-      ::sleep(unsigned(settle));
     const StartResult r = StartAndShutDown(dir, threads, batch, partitions);
     state.SetIterationTime(r.start_s);
     Accumulate(&sum, r);

@@ -383,6 +383,18 @@ bool Log::LeaveUnsyncedUntilFlush(std::vector<std::string> files) {
   return true;
 }
 
+// Before anything may move the recovery point past them (a flush, Close).
+// A file gone since was removed by retention, truncation or cleaning:
+// nothing of it is left to sync.
+Status Log::SyncUnsyncedLoadFilesLocked() {
+  for (const std::string& path : unsynced_load_files_) {
+    Status st = fs_->SyncFile(path);
+    if (!st.ok() && !st.IsNotFound()) return st;
+  }
+  unsynced_load_files_.clear();
+  return Status::Ok();
+}
+
 Status Log::Flush(int64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   return FlushLocked(offset);
@@ -392,14 +404,7 @@ Status Log::Flush(int64_t offset) {
 // pages and report the next fsync clean), so it stops all writes.
 Status Log::FlushLocked(int64_t offset) {
   DARUMA_RETURN_IF_ERROR(write_failure_);
-  // Before anything else may move the recovery point (Close, a flush of an
-  // empty range). A file gone since was removed by retention, truncation or
-  // cleaning: nothing of it is left to sync.
-  for (const std::string& path : unsynced_load_files_) {
-    Status st = fs_->SyncFile(path);
-    if (!st.ok() && !st.IsNotFound()) return FailWrites(st);
-  }
-  unsynced_load_files_.clear();
+  if (Status st = SyncUnsyncedLoadFilesLocked(); !st.ok()) return FailWrites(st);
   offset = std::min(offset, log_end_offset_);
   if (offset <= recovery_point_) return Status::Ok();
   for (auto& [base, segment] : segments_) {
@@ -504,6 +509,7 @@ Status Log::Close() {
   producer_state_->UpdateMapEndOffset(log_end_offset_);
   DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/true).status());
   DARUMA_RETURN_IF_ERROR(producer_state_->SyncPendingSnapshots());
+  DARUMA_RETURN_IF_ERROR(SyncUnsyncedLoadFilesLocked());
   for (auto& [base, segment] : segments_) DARUMA_RETURN_IF_ERROR(segment->Close());
   if (leader_epoch_cache_->dirty()) DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->Flush());
   recovery_point_ = log_end_offset_;

@@ -296,6 +296,7 @@ class Log {
   Status MaybeRoll(int32_t messages_size, const LogAppendInfo& info);
   Status RollLocked(std::optional<int64_t> expected_next_offset);
   Status FlushLocked(int64_t offset);
+  Status SyncUnsyncedLoadFilesLocked();
   // Records `st` as the log's write failure (the first one stays) and
   // returns it; a lack of descriptors before anything was written
   // (`wrote_bytes` false) is returned as is, for a retry.
