@@ -574,14 +574,20 @@ void LoadJournal::NoteChangeLocked(const std::string& path) {
   changed_at_[path] = ++changes_;
 }
 
+// Called on every write of a rebuilt index: no allocation.
 bool LoadJournal::DerivedLocked(const std::string& path) const {
-  if (ParentDir(path) != dir_) return false;
-  const std::string name = BaseName(path);
+  if (path.size() <= dir_.size() + 1 || path.compare(0, dir_.size(), dir_) != 0 ||
+      path[dir_.size()] != '/') {
+    return false;
+  }
+  const std::string_view name = std::string_view(path).substr(dir_.size() + 1);
+  if (name.find('/') != std::string_view::npos) return false;
   return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
          HasSuffix(name, kTxnIndexFileSuffix) || HasSuffix(name, kProducerSnapshotFileSuffix);
 }
 
 void LoadJournal::NoteFileChangeLocked(const std::string& path) {
+  if (!only_derived_) return;  // nothing more to track
   if (DerivedLocked(path)) {
     derived_changed_.insert(path);
   } else {
