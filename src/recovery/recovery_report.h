@@ -45,7 +45,10 @@ struct PartitionRecoveryReport {
   int64_t log_start_offset = 0;
   int64_t log_end_offset = 0;
   int64_t high_watermark = 0;
-  // After the load and its fsync (LogManager): the log end offset.
+  // After the load (LogManager): the log end offset once the load has
+  // synced what it kept; for a load that only rebuilt files the next
+  // unclean start rebuilds again, left unsynced, what Kafka's loader
+  // leaves: min(checkpoint, LEO) (Log::LeaveUnsyncedUntilFlush).
   int64_t recovery_point = 0;
   // What Kafka's LogLoader returns (spec §10.3 pass 5 step 4): the LEO after
   // a clean shutdown, else min(checkpoint, LEO); for comparing with Kafka.
