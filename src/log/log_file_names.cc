@@ -73,4 +73,9 @@ bool HasSuffix(std::string_view name, std::string_view suffix) {
   return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
 }
 
+bool IsIndexFileName(std::string_view name) {
+  return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
+         HasSuffix(name, kTxnIndexFileSuffix);
+}
+
 }  // namespace daruma

@@ -50,5 +50,8 @@ std::string ProducerSnapshotFileName(const std::string& dir, int64_t offset,
 Result<int64_t> OffsetFromFileName(std::string_view name);
 
 bool HasSuffix(std::string_view name, std::string_view suffix);
+// Whether `name` (a file name or path) ends with an index suffix: .index,
+// .timeindex or .txnindex.
+bool IsIndexFileName(std::string_view name);
 
 }  // namespace daruma

@@ -17,11 +17,6 @@ bool IsLeftover(const std::string& path) {
          HasSuffix(path, kSwapFileSuffix);
 }
 
-bool IsIndexFile(const std::string& name) {
-  return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
-         HasSuffix(name, kTxnIndexFileSuffix);
-}
-
 std::string Join(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
@@ -104,7 +99,7 @@ std::map<std::string, uint32_t> IndexFileDigests(FileSystem* fs, const std::stri
   auto entries = fs->ListDir(partition_dir);
   if (!entries.ok()) return out;
   for (const DirEntry& e : *entries) {
-    if (!e.is_regular || !IsIndexFile(e.name)) continue;
+    if (!e.is_regular || !IsIndexFileName(e.name)) continue;
     const std::string path = JoinPath(partition_dir, e.name);
     auto bytes = fs->ReadFile(path);
     if (bytes.ok()) out[path] = Crc32c(bytes->data(), bytes->size());

@@ -582,8 +582,7 @@ bool LoadJournal::DerivedLocked(const std::string& path) const {
   }
   const std::string_view name = std::string_view(path).substr(dir_.size() + 1);
   if (name.find('/') != std::string_view::npos) return false;
-  return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
-         HasSuffix(name, kTxnIndexFileSuffix) || HasSuffix(name, kProducerSnapshotFileSuffix);
+  return IsIndexFileName(name) || HasSuffix(name, kProducerSnapshotFileSuffix);
 }
 
 void LoadJournal::NoteFileChangeLocked(const std::string& path) {

@@ -37,10 +37,7 @@ constexpr char kRebuildAction[] = "run `daruma repair` to rebuild it from the lo
 // What a file start-up would delete without quarantining it is, by its name.
 DamageKind KindOfDeletedFile(const std::string& path) {
   if (HasSuffix(path, kSwapFileSuffix)) return DamageKind::kInterruptedSwap;
-  if (HasSuffix(path, kIndexFileSuffix) || HasSuffix(path, kTimeIndexFileSuffix) ||
-      HasSuffix(path, kTxnIndexFileSuffix)) {
-    return DamageKind::kOrphanIndex;
-  }
+  if (IsIndexFileName(path)) return DamageKind::kOrphanIndex;
   return DamageKind::kLeftoverTempFile;
 }
 constexpr std::string_view kCannotLoad = "the log cannot be loaded: ";

@@ -38,11 +38,6 @@ constexpr std::string_view kDeletedDirSuffix = "-delete";
 // enough to overlap a slow disk's flushes, few enough to bound the threads.
 constexpr size_t kMaxSyncsInFlight = 4;
 
-bool IsIndexFileName(std::string_view name) {
-  return HasSuffix(name, kIndexFileSuffix) || HasSuffix(name, kTimeIndexFileSuffix) ||
-         HasSuffix(name, kTxnIndexFileSuffix);
-}
-
 std::string StripSuffix(const std::string& name, std::string_view suffix) {
   return name.substr(0, name.size() - suffix.size());
 }
