@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench_data.h"
+#include "common/allocator_tuning.h"
 #include "common/forwarding_file_system.h"
 #include "common/no_sync_file_system.h"
 #include "log/log_file_names.h"
@@ -360,4 +361,11 @@ BENCHMARK(BM_CleanRestart)
 }  // namespace
 }  // namespace daruma
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  daruma::TuneAllocator();  // as the daruma binary does (common/allocator_tuning.h)
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

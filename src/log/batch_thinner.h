@@ -89,7 +89,10 @@ class BatchThinner {
   using Slots = std::array<Batch, kCache>;  // candidates' records only
   // Slots live in chunks that never move: a vector of them moved megabytes
   // at each growth with 10,000 producers and held old and new at once.
-  static constexpr uint32_t kChunkBits = 6;
+  // Chunks of 8 runs (5 KiB): every segment scan with a producer builds the
+  // first chunk, and one of 64 runs was 40 KiB to construct for the single
+  // producer of a crashed partition's active segment.
+  static constexpr uint32_t kChunkBits = 3;
 
   // A committed transaction that may be left out whole (batch_thinner.cc,
   // "Whole transactions"): its opening batch, its commit marker, and what

@@ -572,6 +572,7 @@ Result<int64_t> LogSegment::ReadNextOffset() {
   FileBatchReaderOptions ro;
   ro.start_position = uint64_t(start.position);
   ro.end_position = uint64_t(size_);
+  ro.file_size = uint64_t(size_);  // at least: the segment's bytes
   FileBatchReader reader(log_file_.get(), ro);
   int64_t next = base_offset_;
   while (auto e = reader.Next()) {

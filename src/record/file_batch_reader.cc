@@ -31,7 +31,8 @@ const char* StopReasonName(StopReason reason) {
 
 FileBatchReader::FileBatchReader(const File* file, FileBatchReaderOptions options)
     : file_(file), options_(options), position_(options.start_position) {
-  auto size = file_->Size();
+  Result<uint64_t> size =
+      options_.file_size ? Result<uint64_t>(*options_.file_size) : file_->Size();
   if (!size.ok()) {
     stop_reason_ = StopReason::kIoError;
     io_status_ = size.status();

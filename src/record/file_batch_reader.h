@@ -39,6 +39,11 @@ struct FileBatchReaderOptions {
   uint64_t start_position = 0;
   // Stop before this position (default: file size at construction).
   std::optional<uint64_t> end_position;
+  // The file's size, when the caller knows it (a segment's, taken when it
+  // was opened): saves the stat that a deferred open (CachingFileSystem)
+  // makes for File::Size, one per scan of a crashed partition. A file found
+  // shorter than this reads as an I/O error (a short read), not as its end.
+  std::optional<uint64_t> file_size;
   // Read block size. Entries larger than this get a buffer of their own size
   // (bounded by the remaining file length).
   size_t block_size = 1 << 20;

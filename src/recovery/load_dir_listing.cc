@@ -20,6 +20,15 @@ void LoadDirListing::Forget() {
   listing_.reset();
 }
 
+std::optional<bool> LoadDirListing::Has(const std::string& path) const {
+  if (!InDir(path)) return std::nullopt;
+  const std::string name = BaseName(path);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!listing_) return std::nullopt;
+  return std::any_of(listing_->begin(), listing_->end(),
+                     [&](const DirEntry& e) { return e.name == name; });
+}
+
 bool LoadDirListing::InDir(const std::string& path) const {
   return ParentDir(path) == dir_;
 }

@@ -38,6 +38,9 @@ class LoadDirListing {
   void Set(std::vector<DirEntry> listing);
   // Drops the listing: the next request lists the dir.
   void Forget();
+  // Whether `path`, an entry directly in dir(), exists, as the held listing
+  // says; nullopt when none is held or `path` lies elsewhere.
+  std::optional<bool> Has(const std::string& path) const;
 
   // After a successful change of `path` (only entries directly in dir()
   // matter; others are ignored).

@@ -94,7 +94,11 @@ class JournalingFileSystem final : public FileSystem {
       listing_->Created(path, /*is_directory=*/false);
       return Wrap(path, std::move(file));
     }
-    const bool exists = base_->Exists(path);
+    // The held listing answers while the journal records (load_dir_listing.h):
+    // a crashed partition's new producer snapshot needs no check of its own.
+    std::optional<bool> listed;
+    if (journal_->recording()) listed = listing_->Has(path);
+    const bool exists = listed ? *listed : base_->Exists(path);
     if (!exists && mode != OpenMode::kReadWrite) {
       DARUMA_RETURN_IF_ERROR(journal_->BeforeCreate(path));
       DARUMA_ASSIGN_OR_RETURN(file, base_->Open(path, mode));

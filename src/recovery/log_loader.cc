@@ -165,6 +165,27 @@ class Loader {
     std::vector<AbortedTxn> entries;  // empty if the old file did not parse
   };
   std::optional<OldTxnIndex> old_txn_index_;
+  // The next offset the last successful RecoverSegment left its segment
+  // with, and the segment's size then. The log end offset is the active
+  // segment's next offset: while that segment is the one recovered and its
+  // size is unchanged, this is what LogSegment::ReadNextOffset would read
+  // again from the tail (both are the last kept batch's last offset + 1, or
+  // the base offset when none is kept).
+  struct RecoveredTail {
+    const LogSegment* segment = nullptr;
+    int64_t size = 0;
+    int64_t next_offset = 0;
+  };
+  std::optional<RecoveredTail> recovered_tail_;
+  // `segment`'s next offset: from recovered_tail_ when it still holds, else
+  // read from the segment's tail.
+  Result<int64_t> NextOffsetOf(LogSegment* segment) const {
+    if (recovered_tail_ && recovered_tail_->segment == segment &&
+        recovered_tail_->size == segment->size()) {
+      return recovered_tail_->next_offset;
+    }
+    return segment->ReadNextOffset();
+  }
   // The last listing of the dir, and whether it still holds: every change
   // the loader makes to the dir's entries (deletes, renames, recovered
   // segments' snapshots and indexes) clears listing_current_. Snapshot files
@@ -572,6 +593,7 @@ Status Loader::LoadSegmentFiles() {
 
 Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecoveryScan* scan,
                                        std::unique_ptr<ProducerStateManager>* unsynced_snapshot) {
+  recovered_tail_.reset();
   const int64_t base = segment->base_offset();
   // Until snapshots change, listing_ names them all (pass 6 relies on the
   // same): the first segment recovered, usually the only one after a crash,
@@ -691,6 +713,11 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
   report_->rebuilt_indexes.push_back(segment->time_index_path());
   DARUMA_RETURN_IF_ERROR(psm->TakeSnapshot(/*sync=*/unsynced_snapshot == nullptr).status());
   if (unsynced_snapshot != nullptr) *unsynced_snapshot = std::move(psm);
+  // Below base only if the last offset + 1 wrapped (ReadNextOffset refuses
+  // such a batch): left to ReadNextOffset then.
+  if (recovered->next_offset >= base) {
+    recovered_tail_ = RecoveredTail{segment, segment->size(), recovered->next_offset};
+  }
   return recovered->truncated_bytes;
 }
 
@@ -1103,7 +1130,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       // Later segments are discarded unread: their scans (and indexes) are
       // dropped before their files move.
       pipeline.Stop();
-      DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
+      DARUMA_ASSIGN_OR_RETURN(int64_t next, NextOffsetOf(segment));
       Warn(last_stop_kind_, fmt::format("Corruption found in segment {}, truncating to offset {}",
                                         segment->base_offset(), next));
       report_->truncated_bytes += *truncated;
@@ -1148,7 +1175,7 @@ Result<Loader::RecoveryOffsets> Loader::RecoverLog() {
     if (whole_tail_leo) {
       leo = *whole_tail_leo;
     } else {
-      DARUMA_ASSIGN_OR_RETURN(leo, segments_.rbegin()->second->ReadNextOffset());
+      DARUMA_ASSIGN_OR_RETURN(leo, NextOffsetOf(segments_.rbegin()->second.get()));
     }
     if (leo >= p_.log_start_offset_checkpoint) {
       valid_leo = leo;
@@ -1251,7 +1278,10 @@ Status Loader::RebuildEpochsIfNeeded() {
 
 Result<std::unique_ptr<Log>> Loader::Run() {
   const int64_t start_ns = p_.clock->NowNanos();
-  if (!fs_->Exists(dir_)) DARUMA_RETURN_IF_ERROR(fs_->CreateDir(dir_));
+  // A dir the caller listed exists; only an unlisted one is checked.
+  if (given_listing_ == nullptr && !fs_->Exists(dir_)) {
+    DARUMA_RETURN_IF_ERROR(fs_->CreateDir(dir_));
+  }
   DARUMA_RETURN_IF_ERROR(OpenLeaderEpochCache());
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, CurrentListing());
   DARUMA_ASSIGN_OR_RETURN(psm_,

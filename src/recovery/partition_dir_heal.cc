@@ -51,6 +51,7 @@ Result<std::optional<int64_t>> ReadNextOffsetOfWholeTail(LogSegment* segment, Re
   FileBatchReaderOptions options;
   options.start_position = uint64_t(index->Lookup(index->LastOffset()).position);
   options.end_position = uint64_t(segment->size());
+  options.file_size = uint64_t(segment->size());  // at least: the segment's bytes
   FileBatchReader reader(segment->log_file(), options);
   int64_t next = segment->base_offset();
   bool first_entry = true;

@@ -155,6 +155,32 @@ TEST(FileBatchReaderTest, StartsAtAGivenPositionAndStopsAtEnd) {
   EXPECT_EQ(reader.stop_reason(), StopReason::kEndOfFile);
 }
 
+// A size the caller knows replaces the file's own (no stat): the batches
+// before it are read as usual, and a file found shorter than that size is an
+// I/O error naming the file and position, not a clean end.
+TEST(FileBatchReaderTest, AKnownFileSizeIsTrustedAndAShorterFileIsAnIoError) {
+  std::vector<int64_t> positions;
+  Bytes log = MakeLog(6, &positions);
+  testing::TempDir dir;
+  auto file = WriteLog(dir, log);
+  FileBatchReaderOptions o;
+  o.file_size = uint64_t(positions[3]);  // as if the file ended there
+  FileBatchReader reader(file.get(), o);
+  int n = 0;
+  while (reader.Next()) ++n;
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(reader.stop_reason(), StopReason::kEndOfFile);
+
+  o.file_size = uint64_t(log.size()) + 100;  // the file is shorter
+  FileBatchReader beyond(file.get(), o);
+  n = 0;
+  while (beyond.Next()) ++n;
+  EXPECT_EQ(n, 6);
+  EXPECT_EQ(beyond.stop_reason(), StopReason::kIoError);
+  EXPECT_NE(beyond.ScanStatus().message().find("short read"), std::string::npos)
+      << beyond.ScanStatus().ToString();
+}
+
 // The mapped reader (recovery's): the whole range is mapped once, blocks are
 // populated ahead and released behind. Over many blocks, from a start
 // position inside the file, with a torn tail, it yields exactly what the

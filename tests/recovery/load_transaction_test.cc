@@ -211,6 +211,45 @@ Status WriteText(FileSystem* fs, const std::string& path, OpenMode mode, uint64_
   return f->WriteAt(at, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
+// Counts existence checks.
+class ExistsCounter final : public ForwardingFileSystem {
+ public:
+  using ForwardingFileSystem::ForwardingFileSystem;
+  bool Exists(const std::string& path) override {
+    ++checks;
+    return ForwardingFileSystem::Exists(path);
+  }
+  int checks = 0;
+};
+
+// Opening with kTruncate saves the old bytes of a file that exists and
+// records the creation of one that does not; with the load's listing held,
+// the listing says which (no existence check), and a rollback still undoes
+// both.
+TEST(LoadTransactionTest, TheHeldListingSaysWhetherAFileOpenedToTruncateExists) {
+  MemFileSystem mem;
+  Seed(&mem);
+  ExistsCounter counter(&mem);
+  auto txn = LoadTransaction::Begin(&counter, kDir);
+  ASSERT_TRUE(txn->fs()->ListDir(kDir).ok());  // held from now on
+  counter.checks = 0;
+  const std::string fresh = JoinPath(kDir, "00000000000000000042.snapshot");
+  const std::string existing = JoinPath(kDir, "b.snapshot");
+  ASSERT_TRUE(WriteText(txn->fs(), fresh, OpenMode::kTruncate, 0, "new").ok());
+  ASSERT_TRUE(WriteText(txn->fs(), existing, OpenMode::kTruncate, 0, "x").ok());
+  EXPECT_EQ(counter.checks, 0);
+  EXPECT_EQ(Text(mem.ReadFile(existing)), "x");
+  // A name this load created and removed again is absent from the listing too.
+  ASSERT_TRUE(txn->fs()->Remove(fresh).ok());
+  ASSERT_TRUE(WriteText(txn->fs(), fresh, OpenMode::kTruncate, 0, "again").ok());
+  EXPECT_EQ(Text(mem.ReadFile(fresh)), "again");
+  ASSERT_TRUE(txn->Rollback().ok());
+  EXPECT_FALSE(mem.Exists(fresh));
+  auto restored = mem.ReadFile(existing);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(*restored, Bytes({1, 2, 3, 4, 5}));
+}
+
 // A load reads each producer snapshot from disk at most once
 // (load_snapshot_cache.h), and what it reads back is always what the file
 // holds: after a whole write, a write in place, a rename over it, a removal,
