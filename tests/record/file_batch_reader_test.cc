@@ -137,15 +137,21 @@ TEST(FileBatchReaderTest, HugeSizeFieldIsTornTailNotAnAllocation) {
   EXPECT_EQ(reader.stop_reason(), StopReason::kTornTail);
 }
 
-TEST(FileBatchReaderTest, StartsAtAGivenPositionAndStopsAtEnd) {
+// Six batches in a file of their own (members in initialization order).
+struct SixBatchLog {
   std::vector<int64_t> positions;
   Bytes log = MakeLog(6, &positions);
   testing::TempDir dir;
-  auto file = WriteLog(dir, log);
+  std::unique_ptr<File> file = WriteLog(dir, log);
+};
+
+TEST(FileBatchReaderTest, StartsAtAGivenPositionAndStopsAtEnd) {
+  SixBatchLog six;
+  const std::vector<int64_t>& positions = six.positions;
   FileBatchReaderOptions o;
   o.start_position = uint64_t(positions[2]);
   o.end_position = uint64_t(positions[4]);
-  FileBatchReader reader(file.get(), o);
+  FileBatchReader reader(six.file.get(), o);
   auto a = reader.Next();
   auto b = reader.Next();
   ASSERT_TRUE(a && b);
@@ -159,20 +165,17 @@ TEST(FileBatchReaderTest, StartsAtAGivenPositionAndStopsAtEnd) {
 // before it are read as usual, and a file found shorter than that size is an
 // I/O error naming the file and position, not a clean end.
 TEST(FileBatchReaderTest, AKnownFileSizeIsTrustedAndAShorterFileIsAnIoError) {
-  std::vector<int64_t> positions;
-  Bytes log = MakeLog(6, &positions);
-  testing::TempDir dir;
-  auto file = WriteLog(dir, log);
+  SixBatchLog six;
   FileBatchReaderOptions o;
-  o.file_size = uint64_t(positions[3]);  // as if the file ended there
-  FileBatchReader reader(file.get(), o);
+  o.file_size = uint64_t(six.positions[3]);  // as if the file ended there
+  FileBatchReader reader(six.file.get(), o);
   int n = 0;
   while (reader.Next()) ++n;
   EXPECT_EQ(n, 3);
   EXPECT_EQ(reader.stop_reason(), StopReason::kEndOfFile);
 
-  o.file_size = uint64_t(log.size()) + 100;  // the file is shorter
-  FileBatchReader beyond(file.get(), o);
+  o.file_size = uint64_t(six.log.size()) + 100;  // the file is shorter
+  FileBatchReader beyond(six.file.get(), o);
   n = 0;
   while (beyond.Next()) ++n;
   EXPECT_EQ(n, 6);
