@@ -84,8 +84,10 @@ class File {
   // system that cannot tell.
   virtual Result<uint64_t> DataEnd() const { return Size(); }
   // The first byte at or after pos that may hold data (SEEK_DATA): bytes in
-  // [pos, DataFrom(pos)) are a hole and read as zeros. Size() when only a
-  // hole follows; pos for a file system that cannot tell.
+  // [pos, DataFrom(pos)) are a hole and read as zeros. When only a hole
+  // follows, any value >= Size() (callers clamp it to the range they want;
+  // not asking for the size saves a crashed partition's presave a stat per
+  // index); pos for a file system that cannot tell.
   virtual Result<uint64_t> DataFrom(uint64_t pos) const { return pos; }
   // Advises the OS that the range will not be needed soon (page-cache drop).
   virtual void DropCache(uint64_t /*pos*/, uint64_t /*len*/) {}

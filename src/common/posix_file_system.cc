@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 
 #include "common/file_system.h"
@@ -129,8 +130,8 @@ class PosixFile final : public File {
   Result<uint64_t> DataFrom(uint64_t pos) const override {
     const off_t data = ::lseek(fd_, off_t(pos), SEEK_DATA);
     if (data >= 0) return uint64_t(data);
-    if (errno == ENXIO) return Size();  // only a hole (or nothing) follows
-    return pos;                         // no SEEK_DATA here: assume data
+    if (errno == ENXIO) return std::numeric_limits<uint64_t>::max();  // only a hole follows
+    return pos;  // no SEEK_DATA here: assume data
   }
 
   Result<uint64_t> DataEnd() const override {
@@ -347,10 +348,23 @@ Status FileSystem::WriteFileAtomically(const std::string& path, std::span<const 
 
 Result<std::vector<uint8_t>> FileSystem::ReadFile(const std::string& path) {
   DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, OpenMode::kRead));
-  DARUMA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
-  std::vector<uint8_t> out(size);
+  // A first read of a few KiB takes a small file whole: a short read is its
+  // end, as it always was for the read of Size() bytes below. A crashed
+  // partition's load reads two such files (its leader-epoch-checkpoint and
+  // its latest producer snapshot), and each then costs no stat.
+  constexpr size_t kFirstRead = 8192;
+  std::vector<uint8_t> out(kFirstRead);
   DARUMA_ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, out));
-  out.resize(n);
+  if (n < kFirstRead) {
+    out.resize(n);
+    return out;
+  }
+  DARUMA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
+  if (size <= kFirstRead) return out;
+  out.resize(size);
+  DARUMA_ASSIGN_OR_RETURN(size_t rest,
+                          file->ReadAt(kFirstRead, std::span<uint8_t>(out).subspan(kFirstRead)));
+  out.resize(kFirstRead + rest);
   return out;
 }
 
