@@ -348,23 +348,13 @@ Status FileSystem::WriteFileAtomically(const std::string& path, std::span<const 
 
 Result<std::vector<uint8_t>> FileSystem::ReadFile(const std::string& path) {
   DARUMA_ASSIGN_OR_RETURN(auto file, Open(path, OpenMode::kRead));
-  // A first read of a few KiB takes a small file whole: a short read is its
-  // end, as it always was for the read of Size() bytes below. A crashed
-  // partition's load reads two such files (its leader-epoch-checkpoint and
-  // its latest producer snapshot), and each then costs no stat.
-  constexpr size_t kFirstRead = 8192;
-  std::vector<uint8_t> out(kFirstRead);
-  DARUMA_ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, out));
-  if (n < kFirstRead) {
-    out.resize(n);
-    return out;
-  }
+  // The size first: File::ReadAt reads until it has every byte asked for or
+  // meets the end, so a guessed buffer that a small file does not fill costs
+  // a second read to find its end, where the stat costs one call.
   DARUMA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
-  if (size <= kFirstRead) return out;
-  out.resize(size);
-  DARUMA_ASSIGN_OR_RETURN(size_t rest,
-                          file->ReadAt(kFirstRead, std::span<uint8_t>(out).subspan(kFirstRead)));
-  out.resize(kFirstRead + rest);
+  std::vector<uint8_t> out(size);
+  DARUMA_ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, out));
+  out.resize(n);
   return out;
 }
 

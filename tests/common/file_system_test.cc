@@ -1,5 +1,4 @@
-// FileSystem::ReadFile: a whole file, whatever its size relative to the first
-// read (which takes a small file whole, without a stat).
+// FileSystem::ReadFile: a whole file, empty, small, or larger than a page.
 #include "common/file_system.h"
 
 #include <gtest/gtest.h>
