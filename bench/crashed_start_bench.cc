@@ -24,6 +24,11 @@
 // Each partition's segments hold 8 batches of ~1 KiB from one idempotent
 // producer. Data sets are generated once under $TMPDIR without fsync; every
 // round of BM_CrashedStart restores the crashed shape outside the timing.
+// The restore deletes files (snapshots at the log end, indexes for M=1): on
+// an ext4 without a journal, the kernel then skips each freed inode for 60 s
+// when it allocates one (recently_deleted()), which the next start pays for
+// as it creates files; an ext4 with its default journal does not.
+// The allocator is tuned as the daruma binary tunes it.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
