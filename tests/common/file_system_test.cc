@@ -11,7 +11,7 @@
 namespace daruma {
 namespace {
 
-TEST(FileSystemTest, ReadFileReturnsEveryByteAroundTheFirstReadsSize) {
+TEST(FileSystemTest, ReadFileReturnsEveryByteOfEmptySmallAndLargeFiles) {
   testing::TempDir dir;
   FileSystem* fs = FileSystem::Default();
   for (size_t size :
