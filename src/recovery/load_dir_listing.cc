@@ -22,18 +22,16 @@ void LoadDirListing::Forget() {
 
 std::optional<bool> LoadDirListing::Has(const std::string& path) const {
   if (!InDir(path)) return std::nullopt;
-  const std::string name = BaseName(path);
   std::lock_guard<std::mutex> lock(mu_);
   if (!listing_) return std::nullopt;
-  return std::any_of(listing_->begin(), listing_->end(),
-                     [&](const DirEntry& e) { return e.name == name; });
+  return FindLocked(BaseName(path)) != listing_->end();
 }
 
 bool LoadDirListing::InDir(const std::string& path) const {
   return ParentDir(path) == dir_;
 }
 
-std::vector<DirEntry>::iterator LoadDirListing::FindLocked(const std::string& name) {
+std::vector<DirEntry>::const_iterator LoadDirListing::FindLocked(const std::string& name) const {
   return std::find_if(listing_->begin(), listing_->end(),
                       [&](const DirEntry& e) { return e.name == name; });
 }

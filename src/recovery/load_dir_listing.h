@@ -50,7 +50,7 @@ class LoadDirListing {
 
  private:
   bool InDir(const std::string& path) const;
-  std::vector<DirEntry>::iterator FindLocked(const std::string& name);
+  std::vector<DirEntry>::const_iterator FindLocked(const std::string& name) const;
 
   const std::string dir_;
   mutable std::mutex mu_;
