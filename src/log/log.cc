@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "log/log_file_names.h"
 #include "record/file_batch_reader.h"
@@ -367,18 +368,46 @@ bool Log::LeaveUnsyncedUntilFlush(std::vector<std::string> files) {
   // recovery point (the first if none), rebuilding its indexes, and first
   // deletes the snapshots above that segment's base (Kafka's
   // truncateAndReload before recovering a segment).
-  auto holding = segments_.upper_bound(recovery_point_);
-  if (holding != segments_.begin()) --holding;
-  const int64_t holding_base = holding->first;
+  auto holding_base_of = [this](int64_t point) {
+    auto holding = segments_.upper_bound(point);
+    if (holding != segments_.begin()) --holding;
+    return holding->first;
+  };
+  std::set<int64_t> rebuilt;  // bases of the segments whose indexes are in `files`
   for (const std::string& path : files) {
     const std::string name = BaseName(path);
     Result<int64_t> offset = OffsetFromFileName(name);
     if (!offset.ok()) return false;
+    if (!HasSuffix(name, kProducerSnapshotFileSuffix)) rebuilt.insert(*offset);
+  }
+  int64_t point = recovery_point_;
+  int64_t holding_base = holding_base_of(point);
+  // Indexes rebuilt below that segment (they were missing or corrupt, so the
+  // load recovered their segments): the point goes down to the lowest such
+  // segment instead of a sync of each, provided the load rebuilt every
+  // segment from there on too. Then the next unclean start rebuilds them all
+  // again and redoes no more than this load did; the next flush syncs them
+  // and moves the point back up. Never below the log start offset (the
+  // point's invariant): a segment below it is not rebuilt, so not left.
+  if (!rebuilt.empty() && *rebuilt.begin() < holding_base) {
+    const int64_t lowered = std::max(*rebuilt.begin(), log_start_offset_);
+    const int64_t lowered_base = holding_base_of(lowered);
+    for (auto it = segments_.find(lowered_base); it != segments_.end() && it->first < holding_base;
+         ++it) {
+      if (rebuilt.count(it->first) == 0) return false;
+    }
+    point = lowered;
+    holding_base = lowered_base;
+  }
+  for (const std::string& path : files) {
+    const std::string name = BaseName(path);
+    const int64_t offset = *OffsetFromFileName(name);
     const bool rebuilt_next_time = HasSuffix(name, kProducerSnapshotFileSuffix)
-                                       ? *offset > holding_base
-                                       : *offset >= holding_base;
+                                       ? offset > holding_base
+                                       : offset >= holding_base;
     if (!rebuilt_next_time) return false;
   }
+  recovery_point_ = point;
   unsynced_load_files_ = std::move(files);
   return true;
 }

@@ -124,8 +124,12 @@ class Log {
   // them (its segment is recovered; a snapshot lies above the first
   // recovered segment's base, so it is deleted unread), they may stay
   // unsynced until the next flush, which syncs them before it moves the
-  // recovery point: returns true. Otherwise changes nothing and returns
-  // false (a file below the recovery point needs the flush now).
+  // recovery point: returns true. Indexes the load rebuilt below the
+  // segment holding the point (missing or corrupt ones) lower the point to
+  // the lowest of their segments, if the load rebuilt every segment from
+  // there up: the next unclean start then redoes only what this load did.
+  // Otherwise changes nothing and returns false (a file below the recovery
+  // point needs the flush now).
   bool LeaveUnsyncedUntilFlush(std::vector<std::string> files);
   // Removes every offset >= `offset` (Kafka: segments above it are deleted,
   // the containing segment is cut at the first batch with last offset >=

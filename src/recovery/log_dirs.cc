@@ -140,22 +140,31 @@ bool LogDirs::ReadState(LogDir& d) {
 }
 
 OffsetMap LogDirs::ReadCheckpoint(LogDir& d, const char* name) {
-  auto file = OffsetCheckpointFile::Open(JoinPath(d.path, name), fs_);
-  Result<OffsetMap> offsets = file.ok() ? file->Read() : Result<OffsetMap>(file.status());
-  if (offsets.ok()) return std::move(*offsets);
+  // Created empty when missing, as Kafka's checkpoint handle does.
+  const std::string path = JoinPath(d.path, name);
+  Status created = CreateEmptyFileIfMissing(fs_, path);
+  Result<std::vector<uint8_t>> bytes =
+      created.ok() ? fs_->ReadFile(path) : Result<std::vector<uint8_t>>(created);
+  Result<OffsetMap> offsets = bytes.ok() ? OffsetCheckpointFile::Parse(AsStringView(*bytes), path)
+                                         : Result<OffsetMap>(bytes.status());
+  if (offsets.ok()) {
+    d.checkpoints_found[name] = std::string(AsStringView(*bytes));
+    return std::move(*offsets);
+  }
   warnings_[d.path].push_back(offsets.status().ToString() + " (read as empty)");
   return {};
 }
 
 // ---- Checkpoints ----------------------------------------------------------------
 
-Status LogDirs::WriteCheckpoints(LogDir& d) {
-  DARUMA_RETURN_IF_ERROR(CheckpointRecoveryPointsOf(d));
-  DARUMA_RETURN_IF_ERROR(CheckpointLogStartOffsetsOf(d));
+Status LogDirs::WriteCheckpoints(LogDir& d, bool keep_found) {
+  DARUMA_RETURN_IF_ERROR(CheckpointRecoveryPointsOf(d, keep_found));
+  DARUMA_RETURN_IF_ERROR(CheckpointLogStartOffsetsOf(d, keep_found));
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   return WriteCheckpointFile(
       d, kReplicationOffsetCheckpointFile,
-      CollectOffsets(d, d.high_watermarks, [](Log& log) { return log.high_watermark(); }));
+      CollectOffsets(d, d.high_watermarks, [](Log& log) { return log.high_watermark(); }),
+      keep_found);
 }
 
 // Callers hold checkpoint_mu_, which also keeps a deleted partition's Log
@@ -181,32 +190,50 @@ OffsetMap LogDirs::CollectOffsets(LogDir& d, const OffsetMap& carried,
   return out;
 }
 
-Status LogDirs::WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets) {
+Status LogDirs::WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets,
+                                    bool keep_found) {
+  if (keep_found) {
+    auto found = d.checkpoints_found.find(name);
+    if (found != d.checkpoints_found.end() &&
+        found->second == OffsetCheckpointFile::Serialize(offsets)) {
+      return Status::Ok();
+    }
+  }
+  // A pack this start removed must stay removed before a checkpoint can
+  // vouch for what its loads rebuilt: a power loss would otherwise bring
+  // it back, and the next start would roll those files back under a
+  // recovery point above them.
+  if (d.pack_removal_unsynced.load()) {
+    DARUMA_RETURN_IF_ERROR(fs_->SyncDir(d.path));
+    d.pack_removal_unsynced.store(false);
+  }
   DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
                           OffsetCheckpointFile::Open(JoinPath(d.path, name), fs_));
   return file.Write(offsets);
 }
 
-Status LogDirs::CheckpointRecoveryPointsOf(LogDir& d) {
+Status LogDirs::CheckpointRecoveryPointsOf(LogDir& d, bool keep_found) {
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   // Cleared before reading: a flush from here on marks the dir again.
   d.recovery_points_dirty.store(false);
   return WriteCheckpointFile(
       d, kRecoveryPointCheckpointFile,
-      CollectOffsets(d, d.recovery_points, [](Log& log) { return log.recovery_point(); }));
+      CollectOffsets(d, d.recovery_points, [](Log& log) { return log.recovery_point(); }),
+      keep_found);
 }
 
 // Kafka lists only logs whose start is above their first segment's base.
-Status LogDirs::CheckpointLogStartOffsetsOf(LogDir& d) {
+Status LogDirs::CheckpointLogStartOffsetsOf(LogDir& d, bool keep_found) {
+  auto start_above_first_segment = [](Log& log) -> std::optional<int64_t> {
+    const std::vector<int64_t> bases = log.segment_base_offsets();
+    const int64_t start = log.log_start_offset();
+    if (!bases.empty() && start > bases.front()) return start;
+    return std::nullopt;
+  };
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
-  return WriteCheckpointFile(
-      d, kLogStartOffsetCheckpointFile,
-      CollectOffsets(d, d.log_start_offsets, [](Log& log) -> std::optional<int64_t> {
-        const std::vector<int64_t> bases = log.segment_base_offsets();
-        const int64_t start = log.log_start_offset();
-        if (!bases.empty() && start > bases.front()) return start;
-        return std::nullopt;
-      }));
+  return WriteCheckpointFile(d, kLogStartOffsetCheckpointFile,
+                             CollectOffsets(d, d.log_start_offsets, start_above_first_segment),
+                             keep_found);
 }
 
 // ---- State ------------------------------------------------------------------------

@@ -118,6 +118,15 @@ struct LogDir {
   // pack goes (anything but rebuilt derived files), or failed: then
   // FinishBatchedLoads syncs the whole dir first (guarded by mu()).
   bool loads_need_sync = false;
+  // FinishDerivedOnlyLoads removed the pack without an fsync of the dir:
+  // nothing relies on the loaded state yet, since every recovery point is
+  // at or below the one found. The next checkpoint write (the first that
+  // could raise one) makes the removal durable first (WriteCheckpointFile).
+  std::atomic<bool> pack_removal_unsynced{false};
+  // The text of each checkpoint file ReadState could read, by name: a start
+  // whose checkpoint would say the same leaves the file as found
+  // (WriteCheckpoints with keep_found).
+  std::map<std::string, std::string> checkpoints_found;
   std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
   std::string marker_why;
   int64_t duration_ms = 0;
@@ -160,9 +169,13 @@ class LogDirs {
 
   // Writes the three checkpoints of `d` from its loaded logs; entries of
   // partitions that failed to load are carried over so nothing is forgotten.
-  Status WriteCheckpoints(LogDir& d);
-  Status CheckpointRecoveryPointsOf(LogDir& d);
-  Status CheckpointLogStartOffsetsOf(LogDir& d);
+  // With `keep_found` (a start whose syncfs ran after ReadState, so what it
+  // found is durable), a checkpoint whose text would be the one found is not
+  // written again: a crashed start's loads that only rebuilt derived files
+  // then need no fsync at all after them.
+  Status WriteCheckpoints(LogDir& d, bool keep_found = false);
+  Status CheckpointRecoveryPointsOf(LogDir& d, bool keep_found = false);
+  Status CheckpointLogStartOffsetsOf(LogDir& d, bool keep_found = false);
 
   // Takes `d` offline and drops its logs without flushing (their files may
   // be unwritable); even for a lack of descriptors, since callers found the
@@ -204,7 +217,8 @@ class LogDirs {
   // failed to load, then value(log) of each live or future log that has one.
   OffsetMap CollectOffsets(LogDir& d, const OffsetMap& carried,
                            const std::function<std::optional<int64_t>(Log&)>& value) const;
-  Status WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets);
+  Status WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets,
+                             bool keep_found);
 
   FileSystem* fs_;
   std::vector<std::unique_ptr<LogDir>> dirs_;

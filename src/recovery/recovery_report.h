@@ -48,7 +48,8 @@ struct PartitionRecoveryReport {
   // After the load (LogManager): the log end offset once the load has
   // synced what it kept; for a load that only rebuilt files the next
   // unclean start rebuilds again, left unsynced, what Kafka's loader
-  // leaves: min(checkpoint, LEO) (Log::LeaveUnsyncedUntilFlush).
+  // leaves: min(checkpoint, LEO), or lower, down to the lowest segment
+  // whose missing or corrupt indexes it rebuilt (Log::LeaveUnsyncedUntilFlush).
   int64_t recovery_point = 0;
   // What Kafka's LogLoader returns (spec §10.3 pass 5 step 4): the LEO after
   // a clean shutdown, else min(checkpoint, LEO); for comparing with Kafka.

@@ -297,7 +297,6 @@ TEST_F(LogTest, OnlyFilesTheNextUncleanStartRebuildsAreLeftUnsynced) {
   ASSERT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 2}));
   ASSERT_EQ(log_->recovery_point(), 2);  // the roll flushed segment 0
 
-  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush({OffsetIndexFileName(dir(), 0)}));
   EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush({ProducerSnapshotFileName(dir(), 2)}));
   EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush({JoinPath(dir(), "not-an-offset.index")}));
   EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush(
@@ -311,6 +310,46 @@ TEST_F(LogTest, OnlyFilesTheNextUncleanStartRebuildsAreLeftUnsynced) {
   EXPECT_TRUE(log_->LeaveUnsyncedUntilFlush({ProducerSnapshotFileName(dir(), 3)}));
   ASSERT_TRUE(log_->FlushAll().ok());
   EXPECT_EQ(log_->recovery_point(), 5);
+}
+
+// Indexes rebuilt below the segment holding the recovery point (they were
+// missing) are left unsynced by lowering the point to the lowest of their
+// segments, only if the load rebuilt every segment from there up: the next
+// unclean start then recovers no segment this load did not. The next flush
+// syncs them and moves the point back up.
+TEST_F(LogTest, RebuiltIndexesBelowTheRecoveryPointLowerItToTheirSegment) {
+  OpenLog();
+  for (int s = 0; s < 3; ++s) {
+    Append({.records = 2});
+    ASSERT_TRUE(log_->Roll().ok());
+  }
+  Append({.records = 1});
+  ASSERT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 2, 4, 6}));
+  ASSERT_EQ(log_->recovery_point(), 6);
+
+  // Segment 2 was not rebuilt: the next start would not rebuild segment 0.
+  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush(
+      {OffsetIndexFileName(dir(), 0), TimeIndexFileName(dir(), 0), OffsetIndexFileName(dir(), 4)}));
+  EXPECT_EQ(log_->recovery_point(), 6);
+  // A snapshot at the lowered point's segment base is read, not rebuilt.
+  EXPECT_FALSE(log_->LeaveUnsyncedUntilFlush(
+      {OffsetIndexFileName(dir(), 4), ProducerSnapshotFileName(dir(), 4)}));
+  EXPECT_EQ(log_->recovery_point(), 6);
+
+  EXPECT_TRUE(log_->LeaveUnsyncedUntilFlush(
+      {OffsetIndexFileName(dir(), 2), TimeIndexFileName(dir(), 4), OffsetIndexFileName(dir(), 4),
+       OffsetIndexFileName(dir(), 6), ProducerSnapshotFileName(dir(), 7)}));
+  EXPECT_EQ(log_->recovery_point(), 2);
+  ASSERT_TRUE(log_->FlushAll().ok());
+  EXPECT_EQ(log_->recovery_point(), 7);
+
+  // Never below the log start offset: segment 0 holds it, so is rebuilt.
+  log_->UpdateHighWatermark(7);
+  ASSERT_TRUE(log_->MaybeIncrementLogStartOffset(1).ok());
+  EXPECT_TRUE(log_->LeaveUnsyncedUntilFlush(
+      {OffsetIndexFileName(dir(), 0), OffsetIndexFileName(dir(), 2), OffsetIndexFileName(dir(), 4),
+       OffsetIndexFileName(dir(), 6)}));
+  EXPECT_EQ(log_->recovery_point(), 1);
 }
 
 // The task runs after a truncation removed the rolled segments: it syncs

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,8 +73,11 @@ std::string PartitionDir(const std::string& log_dir, int p) {
 // clean-shutdown marker, recovery points in the first segment (partition 0),
 // at 0 (partition 1, which also has a torn tail) and at the active segment
 // (partition 2). Without `torn_tail`, partition 1's tail is whole too, and
-// every load only rebuilds indexes and snapshots.
-void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true) {
+// every load only rebuilds indexes and snapshots. With `missing_indexes`,
+// partition 2 has lost the .index and .timeindex of every segment from its
+// second up to its active one, all below its recovery point.
+void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true,
+          bool missing_indexes = false) {
   ASSERT_TRUE(mem->CreateDir(log_dir).ok());
   ManualClock clock(kT0);
   OffsetMap recovery_points;
@@ -87,7 +91,15 @@ void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true)
     }
     const int64_t active_base = (*log)->segments_for_inspection().back()->base_offset();
     ASSERT_GT(active_base, 0);
+    const std::vector<int64_t> bases = (*log)->segment_base_offsets();
     ASSERT_TRUE((*log)->Close().ok());
+    if (p == 2 && missing_indexes) {
+      ASSERT_GE(bases.size(), 3u);
+      for (size_t s = 1; s + 1 < bases.size(); ++s) {
+        ASSERT_TRUE(mem->Remove(OffsetIndexFileName(PartitionDir(log_dir, p), bases[s])).ok());
+        ASSERT_TRUE(mem->Remove(TimeIndexFileName(PartitionDir(log_dir, p), bases[s])).ok());
+      }
+    }
     recovery_points[tp] = p == 0 ? 5 : p == 1 ? 0 : active_base;
     if (p == 1 && torn_tail) {
       auto file =
@@ -133,10 +145,10 @@ class BatchedSyncCrashTest : public ::testing::Test {
   }
 
   // An uninterrupted start through the fault layer (counting only).
-  Reference Run(bool batch, bool torn_tail = true) {
+  Reference Run(bool batch, bool torn_tail = true, bool missing_indexes = false) {
     Reference ref;
     MemFileSystem mem;
-    Seed(&mem, log_dir_, torn_tail);
+    Seed(&mem, log_dir_, torn_tail, missing_indexes);
     for (int p = 0; p < kPartitions; ++p)
       ref.before.push_back(mem.Files(PartitionDir(log_dir_, p)));
     FaultInjectionFileSystem fault(&mem);
@@ -169,7 +181,7 @@ class BatchedSyncCrashTest : public ::testing::Test {
     return ref;
   }
 
-  void CrashAtEveryStep(bool torn_tail);
+  void CrashAtEveryStep(bool torn_tail, bool missing_indexes = false);
 
   TempDir tmp_;
   std::string log_dir_;
@@ -227,23 +239,24 @@ TEST_F(BatchedSyncCrashTest, ACrashedPartitionIsListedByThePresaveOnly) {
 
 // Crashes the start at every operation, after a power loss and after a
 // kill. Without `torn_tail` (every load derived-only), the recovery-point
-// checkpoint
-// found afterwards also never exceeds the seeded one: the start did not
-// sync what it rebuilt, so it must not vouch for it.
-void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail) {
+// checkpoint found afterwards also never exceeds the seeded one: the start
+// did not sync what it rebuilt, so it must not vouch for it; and the next
+// start rebuilds every index of the segments below the active one as the
+// uninterrupted start did, whatever the power loss took of them.
+void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail, bool missing_indexes) {
   const std::string& log_dir = log_dir_;
   MemFileSystem seeded;
-  Seed(&seeded, log_dir, torn_tail);
+  Seed(&seeded, log_dir, torn_tail, missing_indexes);
   auto seeded_points =
       OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), &seeded)->Read();
   ASSERT_TRUE(seeded_points.ok());
-  const Reference ref = Run(true, torn_tail);
+  const Reference ref = Run(true, torn_tail, missing_indexes);
   ASSERT_GT(ref.ops, 20u);
   for (uint64_t n = 1; n <= ref.ops; ++n) {
     for (int kill = 0; kill < 2; ++kill) {
       SCOPED_TRACE("crash at op " + std::to_string(n) + (kill ? " (kill)" : " (power loss)"));
       MemFileSystem mem;
-      Seed(&mem, log_dir, torn_tail);
+      Seed(&mem, log_dir, torn_tail, missing_indexes);
       MemFileSystem image;
       {
         FaultInjectionFileSystem fault(&mem, n);
@@ -285,6 +298,18 @@ void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail) {
         Log* log = next.GetLog({"batched", p});
         ASSERT_NE(log, nullptr);
         EXPECT_EQ(log->log_end_offset(), ref.log_end[size_t(p)]) << "partition " << p;
+        if (torn_tail) continue;
+        const Image now = after.Files(PartitionDir(log_dir, p));
+        const std::vector<int64_t> bases = log->segment_base_offsets();
+        for (size_t s = 0; s + 1 < bases.size(); ++s) {
+          for (const std::string& index : {OffsetIndexFileName(PartitionDir(log_dir, p), bases[s]),
+                                           TimeIndexFileName(PartitionDir(log_dir, p), bases[s])}) {
+            auto found = now.find(index);
+            auto loaded = ref.after[size_t(p)].find(index);
+            ASSERT_TRUE(found != now.end() && loaded != ref.after[size_t(p)].end()) << index;
+            EXPECT_EQ(found->second, loaded->second) << index;
+          }
+        }
       }
     }
   }
@@ -312,6 +337,98 @@ TEST_F(BatchedSyncCrashTest, AStartThatOnlyRebuildsDerivedFilesSyncsNoneOfThem) 
   ASSERT_TRUE(points.ok());
   EXPECT_EQ(ref.recovery_points, *points);
   CrashAtEveryStep(/*torn_tail=*/false);
+}
+
+// After a start whose loads only rebuilt derived files, nothing is synced
+// once the presave's syncfs has run: the pack goes without an fsync of the
+// log dir, and the checkpoints, which would say what they say, stay as
+// found (made durable by the probe's syncfs, after they were read). The
+// first checkpoint written afterwards (here once every log is flushed,
+// which raises every recovery point) fsyncs the log dir first, so that a
+// power loss cannot bring back the pack under it.
+TEST_F(BatchedSyncCrashTest, ADerivedOnlyStartSyncsNothingAfterItsPresave) {
+  MemFileSystem mem;
+  Seed(&mem, log_dir_, /*torn_tail=*/false);
+  // The other two checkpoints as the killed broker left them.
+  OffsetMap high_watermarks;
+  for (int p = 0; p < kPartitions; ++p) high_watermarks[{"batched", p}] = 0;
+  for (const auto& [name, offsets] :
+       {std::pair{kLogStartOffsetCheckpointFile, OffsetMap{}},
+        std::pair{kReplicationOffsetCheckpointFile, high_watermarks}}) {
+    auto cp = OffsetCheckpointFile::Open(JoinPath(log_dir_, name), &mem);
+    ASSERT_TRUE(cp.ok());
+    ASSERT_TRUE(cp->Write(offsets).ok());
+  }
+  FaultInjectionFileSystem fault(&mem);
+  ManualClock clock(kT0 + 1000);
+  LogManager manager(Options(&fault, &clock, true));
+  ASSERT_TRUE(manager.Startup({log_dir_}, SmallSegments(), 1).ok());
+  ASSERT_FALSE(manager.HasFailures()) << manager.ReportJson().dump();
+  const std::vector<std::string> start = fault.op_log();
+  size_t presave_sync = 0;
+  for (size_t i = 0; i < start.size(); ++i) {
+    if (start[i].find(" sync-fs ") != std::string::npos) presave_sync = i;
+  }
+  ASSERT_GT(presave_sync, 0u);
+  int pack_removals = 0;
+  for (size_t i = presave_sync + 1; i < start.size(); ++i) {
+    const std::string& op = start[i];
+    EXPECT_EQ(op.find(" sync"), std::string::npos) << op;
+    EXPECT_EQ(op.find("checkpoint"), std::string::npos) << op;
+    if (op.find(" remove ") != std::string::npos &&
+        op.find(kLoadUndoPackFileName) != std::string::npos)
+      ++pack_removals;
+  }
+  EXPECT_EQ(pack_removals, 1);
+
+  for (int p = 0; p < kPartitions; ++p)
+    ASSERT_TRUE(manager.GetLog({"batched", p})->FlushAll().ok());
+  ASSERT_TRUE(manager.CheckpointRecoveryPoints(/*all=*/true).ok());
+  const std::vector<std::string> after = fault.op_log();
+  const std::string dir_sync = " sync-dir " + log_dir_;
+  bool synced = false;
+  bool written = false;
+  for (size_t i = start.size(); i < after.size() && !written; ++i) {
+    const std::string& op = after[i];
+    if (op.size() >= dir_sync.size() &&
+        op.compare(op.size() - dir_sync.size(), dir_sync.size(), dir_sync) == 0)
+      synced = true;
+    if (op.find(std::string(kRecoveryPointCheckpointFile) + ".tmp") != std::string::npos)
+      written = true;
+  }
+  EXPECT_TRUE(written);
+  EXPECT_TRUE(synced) << "the checkpoint was written before the pack's removal was durable";
+}
+
+// Indexes missing below a recovery point (partition 2's, from its second
+// segment up to the active one): the load rebuilds them and, instead of a
+// syncfs for them, lowers the point to the lowest of their segments, so the
+// next unclean start rebuilds them again, and no more. Crashing anywhere
+// leaves each partition as found or as loaded, and the next start rebuilds
+// every index.
+TEST_F(BatchedSyncCrashTest, IndexesRebuiltBelowARecoveryPointLowerItInsteadOfASync) {
+  const Reference ref = Run(true, /*torn_tail=*/false, /*missing_indexes=*/true);
+  EXPECT_EQ(ref.fs_syncs, 2);
+  EXPECT_EQ(ref.journals, 0);
+  MemFileSystem seeded;
+  Seed(&seeded, log_dir_, /*torn_tail=*/false, /*missing_indexes=*/true);
+  auto points =
+      OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
+  ASSERT_TRUE(points.ok());
+  OffsetMap expected = *points;
+  const TopicPartition two{"batched", 2};
+  std::optional<int64_t> second;  // the second segment's base
+  for (const auto& [path, bytes] : ref.before[2]) {
+    Result<int64_t> base = OffsetFromFileName(BaseName(path));
+    if (HasSuffix(path, kLogFileSuffix) && base.ok() && *base > 0 && (!second || *base < *second)) {
+      second = *base;
+    }
+  }
+  ASSERT_TRUE(second.has_value());
+  ASSERT_LT(*second, expected[two]);
+  expected[two] = *second;
+  EXPECT_EQ(ref.recovery_points, expected);
+  CrashAtEveryStep(/*torn_tail=*/false, /*missing_indexes=*/true);
 }
 
 }  // namespace
