@@ -123,7 +123,12 @@ class JournalingFileSystem final : public FileSystem {
     if (mode == OpenMode::kReadWrite) {
       // Opens an existing file only, creating nothing (as Open): no record,
       // and the size comes with the open (one stat where the open is
-      // deferred) instead of an existence check and a stat of its own.
+      // deferred) instead of an existence check and a stat of its own. A
+      // name the held listing lacks is not there, with no stat at all: an
+      // index a crashed start finds missing (the load creates it next).
+      if (journal_->recording() && listing_->Has(path) == std::optional<bool>(false)) {
+        return Status::NotFound("open " + path + ": no such file (not in the load's listing)");
+      }
       DARUMA_ASSIGN_OR_RETURN(auto file, base_->OpenWithSize(path, mode, size));
       return Writing(path, mode, Wrap(path, std::move(file)));
     }

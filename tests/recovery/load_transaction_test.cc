@@ -219,6 +219,11 @@ class ExistsCounter final : public ForwardingFileSystem {
     ++checks;
     return ForwardingFileSystem::Exists(path);
   }
+  Result<std::unique_ptr<File>> OpenWithSize(const std::string& path, OpenMode mode,
+                                             uint64_t* size) override {
+    ++checks;
+    return ForwardingFileSystem::OpenWithSize(path, mode, size);
+  }
   int checks = 0;
 };
 
@@ -248,6 +253,33 @@ TEST(LoadTransactionTest, TheHeldListingSaysWhetherAFileOpenedToTruncateExists) 
   auto restored = mem.ReadFile(existing);
   ASSERT_TRUE(restored.ok()) << restored.status().ToString();
   EXPECT_EQ(*restored, Bytes({1, 2, 3, 4, 5}));
+}
+
+// An index a crashed start finds missing: opening it to read and write
+// (IndexFile::Open) is answered NotFound by the held listing, with no stat;
+// one the listing names still opens, and so does one the load created.
+TEST(LoadTransactionTest, TheHeldListingSaysAFileToOpenForWritingIsMissing) {
+  MemFileSystem mem;
+  Seed(&mem);
+  ExistsCounter counter(&mem);
+  auto txn = LoadTransaction::Begin(&counter, kDir);
+  ASSERT_TRUE(txn->fs()->ListDir(kDir).ok());  // held from now on
+  counter.checks = 0;
+  const std::string missing = JoinPath(kDir, "00000000000000000042.index");
+  uint64_t size = 0;
+  auto opened = txn->fs()->OpenWithSize(missing, OpenMode::kReadWrite, &size);
+  EXPECT_TRUE(opened.status().IsNotFound()) << opened.status().ToString();
+  EXPECT_EQ(counter.checks, 0);
+  const std::string existing = JoinPath(kDir, "b.snapshot");
+  auto found = txn->fs()->OpenWithSize(existing, OpenMode::kReadWrite, &size);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(size, 5u);
+  ASSERT_TRUE(WriteText(txn->fs(), missing, OpenMode::kCreateExclusive, 0, "idx").ok());
+  auto created = txn->fs()->OpenWithSize(missing, OpenMode::kReadWrite, &size);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(size, 3u);
+  ASSERT_TRUE(txn->Rollback().ok());
+  EXPECT_FALSE(mem.Exists(missing));
 }
 
 // A load reads each producer snapshot from disk at most once
