@@ -14,12 +14,20 @@
 //    syncs through the file system below it.
 //  * Files opened while deferring keep this decorator for their lifetime;
 //    once deferring is off their Sync is a plain fsync again.
+//  * A sync barrier (SetSyncBarrier), once deferring is off, runs before
+//    the first sync passed down (File::Sync, SyncFile, SyncDir; a
+//    WriteFileAtomically syncs through these) until it succeeds: for a
+//    change left unsynced that must be durable before anything written
+//    through this object is (LogDirLoader: the removal of a load's undo
+//    pack, which would otherwise roll back files a flush made durable).
 // Everything else passes straight through, including the descriptor (so
 // Fetch still uses sendfile) and writable maps (appends still memcpy).
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,15 +48,21 @@ class DeferredSyncFileSystem final : public ForwardingFileSystem {
   Result<std::vector<uint8_t>> ReadFile(const std::string& path) override {
     return base()->ReadFile(path);
   }
-  Status SyncDir(const std::string& path) override {
-    return deferring() ? Status::Ok() : base()->SyncDir(path);
-  }
-  Status SyncFile(const std::string& path) override {
-    return deferring() ? Status::Ok() : base()->SyncFile(path);
-  }
+  Status SyncDir(const std::string& path) override;
+  Status SyncFile(const std::string& path) override;
+
+  // Replaces the barrier (see the contract). It must not sync through this
+  // object. A failed barrier fails the sync that ran it and runs again
+  // before the next one.
+  void SetSyncBarrier(std::function<Status()> barrier);
+  // Runs the barrier if one is set; Ok when none is.
+  Status PassSyncBarrier() const;
 
  private:
   std::atomic<bool> deferring_{false};
+  mutable std::atomic<bool> barrier_set_{false};
+  mutable std::mutex barrier_mu_;
+  mutable std::function<Status()> barrier_;  // guarded by barrier_mu_
 };
 
 }  // namespace daruma

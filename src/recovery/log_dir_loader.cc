@@ -59,6 +59,10 @@ LogDirLoader::LogDirLoader(LogDirs* dirs, LogDirLoaderOptions options)
   options_.threads_per_dir = std::max(1, options_.threads_per_dir);
 }
 
+LogDirLoader::~LogDirLoader() {
+  if (options_.deferred_fs != nullptr) options_.deferred_fs->SetSyncBarrier(nullptr);
+}
+
 void LogDirLoader::AddCounters(LogDir& d) {
   std::lock_guard<std::mutex> lock(counters_mu_);
   d.counters = &counters_.emplace_back(d.path);
@@ -284,12 +288,16 @@ void LogDirLoader::FinishBatchedLoads(LogDir& d) {
 // Batched syncs, after loads that only rebuilt derived files the next
 // unclean start would rebuild again (LoadPartition): none of their changes
 // need to be durable, so no syncfs. Only the pack's removal must be, before
-// anything relies on the new state (a checkpoint with a recovery point
-// past a file the pack would roll back): the next checkpoint write fsyncs
-// the log dir first (LogDirs::WriteCheckpointFile), and FinishDir writes
-// none that would not change. A crash before that fsync rolls back to the
-// state found; after it, a power loss may take any of the rebuilt files,
-// which the next start rebuilds again.
+// anything relies on the new state (a flush making files durable that the
+// pack would roll back or remove, a checkpoint with a recovery point past
+// such a file): the deferred file system's sync barrier fsyncs the log dir
+// before the first sync passed through it (SyncPackRemovals), and FinishDir
+// writes no checkpoint that would not change. A crash before that fsync
+// rolls back to the state found; after it, a power loss may take any of
+// the rebuilt files, which the next start rebuilds again. A recovery point
+// a load lowered is checkpointed, durably, before the pack goes: with the
+// pack gone and the checkpoint found, its higher point would vouch for
+// rebuilt files never synced.
 // A load with files of its own (a journal, an undo dir of the snapshots it
 // replaced) finishes after the pack's removal is durable, as in
 // FinishBatchedLoads, and an fsync of its partition dir makes their removal
@@ -302,20 +310,37 @@ void LogDirLoader::FinishDerivedOnlyLoads(
     if (txn->HasFilesOfItsOwn()) own.push_back(txn->partition_dir());
   }
   Status st = Status::Ok();
-  if (d.pack_written) {
+  if (d.points_lowered) {
+    st = dirs_->CheckpointRecoveryPointsOf(d, /*keep_found=*/true, options_.durable_fs);
+  }
+  if (st.ok() && d.pack_written) {
     st = options_.durable_fs->Remove(LoadUndoPackPath(d.path));
     d.pack_written = false;
     // Loads with files of their own finish only after the removal is
-    // durable. Without them, nothing relies on the loaded state before the
-    // next checkpoint write, which syncs the dir first: the dir's fsync,
-    // a journal commit of every change the loads made (~20 ms per 1,000
-    // partitions on ext4), is not paid here.
+    // durable. Without them, the fsync of the dir (a journal commit of
+    // every change the loads made, ~20 ms per 1,000 partitions on ext4)
+    // waits for the sync barrier.
     if (st.ok() && !own.empty()) st = options_.durable_fs->SyncDir(d.path);
-    if (st.ok() && own.empty()) d.pack_removal_unsynced.store(true);
+    if (st.ok() && own.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(unsynced_removals_mu_);
+        unsynced_removals_.push_back(d.path);
+      }
+      options_.deferred_fs->SetSyncBarrier([this] { return SyncPackRemovals(); });
+    }
   }
   if (st.ok()) st = FinishSealedInParallel(sealed);
   for (size_t i = 0; st.ok() && i < own.size(); ++i) st = options_.durable_fs->SyncDir(own[i]);
   if (!st.ok()) dirs_->MarkOffline(d, st);
+}
+
+Status LogDirLoader::SyncPackRemovals() {
+  std::lock_guard<std::mutex> lock(unsynced_removals_mu_);
+  while (!unsynced_removals_.empty()) {
+    DARUMA_RETURN_IF_ERROR(options_.durable_fs->SyncDir(unsynced_removals_.back()));
+    unsynced_removals_.pop_back();
+  }
+  return Status::Ok();
 }
 
 // Each removal frees the journal's blocks (and the undo dir's), which waits
@@ -437,6 +462,7 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   }
   Status st = loaded.status();
   std::unique_ptr<Log> log;
+  bool lowered = false;
   if (st.ok()) {
     log = std::move(*loaded);
     const int64_t checkpointed_hw = find(d.high_watermarks);
@@ -457,14 +483,18 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
     // they need no sync now (nor a syncfs of the whole dir). Otherwise fsync
     // everything recovery kept before the recovery point can move to the
     // LEO in the checkpoint (a second crash must not lose it).
+    const int64_t point_before = log->recovery_point();
     if (!unsynced || !log->LeaveUnsyncedUntilFlush(std::move(*unsynced))) {
       unsynced.reset();
       st = log->FlushAll();
+    } else {
+      lowered = log->recovery_point() < point_before;
     }
   }
-  if (!unsynced) {
+  if (!unsynced || lowered) {
     std::lock_guard<std::mutex> lock(dirs_->mu());
-    d.loads_need_sync = true;
+    if (!unsynced) d.loads_need_sync = true;
+    if (lowered) d.points_lowered = true;
   }
   d.counters->remaining_segments[size_t(thread_index)].store(0);
   // Out of descriptors (IsTooManyOpenFiles, after the cache released what it

@@ -67,6 +67,10 @@ struct LogDirLoaderOptions {
 class LogDirLoader {
  public:
   LogDirLoader(LogDirs* dirs, LogDirLoaderOptions options);
+  // Clears the sync barrier it may have set (SyncPackRemovals): a pack whose
+  // removal is still unsynced then rolls back at the next start, as after a
+  // crash.
+  ~LogDirLoader();
   LogDirLoader(const LogDirLoader&) = delete;
   LogDirLoader& operator=(const LogDirLoader&) = delete;
 
@@ -109,6 +113,9 @@ class LogDirLoader {
   void FinishDerivedOnlyLoads(LogDir& d,
                               const std::vector<std::shared_ptr<LoadTransaction>>& sealed);
   Status FinishSealedInParallel(const std::vector<std::shared_ptr<LoadTransaction>>& sealed);
+  // The deferred file system's sync barrier: fsyncs each log dir whose pack
+  // FinishDerivedOnlyLoads removed without one.
+  Status SyncPackRemovals();
   Result<PresaveList> PresavePaths(const LogDir& d, const PartitionDir& p);
   void LoadPartition(LogDir& d, const PartitionDir& p, int thread_index);
 
@@ -123,6 +130,8 @@ class LogDirLoader {
   std::atomic<int64_t> total_bytes_{0};
   std::atomic<int64_t> total_logs_{0};
   std::atomic<int64_t> remaining_logs_{0};  // sum over dirs, for Progress()
+  std::mutex unsynced_removals_mu_;
+  std::vector<std::string> unsynced_removals_;  // log dirs, for SyncPackRemovals
 };
 
 }  // namespace daruma

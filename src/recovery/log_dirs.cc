@@ -191,35 +191,28 @@ OffsetMap LogDirs::CollectOffsets(LogDir& d, const OffsetMap& carried,
 }
 
 Status LogDirs::WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets,
-                                    bool keep_found) {
+                                    bool keep_found, FileSystem* via) {
+  std::string text;
   if (keep_found) {
+    text = OffsetCheckpointFile::Serialize(offsets);
     auto found = d.checkpoints_found.find(name);
-    if (found != d.checkpoints_found.end() &&
-        found->second == OffsetCheckpointFile::Serialize(offsets)) {
-      return Status::Ok();
-    }
-  }
-  // A pack this start removed must stay removed before a checkpoint can
-  // vouch for what its loads rebuilt: a power loss would otherwise bring
-  // it back, and the next start would roll those files back under a
-  // recovery point above them.
-  if (d.pack_removal_unsynced.load()) {
-    DARUMA_RETURN_IF_ERROR(fs_->SyncDir(d.path));
-    d.pack_removal_unsynced.store(false);
+    if (found != d.checkpoints_found.end() && found->second == text) return Status::Ok();
   }
   DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
-                          OffsetCheckpointFile::Open(JoinPath(d.path, name), fs_));
-  return file.Write(offsets);
+                          OffsetCheckpointFile::Open(JoinPath(d.path, name), via ? via : fs_));
+  DARUMA_RETURN_IF_ERROR(file.Write(offsets));
+  if (keep_found) d.checkpoints_found[name] = std::move(text);
+  return Status::Ok();
 }
 
-Status LogDirs::CheckpointRecoveryPointsOf(LogDir& d, bool keep_found) {
+Status LogDirs::CheckpointRecoveryPointsOf(LogDir& d, bool keep_found, FileSystem* via) {
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   // Cleared before reading: a flush from here on marks the dir again.
   d.recovery_points_dirty.store(false);
   return WriteCheckpointFile(
       d, kRecoveryPointCheckpointFile,
       CollectOffsets(d, d.recovery_points, [](Log& log) { return log.recovery_point(); }),
-      keep_found);
+      keep_found, via);
 }
 
 // Kafka lists only logs whose start is above their first segment's base.

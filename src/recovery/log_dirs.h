@@ -118,11 +118,9 @@ struct LogDir {
   // pack goes (anything but rebuilt derived files), or failed: then
   // FinishBatchedLoads syncs the whole dir first (guarded by mu()).
   bool loads_need_sync = false;
-  // FinishDerivedOnlyLoads removed the pack without an fsync of the dir:
-  // nothing relies on the loaded state yet, since every recovery point is
-  // at or below the one found. The next checkpoint write (the first that
-  // could raise one) makes the removal durable first (WriteCheckpointFile).
-  std::atomic<bool> pack_removal_unsynced{false};
+  // A load lowered its log's recovery point below the checkpoint's
+  // (Log::LeaveUnsyncedUntilFlush; guarded by mu() while loading).
+  bool points_lowered = false;
   // The text of each checkpoint file ReadState could read, by name: a start
   // whose checkpoint would say the same leaves the file as found
   // (WriteCheckpoints with keep_found).
@@ -170,11 +168,12 @@ class LogDirs {
   // Writes the three checkpoints of `d` from its loaded logs; entries of
   // partitions that failed to load are carried over so nothing is forgotten.
   // With `keep_found` (a start whose syncfs ran after ReadState, so what it
-  // found is durable), a checkpoint whose text would be the one found is not
-  // written again: a crashed start's loads that only rebuilt derived files
-  // then need no fsync at all after them.
+  // found is durable), a checkpoint whose text would be the one found (or
+  // written since with keep_found) is not written again: a crashed start's
+  // loads that only rebuilt derived files then need no fsync at all after
+  // them. `via`: the file system to write through instead of the dirs' own.
   Status WriteCheckpoints(LogDir& d, bool keep_found = false);
-  Status CheckpointRecoveryPointsOf(LogDir& d, bool keep_found = false);
+  Status CheckpointRecoveryPointsOf(LogDir& d, bool keep_found = false, FileSystem* via = nullptr);
   Status CheckpointLogStartOffsetsOf(LogDir& d, bool keep_found = false);
 
   // Takes `d` offline and drops its logs without flushing (their files may
@@ -217,8 +216,8 @@ class LogDirs {
   // failed to load, then value(log) of each live or future log that has one.
   OffsetMap CollectOffsets(LogDir& d, const OffsetMap& carried,
                            const std::function<std::optional<int64_t>(Log&)>& value) const;
-  Status WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets,
-                             bool keep_found);
+  Status WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets, bool keep_found,
+                             FileSystem* via = nullptr);
 
   FileSystem* fs_;
   std::vector<std::unique_ptr<LogDir>> dirs_;

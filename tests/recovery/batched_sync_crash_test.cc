@@ -16,6 +16,7 @@
 // so whatever a power loss takes of those files the next start rebuilds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -271,6 +272,21 @@ void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail, bool missing_indexes
         }
       }
       MemFileSystem& after = kill ? mem : image;
+      // A partition found as loaded with no pack left to roll it back has a
+      // checkpointed point no higher than the uninterrupted start's: a point
+      // a load lowered is durable before the pack's removal is.
+      if (!torn_tail && !after.Exists(JoinPath(log_dir, kLoadUndoPackFileName))) {
+        auto points =
+            OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), &after)
+                ->Read();
+        ASSERT_TRUE(points.ok()) << points.status().ToString();
+        for (int p = 0; p < kPartitions; ++p) {
+          const TopicPartition tp{"batched", p};
+          if (after.Files(PartitionDir(log_dir, p)) != ref.after[size_t(p)]) continue;
+          ASSERT_TRUE(points->count(tp) && ref.recovery_points.count(tp)) << tp.ToString();
+          EXPECT_LE(points->at(tp), ref.recovery_points.at(tp)) << tp.ToString();
+        }
+      }
       ASSERT_TRUE(RollBackLoadUndoPack(&after, log_dir).ok());
       EXPECT_FALSE(after.Exists(JoinPath(log_dir, kLoadUndoPackFileName)));
       for (int p = 0; p < kPartitions; ++p) {
@@ -381,23 +397,27 @@ TEST_F(BatchedSyncCrashTest, ADerivedOnlyStartSyncsNothingAfterItsPresave) {
   }
   EXPECT_EQ(pack_removals, 1);
 
+  // A flush is the first thing after the start to rely on its state: the
+  // log dir's fsync (the pack's removal) comes before the flush's first.
   for (int p = 0; p < kPartitions; ++p)
     ASSERT_TRUE(manager.GetLog({"batched", p})->FlushAll().ok());
   ASSERT_TRUE(manager.CheckpointRecoveryPoints(/*all=*/true).ok());
   const std::vector<std::string> after = fault.op_log();
-  const std::string dir_sync = " sync-dir " + log_dir_;
-  bool synced = false;
-  bool written = false;
-  for (size_t i = start.size(); i < after.size() && !written; ++i) {
-    const std::string& op = after[i];
-    if (op.size() >= dir_sync.size() &&
-        op.compare(op.size() - dir_sync.size(), dir_sync.size(), dir_sync) == 0)
-      synced = true;
-    if (op.find(std::string(kRecoveryPointCheckpointFile) + ".tmp") != std::string::npos)
-      written = true;
+  auto syncs_log_dir = [this](const std::string& op) {
+    const std::string dir_sync = " sync-dir " + log_dir_;
+    return op.size() >= dir_sync.size() &&
+           op.compare(op.size() - dir_sync.size(), dir_sync.size(), dir_sync) == 0;
+  };
+  size_t first_sync = after.size();
+  for (size_t i = start.size(); i < after.size() && first_sync == after.size(); ++i) {
+    if (after[i].find(" sync") != std::string::npos) first_sync = i;
   }
-  EXPECT_TRUE(written);
-  EXPECT_TRUE(synced) << "the checkpoint was written before the pack's removal was durable";
+  ASSERT_LT(first_sync, after.size());
+  EXPECT_TRUE(syncs_log_dir(after[first_sync]))
+      << "a flush synced before the pack's removal was durable: " << after[first_sync];
+  EXPECT_EQ(std::count_if(after.begin() + std::ptrdiff_t(start.size()), after.end(), syncs_log_dir),
+            2)
+      << "the barrier's, then the checkpoint's own";
 }
 
 // Indexes missing below a recovery point (partition 2's, from its second

@@ -227,17 +227,23 @@ class ExistsCounter final : public ForwardingFileSystem {
   int checks = 0;
 };
 
+// A transaction over the seeded dir that holds its listing, counting from 0.
+auto BeginWithTheListingHeld(MemFileSystem* mem, ExistsCounter* counter) {
+  Seed(mem);
+  auto txn = LoadTransaction::Begin(counter, kDir);
+  EXPECT_TRUE(txn->fs()->ListDir(kDir).ok());  // held from now on
+  counter->checks = 0;
+  return txn;
+}
+
 // Opening with kTruncate saves the old bytes of a file that exists and
 // records the creation of one that does not; with the load's listing held,
 // the listing says which (no existence check), and a rollback still undoes
 // both.
 TEST(LoadTransactionTest, TheHeldListingSaysWhetherAFileOpenedToTruncateExists) {
   MemFileSystem mem;
-  Seed(&mem);
   ExistsCounter counter(&mem);
-  auto txn = LoadTransaction::Begin(&counter, kDir);
-  ASSERT_TRUE(txn->fs()->ListDir(kDir).ok());  // held from now on
-  counter.checks = 0;
+  auto txn = BeginWithTheListingHeld(&mem, &counter);
   const std::string fresh = JoinPath(kDir, "00000000000000000042.snapshot");
   const std::string existing = JoinPath(kDir, "b.snapshot");
   ASSERT_TRUE(WriteText(txn->fs(), fresh, OpenMode::kTruncate, 0, "new").ok());
@@ -260,11 +266,8 @@ TEST(LoadTransactionTest, TheHeldListingSaysWhetherAFileOpenedToTruncateExists) 
 // one the listing names still opens, and so does one the load created.
 TEST(LoadTransactionTest, TheHeldListingSaysAFileToOpenForWritingIsMissing) {
   MemFileSystem mem;
-  Seed(&mem);
   ExistsCounter counter(&mem);
-  auto txn = LoadTransaction::Begin(&counter, kDir);
-  ASSERT_TRUE(txn->fs()->ListDir(kDir).ok());  // held from now on
-  counter.checks = 0;
+  auto txn = BeginWithTheListingHeld(&mem, &counter);
   const std::string missing = JoinPath(kDir, "00000000000000000042.index");
   uint64_t size = 0;
   auto opened = txn->fs()->OpenWithSize(missing, OpenMode::kReadWrite, &size);
