@@ -373,12 +373,15 @@ bool Log::LeaveUnsyncedUntilFlush(std::vector<std::string> files) {
     if (holding != segments_.begin()) --holding;
     return holding->first;
   };
+  std::vector<std::pair<int64_t, bool>> named;  // each file's offset, and whether a snapshot
   std::set<int64_t> rebuilt;  // bases of the segments whose indexes are in `files`
   for (const std::string& path : files) {
     const std::string name = BaseName(path);
     Result<int64_t> offset = OffsetFromFileName(name);
     if (!offset.ok()) return false;
-    if (!HasSuffix(name, kProducerSnapshotFileSuffix)) rebuilt.insert(*offset);
+    const bool snapshot = HasSuffix(name, kProducerSnapshotFileSuffix);
+    named.emplace_back(*offset, snapshot);
+    if (!snapshot) rebuilt.insert(*offset);
   }
   int64_t point = recovery_point_;
   int64_t holding_base = holding_base_of(point);
@@ -399,12 +402,8 @@ bool Log::LeaveUnsyncedUntilFlush(std::vector<std::string> files) {
     point = lowered;
     holding_base = lowered_base;
   }
-  for (const std::string& path : files) {
-    const std::string name = BaseName(path);
-    const int64_t offset = *OffsetFromFileName(name);
-    const bool rebuilt_next_time = HasSuffix(name, kProducerSnapshotFileSuffix)
-                                       ? offset > holding_base
-                                       : offset >= holding_base;
+  for (const auto& [offset, snapshot] : named) {
+    const bool rebuilt_next_time = snapshot ? offset > holding_base : offset >= holding_base;
     if (!rebuilt_next_time) return false;
   }
   recovery_point_ = point;

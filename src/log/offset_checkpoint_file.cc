@@ -40,8 +40,9 @@ std::string OffsetCheckpointFile::Serialize(const OffsetMap& offsets) {
   return SerializeTextCheckpoint(kVersion, lines);
 }
 
-Result<OffsetMap> OffsetCheckpointFile::Read() const {
+Result<OffsetMap> OffsetCheckpointFile::Read(std::string* text) const {
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs_->ReadFile(path_));
+  if (text != nullptr) text->assign(AsStringView(bytes));
   return Parse(AsStringView(bytes), path_);
 }
 

@@ -33,7 +33,9 @@ class OffsetCheckpointFile {
   static Result<OffsetCheckpointFile> Open(const std::string& path,
                                            FileSystem* fs = FileSystem::Default());
 
-  Result<OffsetMap> Read() const;
+  // With `text`, also the file's bytes as read (LogDirs keeps them to leave
+  // a checkpoint that would not change as found).
+  Result<OffsetMap> Read(std::string* text = nullptr) const;
   Status Write(const OffsetMap& offsets) const;
   const std::string& path() const { return path_; }
 

@@ -140,15 +140,11 @@ bool LogDirs::ReadState(LogDir& d) {
 }
 
 OffsetMap LogDirs::ReadCheckpoint(LogDir& d, const char* name) {
-  // Created empty when missing, as Kafka's checkpoint handle does.
-  const std::string path = JoinPath(d.path, name);
-  Status created = CreateEmptyFileIfMissing(fs_, path);
-  Result<std::vector<uint8_t>> bytes =
-      created.ok() ? fs_->ReadFile(path) : Result<std::vector<uint8_t>>(created);
-  Result<OffsetMap> offsets = bytes.ok() ? OffsetCheckpointFile::Parse(AsStringView(*bytes), path)
-                                         : Result<OffsetMap>(bytes.status());
+  auto file = OffsetCheckpointFile::Open(JoinPath(d.path, name), fs_);
+  std::string text;
+  Result<OffsetMap> offsets = file.ok() ? file->Read(&text) : Result<OffsetMap>(file.status());
   if (offsets.ok()) {
-    d.checkpoints_found[name] = std::string(AsStringView(*bytes));
+    d.checkpoints_found[name] = std::move(text);
     return std::move(*offsets);
   }
   warnings_[d.path].push_back(offsets.status().ToString() + " (read as empty)");
