@@ -168,6 +168,7 @@ std::optional<std::vector<FileSlice>> FetchSliceReader::Read(Log& log, int64_t f
       std::shared_ptr<const File> file = OpenSegment(log, *it);
       if (file == nullptr) return std::nullopt;
       cursor = Cursor{&log, *it, std::move(file), OpenIndex(log, *it), 0};
+      if (cursor->index == nullptr) return std::nullopt;  // see Locate
       scanner = HeaderScanner(cursor->file.get());
       skipped_ahead = false;
       continue;
@@ -226,11 +227,10 @@ std::optional<FetchSliceReader::Cursor> FetchSliceReader::Locate(Log& log, int64
   std::shared_ptr<const File> file = OpenSegment(log, base);
   if (file == nullptr) return std::nullopt;
   Cursor cursor{&log, base, file, OpenIndex(log, base), 0};
-  if (cursor.index != nullptr) {
-    std::optional<IndexEntry> entry = LastIndexEntryWhere(
-        *cursor.index, base, hw, [offset](const IndexEntry& e) { return e.offset <= offset; });
-    if (entry) cursor.position = entry->position;
-  }
+  if (cursor.index == nullptr) return std::nullopt;
+  std::optional<IndexEntry> entry = LastIndexEntryWhere(
+      *cursor.index, base, hw, [offset](const IndexEntry& e) { return e.offset <= offset; });
+  if (entry) cursor.position = entry->position;
   HeaderScanner scanner(file.get());
   // Stops at the entry holding `offset`, or at the end of the segment (the
   // offset is then at the start of a later one).

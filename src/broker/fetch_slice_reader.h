@@ -23,7 +23,10 @@
 //
 // nullopt means "not served here, use Log::Read": no FileSystem (zero copy
 // off), files without a descriptor (File::fd() < 0: test and fault-injecting
-// file systems), an offset outside [log start, upper bound), kLogEnd, or
+// file systems), an offset outside [log start, upper bound), kLogEnd, a
+// segment whose .index is not on disk (an index a load rebuilt stays in
+// memory until its segment is flushed or closed, IndexFile's deferred files:
+// Log::Read looks it up there instead of scanning every header), or
 // anything unexpected in the headers. `upper` (optional) receives the bound
 // used, for the aborted transactions of a kTxnCommitted fetch.
 //
@@ -74,7 +77,7 @@ class FetchSliceReader {
     const Log* log = nullptr;  // a recreated topic's Log is another object
     int64_t segment_base = 0;
     std::shared_ptr<const File> file;
-    // The segment's .index (null if it did not open), kept with the cursor:
+    // The segment's .index (never null in a stored cursor), kept with the cursor:
     // opening it for each fetch made a single consumer 15-30% slower.
     std::shared_ptr<const File> index;
     uint64_t position = 0;

@@ -28,16 +28,16 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
   if (!existing.ok()) {
     if (!existing.status().IsNotFound()) return existing.status();
     if (!options.writable) return Status::NotFound("index file " + path + " does not exist");
-    // A new index: preallocated zeros, no entries. Created exclusively: the
-    // open just found no file, and a load's journal then needs no check of
-    // its own that nothing is overwritten.
-    DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, OpenMode::kCreateExclusive));
+    // A new index: preallocated zeros, no entries.
     index->length_ = RoundDown(options.max_index_size, entry_size);
-    if (options.extend_when_needed) {
-      index->unextended_size_ = 0;
-    } else {
-      DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
+    if (options.defer_new_file) {
+      index->deferred_ = true;
+      return index;
     }
+    // Created exclusively: the open just found no file, and a load's journal
+    // then needs no check of its own that nothing is overwritten.
+    DARUMA_ASSIGN_OR_RETURN(index->file_, fs->Open(path, OpenMode::kCreateExclusive));
+    DARUMA_RETURN_IF_ERROR(index->file_->Truncate(index->length_));
     return index;
   }
   index->file_ = std::move(*existing);
@@ -67,8 +67,25 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
   return index;
 }
 
+Status IndexFile::CreateDeferredFile() {
+  // Exclusively, as Open creates: a file that appeared at path_ meanwhile
+  // was not made by this object, and is not overwritten.
+  DARUMA_ASSIGN_OR_RETURN(file_, fs_->Open(path_, OpenMode::kCreateExclusive));
+  deferred_ = false;
+  unsynced_ = true;
+  // Written at the entries' size; the zeros up to length_ follow when an
+  // append maps them or a size change sets the length (see unextended_size_).
+  written_ = 0;
+  extent_ = 0;
+  unextended_size_ = 0;
+  DARUMA_RETURN_IF_ERROR(WritePending(/*live_append=*/false));
+  if (*unextended_size_ >= length_) unextended_size_.reset();
+  return Status::Ok();
+}
+
 Status IndexFile::CheckOpen() const {
-  if (file_ == nullptr) return Status::InvalidArgument("index file " + path_ + " is closed");
+  if (file_ == nullptr && !deferred_)
+    return Status::InvalidArgument("index file " + path_ + " is closed");
   return Status::Ok();
 }
 
@@ -99,6 +116,7 @@ void IndexFile::MaterializeHole() {
 }
 
 Status IndexFile::WritePending(bool live_append) {
+  if (deferred_) return live_append ? CreateDeferredFile() : Status::Ok();
   if (written_ >= bytes_.size()) return Status::Ok();
   // A few entries (an append's) go through the mapped window: a store, not a
   // system call. A bulk write (an index rebuilt by recovery, hundreds of KiB)
@@ -179,6 +197,11 @@ Status IndexFile::Resize(int64_t new_size) {
         std::to_string(entries()) + " entries (" + std::to_string(entry_bytes) + " bytes)");
   }
   if (rounded == length_) return Status::Ok();
+  if (deferred_) {
+    // The zeros past the entries are not stored: the length is all there is.
+    length_ = rounded;
+    return Status::Ok();
+  }
   window_.Release();
   // Trimming to the entries first makes every slot past entries() read as
   // zeros after growing (stale entries of an earlier, longer file vanish). A
@@ -205,7 +228,7 @@ Status IndexFile::TrimThenResize(int64_t new_size) {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
   DARUMA_RETURN_IF_ERROR(WritePending());
   const uint64_t entry_bytes = uint64_t(entries()) * entry_size_;
-  if (RoundDown(new_size, entry_size_) != length_ || length_ < entry_bytes) {
+  if (deferred_ || RoundDown(new_size, entry_size_) != length_ || length_ < entry_bytes) {
     DARUMA_RETURN_IF_ERROR(TrimToValidSize());
     return Resize(new_size);
   }
@@ -231,6 +254,7 @@ Status IndexFile::TrimToValidSize() {
 Status IndexFile::Flush() {
   DARUMA_RETURN_IF_ERROR(CheckOpen());
   if (!options_.writable) return Status::Ok();
+  if (deferred_) DARUMA_RETURN_IF_ERROR(CreateDeferredFile());
   DARUMA_RETURN_IF_ERROR(WritePending());
   if (!unsynced_) return Status::Ok();
   DARUMA_RETURN_IF_ERROR(file_->Sync());
@@ -239,8 +263,9 @@ Status IndexFile::Flush() {
 }
 
 Status IndexFile::Close() {
-  if (file_ == nullptr) return Status::Ok();
+  if (file_ == nullptr && !deferred_) return Status::Ok();
   if (options_.writable) {
+    if (deferred_) DARUMA_RETURN_IF_ERROR(CreateDeferredFile());
     // Trimmed and synced: a clean shutdown's marker must not outlive an index
     // that a power loss would leave preallocated (zero entries at the end).
     DARUMA_RETURN_IF_ERROR(TrimToValidSize());
@@ -255,6 +280,11 @@ Status IndexFile::Close() {
 Status IndexFile::DeleteIfExists(bool* existed) {
   window_.Release();
   file_.reset();
+  if (deferred_) {
+    deferred_ = false;
+    if (existed != nullptr) *existed = false;
+    return Status::Ok();
+  }
   Status st = fs_->Remove(path_);
   if (existed != nullptr) *existed = st.ok();
   if (st.IsNotFound()) return Status::Ok();
@@ -262,6 +292,13 @@ Status IndexFile::DeleteIfExists(bool* existed) {
 }
 
 Status IndexFile::RenameTo(const std::string& new_path) {
+  if (deferred_) {
+    // What the rename would have replaced goes, as it would have.
+    Status removed = fs_->Remove(new_path);
+    if (!removed.ok() && !removed.IsNotFound()) return removed;
+    path_ = new_path;
+    return Status::Ok();
+  }
   DARUMA_RETURN_IF_ERROR(fs_->Rename(path_, new_path));
   path_ = new_path;
   return Status::Ok();

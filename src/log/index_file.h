@@ -4,12 +4,22 @@
 // Format: fixed-size big-endian entries, no header, no checksum. The file is
 // "preallocated": a new file is extended with zeros to
 // floor(max_index_size / entry_size) * entry_size bytes, and only the first
-// entries() slots are meaningful. An index that recovery creates to rebuild
-// and trim (Options::extend_when_needed) is extended only when a mapped
-// append needs the bytes or a resize sets another size: until then it ends
-// where its writes did, which Kafka's loader also accepts. So it needs no
-// size change at all: on a crashed start with indexes missing, two
-// ftruncates fewer per index of a segment below the active one.
+// entries() slots are meaningful.
+//
+// Deferred files (Options::defer_new_file: an index recovery rebuilds because
+// it was missing). A missing file is not created at Open: the object keeps
+// the entries in memory, and its file's content is defined as those entries
+// followed by zeros up to length(). The file is created, written once and
+// only then exists when its bytes must be on disk: Flush(), Close(), or a
+// live append (WriteAppended). It is created at the entries' size, extended
+// only when a mapped append needs the bytes, which Kafka's loader accepts
+// (a trimmed index). Why this is safe: until it is created there is no
+// file, and a missing index is what the next load rebuilds from the .log in
+// any case (Kafka does too), whether or not the segment lies below the
+// recovery point; once created it is synced before Flush or Close returns.
+// What it saves: a crashed start whose indexes were lost creates no file for
+// the segments below the active one (two creations per segment, most of a
+// small partition's load on ext4); a clean shutdown creates them instead.
 //
 // Contract:
 //  * Opening an existing file takes entries() = floor(file length / entry size)
@@ -39,6 +49,9 @@
 //  * TruncateToEntries() only forgets entries in memory; the bytes behind them
 //    stay in the file until they are overwritten or trimmed (as with Kafka's mmap).
 //  * A read-only IndexFile rejects every mutation with kInvalidArgument.
+//  * While deferred, RenameTo only renames the path (removing a file at the
+//    new path, which a rename would have replaced), DeleteIfExists finds
+//    nothing, and size changes only set length().
 #pragma once
 
 #include <cstdint>
@@ -61,14 +74,15 @@ class IndexFile {
     // segment.index.bytes: the size a new or reset index is extended to.
     int32_t max_index_size = 10 * 1024 * 1024;
     bool writable = true;
-    // A new file is extended to max_index_size only when a mapped append
-    // needs it (see the format note): for an index recovery rebuilds and
-    // trims. Otherwise a new file is preallocated at once, as Kafka's is.
-    bool extend_when_needed = false;
+    // A missing file is created only when its bytes must be on disk, and
+    // extended to max_index_size only when a mapped append needs it (see
+    // "Deferred files"): for an index recovery rebuilds. Otherwise a new
+    // file is created and preallocated at once, as Kafka's is.
+    bool defer_new_file = false;
   };
 
   // Opens `path`, creating and preallocating it when missing (writable only;
-  // read-only opening of a missing file is kNotFound).
+  // read-only opening of a missing file is kNotFound), or deferring that.
   static Result<std::unique_ptr<IndexFile>> Open(FileSystem* fs, const std::string& path,
                                                  size_t entry_size, const Options& options);
 
@@ -85,6 +99,8 @@ class IndexFile {
   // Physical file length in bytes (need not be a multiple of entry_size).
   uint64_t length() const { return length_; }
   bool writable() const { return options_.writable; }
+  // The file does not exist yet (see "Deferred files").
+  bool deferred() const { return deferred_; }
 
   // The bytes of entry `slot` (slot < entries()).
   const uint8_t* EntryBytes(size_t slot) const {
@@ -140,6 +156,8 @@ class IndexFile {
   Status CheckWritable() const;
   Status CheckOpen() const;
   Status WritePending(bool live_append);
+  // Creates a deferred file with the entries in it (see "Deferred files").
+  Status CreateDeferredFile();
   int64_t BinarySearch(int64_t target, const std::function<int64_t(size_t)>& key, size_t begin,
                        size_t end) const;
 
@@ -179,6 +197,9 @@ class IndexFile {
   // the slots from there to length_ read as zeros, as in a preallocated
   // file, and the file is extended before a mapping reaches them.
   std::optional<uint64_t> unextended_size_;
+  // Invariant: no file exists at path_ and file_ is null; the file's content
+  // is bytes_ followed by zeros up to length_ (hole_entries_ is 0).
+  bool deferred_ = false;
 };
 
 }  // namespace daruma

@@ -538,7 +538,15 @@ Status Log::Close() {
   DARUMA_RETURN_IF_ERROR(producer_state_->TakeSnapshot(/*sync=*/true).status());
   DARUMA_RETURN_IF_ERROR(producer_state_->SyncPendingSnapshots());
   DARUMA_RETURN_IF_ERROR(SyncUnsyncedLoadFilesLocked());
-  for (auto& [base, segment] : segments_) DARUMA_RETURN_IF_ERROR(segment->Close());
+  // Indexes a load rebuilt and left deferred are created now: their names
+  // must be durable before the recovery point moves past them, as after a
+  // flush (the file syncs do not promise that everywhere).
+  bool created_files = false;
+  for (auto& [base, segment] : segments_) {
+    created_files = created_files || segment->has_deferred_index_files();
+    DARUMA_RETURN_IF_ERROR(segment->Close());
+  }
+  if (created_files) DARUMA_RETURN_IF_ERROR(fs_->SyncDir(dir_));
   if (leader_epoch_cache_->dirty()) DARUMA_RETURN_IF_ERROR(leader_epoch_cache_->Flush());
   recovery_point_ = log_end_offset_;
   return Status::Ok();

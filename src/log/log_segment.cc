@@ -66,29 +66,28 @@ bool LogSegment::offset_index_exists() const {
 }
 
 Result<OffsetIndex*> LogSegment::offset_index() {
-  return offset_index(/*extend_when_needed=*/false);
+  return offset_index(/*defer_new_file=*/false);
 }
 
-Result<OffsetIndex*> LogSegment::offset_index(bool extend_when_needed) {
+Result<OffsetIndex*> LogSegment::offset_index(bool defer_new_file) {
   if (!offset_index_) {
-    DARUMA_ASSIGN_OR_RETURN(
-        offset_index_,
-        OffsetIndex::Open(offset_index_path(), base_offset_, config_.segment_index_bytes, fs_,
-                          /*writable=*/true, extend_when_needed));
+    DARUMA_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(offset_index_path(), base_offset_,
+                                                             config_.segment_index_bytes, fs_,
+                                                             /*writable=*/true, defer_new_file));
   }
   if (verify_offset_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/true));
   return offset_index_.get();
 }
 
 Result<TimeIndex*> LogSegment::time_index() {
-  return time_index(/*extend_when_needed=*/false);
+  return time_index(/*defer_new_file=*/false);
 }
 
-Result<TimeIndex*> LogSegment::time_index(bool extend_when_needed) {
+Result<TimeIndex*> LogSegment::time_index(bool defer_new_file) {
   if (!time_index_) {
     DARUMA_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(time_index_path(), base_offset_,
                                                          config_.segment_index_bytes, fs_,
-                                                         /*writable=*/true, extend_when_needed));
+                                                         /*writable=*/true, defer_new_file));
   }
   if (verify_time_index_) DARUMA_RETURN_IF_ERROR(VerifyIndexIfPending(/*offset_index=*/false));
   return time_index_.get();
@@ -428,7 +427,8 @@ Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoverySca
                                                         const TruncateHook& before_truncate,
                                                         int32_t resize_indexes_to) {
   // Indexes trimmed at the end (not the active segment's) that are missing
-  // are created without their preallocation (IndexFile::Options).
+  // are deferred files (IndexFile::Options): created when the segment is
+  // flushed or closed, not by the load.
   const bool to_trim = resize_indexes_to <= 0;
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index(to_trim));
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index(to_trim));
@@ -620,6 +620,10 @@ Status LogSegment::Flush() {
   if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Flush());
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Flush());
   return txn_index_->Flush();
+}
+
+bool LogSegment::has_deferred_index_files() const {
+  return (offset_index_ && offset_index_->deferred()) || (time_index_ && time_index_->deferred());
 }
 
 Status LogSegment::Close() {

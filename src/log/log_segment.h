@@ -184,7 +184,10 @@ class LogSegment {
   Status OnBecomeInactiveSegment();
 
   Status Flush();
+  // Creates the indexes that are deferred files (IndexFile) too, syncing each
+  // but not the dir: the caller syncs it when has_deferred_index_files().
   Status Close();
+  bool has_deferred_index_files() const;
   // Renames all files from suffix old_suffix to new_suffix (e.g. "" -> ".deleted").
   Status ChangeFileSuffixes(const std::string& old_suffix, const std::string& new_suffix);
   // Removes the segment's files (after Close).
@@ -234,11 +237,11 @@ class LogSegment {
   int64_t roll_jitter_ms() const { return roll_jitter_ms_; }
 
  private:
-  // offset_index() and time_index(), creating a missing index with
-  // extend_when_needed (IndexFile::Options): ApplyRecovery's, for a segment
-  // it trims.
-  Result<OffsetIndex*> offset_index(bool extend_when_needed);
-  Result<TimeIndex*> time_index(bool extend_when_needed);
+  // offset_index() and time_index(), opening a missing index with
+  // defer_new_file (IndexFile::Options): ApplyRecovery's, for a segment it
+  // trims.
+  Result<OffsetIndex*> offset_index(bool defer_new_file);
+  Result<TimeIndex*> time_index(bool defer_new_file);
 
   LogSegment(FileSystem* fs, std::string dir, int64_t base_offset, LogConfig config,
              std::string suffix, Clock* clock)

@@ -36,7 +36,7 @@ class OffsetIndex {
                                                    int32_t max_index_size = 10 * 1024 * 1024,
                                                    FileSystem* fs = FileSystem::Default(),
                                                    bool writable = true,
-                                                   bool extend_when_needed = false);
+                                                   bool defer_new_file = false);
 
   // Appends (offset, position). kInvalidOffset if offset <= LastOffset() while
   // non-empty; kOffsetOverflow if offset - base is outside [0, INT32_MAX];
@@ -65,6 +65,8 @@ class OffsetIndex {
   // Writes appended entries not yet in the file (IndexFile's write-behind).
   Status WriteAppended() { return file_->WriteAppended(); }
   Status Close() { return file_->Close(); }
+  // The file is not created yet (IndexFile: "Deferred files").
+  bool deferred() const { return file_->deferred(); }
   Status DeleteIfExists(bool* existed = nullptr) { return file_->DeleteIfExists(existed); }
   Status RenameTo(const std::string& new_path) { return file_->RenameTo(new_path); }
 

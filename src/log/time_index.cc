@@ -11,8 +11,8 @@ namespace daruma {
 
 Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(const std::string& path, int64_t base_offset,
                                                    int32_t max_index_size, FileSystem* fs,
-                                                   bool writable, bool extend_when_needed) {
-  IndexFile::Options options{base_offset, max_index_size, writable, extend_when_needed};
+                                                   bool writable, bool defer_new_file) {
+  IndexFile::Options options{base_offset, max_index_size, writable, defer_new_file};
   DARUMA_ASSIGN_OR_RETURN(auto file, IndexFile::Open(fs, path, kEntrySize, options));
   return std::unique_ptr<TimeIndex>(new TimeIndex(std::move(file)));
 }

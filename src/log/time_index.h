@@ -33,8 +33,7 @@ class TimeIndex {
   static Result<std::unique_ptr<TimeIndex>> Open(const std::string& path, int64_t base_offset,
                                                  int32_t max_index_size = 10 * 1024 * 1024,
                                                  FileSystem* fs = FileSystem::Default(),
-                                                 bool writable = true,
-                                                 bool extend_when_needed = false);
+                                                 bool writable = true, bool defer_new_file = false);
 
   // Kafka's maybeAppend, checked in this order: full (unless skip_full_check,
   // used for the final entry at roll/close) -> kInvalidArgument; non-empty and
@@ -62,6 +61,8 @@ class TimeIndex {
   // Writes appended entries not yet in the file (IndexFile's write-behind).
   Status WriteAppended() { return file_->WriteAppended(); }
   Status Close() { return file_->Close(); }
+  // The file is not created yet (IndexFile: "Deferred files").
+  bool deferred() const { return file_->deferred(); }
   Status DeleteIfExists(bool* existed = nullptr) { return file_->DeleteIfExists(existed); }
   Status RenameTo(const std::string& new_path) { return file_->RenameTo(new_path); }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -201,6 +202,29 @@ TEST_F(FetchSliceReaderTest, DeclinesWhatOnlyLogReadCanAnswer) {
   // Zero copy off.
   FetchSliceReader off(nullptr);
   EXPECT_FALSE(off.Read(*log_, 0, 1 << 20, true));
+}
+
+// A segment whose .index is not on disk (a load left the index it rebuilt
+// in memory, IndexFile's deferred files) is declined, so that Log::Read
+// finds the offset through that index instead of a scan of every header;
+// a fetch from a segment with its .index is still spliced, and a cursor
+// never moves on into a segment without one.
+TEST_F(FetchSliceReaderTest, ASegmentWithoutItsIndexFileIsLeftToLogRead) {
+  MakeLog(40);
+  const std::vector<int64_t> bases = log_->segment_base_offsets();
+  ASSERT_GE(bases.size(), 3u);
+  std::filesystem::remove(dir_.Join("t-0/" + FilenamePrefixFromOffset(bases[1]) + ".index"));
+  FetchSliceReader reader(FileSystem::Default());
+  EXPECT_FALSE(reader.Read(*log_, bases[1], 1 << 20, true));
+  EXPECT_FALSE(reader.Read(*log_, bases[2] - 1, 1 << 20, true));
+  std::optional<std::vector<FileSlice>> first = reader.Read(*log_, 0, 1 << 20, true);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(ReadSlices(*first), LogRead(0, 1 << 20, true));
+  // The cursor now sits at the end of the first segment.
+  EXPECT_FALSE(reader.Read(*log_, bases[1], 1 << 20, true));
+  std::optional<std::vector<FileSlice>> third = reader.Read(*log_, bases[2], 1 << 20, true);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(ReadSlices(*third), LogRead(bases[2], 1 << 20, true));
 }
 
 // Files without a descriptor (decorated file systems) are never spliced.

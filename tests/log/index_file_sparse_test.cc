@@ -117,22 +117,26 @@ TEST(IndexFileSparseTest, ARebuiltIndexIsWrittenWithoutMappingItsAppendWindow) {
   }
 }
 
-// An index recovery creates to rebuild and trim (extend_when_needed) is not
-// preallocated: it is written and ends at its entries with no size change.
-// Should it take live appends after all, it is extended to its full length
-// before the append window maps it, and reads as a preallocated index would.
-TEST(IndexFileSparseTest, AnIndexCreatedToBeTrimmedIsExtendedOnlyWhenAnAppendMapsIt) {
+// An index recovery rebuilds because it was missing (defer_new_file) is not
+// created until its bytes must be on disk: Close writes it at its entries'
+// size, with no size change. Should it take live appends after all, it is
+// created at the first, and extended to its full length before the append
+// window maps it, reading as a preallocated index would.
+TEST(IndexFileSparseTest, ADeferredIndexIsCreatedByCloseAndExtendedOnlyWhenAnAppendMapsIt) {
   testing::TempDir tmp;
   MapCountingFileSystem fs;
   const std::string trimmed = tmp.Join("00000000000000000000.index");
   {
     auto index = OffsetIndex::Open(trimmed, 0, 10 * 1024 * 1024, &fs, true, true);
     ASSERT_TRUE(index.ok()) << index.status().ToString();
-    EXPECT_EQ(std::filesystem::file_size(trimmed), 0u);
+    EXPECT_FALSE(std::filesystem::exists(trimmed));
+    EXPECT_TRUE((*index)->deferred());
     EXPECT_EQ((*index)->max_entries(), 10u * 1024 * 1024 / 8);
     ASSERT_TRUE((*index)->Append(10, 4100).ok());
     ASSERT_TRUE((*index)->Append(20, 8200).ok());
     ASSERT_TRUE((*index)->TrimToValidSize().ok());
+    EXPECT_FALSE(std::filesystem::exists(trimmed)) << "a trim only sets the length";
+    EXPECT_EQ((*index)->Lookup(15), (OffsetPosition{10, 4100})) << "read from memory";
     ASSERT_TRUE((*index)->Close().ok());
   }
   EXPECT_EQ(fs.truncates, 0) << "written at its size: no preallocation, no trim";
@@ -143,6 +147,7 @@ TEST(IndexFileSparseTest, AnIndexCreatedToBeTrimmedIsExtendedOnlyWhenAnAppendMap
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   ASSERT_TRUE((*index)->Append(110, 4100).ok());
   ASSERT_TRUE((*index)->Flush().ok());
+  EXPECT_FALSE((*index)->deferred());
   EXPECT_EQ(std::filesystem::file_size(live), 8u);
   ASSERT_TRUE((*index)->Append(120, 8200).ok());
   ASSERT_TRUE((*index)->WriteAppended().ok());
@@ -153,6 +158,43 @@ TEST(IndexFileSparseTest, AnIndexCreatedToBeTrimmedIsExtendedOnlyWhenAnAppendMap
   EXPECT_EQ((*reopened)->Entry(0), (OffsetPosition{110, 4100}));
   EXPECT_EQ((*reopened)->Entry(1), (OffsetPosition{120, 8200}));
   EXPECT_EQ((*reopened)->Entry(2), (OffsetPosition{100, 0})) << "a zero slot";
+
+  // A live append is what creates a deferred index that became active.
+  const std::string active = tmp.Join("00000000000000000200.index");
+  auto grown = OffsetIndex::Open(active, 200, 10 * 1024 * 1024, &fs, true, true);
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  ASSERT_TRUE((*grown)->Resize(1024).ok());
+  EXPECT_FALSE(std::filesystem::exists(active));
+  ASSERT_TRUE((*grown)->Append(210, 4100).ok());
+  ASSERT_TRUE((*grown)->WriteAppended().ok());
+  EXPECT_EQ(std::filesystem::file_size(active), 8u) << "written, not mapped, at creation";
+  ASSERT_TRUE((*grown)->Append(220, 8200).ok());
+  ASSERT_TRUE((*grown)->WriteAppended().ok());
+  EXPECT_EQ(std::filesystem::file_size(active), 1024u) << "extended before the mapping";
+  ASSERT_TRUE((*grown)->Close().ok());
+  EXPECT_EQ(std::filesystem::file_size(active), 16u);
+}
+
+// Until it is created, a deferred index renames and deletes only a name: the
+// rename still replaces what its new path held, and a deletion finds nothing.
+TEST(IndexFileSparseTest, ADeferredIndexRenamesAndDeletesWithoutAFile) {
+  testing::TempDir tmp;
+  const std::string path = tmp.Join("00000000000000000000.index");
+  const std::string renamed = path + ".deleted";
+  WriteStringToFile(renamed, "stale");
+  auto index = OffsetIndex::Open(path, 0, 10 * 1024 * 1024, FileSystem::Default(), true, true);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  ASSERT_TRUE((*index)->Append(10, 4100).ok());
+  ASSERT_TRUE((*index)->RenameTo(renamed).ok());
+  EXPECT_FALSE(std::filesystem::exists(renamed)) << "replaced by a file not created yet";
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ((*index)->path(), renamed);
+  bool existed = true;
+  ASSERT_TRUE((*index)->DeleteIfExists(&existed).ok());
+  EXPECT_FALSE(existed);
+  EXPECT_FALSE(std::filesystem::exists(renamed));
+  EXPECT_TRUE((*index)->Close().ok());
+  EXPECT_FALSE(std::filesystem::exists(renamed)) << "a deleted index is not created by Close";
 }
 
 }  // namespace

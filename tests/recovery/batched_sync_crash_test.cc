@@ -74,11 +74,15 @@ std::string PartitionDir(const std::string& log_dir, int p) {
 // clean-shutdown marker, recovery points in the first segment (partition 0),
 // at 0 (partition 1, which also has a torn tail) and at the active segment
 // (partition 2). Without `torn_tail`, partition 1's tail is whole too, and
-// every load only rebuilds indexes and snapshots. With `missing_indexes`,
+// every load only rebuilds indexes and snapshots. With `damage` kMissing,
 // partition 2 has lost the .index and .timeindex of every segment from its
-// second up to its active one, all below its recovery point.
+// second up to its active one, all below its recovery point; with
+// kMissingOffsetIndex, only their .index, so that the load rewrites their
+// .timeindex in place.
+enum class IndexDamage { kNone, kMissing, kMissingOffsetIndex };
+
 void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true,
-          bool missing_indexes = false) {
+          IndexDamage damage = IndexDamage::kNone) {
   ASSERT_TRUE(mem->CreateDir(log_dir).ok());
   ManualClock clock(kT0);
   OffsetMap recovery_points;
@@ -94,11 +98,14 @@ void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true,
     ASSERT_GT(active_base, 0);
     const std::vector<int64_t> bases = (*log)->segment_base_offsets();
     ASSERT_TRUE((*log)->Close().ok());
-    if (p == 2 && missing_indexes) {
+    if (p == 2 && damage != IndexDamage::kNone) {
       ASSERT_GE(bases.size(), 3u);
       for (size_t s = 1; s + 1 < bases.size(); ++s) {
-        ASSERT_TRUE(mem->Remove(OffsetIndexFileName(PartitionDir(log_dir, p), bases[s])).ok());
-        ASSERT_TRUE(mem->Remove(TimeIndexFileName(PartitionDir(log_dir, p), bases[s])).ok());
+        const std::string dir = PartitionDir(log_dir, p);
+        ASSERT_TRUE(mem->Remove(OffsetIndexFileName(dir, bases[s])).ok());
+        if (damage == IndexDamage::kMissing) {
+          ASSERT_TRUE(mem->Remove(TimeIndexFileName(dir, bases[s])).ok());
+        }
       }
     }
     recovery_points[tp] = p == 0 ? 5 : p == 1 ? 0 : active_base;
@@ -128,6 +135,7 @@ LogManagerOptions Options(FileSystem* fs, Clock* clock, bool batch) {
 struct Reference {
   std::vector<Image> before;
   std::vector<Image> after;
+  std::vector<Image> closed;  // after a shutdown following the start
   std::vector<int64_t> log_end;
   OffsetMap recovery_points;  // the checkpoint the start wrote
   uint64_t ops = 0;
@@ -146,10 +154,10 @@ class BatchedSyncCrashTest : public ::testing::Test {
   }
 
   // An uninterrupted start through the fault layer (counting only).
-  Reference Run(bool batch, bool torn_tail = true, bool missing_indexes = false) {
+  Reference Run(bool batch, bool torn_tail = true, IndexDamage damage = IndexDamage::kNone) {
     Reference ref;
     MemFileSystem mem;
-    Seed(&mem, log_dir_, torn_tail, missing_indexes);
+    Seed(&mem, log_dir_, torn_tail, damage);
     for (int p = 0; p < kPartitions; ++p)
       ref.before.push_back(mem.Files(PartitionDir(log_dir_, p)));
     FaultInjectionFileSystem fault(&mem);
@@ -179,10 +187,14 @@ class BatchedSyncCrashTest : public ::testing::Test {
         OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &mem)->Read();
     EXPECT_TRUE(points.ok());
     if (points.ok()) ref.recovery_points = *points;
+    st = manager.Shutdown();
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    for (int p = 0; p < kPartitions; ++p)
+      ref.closed.push_back(mem.Files(PartitionDir(log_dir_, p)));
     return ref;
   }
 
-  void CrashAtEveryStep(bool torn_tail, bool missing_indexes = false);
+  void CrashAtEveryStep(bool torn_tail, IndexDamage damage = IndexDamage::kNone);
 
   TempDir tmp_;
   std::string log_dir_;
@@ -243,21 +255,22 @@ TEST_F(BatchedSyncCrashTest, ACrashedPartitionIsListedByThePresaveOnly) {
 // checkpoint found afterwards also never exceeds the seeded one: the start
 // did not sync what it rebuilt, so it must not vouch for it; and the next
 // start rebuilds every index of the segments below the active one as the
-// uninterrupted start did, whatever the power loss took of them.
-void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail, bool missing_indexes) {
+// uninterrupted start did (as its shutdown writes them), whatever the power
+// loss took of them.
+void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail, IndexDamage damage) {
   const std::string& log_dir = log_dir_;
   MemFileSystem seeded;
-  Seed(&seeded, log_dir, torn_tail, missing_indexes);
+  Seed(&seeded, log_dir, torn_tail, damage);
   auto seeded_points =
       OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), &seeded)->Read();
   ASSERT_TRUE(seeded_points.ok());
-  const Reference ref = Run(true, torn_tail, missing_indexes);
+  const Reference ref = Run(true, torn_tail, damage);
   ASSERT_GT(ref.ops, 20u);
   for (uint64_t n = 1; n <= ref.ops; ++n) {
     for (int kill = 0; kill < 2; ++kill) {
       SCOPED_TRACE("crash at op " + std::to_string(n) + (kill ? " (kill)" : " (power loss)"));
       MemFileSystem mem;
-      Seed(&mem, log_dir, torn_tail, missing_indexes);
+      Seed(&mem, log_dir, torn_tail, damage);
       MemFileSystem image;
       {
         FaultInjectionFileSystem fault(&mem, n);
@@ -310,19 +323,25 @@ void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail, bool missing_indexes
       LogManager next(Options(&after, &clock, true));
       ASSERT_TRUE(next.Startup({log_dir}, SmallSegments(), 1).ok());
       EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
+      std::vector<std::vector<int64_t>> bases(kPartitions);
       for (int p = 0; p < kPartitions; ++p) {
         Log* log = next.GetLog({"batched", p});
         ASSERT_NE(log, nullptr);
         EXPECT_EQ(log->log_end_offset(), ref.log_end[size_t(p)]) << "partition " << p;
-        if (torn_tail) continue;
+        bases[size_t(p)] = log->segment_base_offsets();
+      }
+      if (torn_tail) continue;
+      ASSERT_TRUE(next.Shutdown().ok());
+      for (int p = 0; p < kPartitions; ++p) {
         const Image now = after.Files(PartitionDir(log_dir, p));
-        const std::vector<int64_t> bases = log->segment_base_offsets();
-        for (size_t s = 0; s + 1 < bases.size(); ++s) {
-          for (const std::string& index : {OffsetIndexFileName(PartitionDir(log_dir, p), bases[s]),
-                                           TimeIndexFileName(PartitionDir(log_dir, p), bases[s])}) {
+        const Image& closed = ref.closed[size_t(p)];
+        for (size_t s = 0; s + 1 < bases[size_t(p)].size(); ++s) {
+          const int64_t base = bases[size_t(p)][s];
+          for (const std::string& index : {OffsetIndexFileName(PartitionDir(log_dir, p), base),
+                                           TimeIndexFileName(PartitionDir(log_dir, p), base)}) {
             auto found = now.find(index);
-            auto loaded = ref.after[size_t(p)].find(index);
-            ASSERT_TRUE(found != now.end() && loaded != ref.after[size_t(p)].end()) << index;
+            auto loaded = closed.find(index);
+            ASSERT_TRUE(found != now.end() && loaded != closed.end()) << index;
             EXPECT_EQ(found->second, loaded->second) << index;
           }
         }
@@ -420,35 +439,72 @@ TEST_F(BatchedSyncCrashTest, ADerivedOnlyStartSyncsNothingAfterItsPresave) {
       << "the barrier's, then the checkpoint's own";
 }
 
+// The bases of partition 2's segments from its second up to its active one
+// (exclusive): those Seed damages.
+std::vector<int64_t> DamagedBases(const Reference& ref, int64_t active_base) {
+  std::vector<int64_t> bases;
+  for (const auto& [path, bytes] : ref.before[2]) {
+    Result<int64_t> base = OffsetFromFileName(BaseName(path));
+    if (HasSuffix(path, kLogFileSuffix) && base.ok() && *base > 0 && *base < active_base) {
+      bases.push_back(*base);
+    }
+  }
+  return bases;
+}
+
 // Indexes missing below a recovery point (partition 2's, from its second
-// segment up to the active one): the load rebuilds them and, instead of a
-// syncfs for them, lowers the point to the lowest of their segments, so the
-// next unclean start rebuilds them again, and no more. Crashing anywhere
-// leaves each partition as found or as loaded, and the next start rebuilds
-// every index.
-TEST_F(BatchedSyncCrashTest, IndexesRebuiltBelowARecoveryPointLowerItInsteadOfASync) {
-  const Reference ref = Run(true, /*torn_tail=*/false, /*missing_indexes=*/true);
+// segment up to the active one): the load rebuilds them in memory and
+// creates no file for them (IndexFile's deferred files), so it needs no sync
+// for them and leaves the point where it was: should they never reach the
+// disk, the next start finds them missing again and rebuilds them, as this
+// one did. The shutdown writes them. Crashing anywhere leaves each partition
+// as found or as loaded, and the next start's shutdown writes every index.
+TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryUntilTheShutdown) {
+  const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissing);
   EXPECT_EQ(ref.fs_syncs, 2);
   EXPECT_EQ(ref.journals, 0);
   MemFileSystem seeded;
-  Seed(&seeded, log_dir_, /*torn_tail=*/false, /*missing_indexes=*/true);
+  Seed(&seeded, log_dir_, /*torn_tail=*/false, IndexDamage::kMissing);
+  auto points =
+      OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
+  ASSERT_TRUE(points.ok());
+  EXPECT_EQ(ref.recovery_points, *points);
+  const TopicPartition two{"batched", 2};
+  const std::vector<int64_t> damaged = DamagedBases(ref, points->at(two));
+  ASSERT_FALSE(damaged.empty());
+  for (int64_t base : damaged) {
+    for (const std::string& index : {OffsetIndexFileName(PartitionDir(log_dir_, 2), base),
+                                     TimeIndexFileName(PartitionDir(log_dir_, 2), base)}) {
+      EXPECT_EQ(ref.after[2].count(index), 0u) << index << " was created by the start";
+      ASSERT_EQ(ref.closed[2].count(index), 1u) << index << " was not created by the shutdown";
+      EXPECT_FALSE(ref.closed[2].at(index).empty()) << index;
+    }
+  }
+  CrashAtEveryStep(/*torn_tail=*/false, IndexDamage::kMissing);
+}
+
+// Indexes rebuilt in place below a recovery point (partition 2's .timeindex
+// files, whose segments the load recovers because their .index is missing):
+// instead of a syncfs for them, the load lowers the point to the lowest of
+// their segments, so the next unclean start rebuilds them again, and no more.
+// Crashing anywhere leaves each partition as found or as loaded, and the
+// next start's shutdown writes every index as the uninterrupted one's did.
+TEST_F(BatchedSyncCrashTest, IndexesRebuiltBelowARecoveryPointLowerItInsteadOfASync) {
+  const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissingOffsetIndex);
+  EXPECT_EQ(ref.fs_syncs, 2);
+  EXPECT_EQ(ref.journals, 0);
+  MemFileSystem seeded;
+  Seed(&seeded, log_dir_, /*torn_tail=*/false, IndexDamage::kMissingOffsetIndex);
   auto points =
       OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
   ASSERT_TRUE(points.ok());
   OffsetMap expected = *points;
   const TopicPartition two{"batched", 2};
-  std::optional<int64_t> second;  // the second segment's base
-  for (const auto& [path, bytes] : ref.before[2]) {
-    Result<int64_t> base = OffsetFromFileName(BaseName(path));
-    if (HasSuffix(path, kLogFileSuffix) && base.ok() && *base > 0 && (!second || *base < *second)) {
-      second = *base;
-    }
-  }
-  ASSERT_TRUE(second.has_value());
-  ASSERT_LT(*second, expected[two]);
-  expected[two] = *second;
+  const std::vector<int64_t> damaged = DamagedBases(ref, expected[two]);
+  ASSERT_FALSE(damaged.empty());
+  expected[two] = *std::min_element(damaged.begin(), damaged.end());
   EXPECT_EQ(ref.recovery_points, expected);
-  CrashAtEveryStep(/*torn_tail=*/false, /*missing_indexes=*/true);
+  CrashAtEveryStep(/*torn_tail=*/false, IndexDamage::kMissingOffsetIndex);
 }
 
 }  // namespace
