@@ -14,12 +14,15 @@
 // live append (WriteAppended). It is created at the entries' size, extended
 // only when a mapped append needs the bytes, which Kafka's loader accepts
 // (a trimmed index). Why this is safe: until it is created there is no
-// file, and a missing index is what the next load rebuilds from the .log in
-// any case (Kafka does too), whether or not the segment lies below the
-// recovery point; once created it is synced before Flush or Close returns.
+// file, and a missing .index is what the next load rebuilds from the .log
+// in any case (Kafka does too); once created it is synced before Flush or
+// Close returns. Between the two a crash can leave a file empty or half
+// written, which a load would trust below the recovery point: the owning
+// Log keeps its recovery point at or below a segment with a deferred index
+// until a flush has created and synced it (Log::FlushLocked).
 // What it saves: a crashed start whose indexes were lost creates no file for
 // the segments below the active one (two creations per segment, most of a
-// small partition's load on ext4); a clean shutdown creates them instead.
+// small partition's load on ext4); the next flush or the shutdown does.
 //
 // Contract:
 //  * Opening an existing file takes entries() = floor(file length / entry size)

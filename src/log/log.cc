@@ -62,7 +62,15 @@ Result<std::unique_ptr<Log>> Log::FromLoaded(FileSystem* fs, const std::string& 
   log->high_watermark_ = parts.log_start_offset;
   log->producer_state_ = std::move(parts.producer_state);
   log->leader_epoch_cache_ = std::move(parts.leader_epoch_cache);
+  log->has_deferred_indexes_ = log->AnyDeferredIndexLocked();
   return log;
+}
+
+bool Log::AnyDeferredIndexLocked() const {
+  for (const auto& [base, segment] : segments_) {
+    if (segment->has_deferred_index_files()) return true;
+  }
+  return false;
 }
 
 // Validates every batch of an append (spec §2, Kafka's analyzeAndValidateRecords).
@@ -374,7 +382,12 @@ bool Log::LeaveUnsyncedUntilFlush(std::vector<std::string> files) {
     return holding->first;
   };
   std::vector<std::pair<int64_t, bool>> named;  // each file's offset, and whether a snapshot
-  std::set<int64_t> rebuilt;  // bases of the segments whose indexes are in `files`
+  // Bases of the segments whose indexes are in `files`, or deferred: the load
+  // rebuilt them and created no file (IndexFile), which a flush creates.
+  std::set<int64_t> rebuilt;
+  for (const auto& [base, segment] : segments_) {
+    if (segment->has_deferred_index_files()) rebuilt.insert(base);
+  }
   for (const std::string& path : files) {
     const std::string name = BaseName(path);
     Result<int64_t> offset = OffsetFromFileName(name);
@@ -434,17 +447,24 @@ Status Log::FlushLocked(int64_t offset) {
   DARUMA_RETURN_IF_ERROR(write_failure_);
   if (Status st = SyncUnsyncedLoadFilesLocked(); !st.ok()) return FailWrites(st);
   offset = std::min(offset, log_end_offset_);
-  if (offset <= recovery_point_) return Status::Ok();
+  if (offset <= recovery_point_ && !has_deferred_indexes_) return Status::Ok();
+  // Segments below the recovery point are synced already, except those whose
+  // indexes a load left deferred (IndexFile): the flush creates and syncs
+  // them too. Invariant: once a flush returns, no segment below the recovery
+  // point has a deferred index, so a checkpointed point never vouches for an
+  // index file a crash could leave empty or half written (until then the
+  // load kept the point below them, LeaveUnsyncedUntilFlush, or synced them).
   for (auto& [base, segment] : segments_) {
     if (base >= offset) break;
     auto next = segments_.upper_bound(base);
     int64_t segment_end = next == segments_.end() ? log_end_offset_ : next->first;
-    if (segment_end <= recovery_point_) continue;
+    if (segment_end <= recovery_point_ && !segment->has_deferred_index_files()) continue;
     if (Status st = segment->Flush(); !st.ok()) return FailWrites(st);
   }
+  if (has_deferred_indexes_) has_deferred_indexes_ = AnyDeferredIndexLocked();
   if (Status st = producer_state_->SyncPendingSnapshots(); !st.ok()) return FailWrites(st);
   if (Status st = fs_->SyncDir(dir_); !st.ok()) return FailWrites(st);
-  recovery_point_ = offset;
+  recovery_point_ = std::max(recovery_point_, offset);
   if (offset >= log_end_offset_) unflushed_messages_ = 0;
   last_flush_ms_ = clock_->NowMs();
   if (flush_listener_) flush_listener_();

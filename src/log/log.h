@@ -125,9 +125,10 @@ class Log {
   // recovered segment's base, so it is deleted unread), they may stay
   // unsynced until the next flush, which syncs them before it moves the
   // recovery point: returns true. Indexes the load rebuilt below the
-  // segment holding the point (missing or corrupt ones) lower the point to
-  // the lowest of their segments, if the load rebuilt every segment from
-  // there up: the next unclean start then redoes only what this load did.
+  // segment holding the point (missing or corrupt ones, in `files` or left
+  // deferred, IndexFile) lower the point to the lowest of their segments,
+  // if the load rebuilt every segment from there up: the next unclean start
+  // then redoes only what this load did.
   // Otherwise changes nothing and returns false (a file below the recovery
   // point needs the flush now).
   bool LeaveUnsyncedUntilFlush(std::vector<std::string> files);
@@ -331,6 +332,10 @@ class Log {
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;
   int64_t recovery_point_ = 0;
+  // Some segment may have an index a load left deferred (IndexFile): the
+  // next flush creates it (FlushLocked).
+  bool has_deferred_indexes_ = false;
+  bool AnyDeferredIndexLocked() const;
   std::vector<std::string> unsynced_load_files_;  // LeaveUnsyncedUntilFlush
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;

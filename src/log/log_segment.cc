@@ -617,8 +617,11 @@ Status LogSegment::Flush() {
   // A flush after loading thus skips the many recovered, untouched segments.
   if (log_unsynced_) DARUMA_RETURN_IF_ERROR(log_file_->Sync());
   log_unsynced_ = false;
-  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Flush());
+  // The time index first: should a crash leave only one of two deferred
+  // indexes created (IndexFile), the missing .index makes the next load
+  // rebuild both, while a missing .timeindex alone is created empty.
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Flush());
+  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Flush());
   return txn_index_->Flush();
 }
 
@@ -631,8 +634,9 @@ Status LogSegment::Close() {
     DARUMA_RETURN_IF_ERROR(
         time_index_->MaybeAppend(*max_timestamp_so_far_, shallow_offset_of_max_timestamp_, true));
   }
-  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Close());
+  // The time index first, as in Flush.
   if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->Close());
+  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->Close());
   DARUMA_RETURN_IF_ERROR(txn_index_->Close());
   if (log_file_) {
     // Trim a preallocated file first, so the sync below covers its size too.

@@ -723,9 +723,10 @@ Result<int64_t> Loader::RecoverSegment(LogSegment* segment, const SegmentRecover
 
 // Runs after the loading thread is done with `segment` in pass 5: from then
 // on pass 5 only reads it (a later segment's producer-state rebuild may scan
-// it), and a sync job writes nothing but index bytes already in memory. The
-// job's fsyncs make Log::FlushAll's index syncs no-ops; the .log itself is
-// left to FlushAll, which syncs every segment's .log anyway.
+// it), and a sync job writes nothing but index bytes already in memory (it
+// creates the files of deferred indexes, IndexFile). The job's fsyncs make
+// Log::FlushAll's index syncs no-ops; the .log itself is left to FlushAll,
+// which syncs every segment's .log anyway.
 Status Loader::SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<ProducerStateManager> psm,
                                     BackgroundSyncs* syncs) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, segment->offset_index());

@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/forwarding_file_system.h"
+#include "log/clean_shutdown_file.h"
 #include "log/log.h"
 #include "log/log_file_names.h"
 #include "log/offset_checkpoint_file.h"
@@ -454,12 +455,14 @@ std::vector<int64_t> DamagedBases(const Reference& ref, int64_t active_base) {
 
 // Indexes missing below a recovery point (partition 2's, from its second
 // segment up to the active one): the load rebuilds them in memory and
-// creates no file for them (IndexFile's deferred files), so it needs no sync
-// for them and leaves the point where it was: should they never reach the
-// disk, the next start finds them missing again and rebuilds them, as this
-// one did. The shutdown writes them. Crashing anywhere leaves each partition
-// as found or as loaded, and the next start's shutdown writes every index.
-TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryUntilTheShutdown) {
+// creates no file for them (IndexFile's deferred files), and instead of a
+// sync it lowers the point to the lowest of their segments, so that no
+// checkpoint vouches for them until a flush has created and synced them.
+// Should they never reach the disk, the next start rebuilds them as this
+// one did. The shutdown writes them. Crashing anywhere leaves each
+// partition as found or as loaded, and the next start's shutdown writes
+// every index.
+TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryAndLowerIt) {
   const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissing);
   EXPECT_EQ(ref.fs_syncs, 2);
   EXPECT_EQ(ref.journals, 0);
@@ -468,10 +471,12 @@ TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryUntilT
   auto points =
       OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
   ASSERT_TRUE(points.ok());
-  EXPECT_EQ(ref.recovery_points, *points);
   const TopicPartition two{"batched", 2};
   const std::vector<int64_t> damaged = DamagedBases(ref, points->at(two));
   ASSERT_FALSE(damaged.empty());
+  OffsetMap expected = *points;
+  expected[two] = *std::min_element(damaged.begin(), damaged.end());
+  EXPECT_EQ(ref.recovery_points, expected);
   for (int64_t base : damaged) {
     for (const std::string& index : {OffsetIndexFileName(PartitionDir(log_dir_, 2), base),
                                      TimeIndexFileName(PartitionDir(log_dir_, 2), base)}) {
@@ -481,6 +486,95 @@ TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryUntilT
     }
   }
   CrashAtEveryStep(/*torn_tail=*/false, IndexDamage::kMissing);
+}
+
+// The shutdown after such a start creates the deferred indexes. Crashed at
+// every operation (after a kill, a power loss, and a power loss that tears
+// the last write): every index file of a segment wholly below the
+// checkpointed recovery point is as an uninterrupted shutdown writes it,
+// and its .timeindex is there whenever its .index is (a missing .index is
+// rebuilt, a missing .timeindex alone would be created empty), so no load
+// ever trusts an index the crash left empty or half written. The next
+// start and its shutdown then write every index.
+TEST_F(BatchedSyncCrashTest, AShutdownCrashedAnywhereLeavesNoIndexBelowThePointHalfWritten) {
+  const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissing);
+  const std::string marker = JoinPath(log_dir_, kCleanShutdownFileName);
+  uint64_t start_ops = 0, total_ops = 0;
+  {
+    MemFileSystem mem;
+    Seed(&mem, log_dir_, /*torn_tail=*/false, IndexDamage::kMissing);
+    FaultInjectionFileSystem fault(&mem);
+    ManualClock clock(kT0 + 1000);
+    LogManager manager(Options(&fault, &clock, true));
+    ASSERT_TRUE(manager.Startup({log_dir_}, SmallSegments(), 1).ok());
+    start_ops = fault.op_count();
+    ASSERT_TRUE(manager.Shutdown().ok());
+    total_ops = fault.op_count();
+  }
+  ASSERT_GT(total_ops, start_ops + 10);
+  for (uint64_t n = start_ops + 1; n <= total_ops; ++n) {
+    for (CrashMode mode : {CrashMode::kKill, CrashMode::kPower, CrashMode::kTorn}) {
+      SCOPED_TRACE("crash at shutdown op " + std::to_string(n) + " (" + CrashModeName(mode) + ")");
+      MemFileSystem mem;
+      Seed(&mem, log_dir_, /*torn_tail=*/false, IndexDamage::kMissing);
+      MemFileSystem image;
+      {
+        FaultInjectionFileSystem fault(&mem, n);
+        ManualClock clock(kT0 + 1000);
+        LogManager manager(Options(&fault, &clock, true));
+        ASSERT_TRUE(manager.Startup({log_dir_}, SmallSegments(), 1).ok());
+        fault.CrashAt(n);
+        (void)manager.Shutdown();
+        if (mode != CrashMode::kKill) {
+          ASSERT_TRUE(
+              fault.MaterializeDurableState(&image, log_dir_, mode == CrashMode::kTorn).ok());
+        }
+      }
+      MemFileSystem& after = mode == CrashMode::kKill ? mem : image;
+      auto points =
+          OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &after)
+              ->Read();
+      ASSERT_TRUE(points.ok()) << points.status().ToString();
+      const bool clean = after.Exists(marker);
+      for (int p = 0; p < kPartitions; ++p) {
+        const std::string dir = PartitionDir(log_dir_, p);
+        const Image now = after.Files(dir);
+        std::vector<int64_t> bases;
+        for (const auto& [path, bytes] : now) {
+          Result<int64_t> base = OffsetFromFileName(BaseName(path));
+          if (HasSuffix(path, kLogFileSuffix) && base.ok()) bases.push_back(*base);
+        }
+        std::sort(bases.begin(), bases.end());
+        const int64_t point = points->at({"batched", p});
+        for (size_t s = 0; s + 1 < bases.size(); ++s) {
+          if (!clean && bases[s + 1] > point) break;  // rebuilt by the next load
+          const std::string index = OffsetIndexFileName(dir, bases[s]);
+          const std::string time_index = TimeIndexFileName(dir, bases[s]);
+          if (!now.count(index)) continue;  // rebuilt by the next load
+          for (const std::string& path : {index, time_index}) {
+            ASSERT_TRUE(now.count(path)) << path;
+            EXPECT_EQ(now.at(path), ref.closed[size_t(p)].at(path)) << path;
+          }
+        }
+      }
+      ManualClock clock(kT0 + 2000);
+      {
+        LogManager next(Options(&after, &clock, true));
+        ASSERT_TRUE(next.Startup({log_dir_}, SmallSegments(), 1).ok());
+        EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
+        ASSERT_TRUE(next.Shutdown().ok());
+      }
+      for (int p = 0; p < kPartitions; ++p) {
+        for (const auto& [path, bytes] : ref.closed[size_t(p)]) {
+          if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix))
+            continue;
+          auto found = after.Files(PartitionDir(log_dir_, p));
+          ASSERT_TRUE(found.count(path)) << path;
+          EXPECT_EQ(found.at(path), bytes) << path;
+        }
+      }
+    }
+  }
 }
 
 // Indexes rebuilt in place below a recovery point (partition 2's .timeindex

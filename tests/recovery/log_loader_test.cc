@@ -359,31 +359,43 @@ TEST_F(LogLoaderTest, UncleanStartWithMissingIndexesReadsEachSegmentOnce) {
 
 // Indexes missing below the recovery point: the load rebuilds them in
 // memory and creates no file for them (IndexFile's deferred files): they
-// serve reads from memory, and the log writes them when it closes, with the
-// bytes they had. A crash before that leaves them missing, which the next
-// load rebuilds again.
-TEST_F(LogLoaderTest, IndexesMissingBelowTheRecoveryPointAreWrittenWhenTheLogCloses) {
+// serve reads from memory, and the next flush writes them with the bytes
+// they had, before it moves the recovery point past them (it leaves no
+// deferred index below it); a log closed before any flush writes them too.
+// A crash before that leaves them missing, which the next load rebuilds.
+TEST_F(LogLoaderTest, IndexesMissingBelowTheRecoveryPointAreWrittenByTheNextFlushOrClose) {
   WriteLog(3, 10);
   std::map<std::string, std::string> before;
   for (int64_t base : {0, 30}) {
     for (const char* ext : {".index", ".timeindex"}) {
       before[File(base, ext)] = ReadFileToString(File(base, ext));
-      fsys::remove(File(base, ext));
     }
   }
-  auto log = Load(false, 60);
-  ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ((*log)->log_end_offset(), 90);
-  EXPECT_EQ((*log)->recovery_point(), 60);
-  for (const auto& [path, bytes] : before) EXPECT_FALSE(fsys::exists(path)) << path;
-  EXPECT_EQ(report_.rebuilt_indexes.size(), 6u);  // and the active segment's
-  Result<FetchDataInfo> read = (*log)->Read(45, 1 << 20, FetchIsolation::kLogEnd, true);
-  ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_FALSE(read->records.empty());
-  ASSERT_TRUE((*log)->Close().ok());
-  for (const auto& [path, bytes] : before) {
-    ASSERT_TRUE(fsys::exists(path)) << path;
-    EXPECT_EQ(ReadFileToString(path), bytes) << path;
+  for (bool flush : {true, false}) {
+    SCOPED_TRACE(flush ? "flush" : "close");
+    for (const auto& [path, bytes] : before) fsys::remove(path);
+    auto log = Load(false, 60);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    EXPECT_EQ((*log)->log_end_offset(), 90);
+    EXPECT_EQ((*log)->recovery_point(), 60);
+    for (const auto& [path, bytes] : before) EXPECT_FALSE(fsys::exists(path)) << path;
+    EXPECT_EQ(report_.rebuilt_indexes.size(), 6u);  // and the active segment's
+    Result<FetchDataInfo> read = (*log)->Read(45, 1 << 20, FetchIsolation::kLogEnd, true);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_FALSE(read->records.empty());
+    if (flush) {
+      ASSERT_TRUE((*log)->FlushAll().ok());
+      EXPECT_EQ((*log)->recovery_point(), 90);
+    } else {
+      ASSERT_TRUE((*log)->Close().ok());
+    }
+    for (const auto& [path, bytes] : before) {
+      ASSERT_TRUE(fsys::exists(path)) << path;
+      EXPECT_EQ(ReadFileToString(path), bytes) << path;
+    }
+    if (flush) {
+      ASSERT_TRUE((*log)->Close().ok());
+    }
   }
 }
 
