@@ -104,6 +104,8 @@ class IndexFile {
   bool writable() const { return options_.writable; }
   // The file does not exist yet (see "Deferred files").
   bool deferred() const { return deferred_; }
+  // Creates a deferred file now, with the entries in it, unsynced.
+  Status CreateIfDeferred() { return deferred_ ? CreateDeferredFile() : Status::Ok(); }
 
   // The bytes of entry `slot` (slot < entries()).
   const uint8_t* EntryBytes(size_t slot) const {

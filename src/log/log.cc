@@ -66,6 +66,15 @@ Result<std::unique_ptr<Log>> Log::FromLoaded(FileSystem* fs, const std::string& 
   return log;
 }
 
+Status Log::CreateDeferredIndexFiles() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!has_deferred_indexes_) return Status::Ok();
+  for (auto& [base, segment] : segments_)
+    DARUMA_RETURN_IF_ERROR(segment->CreateDeferredIndexFiles());
+  has_deferred_indexes_ = false;
+  return Status::Ok();
+}
+
 bool Log::AnyDeferredIndexLocked() const {
   for (const auto& [base, segment] : segments_) {
     if (segment->has_deferred_index_files()) return true;

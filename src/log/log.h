@@ -144,6 +144,12 @@ class Log {
   // Clean shutdown of this log: producer snapshot at the log end, segments
   // closed (indexes trimmed, final time-index entries written).
   Status Close();
+  // Creates, unsynced, the files of the indexes the load left deferred
+  // (IndexFile): for a load whose transaction must record them, because the
+  // recovery point found on disk lies above their segments and is not
+  // lowered (LeaveUnsyncedUntilFlush returned false, or a load that commits
+  // on its own).
+  Status CreateDeferredIndexFiles();
 
   void UpdateHighWatermark(int64_t hw);
   // Raises the log start offset (retention, DeleteRecords): clamps the high

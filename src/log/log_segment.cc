@@ -629,6 +629,12 @@ bool LogSegment::has_deferred_index_files() const {
   return (offset_index_ && offset_index_->deferred()) || (time_index_ && time_index_->deferred());
 }
 
+Status LogSegment::CreateDeferredIndexFiles() {
+  if (time_index_) DARUMA_RETURN_IF_ERROR(time_index_->CreateIfDeferred());
+  if (offset_index_) DARUMA_RETURN_IF_ERROR(offset_index_->CreateIfDeferred());
+  return Status::Ok();
+}
+
 Status LogSegment::Close() {
   if (max_timestamp_so_far_ && *max_timestamp_so_far_ >= 0 && time_index_) {
     DARUMA_RETURN_IF_ERROR(

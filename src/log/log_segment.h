@@ -188,6 +188,9 @@ class LogSegment {
   // but not the dir: the caller syncs it when has_deferred_index_files().
   Status Close();
   bool has_deferred_index_files() const;
+  // Creates the files of deferred indexes now, unsynced (the time index
+  // first, as Flush and Close do).
+  Status CreateDeferredIndexFiles();
   // Renames all files from suffix old_suffix to new_suffix (e.g. "" -> ".deleted").
   Status ChangeFileSuffixes(const std::string& old_suffix, const std::string& new_suffix);
   // Removes the segment's files (after Close).

@@ -67,6 +67,7 @@ class OffsetIndex {
   Status Close() { return file_->Close(); }
   // The file is not created yet (IndexFile: "Deferred files").
   bool deferred() const { return file_->deferred(); }
+  Status CreateIfDeferred() { return file_->CreateIfDeferred(); }
   Status DeleteIfExists(bool* existed = nullptr) { return file_->DeleteIfExists(existed); }
   Status RenameTo(const std::string& new_path) { return file_->RenameTo(new_path); }
 

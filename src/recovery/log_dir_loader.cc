@@ -446,14 +446,36 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   }
   Result<std::unique_ptr<Log>> loaded =
       prepared.ok() ? LoadLog(params, &pr) : Result<std::unique_ptr<Log>>(prepared);
-  // Files the load rebuilt and left unsynced, if that is all it changed:
-  // see below.
-  std::optional<std::vector<std::string>> unsynced;
+  // A load that only rebuilt derived files, all at or above the segment
+  // holding the recovery point, leaves that point where Kafka's loader
+  // does, min(checkpoint, LEO); one that also rebuilt the indexes of every
+  // segment from some lower one up (rewritten, or left deferred: IndexFile)
+  // lowers it to there. Whatever a power loss takes of those files, the
+  // next unclean start rebuilds, so they need no sync now (nor a syncfs of
+  // the whole dir). Otherwise (left_unsynced false) everything recovery
+  // kept is fsynced before the recovery point can move to the LEO in the
+  // checkpoint (a second crash must not lose it), and the deferred indexes
+  // are created before the transaction is sealed, so that it records them:
+  // the point found on disk lies above them, and a crash before the syncfs
+  // must roll them back rather than leave one empty or half written there.
+  bool left_unsynced = false;
+  int64_t point_before = 0;
   if (txn && loaded.ok()) {
+    Log* l = loaded->get();
+    point_before = l->recovery_point();
     std::vector<std::string> files;
     if (txn->ChangedOnlyDerivedFiles(&files) && RepairedOnlyDerivedFiles(pr)) {
-      unsynced = std::move(files);
+      left_unsynced = l->LeaveUnsyncedUntilFlush(std::move(files));
     }
+    if (!left_unsynced) {
+      if (Status created = l->CreateDeferredIndexFiles(); !created.ok()) {
+        (void)l->Close();
+        loaded->reset();
+        loaded = created;
+      }
+    }
+  }
+  if (txn && loaded.ok()) {
     txn->Seal();
     std::lock_guard<std::mutex> lock(dirs_->mu());
     d.sealed.push_back(txn);
@@ -475,25 +497,16 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
       pr.damage.push_back({DamageKind::kCorruptCheckpoint, warning});
       pr.warnings.push_back(std::move(warning));
     }
-    // A load that only rebuilt derived files, all at or above the segment
-    // holding the recovery point, leaves that point where Kafka's loader
-    // does, min(checkpoint, LEO); one that also rebuilt the indexes of
-    // every segment from some lower one up lowers it to there. Whatever a
-    // power loss takes of those files, the next unclean start rebuilds, so
-    // they need no sync now (nor a syncfs of the whole dir). Otherwise fsync
-    // everything recovery kept before the recovery point can move to the
-    // LEO in the checkpoint (a second crash must not lose it).
-    const int64_t point_before = log->recovery_point();
-    if (!unsynced || !log->LeaveUnsyncedUntilFlush(std::move(*unsynced))) {
-      unsynced.reset();
+    // See above: left unsynced, or synced now.
+    if (!left_unsynced) {
       st = log->FlushAll();
     } else {
       lowered = log->recovery_point() < point_before;
     }
   }
-  if (!unsynced || lowered) {
+  if (!left_unsynced || lowered) {
     std::lock_guard<std::mutex> lock(dirs_->mu());
-    if (!unsynced) d.loads_need_sync = true;
+    if (!left_unsynced) d.loads_need_sync = true;
     if (lowered) d.points_lowered = true;
   }
   d.counters->remaining_segments[size_t(thread_index)].store(0);

@@ -733,8 +733,8 @@ Status Loader::SyncRecoveredSegment(LogSegment* segment, std::unique_ptr<Produce
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, segment->time_index());
   std::shared_ptr<ProducerStateManager> owner = std::move(psm);
   return syncs->Run([oi, ti, owner]() -> Status {
+    DARUMA_RETURN_IF_ERROR(ti->Flush());  // first, as LogSegment::Flush
     DARUMA_RETURN_IF_ERROR(oi->Flush());
-    DARUMA_RETURN_IF_ERROR(ti->Flush());
     return owner != nullptr ? owner->SyncPendingSnapshots() : Status::Ok();
   });
 }
@@ -1449,7 +1449,12 @@ Result<std::unique_ptr<Log>> LoadLog(const LoadLogParams& params, PartitionRecov
     }
   }
   // Commit syncs what the load changed before the undo log goes; the log's
-  // recovery point stays Kafka's (the caller's FlushAll moves it).
+  // recovery point stays Kafka's (the caller's FlushAll moves it). The
+  // indexes the load left deferred are created first, so that the undo log
+  // records them and Commit syncs them: the recovery point found on disk
+  // lies above their segments, and a crash must not leave one of them
+  // there empty or half written.
+  if (st.ok()) st = log->CreateDeferredIndexFiles();
   if (st.ok()) st = p.transaction->Commit();
   if (st.ok()) return log;
   if (log) (void)log->Close();

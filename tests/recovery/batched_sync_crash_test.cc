@@ -79,11 +79,13 @@ std::string PartitionDir(const std::string& log_dir, int p) {
 // partition 2 has lost the .index and .timeindex of every segment from its
 // second up to its active one, all below its recovery point; with
 // kMissingOffsetIndex, only their .index, so that the load rewrites their
-// .timeindex in place.
-enum class IndexDamage { kNone, kMissing, kMissingOffsetIndex };
+// .timeindex in place; with kMissingSecond, only the second segment loses
+// both. With `clean`, the broker had shut down cleanly instead: the
+// marker is there and every recovery point is at its log end.
+enum class IndexDamage { kNone, kMissing, kMissingOffsetIndex, kMissingSecond };
 
 void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true,
-          IndexDamage damage = IndexDamage::kNone) {
+          IndexDamage damage = IndexDamage::kNone, bool clean = false) {
   ASSERT_TRUE(mem->CreateDir(log_dir).ok());
   ManualClock clock(kT0);
   OffsetMap recovery_points;
@@ -98,18 +100,20 @@ void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true,
     const int64_t active_base = (*log)->segments_for_inspection().back()->base_offset();
     ASSERT_GT(active_base, 0);
     const std::vector<int64_t> bases = (*log)->segment_base_offsets();
+    const int64_t log_end = (*log)->log_end_offset();
     ASSERT_TRUE((*log)->Close().ok());
     if (p == 2 && damage != IndexDamage::kNone) {
       ASSERT_GE(bases.size(), 3u);
-      for (size_t s = 1; s + 1 < bases.size(); ++s) {
+      const size_t last_damaged = damage == IndexDamage::kMissingSecond ? 1 : bases.size() - 2;
+      for (size_t s = 1; s <= last_damaged; ++s) {
         const std::string dir = PartitionDir(log_dir, p);
         ASSERT_TRUE(mem->Remove(OffsetIndexFileName(dir, bases[s])).ok());
-        if (damage == IndexDamage::kMissing) {
+        if (damage != IndexDamage::kMissingOffsetIndex) {
           ASSERT_TRUE(mem->Remove(TimeIndexFileName(dir, bases[s])).ok());
         }
       }
     }
-    recovery_points[tp] = p == 0 ? 5 : p == 1 ? 0 : active_base;
+    recovery_points[tp] = clean ? log_end : p == 0 ? 5 : p == 1 ? 0 : active_base;
     if (p == 1 && torn_tail) {
       auto file =
           mem->Open(LogFileName(PartitionDir(log_dir, p), active_base), OpenMode::kReadWrite);
@@ -123,6 +127,9 @@ void Seed(MemFileSystem* mem, const std::string& log_dir, bool torn_tail = true,
   auto cp = OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), mem);
   ASSERT_TRUE(cp.ok());
   ASSERT_TRUE(cp->Write(recovery_points).ok());
+  if (clean) {
+    ASSERT_TRUE(CleanShutdownFile(log_dir, mem).Write(1).ok());
+  }
 }
 
 LogManagerOptions Options(FileSystem* fs, Clock* clock, bool batch) {
@@ -155,10 +162,11 @@ class BatchedSyncCrashTest : public ::testing::Test {
   }
 
   // An uninterrupted start through the fault layer (counting only).
-  Reference Run(bool batch, bool torn_tail = true, IndexDamage damage = IndexDamage::kNone) {
+  Reference Run(bool batch, bool torn_tail = true, IndexDamage damage = IndexDamage::kNone,
+                bool clean = false) {
     Reference ref;
     MemFileSystem mem;
-    Seed(&mem, log_dir_, torn_tail, damage);
+    Seed(&mem, log_dir_, torn_tail, damage, clean);
     for (int p = 0; p < kPartitions; ++p)
       ref.before.push_back(mem.Files(PartitionDir(log_dir_, p)));
     FaultInjectionFileSystem fault(&mem);
@@ -488,6 +496,40 @@ TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryAndLow
   CrashAtEveryStep(/*torn_tail=*/false, IndexDamage::kMissing);
 }
 
+// Every index file of a segment wholly below the recovery point
+// checkpointed in `after` (of every segment but the last once the
+// clean-shutdown marker is there) is as an uninterrupted shutdown writes it
+// (ref.closed), and its .timeindex is there whenever its .index is: a
+// missing .index is rebuilt, a missing .timeindex alone would be created
+// empty, and an index below the point is trusted as found.
+void ExpectNoHalfWrittenIndexBelowThePoint(MemFileSystem& after, const std::string& log_dir,
+                                           const Reference& ref) {
+  auto points =
+      OffsetCheckpointFile::Open(JoinPath(log_dir, kRecoveryPointCheckpointFile), &after)->Read();
+  ASSERT_TRUE(points.ok()) << points.status().ToString();
+  const bool clean = after.Exists(JoinPath(log_dir, kCleanShutdownFileName));
+  for (int p = 0; p < kPartitions; ++p) {
+    const std::string dir = PartitionDir(log_dir, p);
+    const Image now = after.Files(dir);
+    std::vector<int64_t> bases;
+    for (const auto& [path, bytes] : now) {
+      Result<int64_t> base = OffsetFromFileName(BaseName(path));
+      if (HasSuffix(path, kLogFileSuffix) && base.ok()) bases.push_back(*base);
+    }
+    std::sort(bases.begin(), bases.end());
+    const int64_t point = points->at({"batched", p});
+    for (size_t s = 0; s + 1 < bases.size(); ++s) {
+      if (!clean && bases[s + 1] > point) break;  // rebuilt by the next load
+      const std::string index = OffsetIndexFileName(dir, bases[s]);
+      if (!now.count(index)) continue;  // rebuilt by the next load
+      for (const std::string& path : {index, TimeIndexFileName(dir, bases[s])}) {
+        ASSERT_TRUE(now.count(path)) << path;
+        EXPECT_EQ(now.at(path), ref.closed[size_t(p)].at(path)) << path;
+      }
+    }
+  }
+}
+
 // The shutdown after such a start creates the deferred indexes. Crashed at
 // every operation (after a kill, a power loss, and a power loss that tears
 // the last write): every index file of a segment wholly below the
@@ -498,7 +540,6 @@ TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryAndLow
 // start and its shutdown then write every index.
 TEST_F(BatchedSyncCrashTest, AShutdownCrashedAnywhereLeavesNoIndexBelowThePointHalfWritten) {
   const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissing);
-  const std::string marker = JoinPath(log_dir_, kCleanShutdownFileName);
   uint64_t start_ops = 0, total_ops = 0;
   {
     MemFileSystem mem;
@@ -531,32 +572,7 @@ TEST_F(BatchedSyncCrashTest, AShutdownCrashedAnywhereLeavesNoIndexBelowThePointH
         }
       }
       MemFileSystem& after = mode == CrashMode::kKill ? mem : image;
-      auto points =
-          OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &after)
-              ->Read();
-      ASSERT_TRUE(points.ok()) << points.status().ToString();
-      const bool clean = after.Exists(marker);
-      for (int p = 0; p < kPartitions; ++p) {
-        const std::string dir = PartitionDir(log_dir_, p);
-        const Image now = after.Files(dir);
-        std::vector<int64_t> bases;
-        for (const auto& [path, bytes] : now) {
-          Result<int64_t> base = OffsetFromFileName(BaseName(path));
-          if (HasSuffix(path, kLogFileSuffix) && base.ok()) bases.push_back(*base);
-        }
-        std::sort(bases.begin(), bases.end());
-        const int64_t point = points->at({"batched", p});
-        for (size_t s = 0; s + 1 < bases.size(); ++s) {
-          if (!clean && bases[s + 1] > point) break;  // rebuilt by the next load
-          const std::string index = OffsetIndexFileName(dir, bases[s]);
-          const std::string time_index = TimeIndexFileName(dir, bases[s]);
-          if (!now.count(index)) continue;  // rebuilt by the next load
-          for (const std::string& path : {index, time_index}) {
-            ASSERT_TRUE(now.count(path)) << path;
-            EXPECT_EQ(now.at(path), ref.closed[size_t(p)].at(path)) << path;
-          }
-        }
-      }
+      ExpectNoHalfWrittenIndexBelowThePoint(after, log_dir_, ref);
       ManualClock clock(kT0 + 2000);
       {
         LogManager next(Options(&after, &clock, true));
@@ -571,6 +587,71 @@ TEST_F(BatchedSyncCrashTest, AShutdownCrashedAnywhereLeavesNoIndexBelowThePointH
           auto found = after.Files(PartitionDir(log_dir_, p));
           ASSERT_TRUE(found.count(path)) << path;
           EXPECT_EQ(found.at(path), bytes) << path;
+        }
+      }
+    }
+  }
+}
+
+// A start that cannot lower the recovery point below the indexes it
+// rebuilt because they were missing (partition 2 lost only its second
+// segment's; the segments after it keep theirs), after a crash or after a
+// clean shutdown (every point at its log end): it creates their files while
+// the load's transaction still records, so that crashing anywhere in the
+// start leaves no index below the recovery point empty or half written
+// (rolled back instead). The next start and its shutdown write every index.
+TEST_F(BatchedSyncCrashTest,
+       AStartThatCannotLowerThePointCreatesTheRebuiltIndexesInItsTransaction) {
+  for (bool clean : {false, true}) {
+    SCOPED_TRACE(clean ? "clean" : "crashed");
+    const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissingSecond, clean);
+    const std::vector<int64_t> damaged = DamagedBases(ref, INT64_MAX);
+    ASSERT_FALSE(damaged.empty());
+    const int64_t second = *std::min_element(damaged.begin(), damaged.end());
+    const std::string index = OffsetIndexFileName(PartitionDir(log_dir_, 2), second);
+    EXPECT_EQ(ref.before[2].count(index), 0u);
+    EXPECT_EQ(ref.after[2].count(index), 1u) << "created by the start";
+    for (uint64_t n = 1; n <= ref.ops; ++n) {
+      for (CrashMode mode : {CrashMode::kKill, CrashMode::kPower, CrashMode::kTorn}) {
+        SCOPED_TRACE("crash at op " + std::to_string(n) + " (" + CrashModeName(mode) + ")");
+        MemFileSystem mem;
+        Seed(&mem, log_dir_, /*torn_tail=*/false, IndexDamage::kMissingSecond, clean);
+        MemFileSystem image;
+        {
+          FaultInjectionFileSystem fault(&mem, n);
+          fault.CrashAt(n);
+          ManualClock clock(kT0 + 1000);
+          {
+            LogManager manager(Options(&fault, &clock, true));
+            (void)manager.Startup({log_dir_}, SmallSegments(), 1);
+          }
+          if (mode != CrashMode::kKill) {
+            ASSERT_TRUE(
+                fault.MaterializeDurableState(&image, log_dir_, mode == CrashMode::kTorn).ok());
+          }
+        }
+        MemFileSystem& after = mode == CrashMode::kKill ? mem : image;
+        ASSERT_TRUE(RollBackLoadUndoPack(&after, log_dir_).ok());
+        for (int p = 0; p < kPartitions; ++p) {
+          auto rolled = LoadTransaction::RollBackInterrupted(&after, PartitionDir(log_dir_, p));
+          ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+        }
+        ExpectNoHalfWrittenIndexBelowThePoint(after, log_dir_, ref);
+        ManualClock clock(kT0 + 2000);
+        {
+          LogManager next(Options(&after, &clock, true));
+          ASSERT_TRUE(next.Startup({log_dir_}, SmallSegments(), 1).ok());
+          EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
+          ASSERT_TRUE(next.Shutdown().ok());
+        }
+        for (int p = 0; p < kPartitions; ++p) {
+          const Image found = after.Files(PartitionDir(log_dir_, p));
+          for (const auto& [path, bytes] : ref.closed[size_t(p)]) {
+            if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix))
+              continue;
+            ASSERT_TRUE(found.count(path)) << path;
+            EXPECT_EQ(found.at(path), bytes) << path;
+          }
         }
       }
     }

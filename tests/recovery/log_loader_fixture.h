@@ -154,6 +154,7 @@ class LogLoaderTest : public ::testing::Test {
     p.log_start_offset_checkpoint = log_start;
     p.quarantine = quarantine;
     p.remaining_segments = &remaining_;
+    p.transactional = transactional_;
     report_ = PartitionRecoveryReport{};
     return LoadLog(p, &report_);
   }
@@ -165,6 +166,7 @@ class LogLoaderTest : public ::testing::Test {
   ManualClock clock_;
   PartitionRecoveryReport report_;
   std::atomic<int64_t> remaining_{-1};
+  bool transactional_ = true;  // LoadLogParams::transactional
 };
 
 }  // namespace
