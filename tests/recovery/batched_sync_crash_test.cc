@@ -205,6 +205,12 @@ class BatchedSyncCrashTest : public ::testing::Test {
 
   void CrashAtEveryStep(bool torn_tail, IndexDamage damage = IndexDamage::kNone);
 
+  // An uninterrupted start whose loads only rebuild derived files, with
+  // partition 2's `damage`: it syncs nothing after the presave and lowers
+  // partition 2's recovery point to the lowest segment it damaged
+  // (*damaged: their bases).
+  Reference RunExpectingThePointLowered(IndexDamage damage, std::vector<int64_t>* damaged);
+
   TempDir tmp_;
   std::string log_dir_;
 };
@@ -461,6 +467,27 @@ std::vector<int64_t> DamagedBases(const Reference& ref, int64_t active_base) {
   return bases;
 }
 
+Reference BatchedSyncCrashTest::RunExpectingThePointLowered(IndexDamage damage,
+                                                            std::vector<int64_t>* damaged) {
+  const Reference ref = Run(true, /*torn_tail=*/false, damage);
+  EXPECT_EQ(ref.fs_syncs, 2);
+  EXPECT_EQ(ref.journals, 0);
+  MemFileSystem seeded;
+  Seed(&seeded, log_dir_, /*torn_tail=*/false, damage);
+  auto points =
+      OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
+  EXPECT_TRUE(points.ok());
+  if (!points.ok()) return ref;
+  const TopicPartition two{"batched", 2};
+  *damaged = DamagedBases(ref, points->at(two));
+  EXPECT_FALSE(damaged->empty());
+  if (damaged->empty()) return ref;
+  OffsetMap expected = *points;
+  expected[two] = *std::min_element(damaged->begin(), damaged->end());
+  EXPECT_EQ(ref.recovery_points, expected);
+  return ref;
+}
+
 // Indexes missing below a recovery point (partition 2's, from its second
 // segment up to the active one): the load rebuilds them in memory and
 // creates no file for them (IndexFile's deferred files), and instead of a
@@ -471,20 +498,8 @@ std::vector<int64_t> DamagedBases(const Reference& ref, int64_t active_base) {
 // partition as found or as loaded, and the next start's shutdown writes
 // every index.
 TEST_F(BatchedSyncCrashTest, IndexesMissingBelowARecoveryPointStayInMemoryAndLowerIt) {
-  const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissing);
-  EXPECT_EQ(ref.fs_syncs, 2);
-  EXPECT_EQ(ref.journals, 0);
-  MemFileSystem seeded;
-  Seed(&seeded, log_dir_, /*torn_tail=*/false, IndexDamage::kMissing);
-  auto points =
-      OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
-  ASSERT_TRUE(points.ok());
-  const TopicPartition two{"batched", 2};
-  const std::vector<int64_t> damaged = DamagedBases(ref, points->at(two));
-  ASSERT_FALSE(damaged.empty());
-  OffsetMap expected = *points;
-  expected[two] = *std::min_element(damaged.begin(), damaged.end());
-  EXPECT_EQ(ref.recovery_points, expected);
+  std::vector<int64_t> damaged;
+  const Reference ref = RunExpectingThePointLowered(IndexDamage::kMissing, &damaged);
   for (int64_t base : damaged) {
     for (const std::string& index : {OffsetIndexFileName(PartitionDir(log_dir_, 2), base),
                                      TimeIndexFileName(PartitionDir(log_dir_, 2), base)}) {
@@ -526,6 +541,27 @@ void ExpectNoHalfWrittenIndexBelowThePoint(MemFileSystem& after, const std::stri
         ASSERT_TRUE(now.count(path)) << path;
         EXPECT_EQ(now.at(path), ref.closed[size_t(p)].at(path)) << path;
       }
+    }
+  }
+}
+
+// The next start on `after` and its shutdown leave every .index and
+// .timeindex as the uninterrupted start's shutdown did (ref.closed).
+void ExpectTheNextStartAndShutdownWriteEveryIndex(MemFileSystem& after, const std::string& log_dir,
+                                                  const Reference& ref) {
+  ManualClock clock(kT0 + 2000);
+  {
+    LogManager next(Options(&after, &clock, true));
+    ASSERT_TRUE(next.Startup({log_dir}, SmallSegments(), 1).ok());
+    EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
+    ASSERT_TRUE(next.Shutdown().ok());
+  }
+  for (int p = 0; p < kPartitions; ++p) {
+    const Image found = after.Files(PartitionDir(log_dir, p));
+    for (const auto& [path, bytes] : ref.closed[size_t(p)]) {
+      if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix)) continue;
+      ASSERT_TRUE(found.count(path)) << path;
+      EXPECT_EQ(found.at(path), bytes) << path;
     }
   }
 }
@@ -573,22 +609,7 @@ TEST_F(BatchedSyncCrashTest, AShutdownCrashedAnywhereLeavesNoIndexBelowThePointH
       }
       MemFileSystem& after = mode == CrashMode::kKill ? mem : image;
       ExpectNoHalfWrittenIndexBelowThePoint(after, log_dir_, ref);
-      ManualClock clock(kT0 + 2000);
-      {
-        LogManager next(Options(&after, &clock, true));
-        ASSERT_TRUE(next.Startup({log_dir_}, SmallSegments(), 1).ok());
-        EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
-        ASSERT_TRUE(next.Shutdown().ok());
-      }
-      for (int p = 0; p < kPartitions; ++p) {
-        for (const auto& [path, bytes] : ref.closed[size_t(p)]) {
-          if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix))
-            continue;
-          auto found = after.Files(PartitionDir(log_dir_, p));
-          ASSERT_TRUE(found.count(path)) << path;
-          EXPECT_EQ(found.at(path), bytes) << path;
-        }
-      }
+      ExpectTheNextStartAndShutdownWriteEveryIndex(after, log_dir_, ref);
     }
   }
 }
@@ -637,22 +658,7 @@ TEST_F(BatchedSyncCrashTest,
           ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
         }
         ExpectNoHalfWrittenIndexBelowThePoint(after, log_dir_, ref);
-        ManualClock clock(kT0 + 2000);
-        {
-          LogManager next(Options(&after, &clock, true));
-          ASSERT_TRUE(next.Startup({log_dir_}, SmallSegments(), 1).ok());
-          EXPECT_FALSE(next.HasFailures()) << next.ReportJson().dump();
-          ASSERT_TRUE(next.Shutdown().ok());
-        }
-        for (int p = 0; p < kPartitions; ++p) {
-          const Image found = after.Files(PartitionDir(log_dir_, p));
-          for (const auto& [path, bytes] : ref.closed[size_t(p)]) {
-            if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix))
-              continue;
-            ASSERT_TRUE(found.count(path)) << path;
-            EXPECT_EQ(found.at(path), bytes) << path;
-          }
-        }
+        ExpectTheNextStartAndShutdownWriteEveryIndex(after, log_dir_, ref);
       }
     }
   }
@@ -665,20 +671,8 @@ TEST_F(BatchedSyncCrashTest,
 // Crashing anywhere leaves each partition as found or as loaded, and the
 // next start's shutdown writes every index as the uninterrupted one's did.
 TEST_F(BatchedSyncCrashTest, IndexesRebuiltBelowARecoveryPointLowerItInsteadOfASync) {
-  const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissingOffsetIndex);
-  EXPECT_EQ(ref.fs_syncs, 2);
-  EXPECT_EQ(ref.journals, 0);
-  MemFileSystem seeded;
-  Seed(&seeded, log_dir_, /*torn_tail=*/false, IndexDamage::kMissingOffsetIndex);
-  auto points =
-      OffsetCheckpointFile::Open(JoinPath(log_dir_, kRecoveryPointCheckpointFile), &seeded)->Read();
-  ASSERT_TRUE(points.ok());
-  OffsetMap expected = *points;
-  const TopicPartition two{"batched", 2};
-  const std::vector<int64_t> damaged = DamagedBases(ref, expected[two]);
-  ASSERT_FALSE(damaged.empty());
-  expected[two] = *std::min_element(damaged.begin(), damaged.end());
-  EXPECT_EQ(ref.recovery_points, expected);
+  std::vector<int64_t> damaged;
+  RunExpectingThePointLowered(IndexDamage::kMissingOffsetIndex, &damaged);
   CrashAtEveryStep(/*torn_tail=*/false, IndexDamage::kMissingOffsetIndex);
 }
 
