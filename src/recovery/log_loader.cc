@@ -1366,9 +1366,15 @@ Result<std::unique_ptr<Log>> Loader::Run() {
 
   // The active segment's indexes get their full size back. Nothing after
   // this fails, so on a load that changed nothing else (a clean start) the
-  // resize needs no undo record (and no fsync).
+  // resize needs no undo record (and no fsync). A load that left indexes
+  // deferred (IndexFile) changed nothing yet but may still create their
+  // files under this transaction (LoadLog, LogDirLoader): it keeps
+  // recording, so that they are rolled back or synced with the rest.
+  const bool deferred_indexes =
+      std::any_of(segments_.begin(), segments_.end(),
+                  [](const auto& entry) { return entry.second->has_deferred_index_files(); });
   if (!HasSuffix(dir_, kDeletedDirSuffix)) {
-    if (p_.transaction) p_.transaction->StopRecordingIfUnchanged();
+    if (p_.transaction && !deferred_indexes) p_.transaction->StopRecordingIfUnchanged();
     DARUMA_RETURN_IF_ERROR(
         segments_.rbegin()->second->ResizeIndexes(p_.config.segment_index_bytes));
   }

@@ -617,15 +617,17 @@ TEST_F(BatchedSyncCrashTest, AShutdownCrashedAnywhereLeavesNoIndexBelowThePointH
 // A start that cannot lower the recovery point below the indexes it
 // rebuilt because they were missing (partition 2 lost only its second
 // segment's; the segments after it keep theirs), after a crash or after a
-// clean shutdown (every point at its log end): it creates their files while
-// the load's transaction still records, so that crashing anywhere in the
-// start leaves no index below the recovery point empty or half written
+// clean shutdown (every point at its log end), with batched syncs or
+// without (each load then commits its own undo log): it creates their files
+// while the load's transaction still records, so that crashing anywhere in
+// the start leaves no index below the recovery point empty or half written
 // (rolled back instead). The next start and its shutdown write every index.
 TEST_F(BatchedSyncCrashTest,
        AStartThatCannotLowerThePointCreatesTheRebuiltIndexesInItsTransaction) {
-  for (bool clean : {false, true}) {
-    SCOPED_TRACE(clean ? "clean" : "crashed");
-    const Reference ref = Run(true, /*torn_tail=*/false, IndexDamage::kMissingSecond, clean);
+  for (auto [batch, clean] : {std::pair{true, false}, std::pair{true, true},
+                              std::pair{false, false}, std::pair{false, true}}) {
+    SCOPED_TRACE(std::string(clean ? "clean" : "crashed") + (batch ? ", batched" : ""));
+    const Reference ref = Run(batch, /*torn_tail=*/false, IndexDamage::kMissingSecond, clean);
     const std::vector<int64_t> damaged = DamagedBases(ref, INT64_MAX);
     ASSERT_FALSE(damaged.empty());
     const int64_t second = *std::min_element(damaged.begin(), damaged.end());
@@ -643,7 +645,7 @@ TEST_F(BatchedSyncCrashTest,
           fault.CrashAt(n);
           ManualClock clock(kT0 + 1000);
           {
-            LogManager manager(Options(&fault, &clock, true));
+            LogManager manager(Options(&fault, &clock, batch));
             (void)manager.Startup({log_dir_}, SmallSegments(), 1);
           }
           if (mode != CrashMode::kKill) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "recovery/load_journal.h"
 #include "recovery/log_loader_fixture.h"
 
 namespace daruma {
@@ -404,6 +405,56 @@ TEST_F(LogLoaderTest, IndexesMissingBelowTheRecoveryPointAreWrittenByTheNextFlus
       ASSERT_TRUE((*log)->Close().ok());
     }
   }
+}
+
+// Logs every file a load creates, in order.
+class CreationLoggingFileSystem : public ForwardingFileSystem {
+ public:
+  CreationLoggingFileSystem() : ForwardingFileSystem(FileSystem::Default()) {}
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    if (mode != OpenMode::kRead && mode != OpenMode::kReadWrite && !fsys::exists(path)) {
+      created.push_back(path);
+    }
+    return base()->Open(path, mode);
+  }
+  std::vector<std::string> created;
+};
+
+// A clean start whose load changed nothing but the indexes it left deferred
+// keeps its undo log recording to the end: the index files it then creates
+// before its commit are journaled first (a crash before the commit removes
+// them, and the commit syncs what the journal names), since the recovery
+// point found on disk, the log end, lies above them.
+TEST_F(LogLoaderTest, ACleanLoadThatOnlyDeferredIndexesJournalsTheirFiles) {
+  // No producer ids, so that the load's recovery of segment 0 leaves the
+  // snapshots as they are; the active segment is empty.
+  {
+    auto log = Log::CreateEmpty(FileSystem::Default(), part_, tp_, config_, &clock_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    for (int b = 0; b < 20; ++b) {
+      std::vector<RecordInput> records{{kNow - 1000 + b, "k", std::string(200, 'v'), {}}};
+      auto bytes = BuildRecordBatch(BatchBuilderOptions{}, records);
+      ASSERT_TRUE(bytes.ok());
+      ASSERT_TRUE((*log)->AppendAsLeader(*bytes, 0).ok());
+    }
+    ASSERT_TRUE((*log)->Roll().ok());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  for (const char* ext : {".index", ".timeindex"}) fsys::remove(File(0, ext));
+  CreationLoggingFileSystem logging;
+  auto log = Load(true, 20, true, 0, &logging);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const std::vector<std::string>& created = logging.created;
+  auto position = [&created](const std::string& path) {
+    return size_t(std::find(created.begin(), created.end(), path) - created.begin());
+  };
+  const size_t journal = position(part_ + "/" + kLoadJournalFileName);
+  for (const char* ext : {".index", ".timeindex"}) {
+    ASSERT_LT(position(File(0, ext)), created.size()) << ext;
+    EXPECT_LT(journal, position(File(0, ext))) << ext << ": created before its undo record";
+  }
+  EXPECT_FALSE(fsys::exists(part_ + "/" + kLoadJournalFileName)) << "committed";
+  ASSERT_TRUE((*log)->Close().ok());
 }
 
 // Counts the snapshot files opened for writing.
