@@ -205,6 +205,23 @@ class BatchedSyncCrashTest : public ::testing::Test {
 
   void CrashAtEveryStep(bool torn_tail, IndexDamage damage = IndexDamage::kNone);
 
+  // A start on `mem` that crashes at operation n. After a power loss
+  // (kPower, kTorn: the last unsynced write torn) *image receives what
+  // survives; after a kill, `mem` is what is left.
+  void CrashStartAt(uint64_t n, CrashMode mode, bool batch, MemFileSystem* mem,
+                    MemFileSystem* image) {
+    FaultInjectionFileSystem fault(mem, n);
+    fault.CrashAt(n);
+    ManualClock clock(kT0 + 1000);
+    {
+      LogManager manager(Options(&fault, &clock, batch));
+      (void)manager.Startup({log_dir_}, SmallSegments(), 1);
+    }
+    if (mode != CrashMode::kKill) {
+      ASSERT_TRUE(fault.MaterializeDurableState(image, log_dir_, mode == CrashMode::kTorn).ok());
+    }
+  }
+
   // An uninterrupted start whose loads only rebuild derived files, with
   // partition 2's `damage`: it syncs nothing after the presave and lowers
   // partition 2's recovery point to the lowest segment it damaged
@@ -287,18 +304,7 @@ void BatchedSyncCrashTest::CrashAtEveryStep(bool torn_tail, IndexDamage damage) 
       MemFileSystem mem;
       Seed(&mem, log_dir, torn_tail, damage);
       MemFileSystem image;
-      {
-        FaultInjectionFileSystem fault(&mem, n);
-        fault.CrashAt(n);
-        ManualClock clock(kT0 + 1000);
-        {
-          LogManager manager(Options(&fault, &clock, true));
-          (void)manager.Startup({log_dir}, SmallSegments(), 1);
-        }
-        if (!kill) {
-          ASSERT_TRUE(fault.MaterializeDurableState(&image, log_dir, false).ok());
-        }
-      }
+      CrashStartAt(n, kill ? CrashMode::kKill : CrashMode::kPower, /*batch=*/true, &mem, &image);
       MemFileSystem& after = kill ? mem : image;
       // A partition found as loaded with no pack left to roll it back has a
       // checkpointed point no higher than the uninterrupted start's: a point
@@ -640,19 +646,7 @@ TEST_F(BatchedSyncCrashTest,
         MemFileSystem mem;
         Seed(&mem, log_dir_, /*torn_tail=*/false, IndexDamage::kMissingSecond, clean);
         MemFileSystem image;
-        {
-          FaultInjectionFileSystem fault(&mem, n);
-          fault.CrashAt(n);
-          ManualClock clock(kT0 + 1000);
-          {
-            LogManager manager(Options(&fault, &clock, batch));
-            (void)manager.Startup({log_dir_}, SmallSegments(), 1);
-          }
-          if (mode != CrashMode::kKill) {
-            ASSERT_TRUE(
-                fault.MaterializeDurableState(&image, log_dir_, mode == CrashMode::kTorn).ok());
-          }
-        }
+        CrashStartAt(n, mode, batch, &mem, &image);
         MemFileSystem& after = mode == CrashMode::kKill ? mem : image;
         ASSERT_TRUE(RollBackLoadUndoPack(&after, log_dir_).ok());
         for (int p = 0; p < kPartitions; ++p) {
