@@ -165,10 +165,8 @@ std::optional<std::vector<FileSlice>> FetchSliceReader::Read(Log& log, int64_t f
       if (bases.empty()) bases = log.segment_base_offsets();
       auto it = std::upper_bound(bases.begin(), bases.end(), cursor->segment_base);
       if (it == bases.end() || *it >= hw) return std::nullopt;
-      std::shared_ptr<const File> file = OpenSegment(log, *it);
-      if (file == nullptr) return std::nullopt;
-      cursor = Cursor{&log, *it, std::move(file), OpenIndex(log, *it), 0};
-      if (cursor->index == nullptr) return std::nullopt;  // see Locate
+      cursor = OpenCursor(log, *it);
+      if (!cursor) return std::nullopt;
       scanner = HeaderScanner(cursor->file.get());
       skipped_ahead = false;
       continue;
@@ -197,7 +195,6 @@ std::optional<std::vector<FileSlice>> FetchSliceReader::Read(Log& log, int64_t f
 void FetchSliceReader::SkipIndexedBatches(Cursor& cursor, HeaderScanner& scanner, uint64_t budget,
                                           int64_t hw, int64_t& next, std::vector<FileSlice>& out,
                                           uint64_t& total) {
-  if (cursor.index == nullptr) return;
   const uint64_t start = cursor.position;
   std::optional<IndexEntry> entry =
       LastIndexEntryWhere(*cursor.index, cursor.segment_base, hw,
@@ -224,31 +221,27 @@ void FetchSliceReader::AppendRange(std::vector<FileSlice>& out,
 
 std::optional<FetchSliceReader::Cursor> FetchSliceReader::Locate(Log& log, int64_t base,
                                                                  int64_t offset, int64_t hw) {
-  std::shared_ptr<const File> file = OpenSegment(log, base);
-  if (file == nullptr) return std::nullopt;
-  Cursor cursor{&log, base, file, OpenIndex(log, base), 0};
-  if (cursor.index == nullptr) return std::nullopt;
+  std::optional<Cursor> cursor = OpenCursor(log, base);
+  if (!cursor) return std::nullopt;
   std::optional<IndexEntry> entry = LastIndexEntryWhere(
-      *cursor.index, base, hw, [offset](const IndexEntry& e) { return e.offset <= offset; });
-  if (entry) cursor.position = entry->position;
-  HeaderScanner scanner(file.get());
+      *cursor->index, base, hw, [offset](const IndexEntry& e) { return e.offset <= offset; });
+  if (entry) cursor->position = entry->position;
+  HeaderScanner scanner(cursor->file.get());
   // Stops at the entry holding `offset`, or at the end of the segment (the
   // offset is then at the start of a later one).
-  while (std::optional<EntryHeader> e = scanner.At(cursor.position)) {
+  while (std::optional<EntryHeader> e = scanner.At(cursor->position)) {
     if (e->last_offset >= offset) break;
-    cursor.position += e->size;
+    cursor->position += e->size;
   }
   return cursor;
 }
 
-std::shared_ptr<const File> FetchSliceReader::OpenSegment(const Log& log, int64_t base) {
+std::optional<FetchSliceReader::Cursor> FetchSliceReader::OpenCursor(const Log& log, int64_t base) {
   std::shared_ptr<const File> file = OpenShared(LogFileName(log.dir(), base));
-  if (file == nullptr || file->fd() < 0) return nullptr;
-  return file;
-}
-
-std::shared_ptr<const File> FetchSliceReader::OpenIndex(const Log& log, int64_t base) {
-  return OpenShared(OffsetIndexFileName(log.dir(), base));
+  if (file == nullptr || file->fd() < 0) return std::nullopt;
+  std::shared_ptr<const File> index = OpenShared(OffsetIndexFileName(log.dir(), base));
+  if (index == nullptr) return std::nullopt;
+  return Cursor{&log, base, std::move(file), std::move(index), 0};
 }
 
 namespace {

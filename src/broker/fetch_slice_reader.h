@@ -88,8 +88,10 @@ class FetchSliceReader {
   void PutCursor(const TopicPartition& tp, int64_t offset, Cursor cursor);
   // Opens segment `base` of `log` and finds the batch containing `offset`.
   std::optional<Cursor> Locate(Log& log, int64_t base, int64_t offset, int64_t hw);
-  std::shared_ptr<const File> OpenSegment(const Log& log, int64_t base);
-  std::shared_ptr<const File> OpenIndex(const Log& log, int64_t base);
+  // A cursor at the start of segment `base`, with its .log and .index open;
+  // nullopt when either does not open or the .log has no descriptor (see
+  // the class comment on what is not served here).
+  std::optional<Cursor> OpenCursor(const Log& log, int64_t base);
   // The open File of `path` that a cursor or an in-flight response still
   // holds, if `path` still names it (a compaction swaps a new file in under
   // the same name), else a new one. Without this every cursor (one per
