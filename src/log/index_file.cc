@@ -186,7 +186,7 @@ int64_t IndexFile::LargestLowerBoundSlot(int64_t target,
   return BinarySearch(target, key, 0, first_hot);
 }
 
-Status IndexFile::Resize(int64_t new_size) {
+Status IndexFile::Resize(int64_t new_size, bool extend_file) {
   DARUMA_RETURN_IF_ERROR(CheckWritable());
   DARUMA_RETURN_IF_ERROR(WritePending());
   const uint64_t rounded = RoundDown(new_size, entry_size_);
@@ -214,7 +214,16 @@ Status IndexFile::Resize(int64_t new_size) {
     unextended_size_ = bytes_.size();
     unsynced_ = true;
   }
-  if (unextended_size_.value_or(length_) != rounded) {
+  const uint64_t on_disk = unextended_size_.value_or(length_);
+  if (!extend_file && rounded > on_disk) {
+    // The slots past the file's end read as the zeros a preallocated file
+    // holds, and the first mapped append extends it (WritePending).
+    unextended_size_ = on_disk;
+    extent_ = std::min(extent_, on_disk);
+    length_ = rounded;
+    return Status::Ok();
+  }
+  if (on_disk != rounded) {
     DARUMA_RETURN_IF_ERROR(file_->Truncate(rounded));
     unsynced_ = true;
   }
@@ -230,7 +239,7 @@ Status IndexFile::TrimThenResize(int64_t new_size) {
   const uint64_t entry_bytes = uint64_t(entries()) * entry_size_;
   if (deferred_ || RoundDown(new_size, entry_size_) != length_ || length_ < entry_bytes) {
     DARUMA_RETURN_IF_ERROR(TrimToValidSize());
-    return Resize(new_size);
+    return Resize(new_size, /*extend_file=*/false);
   }
   if (extent_ <= entry_bytes) return Status::Ok();
   // Slots in a hole (hole_entries_) are zeros already: then extent_ is at

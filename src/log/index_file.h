@@ -126,13 +126,21 @@ class IndexFile {
 
   // Re-sizes the file to floor(new_size / entry_size) * entry_size bytes,
   // keeping the entries. Fails if that is smaller than the entries' bytes.
-  Status Resize(int64_t new_size);
+  // With extend_file false, a growth sets length() and leaves the file as it
+  // is (unextended_size_): the first mapped append extends it, and a file
+  // trimmed back before any append (a clean start and its shutdown) never
+  // changed size at all.
+  Status Resize(int64_t new_size, bool extend_file = true);
   // Drops all entries and re-extends the file to max_index_size.
   Status Reset();
   // Truncates the file to exactly entries() * entry_size bytes.
   Status TrimToValidSize();
-  // Leaves the file exactly as TrimToValidSize() then Resize(new_size) would
-  // (the entries, then zeros). When the file already has that length (an
+  // Leaves the file exactly as TrimToValidSize() then Resize(new_size,
+  // extend_file false) would: the entries, then zeros up to length() (past
+  // the file's end until the first mapped append extends it, so that a
+  // recovery that finds the file trimmed leaves it so, as the clean load's
+  // ResizeIndexes does: a second recovery changes nothing). When the file
+  // already has that length (an
   // active segment's preallocated index after recovery's rebuild), the stale
   // slots past the entries are zeroed in place instead: no size change,
   // which on ext4 is a journal update (and a discard where mounted so), and

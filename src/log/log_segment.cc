@@ -404,22 +404,26 @@ SegmentRecoveryScan LogSegment::ScanForRecovery(std::optional<int64_t> next_segm
 // disk. The room must also fit a reset index, so an index too full for
 // Kafka's reset fails exactly as it would after one. (A crash in between
 // leaves stale entries instead of zeros behind the new ones; either way the
-// segment lies past the recovery point and is rebuilt again.)
+// segment lies past the recovery point and is rebuilt again.) A reset that
+// is needed leaves the file at its entries' size (IndexFile::Resize with
+// extend_file false), as the trim at the end of the rebuild and the load's
+// ResizeIndexes do: a second recovery of the same segment then changes no
+// file size.
 Status LogSegment::ClearIndexesForRebuild(size_t appends) {
   const size_t reset_offset_slots = size_t(config_.segment_index_bytes) / OffsetIndex::kEntrySize;
   const size_t reset_time_slots = size_t(config_.segment_index_bytes) / TimeIndex::kEntrySize;
   // OffsetIndex::Append needs entries() < max_entries() before each append;
   // TimeIndex::MaybeAppend needs entries() + 1 < max_entries() before each call.
-  if (appends <= std::min(offset_index_->max_entries(), reset_offset_slots)) {
-    offset_index_->Truncate();
-  } else {
-    DARUMA_RETURN_IF_ERROR(offset_index_->Reset());
+  offset_index_->Truncate();
+  if (appends > std::min(offset_index_->max_entries(), reset_offset_slots)) {
+    DARUMA_RETURN_IF_ERROR(
+        offset_index_->Resize(config_.segment_index_bytes, /*extend_file=*/false));
   }
-  if (appends + 1 <= std::min(time_index_->max_entries(), reset_time_slots)) {
-    time_index_->Truncate();
-    return Status::Ok();
+  time_index_->Truncate();
+  if (appends + 1 > std::min(time_index_->max_entries(), reset_time_slots)) {
+    DARUMA_RETURN_IF_ERROR(time_index_->Resize(config_.segment_index_bytes, /*extend_file=*/false));
   }
-  return time_index_->Reset();
+  return Status::Ok();
 }
 
 Result<SegmentRecoveryResult> LogSegment::ApplyRecovery(const SegmentRecoveryScan& scan,
@@ -734,8 +738,8 @@ Result<bool> LogSegment::ShouldRoll(const RollParams& p) {
 Status LogSegment::ResizeIndexes(int32_t size) {
   DARUMA_ASSIGN_OR_RETURN(OffsetIndex * oi, offset_index());
   DARUMA_ASSIGN_OR_RETURN(TimeIndex * ti, time_index());
-  DARUMA_RETURN_IF_ERROR(oi->Resize(size));
-  return ti->Resize(size);
+  DARUMA_RETURN_IF_ERROR(oi->Resize(size, /*extend_file=*/false));
+  return ti->Resize(size, /*extend_file=*/false);
 }
 
 Status LogSegment::SanityCheckTxnIndex() const {

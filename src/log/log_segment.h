@@ -212,7 +212,12 @@ class LogSegment {
   };
   Result<bool> ShouldRoll(const RollParams& params);
   bool CanConvertToRelativeOffset(int64_t offset) const;
-  // Resizes both indexes (after load, the active segment gets its max size back).
+  // Resizes both indexes (after load, the active segment gets its max size
+  // back). Their files are extended only by the first append that maps them
+  // (IndexFile::Resize with extend_file false): Kafka preallocates them here,
+  // then trims them at close, two size changes per index, each a journal
+  // update on ext4, for a partition nothing was appended to. Kafka's loader
+  // takes the shorter file a crash may then leave as any trimmed index.
   Status ResizeIndexes(int32_t size);
   Status SanityCheckTxnIndex() const;
   // OffsetIndex::CheckEntries against this segment's size, then

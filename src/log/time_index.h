@@ -56,7 +56,9 @@ class TimeIndex {
   Status Reset() { return file_->Reset(); }
   Status TrimToValidSize() { return file_->TrimToValidSize(); }
   Status TrimThenResize(int64_t new_size) { return file_->TrimThenResize(new_size); }
-  Status Resize(int64_t new_max_size) { return file_->Resize(new_max_size); }
+  Status Resize(int64_t new_max_size, bool extend_file = true) {
+    return file_->Resize(new_max_size, extend_file);
+  }
   Status Flush() { return file_->Flush(); }
   // Writes appended entries not yet in the file (IndexFile's write-behind).
   Status WriteAppended() { return file_->WriteAppended(); }
