@@ -197,5 +197,54 @@ TEST(IndexFileSparseTest, ADeferredIndexRenamesAndDeletesWithoutAFile) {
   EXPECT_FALSE(std::filesystem::exists(renamed)) << "a deleted index is not created by Close";
 }
 
+// A clean start grows the active segment's trimmed indexes back to their
+// full length (Resize with extend_file false) without a size change; the
+// first live append extends the file before its window maps it, so the file
+// then reads as Kafka's preallocated one; a close with no append trims
+// nothing, and the file never changed.
+TEST(IndexFileSparseTest, AGrowthThatLeavesTheFileIsExtendedByTheFirstMappedAppend) {
+  testing::TempDir tmp;
+  MapCountingFileSystem fs;
+  const std::string path = tmp.Join("00000000000000000000.index");
+  constexpr int64_t kMax = 10 * 1024 * 1024;
+  {
+    auto index = OffsetIndex::Open(path, 0, kMax, &fs);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    ASSERT_TRUE((*index)->Append(10, 4100).ok());
+    ASSERT_TRUE((*index)->Close().ok());
+  }
+  ASSERT_EQ(std::filesystem::file_size(path), 8u);
+  const int truncates = fs.truncates;
+  {
+    // Grown and closed with no append: no size change, no mapping.
+    auto index = OffsetIndex::Open(path, 0, kMax, &fs);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    ASSERT_TRUE((*index)->Resize(kMax, /*extend_file=*/false).ok());
+    EXPECT_EQ((*index)->max_entries(), size_t(kMax / 8));
+    EXPECT_EQ(std::filesystem::file_size(path), 8u);
+    ASSERT_TRUE((*index)->Close().ok());
+    EXPECT_EQ(fs.truncates, truncates);
+    EXPECT_EQ(fs.maps, 0);
+  }
+  ASSERT_EQ(std::filesystem::file_size(path), 8u);
+  auto index = OffsetIndex::Open(path, 0, kMax, &fs);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  ASSERT_TRUE((*index)->Resize(kMax, /*extend_file=*/false).ok());
+  ASSERT_TRUE((*index)->Append(20, 8200).ok());
+  ASSERT_TRUE((*index)->WriteAppended().ok());
+  EXPECT_EQ(fs.maps, 1);
+  EXPECT_EQ(std::filesystem::file_size(path), uint64_t(kMax)) << "extended before the mapping";
+  {
+    // What a crash here leaves: two entries, then zeros, as Kafka's mmap.
+    auto seen = OffsetIndex::Open(path, 0, kMax, FileSystem::Default(), false);
+    ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+    EXPECT_EQ((*seen)->Entry(0), (OffsetPosition{10, 4100}));
+    EXPECT_EQ((*seen)->Entry(1), (OffsetPosition{20, 8200}));
+    EXPECT_EQ((*seen)->Entry(2), (OffsetPosition{0, 0}));
+  }
+  ASSERT_TRUE((*index)->Close().ok());
+  EXPECT_EQ(std::filesystem::file_size(path), 16u);
+}
+
 }  // namespace
 }  // namespace daruma
