@@ -99,7 +99,9 @@ class IndexFile {
   size_t entries() const { return bytes_.size() / entry_size_ + hole_entries_; }
   // Slots available in the file as it is now: file length / entry size.
   size_t max_entries() const { return size_t(length_ / entry_size_); }
-  // Physical file length in bytes (need not be a multiple of entry_size).
+  // The file's length as Kafka's would be, in bytes (need not be a multiple
+  // of entry_size): the file on disk may be shorter while unextended_size_
+  // is set, its missing slots reading as zeros.
   uint64_t length() const { return length_; }
   bool writable() const { return options_.writable; }
   // The file does not exist yet (see "Deferred files").
@@ -131,22 +133,22 @@ class IndexFile {
   // trimmed back before any append (a clean start and its shutdown) never
   // changed size at all.
   Status Resize(int64_t new_size, bool extend_file = true);
-  // Drops all entries and re-extends the file to max_index_size.
+  // Drops all entries and re-extends the file to max_index_size (a file not
+  // extended yet whose length() is that already stays as it is).
   Status Reset();
   // Truncates the file to exactly entries() * entry_size bytes.
   Status TrimToValidSize();
-  // Leaves the file exactly as TrimToValidSize() then Resize(new_size,
-  // extend_file false) would: the entries, then zeros up to length() (past
-  // the file's end until the first mapped append extends it, so that a
-  // recovery that finds the file trimmed leaves it so, as the clean load's
-  // ResizeIndexes does: a second recovery changes nothing). When the file
-  // already has that length (an
-  // active segment's preallocated index after recovery's rebuild), the stale
-  // slots past the entries are zeroed in place instead: no size change,
-  // which on ext4 is a journal update (and a discard where mounted so), and
-  // the append mapping stays. A crash in between leaves stale slots past the
-  // entries, as a crash mid-rebuild does: the segment lies past the recovery
-  // point and is rebuilt again.
+  // Leaves the file as TrimToValidSize() then Resize(new_size, extend_file
+  // false) would: the entries, then zeros up to length(), past the file's
+  // end until the first mapped append extends it. So a recovery that finds
+  // the file trimmed leaves it so, as the clean load's ResizeIndexes does,
+  // and a second recovery changes nothing. When the file already has that
+  // length (an active segment's preallocated index after recovery's
+  // rebuild), the stale slots past the entries are zeroed in place instead:
+  // no size change, which on ext4 is a journal update (and a discard where
+  // mounted so), and the append mapping stays. A crash in between leaves
+  // stale slots past the entries, as a crash mid-rebuild does: the segment
+  // lies past the recovery point and is rebuilt again.
   Status TrimThenResize(int64_t new_size);
   // fsyncs the file.
   Status Flush();
