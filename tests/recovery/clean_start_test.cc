@@ -95,6 +95,17 @@ void ShutDownCleanly(const std::string& log_dir, const LogConfig& config) {
   ASSERT_TRUE(std::filesystem::exists(log_dir + "/.kafka_cleanshutdown"));
 }
 
+// Three partitions of `topic` of `segments` segments (two batches each),
+// brought to a clean shutdown by one LogManager start.
+void MakeCleanDir(const std::string& log_dir, const std::string& topic, int segments,
+                  const LogConfig& config) {
+  for (int p = 0; p < 3; ++p) {
+    MakeCleanPartition(log_dir, {topic, p}, segments, 2, config);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  ShutDownCleanly(log_dir, config);
+}
+
 // The record batch at `offset` as served by the log (its first batch).
 Result<std::string> ReadOneValue(Log* log, int64_t offset) {
   DARUMA_ASSIGN_OR_RETURN(FetchDataInfo info, log->Read(offset, 1, FetchIsolation::kLogEnd, true));
@@ -177,11 +188,17 @@ TEST(CleanStartTest, ManyPartitionsStartWithFewDescriptorsAndAllReadBack) {
   EXPECT_TRUE(std::filesystem::exists(tmp.Join(".kafka_cleanshutdown")));
 }
 
-// Counts the directory listings of each path and the existence checks of
-// .txnindex files, forwarding everything to the no-sync file system.
+// Counts the directory listings of each path, the existence checks of
+// .txnindex files and the size changes of .index and .timeindex files,
+// forwarding everything to the no-sync file system.
 class ListingCountingFileSystem final : public ForwardingFileSystem {
  public:
   ListingCountingFileSystem() : ForwardingFileSystem(NoSync()) {}
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    DARUMA_ASSIGN_OR_RETURN(auto file, base()->Open(path, mode));
+    if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix)) return file;
+    return std::unique_ptr<File>(new TruncateCountingFile(&index_truncates_, std::move(file)));
+  }
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++listings_[path];
@@ -196,25 +213,44 @@ class ListingCountingFileSystem final : public ForwardingFileSystem {
     return listings_[path];
   }
   int txn_index_checks() const { return txn_index_checks_.load(); }
+  int index_truncates() const { return index_truncates_.load(); }
 
  private:
+  class TruncateCountingFile final : public ForwardingFile {
+   public:
+    TruncateCountingFile(std::atomic<int>* count, std::unique_ptr<File> file)
+        : ForwardingFile(std::move(file)), count_(count) {}
+    Status Truncate(uint64_t size) override {
+      ++*count_;
+      return ForwardingFile::Truncate(size);
+    }
+
+   private:
+    std::atomic<int>* count_;
+  };
+
   std::mutex mu_;
   std::map<std::string, int> listings_;
   std::atomic<int> txn_index_checks_{0};
+  std::atomic<int> index_truncates_{0};
 };
 
 // A clean start reads each partition dir once: the loader's passes and the
 // producer-state manager share one listing while nothing changes the dir,
-// and segments without a .txnindex are not asked about it.
-TEST(CleanStartTest, EachPartitionDirIsListedOnceAndAbsentTxnIndexesAreNotChecked) {
+// and segments without a .txnindex are not asked about it. It grows each
+// active segment's indexes back to their full length without extending the
+// files, so a start and shutdown that append nothing (`daruma recover` of a
+// clean dir) change no index file's size: Kafka's load preallocates them and
+// its close trims them again, two size changes per file, each a journal
+// update on ext4.
+TEST(CleanStartTest, EachPartitionDirIsListedOnceAndNoIndexFileChangesSize) {
   TempDir tmp;
   LogConfig config;
-  for (int p = 0; p < 3; ++p) {
-    MakeCleanPartition(tmp.path(), {"few", p}, 4, 2, config);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
-  ShutDownCleanly(tmp.path(), config);
+  MakeCleanDir(tmp.path(), "few", 4, config);
   if (::testing::Test::HasFatalFailure()) return;
+  const std::string active_index = tmp.Join("few-0/00000000000000000006.index");
+  const uint64_t trimmed = std::filesystem::file_size(active_index);
+  ASSERT_LT(trimmed, uint64_t(config.segment_index_bytes));
 
   ListingCountingFileSystem counting;
   LogManagerOptions options;
@@ -227,98 +263,39 @@ TEST(CleanStartTest, EachPartitionDirIsListedOnceAndAbsentTxnIndexesAreNotChecke
     EXPECT_EQ(manager.GetLog({"few", p})->log_end_offset(), 8);
   }
   EXPECT_EQ(counting.txn_index_checks(), 0);
+  EXPECT_EQ(std::filesystem::file_size(active_index), trimmed);
   ASSERT_TRUE(manager.Shutdown().ok());
+  EXPECT_EQ(counting.index_truncates(), 0);
+  EXPECT_EQ(std::filesystem::file_size(active_index), trimmed);
+
+  // The first append after such a start extends the file before its append
+  // window maps it; the data reads back after a restart.
+  for (const bool append : {true, false}) {
+    LogManagerOptions no_sync;
+    no_sync.fs = NoSync();
+    LogManager again(no_sync);
+    ASSERT_TRUE(again.Startup({tmp.path()}, config, 1).ok());
+    Log* log = again.GetLog({"few", 0});
+    ASSERT_NE(log, nullptr);
+    for (int64_t i = 8; append && i < 40; ++i) {
+      auto info = log->AppendAsLeader(OneRecordBatch(i, 600), 0);
+      ASSERT_TRUE(info.ok()) << info.status().ToString();
+    }
+    if (append) {
+      EXPECT_EQ(std::filesystem::file_size(active_index), uint64_t(config.segment_index_bytes))
+          << "extended before the append window mapped it";
+    }
+    ASSERT_EQ(log->log_end_offset(), 40);
+    for (int64_t i = 0; i < 40; ++i) {
+      auto value = ReadOneValue(log, i);
+      ASSERT_TRUE(value.ok()) << i << ": " << value.status().ToString();
+    }
+    ASSERT_TRUE(again.Shutdown().ok());
+  }
 }
 
 // A partition of two segments whose first one has several index entries
 // (index.interval.bytes = 100, ~90-byte batches).
-// Counts File::Truncate calls on index files, forwarding to the no-sync
-// file system.
-class TruncateCountingFileSystem final : public ForwardingFileSystem {
- public:
-  TruncateCountingFileSystem() : ForwardingFileSystem(NoSync()) {}
-  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
-    DARUMA_ASSIGN_OR_RETURN(auto file, base()->Open(path, mode));
-    if (!HasSuffix(path, kIndexFileSuffix) && !HasSuffix(path, kTimeIndexFileSuffix)) return file;
-    return std::unique_ptr<File>(new CountingFile(&index_truncates_, std::move(file)));
-  }
-  int index_truncates() const { return index_truncates_.load(); }
-
- private:
-  class CountingFile final : public ForwardingFile {
-   public:
-    CountingFile(std::atomic<int>* count, std::unique_ptr<File> file)
-        : ForwardingFile(std::move(file)), count_(count) {}
-    Status Truncate(uint64_t size) override {
-      ++*count_;
-      return ForwardingFile::Truncate(size);
-    }
-
-   private:
-    std::atomic<int>* count_;
-  };
-  std::atomic<int> index_truncates_{0};
-};
-
-// A clean start grows each active segment's indexes back to their full
-// length without extending the files, so a start and shutdown that append
-// nothing (`daruma recover` of a clean dir) change no index file's size:
-// Kafka's load preallocates them and its close trims them again, two size
-// changes per file, each a journal update on ext4. An append after such a
-// start extends the file first, and the data reads back after a restart.
-TEST(CleanStartTest, AStartAndShutdownWithoutAppendsChangeNoIndexFileSize) {
-  TempDir tmp;
-  LogConfig config;
-  for (int p = 0; p < 3; ++p) {
-    MakeCleanPartition(tmp.path(), {"idle", p}, 3, 2, config);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
-  ShutDownCleanly(tmp.path(), config);
-  if (::testing::Test::HasFatalFailure()) return;
-  const std::string active_index = tmp.Join("idle-0/00000000000000000004.index");
-  const uint64_t trimmed = std::filesystem::file_size(active_index);
-  ASSERT_LT(trimmed, uint64_t(config.segment_index_bytes));
-  {
-    TruncateCountingFileSystem counting;
-    LogManagerOptions options;
-    options.fs = &counting;
-    LogManager manager(options);
-    ASSERT_TRUE(manager.Startup({tmp.path()}, config, 1).ok());
-    ASSERT_FALSE(manager.HasFailures()) << manager.ReportJson().dump();
-    EXPECT_EQ(std::filesystem::file_size(active_index), trimmed);
-    ASSERT_TRUE(manager.Shutdown().ok());
-    EXPECT_EQ(counting.index_truncates(), 0);
-    EXPECT_EQ(std::filesystem::file_size(active_index), trimmed);
-  }
-  {
-    LogManagerOptions options;
-    options.fs = NoSync();
-    LogManager manager(options);
-    ASSERT_TRUE(manager.Startup({tmp.path()}, config, 1).ok());
-    Log* log = manager.GetLog({"idle", 0});
-    ASSERT_NE(log, nullptr);
-    for (int64_t i = 6; i < 40; ++i) {
-      auto info = log->AppendAsLeader(OneRecordBatch(i, 600), 0);
-      ASSERT_TRUE(info.ok()) << info.status().ToString();
-    }
-    EXPECT_EQ(std::filesystem::file_size(active_index), uint64_t(config.segment_index_bytes))
-        << "extended before the append window mapped it";
-    ASSERT_TRUE(manager.Shutdown().ok());
-  }
-  LogManagerOptions options;
-  options.fs = NoSync();
-  LogManager manager(options);
-  ASSERT_TRUE(manager.Startup({tmp.path()}, config, 1).ok());
-  Log* log = manager.GetLog({"idle", 0});
-  ASSERT_NE(log, nullptr);
-  EXPECT_EQ(log->log_end_offset(), 40);
-  for (int64_t i = 0; i < 40; ++i) {
-    auto value = ReadOneValue(log, i);
-    ASSERT_TRUE(value.ok()) << i << ": " << value.status().ToString();
-  }
-  ASSERT_TRUE(manager.Shutdown().ok());
-}
-
 class LazyIndexCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
