@@ -208,13 +208,14 @@ Status IndexFile::Resize(int64_t new_size, bool extend_file) {
   // crash in between leaves a trimmed index, which is a valid state. A file
   // already ending at its entries (a trimmed index) has nothing to clear.
   // The file ends at length_, or where unextended_size_ says.
-  if (rounded > bytes_.size() && unextended_size_.value_or(length_) > bytes_.size()) {
+  uint64_t on_disk = unextended_size_.value_or(length_);
+  if (rounded > bytes_.size() && on_disk > bytes_.size()) {
     DARUMA_RETURN_IF_ERROR(file_->Truncate(bytes_.size()));
-    extent_ = std::min<uint64_t>(extent_, bytes_.size());
-    unextended_size_ = bytes_.size();
+    on_disk = bytes_.size();
+    extent_ = std::min(extent_, on_disk);
+    unextended_size_ = on_disk;
     unsynced_ = true;
   }
-  const uint64_t on_disk = unextended_size_.value_or(length_);
   if (!extend_file && rounded > on_disk) {
     // The slots past the file's end read as the zeros a preallocated file
     // holds, and the first mapped append extends it (WritePending).

@@ -25,23 +25,14 @@ std::map<std::string, std::string> FilesOf(const std::string& dir) {
 
 class DeferredIndexLogTest : public LogLoaderTest {
  protected:
-  // Loads the partition dir at `dir` (a copy of part_) as Load does, unclean,
-  // recovery point 60.
+  // Loads the partition dir of `log_dir` (a copy of part_) as Load does,
+  // unclean, recovery point 60, without its own undo log: with one, LoadLog
+  // creates the deferred files before it commits.
   Result<std::unique_ptr<Log>> LoadCopy(const std::string& log_dir) {
-    LoadLogParams p;
-    p.fs = FileSystem::Default();
+    transactional_ = false;
+    LoadLogParams p = Params(false, 60);
     p.log_dir = log_dir;
     p.partition_dir = log_dir + "/t-0";
-    p.tp = tp_;
-    p.config = config_;
-    p.clock = &clock_;
-    p.had_clean_shutdown = false;
-    p.recovery_point_checkpoint = 60;
-    p.quarantine = true;
-    p.remaining_segments = &remaining_;
-    // Without its own undo log: with one, LoadLog creates the deferred files
-    // before it commits.
-    p.transactional = false;
     PartitionRecoveryReport report;
     return LoadLog(p, &report);
   }

@@ -142,6 +142,13 @@ class LogLoaderTest : public ::testing::Test {
 
   Result<std::unique_ptr<Log>> Load(bool clean, int64_t recovery_point, bool quarantine = true,
                                     int64_t log_start = 0, FileSystem* fs = FileSystem::Default()) {
+    report_ = PartitionRecoveryReport{};
+    return LoadLog(Params(clean, recovery_point, quarantine, log_start, fs), &report_);
+  }
+
+  // What Load passes to LoadLog.
+  LoadLogParams Params(bool clean, int64_t recovery_point, bool quarantine = true,
+                       int64_t log_start = 0, FileSystem* fs = FileSystem::Default()) {
     LoadLogParams p;
     p.fs = fs;
     p.log_dir = log_dir_;
@@ -155,8 +162,7 @@ class LogLoaderTest : public ::testing::Test {
     p.quarantine = quarantine;
     p.remaining_segments = &remaining_;
     p.transactional = transactional_;
-    report_ = PartitionRecoveryReport{};
-    return LoadLog(p, &report_);
+    return p;
   }
 
   TempDir tmp_;
