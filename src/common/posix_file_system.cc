@@ -372,8 +372,14 @@ Status FileSystem::SyncFile(const std::string& path) {
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
-  if (dir.back() == '/') return dir + name;
-  return dir + "/" + name;
+  // One allocation: a load joins a path for every file it touches.
+  const bool slash = dir.back() != '/';
+  std::string path;
+  path.reserve(dir.size() + size_t(slash) + name.size());
+  path.append(dir);
+  if (slash) path.push_back('/');
+  path.append(name);
+  return path;
 }
 
 std::string ParentDir(const std::string& path) {

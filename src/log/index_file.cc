@@ -11,6 +11,8 @@ constexpr size_t kWarmSectionBytes = 8192;
 // Pending bytes up to this size are stored through the window, more with
 // one pwrite (WritePending).
 constexpr uint64_t kWindowStoreMaxBytes = 4096;
+// An existing file this small is read without asking where its data ends.
+constexpr uint64_t kReadWholeMaxBytes = 4096;
 
 uint64_t RoundDown(int64_t size, size_t entry_size) {
   if (size <= 0) return 0;
@@ -41,9 +43,15 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileSystem* fs, const std::st
     return index;
   }
   index->file_ = std::move(*existing);
-  // Only the part before a trailing hole is read (see the contract).
-  DARUMA_ASSIGN_OR_RETURN(uint64_t data_end, index->file_->DataEnd());
-  data_end = std::min(data_end, index->length_);
+  // Only the part before a trailing hole is read (see the contract). A file
+  // of a page or less is read whole: looking for its hole would cost a
+  // system call of its own (two a partition at a clean start), and zeros read
+  // in place of a hole end the entries the same way (extent_ below).
+  uint64_t data_end = index->length_;
+  if (index->length_ > kReadWholeMaxBytes) {
+    DARUMA_ASSIGN_OR_RETURN(data_end, index->file_->DataEnd());
+    data_end = std::min(data_end, index->length_);
+  }
   index->bytes_.resize(RoundDown(int64_t(data_end), entry_size));
   index->hole_entries_ =
       (RoundDown(int64_t(index->length_), entry_size) - index->bytes_.size()) / entry_size;

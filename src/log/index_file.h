@@ -31,7 +31,8 @@
 //    by a crash, 10 MiB by default) count as zero entries as in Kafka, but are
 //    not read or stored, so a crashed start of many partitions costs kilobytes
 //    per index, not megabytes. This is why an index must be trimmed
-//    (TrimToValidSize/Close) before the segment is closed.
+//    (TrimToValidSize/Close) before the segment is closed. A file of 4 KiB
+//    or less is read whole, hole or not.
 //  * The entries are kept in memory (entries() * entry_size bytes). Appended
 //    entries reach the file by WriteAppended() after a live append: a few (up
 //    to 4 KiB) are stored into a small writable mapping of the file

@@ -1,29 +1,51 @@
 #include "log/log_file_names.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "common/file_system.h"
 
 namespace daruma {
 namespace {
 
+// Kafka's filenamePrefixFromOffset: the offset in decimal, zero-padded to 20
+// digits, after a '-' when negative. Written into `out` (at least 21 bytes);
+// returns the length. A load names every file of every segment it opens, so
+// a name is built with one allocation, not one per piece.
+size_t WritePrefix(int64_t offset, char* out) {
+  const bool negative = offset < 0;
+  // Magnitude as unsigned so INT64_MIN is rendered correctly.
+  uint64_t magnitude = negative ? uint64_t(0) - uint64_t(offset) : uint64_t(offset);
+  char digits[20];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, magnitude);
+  const size_t n = size_t(end - digits);  // 2^64 has 20 digits: always fits
+  size_t at = 0;
+  if (negative) out[at++] = '-';
+  for (size_t i = n; i < 20; ++i) out[at++] = '0';
+  std::memcpy(out + at, digits, n);
+  return at + n;
+}
+
 std::string SegmentFileName(const std::string& dir, int64_t offset, std::string_view kind,
                             std::string_view suffix) {
-  std::string name = FilenamePrefixFromOffset(offset);
-  name.append(kind);
-  name.append(suffix);
-  return JoinPath(dir, name);
+  char prefix[21];
+  const size_t prefix_len = WritePrefix(offset, prefix);
+  const bool slash = !dir.empty() && dir.back() != '/';
+  std::string path;
+  path.reserve(dir.size() + size_t(slash) + prefix_len + kind.size() + suffix.size());
+  path.append(dir);
+  if (slash) path.push_back('/');
+  path.append(prefix, prefix_len);
+  path.append(kind);
+  path.append(suffix);
+  return path;
 }
 
 }  // namespace
 
 std::string FilenamePrefixFromOffset(int64_t offset) {
-  const bool negative = offset < 0;
-  // Magnitude as unsigned so INT64_MIN is rendered correctly.
-  uint64_t magnitude = negative ? uint64_t(0) - uint64_t(offset) : uint64_t(offset);
-  std::string digits = std::to_string(magnitude);
-  if (digits.size() < 20) digits.insert(0, 20 - digits.size(), '0');
-  return negative ? "-" + digits : digits;
+  char prefix[21];
+  return std::string(prefix, WritePrefix(offset, prefix));
 }
 
 std::string LogFileName(const std::string& dir, int64_t base_offset, std::string_view suffix) {

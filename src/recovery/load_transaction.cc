@@ -341,6 +341,9 @@ Status LoadTransaction::Presave(const std::vector<DirEntry>& listing,
   listing_->Set(listing);
   return Status::Ok();
 }
+void LoadTransaction::StartFromListing(const std::vector<DirEntry>& listing) {
+  listing_->Set(listing);
+}
 uint64_t LoadTransaction::packed_size() const {
   return journal_->packed_size();
 }

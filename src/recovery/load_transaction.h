@@ -103,6 +103,10 @@ class LoadTransaction {
   Status Presave(const std::vector<DirEntry>& listing, const std::vector<std::string>& paths,
                  const std::vector<std::string>& removable,
                  std::shared_ptr<LoadUndoPackWriter> pack = nullptr);
+  // Before the load, instead of Presave: `listing`, taken of the partition
+  // dir after any rollback, is what the load's first listing returns
+  // (load_dir_listing.h). Nothing may change the dir in between.
+  void StartFromListing(const std::vector<DirEntry>& listing);
   uint64_t packed_size() const;
   // Whether the load began a journal file or undo dir of its own, which
   // FinishSealed removes (after the pack's removal is durable).

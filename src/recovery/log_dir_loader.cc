@@ -30,6 +30,14 @@ int64_t FirstRecoveredBase(const std::map<int64_t, std::string>& logs, int64_t r
   return first == logs.end() ? 0 : first->first;
 }
 
+// Whether a partition dir's listing shows the journal or undo dir of a load
+// a crash interrupted: only then is there anything to roll back first.
+bool ShowsInterruptedLoad(const std::vector<DirEntry>& listing) {
+  return std::any_of(listing.begin(), listing.end(), [](const DirEntry& e) {
+    return e.name == kLoadJournalFileName || e.name == kLoadUndoDirName;
+  });
+}
+
 // Bytes of the .log files from base `first` on (stat only, no reads).
 int64_t LogBytesFrom(FileSystem* fs, const std::string& dir,
                      const std::map<int64_t, std::string>& logs, int64_t first) {
@@ -222,9 +230,7 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       // The listing shows an interrupted load's journal or undo dir: only
       // then is there anything to roll back (and the dir to list again).
       Result<PresaveList> list = PresavePaths(d, p);
-      if (list.ok() && std::any_of(list->listing.begin(), list->listing.end(), [](const auto& e) {
-            return e.name == kLoadJournalFileName || e.name == kLoadUndoDirName;
-          })) {
+      if (list.ok() && ShowsInterruptedLoad(list->listing)) {
         prepared.status =
             LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &scratch);
         if (prepared.status.ok()) list = PresavePaths(d, p);
@@ -413,7 +419,8 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   // success and finished after the dir's syncfs (FinishBatchedLoads).
   std::shared_ptr<LoadTransaction> txn;
   Status prepared = Status::Ok();
-  std::vector<DirEntry> presave_listing;
+  // The listing the load starts from: the presave's, or one taken below.
+  std::vector<DirEntry> first_listing;
   if (batching_ && options_.load_undo_log) {
     std::optional<LogDir::Prepared> ahead;
     {
@@ -435,12 +442,24 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
       if (prepared.ok()) {
         // Nothing changed the dir since the presave listed it but the undo
         // log's own file, which the loader ignores.
-        presave_listing = std::move(ahead->listing);
-        params.listing = &presave_listing;
+        first_listing = std::move(ahead->listing);
+        params.listing = &first_listing;
       }
     } else {
-      prepared = LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &pr);
-      if (prepared.ok()) txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
+      // No presave (a clean start): the dir is listed here, once, for the
+      // rollback check, the transaction and the load. Only a listing that
+      // shows an interrupted load's journal or undo dir costs a rollback and
+      // the load a listing of its own (three system calls fewer a partition).
+      Result<std::vector<DirEntry>> listed = options_.durable_fs->ListDir(p.path);
+      if (listed.ok() && !ShowsInterruptedLoad(*listed)) {
+        txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
+        txn->StartFromListing(*listed);
+        first_listing = std::move(*listed);
+        params.listing = &first_listing;
+      } else {
+        prepared = LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &pr);
+        if (prepared.ok()) txn = LoadTransaction::Begin(options_.durable_fs, p.path, options_.fs);
+      }
     }
     params.transaction = txn;
   }

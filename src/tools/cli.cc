@@ -110,6 +110,7 @@ void AddRecover(CLI::App& app, RecoverOptions& o, int& rc) {
   recover->add_flag("--quiet", o.quiet, "No progress and no summary; only problems on stderr");
   recover->callback([&]() {
     o.progress = ::isatty(STDERR_FILENO) ? ProgressMode::kTty : ProgressMode::kPlain;
+    o.exits_after = true;
     rc = RunRecover(o, std::cout, std::cerr);
   });
 }

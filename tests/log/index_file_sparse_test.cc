@@ -40,7 +40,8 @@ TEST(IndexFileSparseTest, CrashLeftPreallocatedIndexIsReadOnlyUpToItsHole) {
   EXPECT_EQ((*reopened)->length(), 10u * 1024 * 1024);
 }
 
-// Counts the append mappings an index makes (File::MapForAppend).
+// Counts the append mappings an index makes (File::MapForAppend), its size
+// changes and its questions for the end of a file's data (File::DataEnd).
 class MapCountingFileSystem : public ForwardingFileSystem {
  public:
   Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
@@ -49,6 +50,7 @@ class MapCountingFileSystem : public ForwardingFileSystem {
   }
   int maps = 0;
   int truncates = 0;
+  int data_ends = 0;
 
  private:
   class CountingFile final : public ForwardingFile {
@@ -64,6 +66,10 @@ class MapCountingFileSystem : public ForwardingFileSystem {
     Status Truncate(uint64_t size) override {
       ++owner_->truncates;
       return base()->Truncate(size);
+    }
+    Result<uint64_t> DataEnd() const override {
+      ++owner_->data_ends;
+      return base()->DataEnd();
     }
 
    private:
@@ -244,6 +250,58 @@ TEST(IndexFileSparseTest, AGrowthThatLeavesTheFileIsExtendedByTheFirstMappedAppe
   }
   ASSERT_TRUE((*index)->Close().ok());
   EXPECT_EQ(std::filesystem::file_size(path), 16u);
+}
+
+}  // namespace
+}  // namespace daruma
+
+namespace daruma {
+namespace {
+
+// An index file of a page or less is read whole, without asking where its
+// data ends (a clean start opens two per partition): a trailing hole reads
+// as the zero slots it stands for, and the entries are Kafka's either way.
+// A larger one is read only up to its hole.
+TEST(IndexFileSparseTest, AFileOfAPageOrLessIsReadWholeWithoutLookingForItsHole) {
+  testing::TempDir tmp;
+  MapCountingFileSystem fs;
+  const std::string small = tmp.Join("00000000000000000000.index");
+  const std::string large = tmp.Join("00000000000000000100.index");
+  for (const auto& [path, base, size] :
+       {std::tuple{small, int64_t(0), 4096}, std::tuple{large, int64_t(100), 8192}}) {
+    auto index = OffsetIndex::Open(path, base, size, &fs);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    ASSERT_TRUE((*index)->Append(base + 10, 4100).ok());
+    ASSERT_TRUE((*index)->Append(base + 20, 8200).ok());
+    ASSERT_TRUE((*index)->WriteAppended().ok());
+    // Destroyed without Close: the file keeps its preallocated length.
+  }
+  ASSERT_EQ(std::filesystem::file_size(small), 4096u);
+  ASSERT_EQ(std::filesystem::file_size(large), 8192u);
+
+  fs.data_ends = 0;
+  auto reopened = OffsetIndex::Open(small, 0, 10 * 1024 * 1024, &fs);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(fs.data_ends, 0);
+  EXPECT_EQ((*reopened)->entries(), 4096u / 8);
+  EXPECT_EQ((*reopened)->Entry(1), (OffsetPosition{20, 8200}));
+  EXPECT_EQ((*reopened)->Entry(2), (OffsetPosition{0, 0}));
+  EXPECT_TRUE((*reopened)->CheckEntries(1 << 20).IsCorruption()) << "a zero slot, as Kafka";
+  // Reset, as the loader's rebuild does: appends start from the first slot.
+  ASSERT_TRUE((*reopened)->Reset().ok());
+  ASSERT_TRUE((*reopened)->Append(30, 12300).ok());
+  ASSERT_TRUE((*reopened)->Close().ok());
+  auto closed = OffsetIndex::Open(small, 0, 10 * 1024 * 1024, &fs, false);
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  ASSERT_EQ((*closed)->entries(), 1u);
+  EXPECT_EQ((*closed)->Entry(0), (OffsetPosition{30, 12300}));
+
+  fs.data_ends = 0;
+  auto larger = OffsetIndex::Open(large, 100, 10 * 1024 * 1024, &fs);
+  ASSERT_TRUE(larger.ok()) << larger.status().ToString();
+  EXPECT_EQ(fs.data_ends, 1);
+  EXPECT_EQ((*larger)->entries(), 8192u / 8);
+  EXPECT_EQ((*larger)->Entry(1), (OffsetPosition{120, 8200}));
 }
 
 }  // namespace

@@ -206,6 +206,7 @@ class ListingCountingFileSystem final : public ForwardingFileSystem {
   }
   bool Exists(const std::string& path) override {
     if (HasSuffix(path, kTxnIndexFileSuffix)) txn_index_checks_++;
+    if (path.find("/few-") != std::string::npos) partition_exists_checks_++;
     return base()->Exists(path);
   }
   int listings_of(const std::string& path) {
@@ -213,6 +214,7 @@ class ListingCountingFileSystem final : public ForwardingFileSystem {
     return listings_[path];
   }
   int txn_index_checks() const { return txn_index_checks_.load(); }
+  int partition_exists_checks() const { return partition_exists_checks_.load(); }
   int index_truncates() const { return index_truncates_.load(); }
 
  private:
@@ -232,12 +234,14 @@ class ListingCountingFileSystem final : public ForwardingFileSystem {
   std::mutex mu_;
   std::map<std::string, int> listings_;
   std::atomic<int> txn_index_checks_{0};
+  std::atomic<int> partition_exists_checks_{0};
   std::atomic<int> index_truncates_{0};
 };
 
-// A clean start reads each partition dir once: the loader's passes and the
-// producer-state manager share one listing while nothing changes the dir,
-// and segments without a .txnindex are not asked about it. It grows each
+// A clean start reads each partition dir once: the check for an interrupted
+// load's undo log, the loader's passes and the producer-state manager share
+// one listing while nothing changes the dir, so nothing in a partition dir
+// is asked whether it exists (segments without a .txnindex included). It grows each
 // active segment's indexes back to their full length without extending the
 // files, so a start and shutdown that append nothing (`daruma recover` of a
 // clean dir) change no index file's size: Kafka's load preallocates them and
@@ -263,6 +267,7 @@ TEST(CleanStartTest, EachPartitionDirIsListedOnceAndNoIndexFileChangesSize) {
     EXPECT_EQ(manager.GetLog({"few", p})->log_end_offset(), 8);
   }
   EXPECT_EQ(counting.txn_index_checks(), 0);
+  EXPECT_EQ(counting.partition_exists_checks(), 0);
   EXPECT_EQ(std::filesystem::file_size(active_index), trimmed);
   ASSERT_TRUE(manager.Shutdown().ok());
   EXPECT_EQ(counting.index_truncates(), 0);
