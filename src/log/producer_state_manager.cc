@@ -1,7 +1,6 @@
 #include "log/producer_state_manager.h"
 
 #include <algorithm>
-#include <set>
 #include <utility>
 
 #include "log/log_file_names.h"
@@ -345,27 +344,28 @@ Result<std::optional<std::string>> ProducerStateManager::RemoveAndMarkSnapshotFo
 Status ProducerStateManager::RemoveStraySnapshots(const std::vector<int64_t>& segment_base_offsets,
                                                   const std::vector<std::string>* regular_files) {
   DARUMA_ASSIGN_OR_RETURN(SnapshotMap snapshots, ListSnapshots(regular_files));
-  const std::set<int64_t> bases(segment_base_offsets.begin(), segment_base_offsets.end());
+  std::vector<int64_t> bases = segment_base_offsets;
+  std::sort(bases.begin(), bases.end());
+  auto is_base = [&bases](int64_t offset) {
+    return std::binary_search(bases.begin(), bases.end(), offset);
+  };
   std::optional<int64_t> latest_stray;
   for (const auto& [offset, path] : snapshots) {
-    if (bases.count(offset)) continue;
+    if (is_base(offset)) continue;
     if (latest_stray) DARUMA_RETURN_IF_ERROR(DeleteFileIfExists(snapshots.at(*latest_stray)));
     latest_stray = offset;
   }
   // Offsets ascend, so only the last stray survived the loop; it stays only
   // if it lies above every segment base (the LEO snapshot of a clean shutdown).
-  SnapshotMap kept;
-  for (const auto& [offset, path] : snapshots) {
-    if (bases.count(offset)) kept[offset] = path;
+  const bool keep_latest = latest_stray && (bases.empty() || *latest_stray >= bases.back());
+  if (latest_stray && !keep_latest) {
+    DARUMA_RETURN_IF_ERROR(DeleteFileIfExists(snapshots.at(*latest_stray)));
   }
-  if (latest_stray) {
-    if (!bases.empty() && *latest_stray < *bases.rbegin()) {
-      DARUMA_RETURN_IF_ERROR(DeleteFileIfExists(snapshots.at(*latest_stray)));
-    } else {
-      kept[*latest_stray] = snapshots.at(*latest_stray);
-    }
+  for (auto it = snapshots.begin(); it != snapshots.end();) {
+    const bool kept = is_base(it->first) || (keep_latest && it->first == *latest_stray);
+    it = kept ? std::next(it) : snapshots.erase(it);
   }
-  snapshots_ = std::move(kept);
+  snapshots_ = std::move(snapshots);
   return Status::Ok();
 }
 

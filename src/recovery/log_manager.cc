@@ -5,6 +5,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "log/clean_shutdown_file.h"
 #include "log/log_file_names.h"
@@ -90,16 +91,30 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
 }
 
 // Partitions in log-dir order (as configured), then by directory name.
+// Each report's key is computed once, not at every comparison: a sort of
+// 10,000 partitions compared ~170,000 times, two path copies each.
 void LogManager::SortPartitionReports() {
   std::map<std::string, size_t> rank;
   for (size_t i = 0; i < dirs_.dirs().size(); ++i) rank[dirs_.dirs()[i]->path] = i;
-  auto key = [&rank](const PartitionRecoveryReport& p) {
-    return std::pair(rank[ParentDir(p.dir)], BaseName(p.dir));
+  struct Keyed {
+    size_t rank;
+    std::string name;
+    size_t at;
   };
-  std::sort(report_.partitions.begin(), report_.partitions.end(),
-            [&key](const PartitionRecoveryReport& a, const PartitionRecoveryReport& b) {
-              return key(a) < key(b);
-            });
+  std::vector<Keyed> keyed;
+  keyed.reserve(report_.partitions.size());
+  for (size_t i = 0; i < report_.partitions.size(); ++i) {
+    const std::string& dir = report_.partitions[i].dir;
+    auto it = rank.find(ParentDir(dir));
+    keyed.push_back({it == rank.end() ? 0 : it->second, BaseName(dir), i});
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    return std::tie(a.rank, a.name) < std::tie(b.rank, b.name);
+  });
+  std::vector<PartitionRecoveryReport> sorted;
+  sorted.reserve(keyed.size());
+  for (const Keyed& k : keyed) sorted.push_back(std::move(report_.partitions[k.at]));
+  report_.partitions = std::move(sorted);
 }
 
 // Also warns, in the report of each partition of a dir whose logs were
