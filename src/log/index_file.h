@@ -183,7 +183,8 @@ class IndexFile {
   Options options_;
   std::unique_ptr<File> file_;
   uint64_t length_ = 0;
-  // The entries up to the file's first hole; the entries() - bytes_/entry_size
+  // The entries up to the file's first hole (the whole file when it is 4 KiB
+  // or less, zeros of a hole included); the entries() - bytes_/entry_size
   // slots after them lie in the hole (hole_entries_) and read as zeros without
   // being stored (see the contract above).
   std::vector<uint8_t> bytes_;

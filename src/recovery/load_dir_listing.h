@@ -2,7 +2,9 @@
 // the load's journaling file system (load_transaction.h) so that the load
 // lists the dir once instead of after each step that changes it.
 //
-// Why: a load lists its partition dir before it starts (the presave), then
+// Why: a load lists its partition dir before it starts (the presave, or a
+// clean start's check for an interrupted load: LoadTransaction::Presave and
+// StartFromListing hand that listing over), then
 // again wherever a step may have changed it: each recovered segment's
 // producer state, and pass 6's stray-snapshot check. On a crashed start of
 // 1,000 partitions those repeated listings were five system calls each and a

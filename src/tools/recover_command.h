@@ -51,8 +51,8 @@ struct RecoverOptions {
   // The file system the log dirs are recovered on; null = the real one. Tests
   // inject faults here (locks and the report file stay on the real one).
   FileSystem* fs = nullptr;
-  // The process exits right after (the command line): the recovered logs,
-  // closed by the shutdown, are not freed one object at a time.
+  // The process exits right after (the command line): the report and the
+  // dirs' bookkeeping left after the shutdown are not freed object by object.
   bool exits_after = false;
 };
 

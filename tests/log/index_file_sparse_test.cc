@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "common/forwarding_file_system.h"
 #include "log/offset_index.h"
@@ -252,12 +253,6 @@ TEST(IndexFileSparseTest, AGrowthThatLeavesTheFileIsExtendedByTheFirstMappedAppe
   EXPECT_EQ(std::filesystem::file_size(path), 16u);
 }
 
-}  // namespace
-}  // namespace daruma
-
-namespace daruma {
-namespace {
-
 // An index file of a page or less is read whole, without asking where its
 // data ends (a clean start opens two per partition): a trailing hole reads
 // as the zero slots it stands for, and the entries are Kafka's either way.
@@ -295,6 +290,28 @@ TEST(IndexFileSparseTest, AFileOfAPageOrLessIsReadWholeWithoutLookingForItsHole)
   ASSERT_TRUE(closed.ok()) << closed.status().ToString();
   ASSERT_EQ((*closed)->entries(), 1u);
   EXPECT_EQ((*closed)->Entry(0), (OffsetPosition{30, 12300}));
+
+  // A file of one page that is all hole (preallocated, never written): its
+  // slots read as zeros, and a rebuild writes over them as over a sparse one.
+  const std::string hole = tmp.Join("00000000000000000200.index");
+  { std::ofstream create(hole); }
+  std::filesystem::resize_file(hole, 4096);
+  fs.data_ends = 0;
+  auto unwritten = OffsetIndex::Open(hole, 200, 10 * 1024 * 1024, &fs);
+  ASSERT_TRUE(unwritten.ok()) << unwritten.status().ToString();
+  EXPECT_EQ(fs.data_ends, 0);
+  EXPECT_EQ((*unwritten)->entries(), 4096u / 8);
+  EXPECT_EQ((*unwritten)->Entry(0), (OffsetPosition{200, 0}));
+  EXPECT_EQ((*unwritten)->Entry(511), (OffsetPosition{200, 0}));
+  ASSERT_TRUE((*unwritten)->Reset().ok());
+  ASSERT_TRUE((*unwritten)->Append(210, 4100).ok());
+  ASSERT_TRUE((*unwritten)->Append(220, 8200).ok());
+  ASSERT_TRUE((*unwritten)->Close().ok());
+  EXPECT_EQ(std::filesystem::file_size(hole), 16u);
+  auto rebuilt = OffsetIndex::Open(hole, 200, 10 * 1024 * 1024, &fs, false);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  ASSERT_EQ((*rebuilt)->entries(), 2u);
+  EXPECT_EQ((*rebuilt)->Entry(1), (OffsetPosition{220, 8200}));
 
   fs.data_ends = 0;
   auto larger = OffsetIndex::Open(large, 100, 10 * 1024 * 1024, &fs);
