@@ -130,6 +130,11 @@ struct LogManagerOptions {
   // way. Falls back to per-file fsyncs by itself where `fs` has no syncfs.
   // Off only to measure what it saves.
   bool batch_syncs = true;
+  // The process exits right after Shutdown (`daruma recover`): the closed
+  // logs are left to the kernel instead of freed one object at a time (a
+  // twentieth of a clean recover of 10,000 partitions). Ignored under
+  // AddressSanitizer, whose leak check stays exact.
+  bool exits_after_shutdown = false;
 };
 
 class LogManager final : public LogRegistry {

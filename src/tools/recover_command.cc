@@ -288,6 +288,7 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
   manager_options.full_rescan = o.full;
   manager_options.quarantine = !o.no_quarantine;
   manager_options.max_open_files = size_t(config->server.max_open_files);
+  manager_options.exits_after_shutdown = o.exits_after;
   auto owned = std::make_unique<LogManager>(manager_options);
   LogManager& manager = *owned;
   Status startup;
