@@ -274,44 +274,46 @@ TEST(IndexFileSparseTest, AFileOfAPageOrLessIsReadWholeWithoutLookingForItsHole)
   ASSERT_EQ(std::filesystem::file_size(small), 4096u);
   ASSERT_EQ(std::filesystem::file_size(large), 8192u);
 
-  fs.data_ends = 0;
-  auto reopened = OffsetIndex::Open(small, 0, 10 * 1024 * 1024, &fs);
-  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
-  EXPECT_EQ(fs.data_ends, 0);
-  EXPECT_EQ((*reopened)->entries(), 4096u / 8);
+  // Opens a one-page file, which must be read without asking for its hole.
+  auto open_page = [&fs](const std::string& path, int64_t base) {
+    fs.data_ends = 0;
+    auto index = OffsetIndex::Open(path, base, 10 * 1024 * 1024, &fs);
+    EXPECT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_EQ(fs.data_ends, 0);
+    EXPECT_EQ((*index)->entries(), 4096u / 8);
+    return index;
+  };
+  // Resets the index, as the loader's rebuild does, appends `entries` from
+  // the first slot and closes it; reopened, it holds exactly those.
+  auto rebuild = [&fs](OffsetIndex* index, const std::string& path,
+                       const std::vector<OffsetPosition>& entries) {
+    ASSERT_TRUE(index->Reset().ok());
+    for (const OffsetPosition& e : entries) ASSERT_TRUE(index->Append(e.offset, e.position).ok());
+    ASSERT_TRUE(index->Close().ok());
+    EXPECT_EQ(std::filesystem::file_size(path), entries.size() * 8);
+    auto closed = OffsetIndex::Open(path, index->base_offset(), 10 * 1024 * 1024, &fs, false);
+    ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+    ASSERT_EQ((*closed)->entries(), entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) EXPECT_EQ((*closed)->Entry(i), entries[i]) << i;
+  };
+
+  auto reopened = open_page(small, 0);
+  ASSERT_TRUE(reopened.ok());
   EXPECT_EQ((*reopened)->Entry(1), (OffsetPosition{20, 8200}));
   EXPECT_EQ((*reopened)->Entry(2), (OffsetPosition{0, 0}));
   EXPECT_TRUE((*reopened)->CheckEntries(1 << 20).IsCorruption()) << "a zero slot, as Kafka";
-  // Reset, as the loader's rebuild does: appends start from the first slot.
-  ASSERT_TRUE((*reopened)->Reset().ok());
-  ASSERT_TRUE((*reopened)->Append(30, 12300).ok());
-  ASSERT_TRUE((*reopened)->Close().ok());
-  auto closed = OffsetIndex::Open(small, 0, 10 * 1024 * 1024, &fs, false);
-  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
-  ASSERT_EQ((*closed)->entries(), 1u);
-  EXPECT_EQ((*closed)->Entry(0), (OffsetPosition{30, 12300}));
+  rebuild(reopened->get(), small, {{30, 12300}});
 
   // A file of one page that is all hole (preallocated, never written): its
   // slots read as zeros, and a rebuild writes over them as over a sparse one.
   const std::string hole = tmp.Join("00000000000000000200.index");
   { std::ofstream create(hole); }
   std::filesystem::resize_file(hole, 4096);
-  fs.data_ends = 0;
-  auto unwritten = OffsetIndex::Open(hole, 200, 10 * 1024 * 1024, &fs);
-  ASSERT_TRUE(unwritten.ok()) << unwritten.status().ToString();
-  EXPECT_EQ(fs.data_ends, 0);
-  EXPECT_EQ((*unwritten)->entries(), 4096u / 8);
+  auto unwritten = open_page(hole, 200);
+  ASSERT_TRUE(unwritten.ok());
   EXPECT_EQ((*unwritten)->Entry(0), (OffsetPosition{200, 0}));
   EXPECT_EQ((*unwritten)->Entry(511), (OffsetPosition{200, 0}));
-  ASSERT_TRUE((*unwritten)->Reset().ok());
-  ASSERT_TRUE((*unwritten)->Append(210, 4100).ok());
-  ASSERT_TRUE((*unwritten)->Append(220, 8200).ok());
-  ASSERT_TRUE((*unwritten)->Close().ok());
-  EXPECT_EQ(std::filesystem::file_size(hole), 16u);
-  auto rebuilt = OffsetIndex::Open(hole, 200, 10 * 1024 * 1024, &fs, false);
-  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
-  ASSERT_EQ((*rebuilt)->entries(), 2u);
-  EXPECT_EQ((*rebuilt)->Entry(1), (OffsetPosition{220, 8200}));
+  rebuild(unwritten->get(), hole, {{210, 4100}, {220, 8200}});
 
   fs.data_ends = 0;
   auto larger = OffsetIndex::Open(large, 100, 10 * 1024 * 1024, &fs);
