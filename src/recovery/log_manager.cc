@@ -165,13 +165,11 @@ Status LogManager::Shutdown() {
     }
   }
   for (auto& d : dirs_.dirs()) {
-#ifndef __SANITIZE_ADDRESS__
     // The logs of a dir shut down cleanly are closed: their destructors
     // would only free memory.
     if (options_.exits_after_shutdown && d->all_loaded && !dirs_.IsOffline(*d)) {
       for (auto& [path, log] : d->logs) (void)log.release();
     }
-#endif
     d->logs.clear();
     d->lock.reset();
   }

@@ -132,8 +132,8 @@ struct LogManagerOptions {
   bool batch_syncs = true;
   // The process exits right after Shutdown (`daruma recover`): the closed
   // logs are left to the kernel instead of freed one object at a time (a
-  // twentieth of a clean recover of 10,000 partitions). Ignored under
-  // AddressSanitizer, whose leak check stays exact.
+  // twentieth of a clean recover of 10,000 partitions). Callers leave it off
+  // under AddressSanitizer, whose leak check must stay exact.
   bool exits_after_shutdown = false;
 };
 
