@@ -20,6 +20,8 @@
 //
 // $DARUMA_BENCH_NO_UNDO=1 turns the load's undo log off (LogManagerOptions::
 // load_undo_log), to measure what it costs; never so in production.
+// $DARUMA_BENCH_PERF_CTL=FIFO profiles only the starts: run the bench under
+// `perf record --control fifo:FIFO -D -1`.
 //
 // Each partition's segments hold 8 batches of ~1 KiB from one idempotent
 // producer. Data sets are generated once under $TMPDIR without fsync; every
@@ -237,6 +239,18 @@ struct StartResult {
   int peak_files = 0;
 };
 
+// With $DARUMA_BENCH_PERF_CTL naming the control fifo of `perf record
+// --control fifo:CTL -D -1`, only the starts are profiled.
+void PerfControl(const char* command) {
+  static std::FILE* ctl = [] {
+    const char* path = std::getenv("DARUMA_BENCH_PERF_CTL");
+    return path != nullptr && *path != '\0' ? std::fopen(path, "w") : nullptr;
+  }();
+  if (ctl == nullptr) return;
+  std::fprintf(ctl, "%s\n", command);
+  std::fflush(ctl);
+}
+
 StartResult StartAndShutDown(const std::string& dir, int threads, bool batch, int partitions) {
   CountingFileSystem counting;
   LogManagerOptions options;
@@ -246,9 +260,11 @@ StartResult StartAndShutDown(const std::string& dir, int threads, bool batch, in
   LogManager manager(options);
   StartResult r;
   counting.Reset();
+  PerfControl("enable");
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = manager.Startup({dir}, LogConfig{}, threads); !s.ok()) Die("startup", s);
   auto t1 = std::chrono::steady_clock::now();
+  PerfControl("disable");
   r.start_s = std::chrono::duration<double>(t1 - t0).count();
   r.file_syncs = counting.file_syncs;
   r.dir_syncs = counting.dir_syncs;
