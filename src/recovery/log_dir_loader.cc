@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "common/allocator_tuning.h"
 #include "log/log_file_names.h"
 #include "recovery/clean_shutdown_marker_rule.h"
 #include "recovery/load_undo_pack.h"
@@ -20,6 +21,17 @@
 namespace daruma {
 
 namespace {
+
+// A loaded partition keeps ~14 KiB of small objects (a clean one with 4
+// segments, as measured with heaptrack), and a presaved one its load
+// transaction's records: a thread that loads or presaves partitions reserves
+// huge pages for its next ~1,100 at a time (common/allocator_tuning.h).
+// `handled`: the partitions this thread took before this one.
+void ReserveHugePagesForPartitions(size_t* handled) {
+  constexpr size_t kReserveBytes = size_t(16) << 20;
+  constexpr size_t kPartitionsPerReserve = 1024;
+  if ((*handled)++ % kPartitionsPerReserve == 0) ReserveHugePages(kReserveBytes);
+}
 
 // The base offset of the first segment an unclean load recovers: the one
 // holding `recovery_point` (the first one when none does). `logs`: base
@@ -129,7 +141,9 @@ void LogDirLoader::LoadDirs() {
       }
       std::atomic<size_t> next{0};
       RunThreads(options_.threads_per_dir, [&](int thread_index) {
+        size_t loaded = 0;
         for (size_t i = next++; i < dir->partitions.size(); i = next++) {
+          ReserveHugePagesForPartitions(&loaded);
           LoadPartition(*dir, dir->partitions[i], thread_index);
           dir->counters->remaining_logs.fetch_sub(1);
           remaining_logs_.fetch_sub(1);
@@ -223,7 +237,9 @@ void LogDirLoader::PresaveDir(LogDir& d) {
   d.pack_written = true;
   std::atomic<size_t> next{0};
   RunThreads(options_.threads_per_dir, [&](int) {
+    size_t presaved = 0;
     for (size_t i = next++; i < d.partitions.size(); i = next++) {
+      ReserveHugePagesForPartitions(&presaved);
       const PartitionDir& p = d.partitions[i];
       LogDir::Prepared prepared;
       PartitionRecoveryReport scratch;
