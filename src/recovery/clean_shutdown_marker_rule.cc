@@ -11,7 +11,8 @@ namespace daruma {
 namespace {
 
 // Files every start deletes, Kafka's too: they hold no live data, so their
-// removal (or quarantine) leaves a clean dir clean.
+// removal (or quarantine) leaves a clean dir clean. A quarantined range of
+// one counts as its removal.
 bool IsLeftover(const std::string& path) {
   return HasSuffix(path, kDeletedFileSuffix) || HasSuffix(path, kCleanedFileSuffix) ||
          HasSuffix(path, kSwapFileSuffix);
@@ -37,12 +38,7 @@ std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool fu
   for (const auto& q : p.quarantined) quarantined += IsLeftover(q.file) ? 0 : 1;
   if (quarantined > 0) out.push_back(Count(quarantined, "range quarantined", "ranges quarantined"));
   int64_t removed = 0;
-  // Kafka's own start removes these too: leftovers of interrupted work, and
-  // producer snapshots at no segment base (removeStraySnapshots; a corrupt
-  // snapshot counts through its quarantined copy).
-  for (const auto& f : p.deleted_files) {
-    removed += IsLeftover(f) || HasSuffix(f, kProducerSnapshotFileSuffix) ? 0 : 1;
-  }
+  for (const auto& f : p.deleted_files) removed += IsRoutineRemoval(f) ? 0 : 1;
   if (removed > 0) out.push_back(Count(removed, "file removed", "files removed"));
   if (!full_rescan && p.recovered_segments > 0) {
     out.push_back(Count(p.recovered_segments, "segment recovered", "segments recovered"));
@@ -50,6 +46,10 @@ std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool fu
     out.push_back(Count(int64_t(p.rebuilt_indexes.size()), "index rebuilt", "indexes rebuilt"));
   }
   return out;
+}
+
+bool IsRoutineRemoval(const std::string& path) {
+  return IsLeftover(path) || HasSuffix(path, kProducerSnapshotFileSuffix);
 }
 
 MarkerDecision DecideMarker(const MarkerRuleInput& in) {

@@ -54,6 +54,13 @@ MarkerDecision DecideMarker(const MarkerRuleInput& input);
 // phrases ("235 B truncated", "2 files removed"); empty when nothing.
 std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool full_rescan);
 
+// Whether a file a load removed (PartitionRecoveryReport::deleted_files) is
+// one every start removes, Kafka's too: a leftover of interrupted work
+// (.deleted, .cleaned, .swap) or a producer snapshot at no segment base
+// (removeStraySnapshots; a corrupt snapshot counts through its quarantined
+// copy). Such a removal leaves a clean dir clean.
+bool IsRoutineRemoval(const std::string& path);
+
 // CRC-32C of each `.index`, `.timeindex` and `.txnindex` file directly in
 // `partition_dir`, by path (for index_files_changed). Unreadable files are
 // left out, so they count as changed when compared.

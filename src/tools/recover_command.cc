@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/bytes.h"
+#include "recovery/clean_shutdown_marker_rule.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
 #include "tools/kafka_broker_config.h"
@@ -39,8 +40,17 @@ Result<ToolConfig> ResolveConfig(const RecoverOptions& o) {
 
 struct RecoverTotals {
   int64_t partitions = 0, segments = 0, scanned = 0, truncated = 0, quarantined = 0, rebuilt = 0,
-          deleted = 0, failed = 0, changed = 0;
+          deleted = 0, deleted_leftovers = 0, failed = 0, changed = 0;
 };
+
+// The files a load removed that every start removes, Kafka's too
+// (IsRoutineRemoval): stray producer snapshots after any restart, leftovers
+// of interrupted work. Counted apart from other removals, which are repairs.
+int64_t LeftoversRemoved(const PartitionRecoveryReport& p) {
+  int64_t n = 0;
+  for (const std::string& f : p.deleted_files) n += IsRoutineRemoval(f) ? 1 : 0;
+  return n;
+}
 
 bool Changed(const PartitionRecoveryReport& p) {
   return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.rebuilt_indexes.empty() ||
@@ -54,7 +64,9 @@ void Add(const PartitionRecoveryReport& p, RecoverTotals* t) {
   t->truncated += p.truncated_bytes;
   for (const auto& q : p.quarantined) t->quarantined += q.quarantine_path.empty() ? 0 : q.bytes;
   t->rebuilt += int64_t(p.rebuilt_indexes.size());
-  t->deleted += int64_t(p.deleted_files.size());
+  const int64_t leftovers = LeftoversRemoved(p);
+  t->deleted += int64_t(p.deleted_files.size()) - leftovers;
+  t->deleted_leftovers += leftovers;
   t->failed += p.errors.empty() ? 0 : 1;
   t->changed += Changed(p) ? 1 : 0;
 }
@@ -77,9 +89,11 @@ RecoverTotals SumDir(const RecoveryReport& r, const std::string& log_dir) {
 
 bool Noteworthy(const PartitionRecoveryReport& p) {
   // Rebuilt indexes alone are routine after an unclean shutdown (every
-  // recovered segment gets fresh ones); they show in the dir line and totals.
-  return p.truncated_bytes > 0 || !p.quarantined.empty() || !p.deleted_files.empty() ||
-         !p.errors.empty() || !p.warnings.empty();
+  // recovered segment gets fresh ones), and so are removed leftovers after
+  // any restart; both show in the dir line and totals.
+  return p.truncated_bytes > 0 || !p.quarantined.empty() ||
+         int64_t(p.deleted_files.size()) > LeftoversRemoved(p) || !p.errors.empty() ||
+         !p.warnings.empty();
 }
 
 std::string Plural(int64_t n, std::string_view word) {
@@ -94,6 +108,9 @@ std::string Changes(const RecoverTotals& t) {
   if (t.truncated > 0) what.push_back(HumanBytes(t.truncated) + " truncated");
   if (t.quarantined > 0) what.push_back(HumanBytes(t.quarantined) + " quarantined");
   if (t.deleted > 0) what.push_back(Plural(t.deleted, "file") + " removed");
+  if (t.deleted_leftovers > 0) {
+    what.push_back(Plural(t.deleted_leftovers, "leftover file") + " removed");
+  }
   std::string out;
   for (const std::string& w : what) out += (out.empty() ? "" : ", ") + w;
   return out;
@@ -144,8 +161,10 @@ void PrintPartition(const PartitionRecoveryReport& p, std::ostream& out) {
   if (zeros > 0) what.push_back("dropped " + HumanBytes(zeros) + " of preallocated zeros");
   if (!p.rebuilt_indexes.empty())
     what.push_back("rebuilt " + Plural(int64_t(p.rebuilt_indexes.size()), "index"));
-  if (!p.deleted_files.empty())
-    what.push_back("removed " + Plural(int64_t(p.deleted_files.size()), "file"));
+  const int64_t leftovers = LeftoversRemoved(p);
+  const int64_t removed = int64_t(p.deleted_files.size()) - leftovers;
+  if (removed > 0) what.push_back("removed " + Plural(removed, "file"));
+  if (leftovers > 0) what.push_back("removed " + Plural(leftovers, "leftover file"));
   std::string line = fmt::format("  {}-{}", p.topic, p.partition);
   if (p.errors.empty()) line += fmt::format("  LEO {}", p.log_end_offset);
   for (const std::string& w : what) line += ", " + w;
@@ -193,7 +212,7 @@ void PrintSummary(const LogManager& m, std::ostream& out) {
     return;
   }
   out << fmt::format(
-      "RecoverTotals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n",
+      "Totals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n",
       scanned, HumanBytes(t.truncated), HumanBytes(t.quarantined), Plural(t.rebuilt, "index"),
       Plural(offline, "log dir"), Plural(t.failed, "partition"));
 }

@@ -186,6 +186,31 @@ TEST(RecoverTest, CleanKafkaDirsLoadWithoutRepairs) {
   }
 }
 
+// After any restart a partition may hold an older producer snapshot at no
+// segment base, which every start removes, Kafka's too (removeStraySnapshots).
+// The report lists the removal; the summary counts it as a leftover, not as a
+// repair, and leaves the broker epoch of the clean shutdown alone.
+TEST(RecoverTest, AStraySnapshotRemovedAtACleanStartIsALeftoverNotARepair) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const std::string dir = CopyScenario(tmp, "multi-segment-idempotent");
+  const std::string partition = dir + "/fixture-idem-0";
+  WriteStringToFile(partition + "/00000000000000000001.snapshot",
+                    ReadFileToString(partition + "/00000000000000000186.snapshot"));
+  const RunResult run = Recover(Dirs({dir}), tmp.Join("report.json"));
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  const auto& p = run.report["partitions"][0];
+  ASSERT_EQ(p["deletedFiles"].size(), 1u);
+  EXPECT_EQ(p["deletedFiles"][0], partition + "/00000000000000000001.snapshot");
+  EXPECT_FALSE(FileSystem::Default()->Exists(partition + "/00000000000000000001.snapshot"));
+  EXPECT_EQ(run.report["logDirs"][0]["brokerEpoch"], 7);
+  EXPECT_EQ(run.out.find("Repairs and problems"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(dir + "  clean shutdown: 1 partition loaded, 1 leftover file removed"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("Totals: scanned 0 B, truncated 0 B"), std::string::npos) << run.out;
+}
+
 TEST(RecoverTest, SeveralDirsInOneRun) {
   DARUMA_REQUIRE_FIXTURES();
   TempDir tmp;
