@@ -12,14 +12,36 @@
 
 namespace daruma {
 
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DARUMA_ALLOCATOR_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define DARUMA_ALLOCATOR_SANITIZED 1
+#endif
+
+#if defined(__GLIBC__) && !defined(DARUMA_ALLOCATOR_SANITIZED)
 namespace {
 
 constexpr size_t kMmapThreshold = size_t(32) << 20;
 constexpr size_t kTrimThreshold = size_t(64) << 20;
 constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
+constexpr size_t kAnchorBytes = 64;
 
 std::atomic<bool> tuned{false};
+
+// The first bytes of the calling thread's last reserve, kept allocated so
+// that the rest of it, freed, never leaves its heap empty: glibc deletes a
+// thread's heap that becomes empty whatever the trim threshold (heap_trim),
+// which would unmap a reserve that had to open a new heap (one that did not
+// fit in what is left of the ~64 MiB of the thread's current heap). Freed at
+// the thread's next reserve or when it ends.
+struct Anchor {
+  void* block = nullptr;
+  ~Anchor() { std::free(block); }
+};
+thread_local Anchor anchor;
 
 }  // namespace
 
@@ -41,7 +63,16 @@ void ReserveHugePages(size_t bytes) {
   const uintptr_t end = (uintptr_t(block) + bytes) & ~(kHugePage - 1);
   // Advice only: a kernel without THP refuses it, and the pages stay small.
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-  std::free(block);
+  // glibc shrinks a heap block in place: the anchor keeps the block's first
+  // bytes, and the rest is freed into the arena (into its top, where the
+  // block was carved from the top).
+  void* kept = std::realloc(block, kAnchorBytes);
+  if (kept == nullptr) {
+    std::free(block);
+    return;
+  }
+  std::free(anchor.block);
+  anchor.block = kept;
 }
 
 #else

@@ -19,7 +19,7 @@
 // mmap()ed and returned at once).
 //
 // Call it once, first thing in main(), before threads start; a no-op on a
-// C library other than glibc.
+// C library other than glibc and under ASan (whose allocator is not glibc's).
 //
 // ReserveHugePages(bytes): the calling thread's next `bytes` of small
 // allocations come from memory advised for transparent huge pages. A start
@@ -28,15 +28,18 @@
 // page of it is a minor fault when first written: ~10 us on this kind of VM,
 // where a 2 MiB huge page costs about as much as one 4 KiB fault. glibc grows
 // a thread's heap one page at a time (one mprotect each) and advises none of
-// it (its glibc.malloc.hugetlb tunable covers only the main arena, and only
-// when set in the environment before the process starts). So the loading
-// thread takes one block of `bytes` from its arena, advises it with
-// MADV_HUGEPAGE and frees it at once: the block falls back into the arena's
-// top (TuneAllocator's thresholds keep a block below 32 MiB in the heap and
-// do not trim below 64 MiB free), and the allocations after it are carved
-// from there. Nothing is written, so the memory is only reserved address
-// space until used; with the kernel's THP setting at "never", or before
-// TuneAllocator, or under a sanitizer's allocator, it does nothing.
+// it (its glibc.malloc.hugetlb tunable advises the main arena's heap and
+// blocks of 2 MiB and more, not a thread heap's growth, and only when set in
+// the environment before the process starts). So the loading thread takes
+// one block of `bytes` from its arena, advises it with MADV_HUGEPAGE and
+// frees all but its first 64 bytes at once: the rest falls back into the
+// arena's top (TuneAllocator's thresholds keep a block below 32 MiB in the
+// heap and do not trim below 64 MiB free), and the allocations after it are
+// carved from there. The 64 bytes stay allocated until the thread's next
+// reserve, so that the heap the block lies in never becomes empty (glibc
+// unmaps an empty thread heap at once). Nothing is written, so the memory is
+// only reserved address space until used; with the kernel's THP setting at
+// "never", or before TuneAllocator, or under ASan, it does nothing.
 #pragma once
 
 #include <cstddef>

@@ -65,26 +65,48 @@ bool TransparentHugePagesOff() {
   return !std::getline(f, mode) || mode.find("[never]") != std::string::npos;
 }
 
+// Whether the first whole huge page of a fresh 8 MiB block lies in memory
+// advised for huge pages.
+void ExpectTheNextBlockAdvised() {
+  constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
+  char* block = static_cast<char*>(std::malloc(size_t(8) << 20));
+  ASSERT_NE(block, nullptr);
+  const uintptr_t huge_page = (uintptr_t(block) + kHugePage - 1) & ~(kHugePage - 1);
+  EXPECT_NE(VmFlagsAt(huge_page).find(" hg"), std::string::npos)
+      << "the mapping at " << std::hex << huge_page << ": " << VmFlagsAt(huge_page);
+  std::free(block);
+}
+
 TEST(AllocatorTuningTest, AReserveAdvisesTheThreadsNextAllocationsForHugePages) {
   if (TransparentHugePagesOff()) GTEST_SKIP() << "transparent huge pages are off";
   TuneAllocator();
-  constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
   // A thread of its own gets an arena of its own, like a loading thread.
   std::thread([] {
-    const size_t mmapped_before = mallinfo2().hblks;
     ReserveHugePages(size_t(16) << 20);
-    EXPECT_EQ(mallinfo2().hblks, mmapped_before);  // no mmap() of its own
-    // The next block is carved from the reserved one, freed to the top of
-    // the arena: its first whole huge page lies in advised memory.
-    char* block = static_cast<char*>(std::malloc(size_t(8) << 20));
-    ASSERT_NE(block, nullptr);
-    const uintptr_t huge_page = (uintptr_t(block) + kHugePage - 1) & ~(kHugePage - 1);
-    EXPECT_NE(VmFlagsAt(huge_page).find(" hg"), std::string::npos)
-        << "the mapping at " << std::hex << huge_page << ": " << VmFlagsAt(huge_page);
-    std::free(block);
+    // All but the reserve's first bytes are free in the arena, not unmapped.
+    EXPECT_GE(mallinfo2().fordblks, size_t(15) << 20);
+    // The next block is carved from that free memory.
+    ExpectTheNextBlockAdvised();
     // From 32 MiB on a block would be an mmap() of its own: no reserve then.
+    const struct mallinfo2 before = mallinfo2();
     ReserveHugePages(size_t(32) << 20);
-    EXPECT_EQ(mallinfo2().hblks, mmapped_before);
+    EXPECT_EQ(mallinfo2().arena, before.arena);
+    EXPECT_EQ(mallinfo2().fordblks, before.fordblks);
+  }).join();
+}
+
+// A thread heap holds ~64 MiB: a reserve that does not fit in what is left
+// opens a new heap, which must not be unmapped again when the reserve is
+// freed (glibc deletes a thread heap that becomes empty).
+TEST(AllocatorTuningTest, AReserveThatOpensANewHeapKeepsIt) {
+  if (TransparentHugePagesOff()) GTEST_SKIP() << "transparent huge pages are off";
+  TuneAllocator();
+  std::thread([] {
+    std::vector<void*> held;
+    for (int i = 0; i < 52; ++i) held.push_back(std::malloc(size_t(1) << 20));
+    ReserveHugePages(size_t(16) << 20);
+    ExpectTheNextBlockAdvised();
+    for (void* b : held) std::free(b);
   }).join();
 }
 #endif
