@@ -10,14 +10,6 @@
 namespace daruma {
 namespace {
 
-// Files every start deletes, Kafka's too: they hold no live data, so their
-// removal (or quarantine) leaves a clean dir clean. A quarantined range of
-// one counts as its removal.
-bool IsLeftover(const std::string& path) {
-  return HasSuffix(path, kDeletedFileSuffix) || HasSuffix(path, kCleanedFileSuffix) ||
-         HasSuffix(path, kSwapFileSuffix);
-}
-
 std::string Join(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
@@ -35,7 +27,7 @@ std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool fu
   if (p.left_unchanged) return out;
   if (p.truncated_bytes > 0) out.push_back(HumanBytes(p.truncated_bytes) + " truncated");
   int64_t quarantined = 0;
-  for (const auto& q : p.quarantined) quarantined += IsLeftover(q.file) ? 0 : 1;
+  for (const auto& q : p.quarantined) quarantined += IsLeftoverFile(q.file) ? 0 : 1;
   if (quarantined > 0) out.push_back(Count(quarantined, "range quarantined", "ranges quarantined"));
   int64_t removed = 0;
   for (const auto& f : p.deleted_files) removed += IsRoutineRemoval(f) ? 0 : 1;
@@ -48,8 +40,13 @@ std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool fu
   return out;
 }
 
+bool IsLeftoverFile(const std::string& path) {
+  return HasSuffix(path, kDeletedFileSuffix) || HasSuffix(path, kCleanedFileSuffix) ||
+         HasSuffix(path, kSwapFileSuffix);
+}
+
 bool IsRoutineRemoval(const std::string& path) {
-  return IsLeftover(path) || HasSuffix(path, kProducerSnapshotFileSuffix);
+  return IsLeftoverFile(path) || HasSuffix(path, kProducerSnapshotFileSuffix);
 }
 
 MarkerDecision DecideMarker(const MarkerRuleInput& in) {

@@ -54,11 +54,17 @@ MarkerDecision DecideMarker(const MarkerRuleInput& input);
 // phrases ("235 B truncated", "2 files removed"); empty when nothing.
 std::vector<std::string> MarkerChanges(const PartitionRecoveryReport& p, bool full_rescan);
 
+// Whether a file is a leftover of interrupted work that every start removes
+// (or quarantines), Kafka's too: a .deleted, .cleaned or .swap file. It holds
+// no live data, so its removal leaves a clean dir clean.
+bool IsLeftoverFile(const std::string& path);
+
 // Whether a file a load removed (PartitionRecoveryReport::deleted_files) is
-// one every start removes, Kafka's too: a leftover of interrupted work
-// (.deleted, .cleaned, .swap) or a producer snapshot at no segment base
-// (removeStraySnapshots; a corrupt snapshot counts through its quarantined
-// copy). Such a removal leaves a clean dir clean.
+// one a start removes as routine, Kafka's too: a leftover (IsLeftoverFile)
+// or a producer snapshot. The loader removes snapshots that lie at no
+// segment base (Kafka's removeStraySnapshots) and those past a truncation,
+// which the truncation itself reports; a corrupt snapshot counts through
+// its quarantined copy. Decided by the file name alone.
 bool IsRoutineRemoval(const std::string& path);
 
 // CRC-32C of each `.index`, `.timeindex` and `.txnindex` file directly in

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -91,7 +92,12 @@ bool Noteworthy(const PartitionRecoveryReport& p) {
   // Rebuilt indexes alone are routine after an unclean shutdown (every
   // recovered segment gets fresh ones), and so are removed leftovers after
   // any restart; both show in the dir line and totals.
-  return p.truncated_bytes > 0 || !p.quarantined.empty() ||
+  // A leftover removed with quarantine on is quarantined too: that alone
+  // is no repair either.
+  const bool repair_quarantined =
+      std::any_of(p.quarantined.begin(), p.quarantined.end(),
+                  [](const auto& q) { return !IsLeftoverFile(q.file); });
+  return p.truncated_bytes > 0 || repair_quarantined ||
          int64_t(p.deleted_files.size()) > LeftoversRemoved(p) || !p.errors.empty() ||
          !p.warnings.empty();
 }
@@ -212,8 +218,8 @@ void PrintSummary(const LogManager& m, std::ostream& out) {
     return;
   }
   out << fmt::format(
-      "Totals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n",
-      scanned, HumanBytes(t.truncated), HumanBytes(t.quarantined), Plural(t.rebuilt, "index"),
+      "Totals: {}, truncated {}, quarantined {}, rebuilt {}, {} offline, {} not loaded\n", scanned,
+      HumanBytes(t.truncated), HumanBytes(t.quarantined), Plural(t.rebuilt, "index"),
       Plural(offline, "log dir"), Plural(t.failed, "partition"));
 }
 

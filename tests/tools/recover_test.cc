@@ -211,6 +211,27 @@ TEST(RecoverTest, AStraySnapshotRemovedAtACleanStartIsALeftoverNotARepair) {
   EXPECT_NE(run.out.find("Totals: scanned 0 B, truncated 0 B"), std::string::npos) << run.out;
 }
 
+// A `.deleted` file left by a segment deletion that a crash interrupted goes
+// at every start, Kafka's too; with quarantine on (the default) into the
+// quarantine. Neither makes it a repair.
+TEST(RecoverTest, AQuarantinedLeftoverIsNoRepairEither) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const std::string dir = CopyScenario(tmp, "multi-segment-idempotent");
+  const std::string partition = dir + "/fixture-idem-0";
+  WriteStringToFile(partition + "/00000000000000000100.log.deleted",
+                    ReadFileToString(partition + "/00000000000000000000.log"));
+  const RunResult run = Recover(Dirs({dir}), tmp.Join("report.json"));
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  const auto& p = run.report["partitions"][0];
+  ASSERT_EQ(p["deletedFiles"].size(), 1u);
+  EXPECT_EQ(p["quarantined"].size(), 1u);
+  EXPECT_FALSE(FileSystem::Default()->Exists(partition + "/00000000000000000100.log.deleted"));
+  EXPECT_EQ(run.report["logDirs"][0]["brokerEpoch"], 7);
+  EXPECT_EQ(run.out.find("Repairs and problems"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 leftover file removed"), std::string::npos) << run.out;
+}
+
 TEST(RecoverTest, SeveralDirsInOneRun) {
   DARUMA_REQUIRE_FIXTURES();
   TempDir tmp;
