@@ -186,50 +186,53 @@ TEST(RecoverTest, CleanKafkaDirsLoadWithoutRepairs) {
   }
 }
 
+// A clean copy of multi-segment-idempotent with the file `name` added to its
+// partition dir (a copy of `copy_of` there), recovered once: that file is one
+// every start removes, Kafka's too. The report lists its removal; it is no
+// repair, and the broker epoch of the clean shutdown stays.
+struct LeftoverRun {
+  std::string dir;
+  RunResult run;
+};
+
+LeftoverRun RecoverWithLeftover(const TempDir& tmp, const std::string& name,
+                                const std::string& copy_of) {
+  LeftoverRun r;
+  r.dir = CopyScenario(tmp, "multi-segment-idempotent");
+  const std::string partition = r.dir + "/fixture-idem-0";
+  WriteStringToFile(partition + "/" + name, ReadFileToString(partition + "/" + copy_of));
+  r.run = Recover(Dirs({r.dir}), tmp.Join("report.json"));
+  EXPECT_EQ(r.run.rc, 0) << r.run.out << r.run.err;
+  const auto& p = r.run.report["partitions"][0];
+  EXPECT_EQ(p["deletedFiles"], nlohmann::json::array({partition + "/" + name}));
+  EXPECT_FALSE(FileSystem::Default()->Exists(partition + "/" + name));
+  EXPECT_EQ(r.run.report["logDirs"][0]["brokerEpoch"], 7);
+  EXPECT_EQ(r.run.out.find("Repairs and problems"), std::string::npos) << r.run.out;
+  return r;
+}
+
 // After any restart a partition may hold an older producer snapshot at no
-// segment base, which every start removes, Kafka's too (removeStraySnapshots).
-// The report lists the removal; the summary counts it as a leftover, not as a
-// repair, and leaves the broker epoch of the clean shutdown alone.
+// segment base (Kafka's removeStraySnapshots removes it).
 TEST(RecoverTest, AStraySnapshotRemovedAtACleanStartIsALeftoverNotARepair) {
   DARUMA_REQUIRE_FIXTURES();
   TempDir tmp;
-  const std::string dir = CopyScenario(tmp, "multi-segment-idempotent");
-  const std::string partition = dir + "/fixture-idem-0";
-  WriteStringToFile(partition + "/00000000000000000001.snapshot",
-                    ReadFileToString(partition + "/00000000000000000186.snapshot"));
-  const RunResult run = Recover(Dirs({dir}), tmp.Join("report.json"));
-  ASSERT_EQ(run.rc, 0) << run.out << run.err;
-  const auto& p = run.report["partitions"][0];
-  ASSERT_EQ(p["deletedFiles"].size(), 1u);
-  EXPECT_EQ(p["deletedFiles"][0], partition + "/00000000000000000001.snapshot");
-  EXPECT_FALSE(FileSystem::Default()->Exists(partition + "/00000000000000000001.snapshot"));
-  EXPECT_EQ(run.report["logDirs"][0]["brokerEpoch"], 7);
-  EXPECT_EQ(run.out.find("Repairs and problems"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find(dir + "  clean shutdown: 1 partition loaded, 1 leftover file removed"),
+  const LeftoverRun r =
+      RecoverWithLeftover(tmp, "00000000000000000001.snapshot", "00000000000000000186.snapshot");
+  EXPECT_NE(r.run.out.find(r.dir + "  clean shutdown: 1 partition loaded, 1 leftover file removed"),
             std::string::npos)
-      << run.out;
-  EXPECT_NE(run.out.find("Totals: scanned 0 B, truncated 0 B"), std::string::npos) << run.out;
+      << r.run.out;
+  EXPECT_NE(r.run.out.find("Totals: scanned 0 B, truncated 0 B"), std::string::npos) << r.run.out;
 }
 
 // A `.deleted` file left by a segment deletion that a crash interrupted goes
-// at every start, Kafka's too; with quarantine on (the default) into the
-// quarantine. Neither makes it a repair.
+// with quarantine on (the default) into the quarantine: no repair either.
 TEST(RecoverTest, AQuarantinedLeftoverIsNoRepairEither) {
   DARUMA_REQUIRE_FIXTURES();
   TempDir tmp;
-  const std::string dir = CopyScenario(tmp, "multi-segment-idempotent");
-  const std::string partition = dir + "/fixture-idem-0";
-  WriteStringToFile(partition + "/00000000000000000100.log.deleted",
-                    ReadFileToString(partition + "/00000000000000000000.log"));
-  const RunResult run = Recover(Dirs({dir}), tmp.Join("report.json"));
-  ASSERT_EQ(run.rc, 0) << run.out << run.err;
-  const auto& p = run.report["partitions"][0];
-  ASSERT_EQ(p["deletedFiles"].size(), 1u);
-  EXPECT_EQ(p["quarantined"].size(), 1u);
-  EXPECT_FALSE(FileSystem::Default()->Exists(partition + "/00000000000000000100.log.deleted"));
-  EXPECT_EQ(run.report["logDirs"][0]["brokerEpoch"], 7);
-  EXPECT_EQ(run.out.find("Repairs and problems"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("1 leftover file removed"), std::string::npos) << run.out;
+  const LeftoverRun r =
+      RecoverWithLeftover(tmp, "00000000000000000100.log.deleted", "00000000000000000000.log");
+  EXPECT_EQ(r.run.report["partitions"][0]["quarantined"].size(), 1u);
+  EXPECT_NE(r.run.out.find("quarantined, 1 leftover file removed"), std::string::npos) << r.run.out;
 }
 
 TEST(RecoverTest, SeveralDirsInOneRun) {
