@@ -12,15 +12,10 @@
 #include <string_view>
 
 #include "broker/request_metrics.h"
+#include "common/sanitizers.h"
 
 namespace daruma::broker {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAddressSanitizer = true;
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
 
 std::atomic<int> g_last_api_key{-1};
 std::atomic<bool> g_exit_expected{false};
@@ -140,7 +135,7 @@ void InstallFatalSignalReporting(const char* prefix) {
     // main thread only (a static buffer must never become the alternate
     // stack of a thread that exits), and not under AddressSanitizer, which
     // manages threads' alternate stacks itself and unmaps them at exit.
-    if (!kUnderAddressSanitizer && ::gettid() == ::getpid()) {
+    if (!kAddressSanitizer && ::gettid() == ::getpid()) {
       static std::array<char, 64 * 1024> alt_stack;
       stack_t ss{};
       ss.ss_sp = alt_stack.data();

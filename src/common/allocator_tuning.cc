@@ -2,6 +2,8 @@
 
 #include <cstdlib>  // defines __GLIBC__ (through <features.h>) on glibc
 
+#include "common/sanitizers.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #include <sys/mman.h>
@@ -12,16 +14,7 @@
 
 namespace daruma {
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DARUMA_ALLOCATOR_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define DARUMA_ALLOCATOR_SANITIZED 1
-#endif
-
-#if defined(__GLIBC__) && !defined(DARUMA_ALLOCATOR_SANITIZED)
+#if defined(__GLIBC__) && !defined(DARUMA_ADDRESS_SANITIZER)
 namespace {
 
 constexpr size_t kMmapThreshold = size_t(32) << 20;

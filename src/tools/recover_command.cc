@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/bytes.h"
+#include "common/sanitizers.h"
 #include "recovery/clean_shutdown_marker_rule.h"
 #include "recovery/log_manager.h"
 #include "recovery/server_config.h"
@@ -318,11 +319,7 @@ int RunRecover(const RecoverOptions& o, std::ostream& out, std::ostream& err) {
   // object, was a tenth of a clean recover; the kernel takes it back at exit
   // at once (clang's -disable-free). Under AddressSanitizer everything is
   // freed, so its leak check stays exact.
-#ifdef __SANITIZE_ADDRESS__
-  const bool leave_memory_to_exit = false;
-#else
-  const bool leave_memory_to_exit = o.exits_after;
-#endif
+  const bool leave_memory_to_exit = o.exits_after && !kAddressSanitizer;
   manager_options.exits_after_shutdown = leave_memory_to_exit;
   auto owned = std::make_unique<LogManager>(manager_options);
   LogManager& manager = *owned;

@@ -34,6 +34,7 @@
 #include "broker/broker.h"
 #include "broker/frame_pool.h"
 #include "chaos_client.h"
+#include "common/sanitizers.h"
 #include "handler_harness.h"
 #include "record/record_batch.h"
 #include "server_test_util.h"
@@ -53,11 +54,7 @@ constexpr int kPartitions = 2;
 // and index handles, cursors, metrics series), not per connection.
 constexpr int64_t kHeapSlack = 4 << 20;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCountHeap = false;
-#else
-constexpr bool kCountHeap = true;
-#endif
+constexpr bool kCountHeap = !kAddressSanitizer;
 
 // Heap bytes in use by this process, less the frame pool's idle buffers.
 int64_t HeapInUse() {

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/sanitizers.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -20,7 +22,7 @@
 namespace daruma {
 namespace {
 
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GLIBC__) && !defined(DARUMA_ADDRESS_SANITIZER)
 TEST(AllocatorTuningTest, BlocksBelow32MiBComeFromTheHeapAndStayMappedWhenFreed) {
   TuneAllocator();
   const size_t mmapped_before = mallinfo2().hblks;
