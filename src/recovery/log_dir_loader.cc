@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -122,21 +123,48 @@ void LogDirLoader::EstimateBytesToScan(LogDir& d) {
 }
 
 void LogDirLoader::LoadDirs() {
-  batching_ = options_.deferred_fs != nullptr && CanBatchSyncs();
-  if (batching_) options_.deferred_fs->set_deferring(true);
+  // Whether to batch is the probe's syncfs of every dir (CanBatchSyncs). It
+  // runs on a thread of its own while the dirs' packs roll back and their
+  // presaves list the partitions, which only read (a pack's rollback syncs
+  // file by file, whatever the answer); nothing that depends on the answer
+  // is written before it (`decide`). A syncfs costs a device flush even
+  // with nothing to write (14-20 ms on the benchmark VM's journaled ext4, a
+  // tenth of a crashed start of 1,000 partitions), and after a crash it also
+  // writes back what the killed process left in the page cache.
+  std::shared_future<bool> probe;
+  if (options_.deferred_fs != nullptr) {
+    probe = std::async(std::launch::async, [this] { return CanBatchSyncs(); }).share();
+  }
+  std::once_flag decided;
+  auto decide = [&] {
+    std::call_once(decided, [&] {
+      batching_ = probe.valid() && probe.get();
+      if (batching_) options_.deferred_fs->set_deferring(true);
+    });
+  };
   std::vector<std::thread> dir_threads;
   for (auto& d : dirs_->dirs()) {
     if (dirs_->IsOffline(*d)) continue;
     LogDir* dir = d.get();
-    dir_threads.emplace_back([this, dir] {
+    dir_threads.emplace_back([this, dir, &decide] {
       const int64_t start = options_.clock->NowNanos();
       RollBackPack(*dir);
+      const bool unclean = !dir->had_clean_shutdown || options_.full_rescan;
       // The presave lists every partition dir anyway and estimates the bytes
       // to scan as it does: at 1,000 crashed partitions a listing of each
       // here first, on one thread, was a tenth of the start.
+      std::vector<Result<PresaveList>> lists;
+      if (options_.deferred_fs != nullptr && options_.load_undo_log && unclean) {
+        lists = ListForPresave(*dir);
+      }
+      decide();
       if (batching_ && options_.load_undo_log) {
-        PresaveDir(*dir);
-      } else if (!dir->had_clean_shutdown || options_.full_rescan) {
+        PresaveDir(*dir, std::move(lists));
+      } else if (unclean && !lists.empty()) {
+        for (const auto& list : lists) {
+          if (list.ok()) total_bytes_.fetch_add(list->bytes_to_scan);
+        }
+      } else if (unclean) {
         EstimateBytesToScan(*dir);
       }
       std::atomic<size_t> next{0};
@@ -154,6 +182,7 @@ void LogDirLoader::LoadDirs() {
     });
   }
   for (auto& t : dir_threads) t.join();
+  decide();  // every dir offline: no dir thread waited for the probe
   if (batching_) options_.deferred_fs->set_deferring(false);
 }
 
@@ -218,12 +247,28 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
   return out;
 }
 
+// The presave's reads, which may run before the probe has answered: each
+// partition's PresavePaths, on the dir's threads.
+std::vector<Result<LogDirLoader::PresaveList>> LogDirLoader::ListForPresave(const LogDir& d) {
+  std::vector<Result<PresaveList>> lists(d.partitions.size(), Status::Unsupported("not listed"));
+  if (dirs_->IsOffline(d)) return lists;
+  std::atomic<size_t> next{0};
+  RunThreads(options_.threads_per_dir, [&](int) {
+    size_t listed = 0;
+    for (size_t i = next++; i < d.partitions.size(); i = next++) {
+      ReserveHugePagesForPartitions(&listed);  // the listings stay with the loads
+      lists[i] = PresavePaths(d, d.partitions[i]);
+    }
+  });
+  return lists;
+}
+
 // Batched syncs, before any load of an unclean dir: every partition's
 // interrupted load is rolled back, its transaction begun and the undo
 // records its load will need written (LoadTransaction::Presave), all
 // unsynced; then one syncfs makes all of them durable before the first load
 // changes anything: the ordering an fsync per record gave, paid once.
-void LogDirLoader::PresaveDir(LogDir& d) {
+void LogDirLoader::PresaveDir(LogDir& d, std::vector<Result<PresaveList>> lists) {
   if (!options_.load_undo_log || (d.had_clean_shutdown && !options_.full_rescan)) return;
   if (dirs_->IsOffline(d)) return;
   // One pack for the dir instead of a journal file per partition; it stays
@@ -245,7 +290,7 @@ void LogDirLoader::PresaveDir(LogDir& d) {
       PartitionRecoveryReport scratch;
       // The listing shows an interrupted load's journal or undo dir: only
       // then is there anything to roll back (and the dir to list again).
-      Result<PresaveList> list = PresavePaths(d, p);
+      Result<PresaveList> list = i < lists.size() ? std::move(lists[i]) : PresavePaths(d, p);
       if (list.ok() && ShowsInterruptedLoad(list->listing)) {
         prepared.status =
             LoadTransaction::RollBackInterrupted(options_.durable_fs, p.path, &scratch);

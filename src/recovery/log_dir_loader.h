@@ -108,7 +108,11 @@ class LogDirLoader {
   void EstimateBytesToScan(LogDir& d);
   bool CanBatchSyncs();
   void RollBackPack(LogDir& d);
-  void PresaveDir(LogDir& d);
+  // The presave's reads: each partition's PresavePaths, in d.partitions'
+  // order, on the dir's threads.
+  std::vector<Result<PresaveList>> ListForPresave(const LogDir& d);
+  // `lists`: ListForPresave's (any partition beyond them is listed here).
+  void PresaveDir(LogDir& d, std::vector<Result<PresaveList>> lists);
   void FinishBatchedLoads(LogDir& d);
   void FinishDerivedOnlyLoads(LogDir& d,
                               const std::vector<std::shared_ptr<LoadTransaction>>& sealed);
