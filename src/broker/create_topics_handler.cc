@@ -70,6 +70,10 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
   if (env.topics.Find(topic.name)) {
     return FailTopic(ErrorCode::kTopicAlreadyExists, "topic '" + topic.name + "' already exists");
   }
+  if (std::optional<std::string> other = env.topics.CollidingTopic(topic.name)) {
+    return FailTopic(ErrorCode::kInvalidTopicException,
+                     TopicRegistry::CollisionMessage(topic.name, *other));
+  }
   int32_t partitions = 0;
   TopicOutcome resolved = ResolvePartitions(env, topic, &partitions);
   if (resolved.error != ErrorCode::kNone) return resolved;
@@ -91,6 +95,11 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
   if (validate_only) return done;
   Result<TopicInfo> created = env.topics.Create(topic.name, partitions, overrides);
   if (!created.ok()) {
+    // A colliding topic created by another request meanwhile.
+    if (std::optional<std::string> other = env.topics.CollidingTopic(topic.name)) {
+      return FailTopic(ErrorCode::kInvalidTopicException,
+                       TopicRegistry::CollisionMessage(topic.name, *other));
+    }
     return FailTopic(created.status().IsIoError() ? ErrorCode::kKafkaStorageError
                                                   : ErrorCode::kUnknownServerError,
                      created.status().message());

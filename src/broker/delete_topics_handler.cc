@@ -1,7 +1,8 @@
 // DeleteTopics (spec §3.8): every partition directory is renamed `-delete`
 // and removed later (LogManager::AsyncDelete). Topics are named up to v5;
 // from v6 each is named by name or by id, not both (Kafka's rules: both is
-// INVALID_REQUEST, an unknown id UNKNOWN_TOPIC_ID).
+// INVALID_REQUEST, an unknown id UNKNOWN_TOPIC_ID). Its committed offsets
+// leave every group (GroupCoordinator::OnTopicDeleted).
 #include "broker/api_handlers.h"
 #include "protocol/messages.h"
 
@@ -14,7 +15,16 @@ ErrorCode DeleteOne(HandlerEnv& env, const std::string& name) {
   if (!env.topics.Find(name)) return ErrorCode::kUnknownTopicOrPartition;
   Status deleted = env.topics.Delete(name);
   env.slices.ForgetTopic(name);
-  if (deleted.ok()) return ErrorCode::kNone;
+  if (deleted.ok()) {
+    // The topic is gone whatever becomes of its offsets' tombstones: a
+    // failed append is logged, not answered.
+    Status offsets = env.groups != nullptr ? env.groups->OnTopicDeleted(name) : Status::Ok();
+    if (!offsets.ok() && env.ctx.log != nullptr) {
+      env.ctx.log->Write(LogLevel::kError, "deleted_topic_offsets_not_removed",
+                         LogFields().Add("topic", name).Add("reason", offsets.ToString()));
+    }
+    return ErrorCode::kNone;
+  }
   if (deleted.IsNotFound()) return ErrorCode::kUnknownTopicOrPartition;
   return deleted.IsIoError() ? ErrorCode::kKafkaStorageError : ErrorCode::kUnknownServerError;
 }

@@ -41,7 +41,8 @@ MetadataResponse::Topic LookUpTopic(HandlerEnv& env, const std::string& name, bo
   Result<TopicInfo> created = env.topics.Create(name, env.ctx.num_partitions, {});
   if (created.ok()) return DescribeTopic(env, *created);
   if (auto info = env.topics.Find(name)) return DescribeTopic(env, *info);
-  t.error_code = ErrorCode::kLeaderNotAvailable;
+  t.error_code = env.topics.CollidingTopic(name) ? ErrorCode::kInvalidTopicException
+                                                 : ErrorCode::kLeaderNotAvailable;
   return t;
 }
 

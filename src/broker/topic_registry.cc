@@ -116,7 +116,37 @@ Result<LogConfig> TopicRegistry::ValidateCreate(const std::string& name, int32_t
   if (topics_.count(name) != 0) {
     return Status::AlreadyExists("topic '" + name + "' already exists");
   }
+  if (std::optional<std::string> other = CollidingTopicLocked(name)) {
+    return Status::InvalidArgument(CollisionMessage(name, *other));
+  }
   return config;
+}
+
+namespace {
+
+std::string MetricName(std::string name) {
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+}  // namespace
+
+std::string TopicRegistry::CollisionMessage(const std::string& name, const std::string& other) {
+  return "Topic '" + name + "' collides with existing topic: " + other;
+}
+
+std::optional<std::string> TopicRegistry::CollidingTopic(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CollidingTopicLocked(name);
+}
+
+std::optional<std::string> TopicRegistry::CollidingTopicLocked(const std::string& name) const {
+  if (name.find_first_of("._") == std::string::npos) return std::nullopt;
+  const std::string key = MetricName(name);
+  for (const auto& [existing, t] : topics_) {
+    if (existing != name && MetricName(existing) == key) return existing;
+  }
+  return std::nullopt;
 }
 
 Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partitions,

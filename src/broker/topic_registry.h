@@ -76,6 +76,12 @@ class TopicRegistry {
   bool IsUnloaded(const TopicPartition& tp) const;
 
   std::optional<TopicInfo> Find(const std::string& name) const;
+  // The topic other than `name` whose name differs from it only by '.'
+  // against '_', if any: Kafka refuses to create such a topic
+  // (Topic.hasCollision), as both would report under the same metric names.
+  std::optional<std::string> CollidingTopic(const std::string& name) const;
+  // Kafka's words for it: "Topic 'a_b' collides with existing topic: a.b".
+  static std::string CollisionMessage(const std::string& name, const std::string& other);
   // The topic with this id (Metadata v10+, Fetch v13+, DeleteTopics v6+), or
   // nullopt; never matches the zero id.
   std::optional<TopicInfo> FindById(const Uuid& id) const;
@@ -124,6 +130,7 @@ class TopicRegistry {
   Status Delete(const std::string& name);
 
  private:
+  std::optional<std::string> CollidingTopicLocked(const std::string& name) const;  // mu_ held
   struct Topic {
     Uuid id;
     int32_t partitions = 0;

@@ -502,6 +502,7 @@ void GroupCoordinator::Shutdown() {
   loaded_ = false;
   shut_down_ = true;
   early_completions_.clear();
+  early_deleted_topics_.clear();
   for (auto& [gid, group] : groups_) {
     for (auto& [id, m] : group->members()) FailWaitingCalls(m, ErrorCode::kNotCoordinator);
   }

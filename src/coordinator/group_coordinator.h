@@ -261,6 +261,14 @@ class GroupCoordinator {
   std::pair<ErrorCode, std::vector<GroupListing>> ListGroups(
       const std::vector<std::string>& states);
   ErrorCode DeleteGroup(const std::string& group_id);
+  // `topic` was deleted: its offsets leave every group, committed and
+  // pending in a transaction alike, with their tombstones written (Kafka's
+  // onPartitionsDeleted), so that a topic created again under the name
+  // starts from auto.offset.reset rather than from the old topic's offsets.
+  // Before Load has finished the topic is kept and removed once Load is
+  // done. A failed tombstone append is returned; the offsets are gone from
+  // memory anyway, and come back only at the next load.
+  Status OnTopicDeleted(const std::string& topic);
   // The group's error and one per partition.
   std::pair<ErrorCode, std::vector<ErrorCode>> DeleteOffsets(
       const std::string& group_id, const std::vector<std::pair<std::string, int32_t>>& partitions);
@@ -320,6 +328,7 @@ class GroupCoordinator {
   // The retention check (offsets.retention.check.interval.ms).
   void ExpireOffsets();
   void ExpireOffsetsLocked();
+  Status RemoveTopicOffsetsLocked(const std::string& topic);
   void RemoveGroupLocked(const std::string& group_id);
   // Kafka's validateOffsetCommit for a transactional commit. mu_ held.
   ErrorCode ValidateTxnOffsetCommit(GroupMetadata& group, const TxnOffsetCommitArgs& args);
@@ -377,6 +386,8 @@ class GroupCoordinator {
     bool commit;
   };
   std::vector<TxnCompletion> early_completions_;
+  // OnTopicDeleted calls that came before Load finished.
+  std::vector<std::string> early_deleted_topics_;
   // Shared so that a delayed operation can hold a group weakly: a group that
   // was removed (and maybe created again under its id) is not the one its
   // deadlines were for.

@@ -378,6 +378,43 @@ void GroupCoordinator::ExpireOffsetsLocked() {
   for (const std::string& id : emptied) RemoveGroupLocked(id);
 }
 
+Status GroupCoordinator::OnTopicDeleted(const std::string& topic) {
+  Locked locked(*this);
+  if (shut_down_) return Status::Ok();
+  if (!loaded_) {
+    early_deleted_topics_.push_back(topic);
+    return Status::Ok();
+  }
+  return RemoveTopicOffsetsLocked(topic);
+}
+
+Status GroupCoordinator::RemoveTopicOffsetsLocked(const std::string& topic) {
+  Status first_error;
+  for (auto& [id, group] : groups_) {
+    std::set<std::pair<std::string, int32_t>> partitions;
+    for (const auto& [tp, c] : group->offsets()) {
+      if (tp.first == topic) partitions.insert(tp);
+    }
+    for (const auto& [producer_id, pending] : group->pending_txn_offsets()) {
+      for (const auto& [tp, c] : pending) {
+        if (tp.first == topic) partitions.insert(tp);
+      }
+    }
+    if (partitions.empty()) continue;
+    std::vector<RecordInput> tombstones;
+    for (const auto& [t, partition] : partitions) {
+      tombstones.push_back(OffsetRecord(id, t, partition, std::nullopt));
+    }
+    Result<int64_t> appended = storage_->Append(PartitionFor(id), tombstones, std::nullopt);
+    if (!appended.ok() && first_error.ok()) {
+      first_error = appended.status().WithContext(
+          fmt::format("group {}: tombstones for the offsets of deleted topic {}", id, topic));
+    }
+    for (const auto& tp : partitions) group->RemoveOffset(tp);
+  }
+  return first_error;
+}
+
 Result<GroupLoadReport> GroupCoordinator::Load() {
   GroupLoadReport report;
   const int64_t now = clock_->NowMs();
@@ -504,6 +541,10 @@ Result<GroupLoadReport> GroupCoordinator::Load() {
     CompleteTransactionLocked(c.producer_id, c.offsets_partition, c.commit);
   }
   early_completions_.clear();
+  // A failed tombstone append is an I/O error of __consumer_offsets, which
+  // its log dir's failure path reports; the offsets are gone from memory.
+  for (const std::string& topic : early_deleted_topics_) (void)RemoveTopicOffsetsLocked(topic);
+  early_deleted_topics_.clear();
   scheduler_->SchedulePeriodic("group-offsets-retention", config_.retention_check_interval_ms,
                                config_.retention_check_interval_ms,
                                [anchor = std::weak_ptr<JobAnchor>(anchor_)] {

@@ -217,6 +217,23 @@ TEST(HandlerCreateTopics, CreatesValidatesAndRejects) {
   EXPECT_EQ(h.CreateTopic("orders", 1).topics.at(0).error_code, ErrorCode::kTopicAlreadyExists);
 }
 
+// Kafka's Topic.hasCollision: two names that differ only by '.' against '_'
+// share their metric names, so the second one is refused, by CreateTopics
+// and by auto-creation alike.
+TEST(HandlerCreateTopics, ANameCollidingByDotOrUnderscoreIsRefused) {
+  HandlerHarness h;
+  ASSERT_EQ(h.CreateTopic("coll.ide", 1).topics.at(0).error_code, ErrorCode::kNone);
+  CreateTopicsResponse r = h.CreateTopic("coll_ide", 1);
+  EXPECT_EQ(r.topics.at(0).error_code, ErrorCode::kInvalidTopicException);
+  EXPECT_EQ(r.topics[0].error_message.value_or(""),
+            "Topic 'coll_ide' collides with existing topic: coll.ide");
+  EXPECT_EQ(Metadata(h, std::vector<std::string>{"coll_ide"}, 4, true).topics.at(0).error_code,
+            ErrorCode::kInvalidTopicException);
+  EXPECT_FALSE(h.handler().topics().Find("coll_ide").has_value());
+  EXPECT_EQ(h.CreateTopic("collide", 1).topics.at(0).error_code, ErrorCode::kNone);
+  EXPECT_EQ(h.CreateTopic("coll.ide", 1).topics.at(0).error_code, ErrorCode::kTopicAlreadyExists);
+}
+
 TEST(HandlerCreateTopics, ValidateOnlyCreatesNothing) {
   HandlerHarness h;
   CreateTopicsRequest request;
@@ -250,6 +267,42 @@ TEST(HandlerDeleteTopics, DeletesRenamesAndReportsUnknown) {
             ErrorCode::kUnknownTopicOrPartition);
   EXPECT_EQ(h.Produce("doomed", 0, ClientBatch({"y"})).error_code,
             ErrorCode::kUnknownTopicOrPartition);
+}
+
+// A topic created again under a deleted one's name starts without the old
+// topic's committed offsets (Kafka's onPartitionsDeleted), or a consumer
+// group would skip the new topic's first messages.
+TEST(HandlerDeleteTopics, TheTopicsCommittedOffsetsGoWithIt) {
+  HandlerHarness h;
+  h.CreateTopic("reborn", 1);
+  h.CreateTopic("other", 1);
+  OffsetCommitRequest commit;
+  commit.group_id = "g";
+  for (const std::string topic : {"reborn", "other"}) {
+    OffsetCommitRequest::Topic t;
+    t.name = topic;
+    t.partitions.push_back({.partition_index = 0, .committed_offset = 7});
+    commit.topics.push_back(t);
+  }
+  OffsetCommitResponse committed = h.Call(ApiKey::kOffsetCommit, 2, commit,
+                                          EncodeOffsetCommitRequest, DecodeOffsetCommitResponse);
+  ASSERT_EQ(committed.topics.size(), 2u);
+  ASSERT_EQ(committed.topics[0].partitions.at(0).error_code, ErrorCode::kNone);
+  DeleteTopicsResponse deleted =
+      h.Call(ApiKey::kDeleteTopics, 1, DeleteTopicsRequest{.topic_names = {"reborn"}},
+             EncodeDeleteTopicsRequest, DecodeDeleteTopicsResponse);
+  ASSERT_EQ(deleted.responses.at(0).error_code, ErrorCode::kNone);
+  h.CreateTopic("reborn", 1);
+  OffsetFetchRequest fetch;
+  fetch.group_id = "g";
+  fetch.topics = std::vector<OffsetFetchRequest::Topic>{
+      {.name = "reborn", .partition_indexes = {0}}, {.name = "other", .partition_indexes = {0}}};
+  OffsetFetchResponse fetched =
+      h.Call(ApiKey::kOffsetFetch, 1, fetch, EncodeOffsetFetchRequest, DecodeOffsetFetchResponse);
+  ASSERT_EQ(fetched.topics.size(), 2u);
+  EXPECT_EQ(fetched.topics[0].name, "reborn");
+  EXPECT_EQ(fetched.topics[0].partitions.at(0).committed_offset, -1);
+  EXPECT_EQ(fetched.topics[1].partitions.at(0).committed_offset, 7);
 }
 
 TEST(HandlerDeleteTopics, DisabledByConfig) {

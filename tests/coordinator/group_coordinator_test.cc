@@ -594,6 +594,39 @@ TEST_F(GroupCoordinatorTest, OffsetDeleteKeepsSubscribedTopicsOfAConsumerGroup) 
   EXPECT_EQ(coordinator_->DeleteOffsets("nope", {{"t", 0}}).first, ErrorCode::kGroupIdNotFound);
 }
 
+// Kafka's onPartitionsDeleted: a topic created again under a deleted one's
+// name must not inherit its offsets, or its consumers skip its first
+// messages. Other topics' offsets and other groups stay.
+TEST_F(GroupCoordinatorTest, ADeletedTopicsOffsetsLeaveEveryGroupDurably) {
+  ASSERT_EQ(coordinator_->CommitOffsets(Commit("", -1, 7))[0], ErrorCode::kNone);
+  OffsetCommitArgs other = Commit("", -1, 3);
+  other.group_id = "other-group";
+  other.partitions.push_back({"kept", 0, 40, -1, std::nullopt, -1});
+  ASSERT_EQ(coordinator_->CommitOffsets(other), std::vector<ErrorCode>(3, ErrorCode::kNone));
+  ASSERT_TRUE(coordinator_->OnTopicDeleted("t").ok());
+  ASSERT_TRUE(coordinator_->OnTopicDeleted("never-committed").ok());
+  EXPECT_EQ(coordinator_->FetchOffsets(kGroup, std::nullopt).partitions.size(), 0u);
+  auto kept = coordinator_->FetchOffsets("other-group", std::nullopt).partitions;
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].topic, "kept");
+  EXPECT_EQ(kept[0].offset, 40);
+  Reopen();  // the tombstones were stored
+  EXPECT_EQ(coordinator_->FetchOffsets(kGroup, std::nullopt).partitions.size(), 0u);
+  EXPECT_EQ(coordinator_->FetchOffsets("other-group", std::nullopt).partitions.size(), 1u);
+}
+
+// A deletion the broker answers while the coordinator still loads is
+// applied once the load is done.
+TEST_F(GroupCoordinatorTest, ATopicDeletedDuringTheLoadLosesItsOffsetsWhenTheLoadEnds) {
+  ASSERT_EQ(coordinator_->CommitOffsets(Commit("", -1, 7))[0], ErrorCode::kNone);
+  coordinator_ = std::make_unique<GroupCoordinator>(config_, &storage_, &scheduler_);
+  ASSERT_TRUE(coordinator_->OnTopicDeleted("t").ok());
+  ASSERT_TRUE(coordinator_->Load().ok());
+  EXPECT_EQ(coordinator_->FetchOffsets(kGroup, std::nullopt).partitions.size(), 0u);
+  Reopen();
+  EXPECT_EQ(coordinator_->FetchOffsets(kGroup, std::nullopt).partitions.size(), 0u);
+}
+
 TEST_F(GroupCoordinatorTest, OffsetsOfAnEmptyGroupExpireAfterTheRetention) {
   config_.offsets_retention_ms = 60'000;
   config_.retention_check_interval_ms = 1000;

@@ -485,6 +485,22 @@ TEST_F(GroupTxnOffsetsTest, DeletionDropsPendingOffsets) {
   EXPECT_EQ(coordinator().DescribeGroup(other).state, "Dead");
 }
 
+// A deleted topic's offsets pending in an open transaction go too: its
+// commit must not bring them back.
+TEST_F(GroupTxnOffsetsTest, TopicDeletionDropsPendingOffsetsOfTheTopic) {
+  ASSERT_EQ(CommitTxn({P("clicks", 0, 10), P("views", 0, 11)}),
+            (std::vector<ErrorCode>{ErrorCode::kNone, ErrorCode::kNone}));
+  ASSERT_TRUE(coordinator().OnTopicDeleted("clicks").ok());
+  EXPECT_EQ(Fetch("clicks", 0, true).error, ErrorCode::kNone);
+  EXPECT_EQ(Fetch("views", 0, true).error, ErrorCode::kUnstableOffsetCommit);
+  EndTxn(true);
+  EXPECT_EQ(Offset("clicks", 0), -1);
+  EXPECT_EQ(Offset("views", 0), 11);
+  h_.Crash();
+  EXPECT_EQ(Offset("clicks", 0), -1);
+  EXPECT_EQ(Offset("views", 0), 11);
+}
+
 TEST_F(GroupTxnOffsetsTest, AFailedJoinKeepsAGroupWithOnlyPendingOffsets) {
   ASSERT_EQ(CommitTxn({P("clicks", 0, 10)}), std::vector<ErrorCode>{ErrorCode::kNone});
   JoinSlot ghost = JoinAs(coordinator(), kTxnGroup, "ghost");
