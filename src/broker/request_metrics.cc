@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/api_keys.h"
+
 namespace daruma::broker {
 
 double EstimateQuantile(const ApiLatencyStats& stats, double q) {
@@ -22,87 +24,10 @@ double EstimateQuantile(const ApiLatencyStats& stats, double q) {
   return kLatencyBucketsSeconds.back();
 }
 
+// The protocol's table of names: one list of the api keys for the codecs,
+// the logs and /metrics alike.
 std::string_view ApiKeyName(int16_t api_key) {
-  switch (api_key) {
-    case 0:
-      return "Produce";
-    case 1:
-      return "Fetch";
-    case 2:
-      return "ListOffsets";
-    case 3:
-      return "Metadata";
-    case 8:
-      return "OffsetCommit";
-    case 9:
-      return "OffsetFetch";
-    case 10:
-      return "FindCoordinator";
-    case 11:
-      return "JoinGroup";
-    case 12:
-      return "Heartbeat";
-    case 13:
-      return "LeaveGroup";
-    case 14:
-      return "SyncGroup";
-    case 15:
-      return "DescribeGroups";
-    case 16:
-      return "ListGroups";
-    case 17:
-      return "SaslHandshake";
-    case 18:
-      return "ApiVersions";
-    case 19:
-      return "CreateTopics";
-    case 20:
-      return "DeleteTopics";
-    case 21:
-      return "DeleteRecords";
-    case 22:
-      return "InitProducerId";
-    case 23:
-      return "OffsetForLeaderEpoch";
-    case 24:
-      return "AddPartitionsToTxn";
-    case 25:
-      return "AddOffsetsToTxn";
-    case 26:
-      return "EndTxn";
-    case 27:
-      return "WriteTxnMarkers";
-    case 28:
-      return "TxnOffsetCommit";
-    case 32:
-      return "DescribeConfigs";
-    case 33:
-      return "AlterConfigs";
-    case 35:
-      return "DescribeLogDirs";
-    case 36:
-      return "SaslAuthenticate";
-    case 37:
-      return "CreatePartitions";
-    case 43:
-      return "ElectLeaders";
-    case 44:
-      return "IncrementalAlterConfigs";
-    case 45:
-      return "AlterPartitionReassignments";
-    case 46:
-      return "ListPartitionReassignments";
-    case 60:
-      return "DescribeCluster";
-    case 61:
-      return "DescribeProducers";
-    case 65:
-      return "DescribeTransactions";
-    case 66:
-      return "ListTransactions";
-    default:
-      return "Unknown";
-  }
+  return daruma::ApiKeyName(static_cast<ApiKey>(api_key));
 }
 
 std::string_view ApiMetricLabel(int16_t api_key) {

@@ -36,8 +36,9 @@ struct ApiLatencyStats {
 // the +Inf bucket is reported as the largest finite bound.
 double EstimateQuantile(const ApiLatencyStats& stats, double q);
 
-// Kafka's name of an API key ("Produce", "Fetch", ...), "Unknown" otherwise.
-// A switch over literals, so fatal_signals.cc may call it in a signal handler.
+// Kafka's name of an API key ("Produce", "Fetch", ...), "Unknown" otherwise:
+// the protocol's ApiKeyName, a search of constant tables, so fatal_signals.cc
+// may call it in a signal handler.
 std::string_view ApiKeyName(int16_t api_key);
 
 // Every api key without a Kafka name is counted under this one key: the key

@@ -9,6 +9,7 @@
 #include "broker/api_handlers.h"
 #include "broker/event_log.h"
 #include "broker/handler_harness.h"
+#include "broker/request_metrics.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
@@ -49,6 +50,10 @@ TEST(HandlerTable, EveryRowHasACodecAndApiVersionsListsExactlyTheRows) {
   for (const ApiHandlerRow& row : ApiHandlerTable()) {
     const ApiVersionRange* range = FindAdvertisedApi(row.key);
     ASSERT_NE(range, nullptr) << ApiKeyName(row.key) << " has a handler but no codec range";
+    // Logs and /metrics name every api served (DeleteGroups and OffsetDelete
+    // were "unknown" for a while).
+    EXPECT_NE(daruma::broker::ApiKeyName(int16_t(row.key)), "Unknown")
+        << "api key " << int(row.key) << " has no name";
     EXPECT_EQ(FindApiHandler(row.key), &row);
     EXPECT_EQ(HandledVersions(row.key), range);
   }
