@@ -33,6 +33,16 @@ Result<std::unique_ptr<Log>> Log::CreateEmpty(FileSystem* fs, const std::string&
   LoadedLogParts parts;
   DARUMA_ASSIGN_OR_RETURN(auto segment,
                           LogSegment::Open(fs, dir, start_offset, config, false, "", clock));
+  // The indexes now, as at a roll: Kafka creates a new log's index files
+  // with its first segment, and both its loader and `daruma check` take a
+  // segment without an offset index for a damaged one, also one a partition
+  // never written to leaves behind at a clean shutdown. Files left under
+  // those names are not this segment's: removed first, as Kafka's roll does.
+  for (const std::string& stale : {segment->offset_index_path(), segment->time_index_path()}) {
+    if (Status st = fs->Remove(stale); !st.ok() && !st.IsNotFound()) return st;
+  }
+  DARUMA_RETURN_IF_ERROR(segment->offset_index().status());
+  DARUMA_RETURN_IF_ERROR(segment->time_index().status());
   parts.segments.emplace(start_offset, std::move(segment));
   parts.log_start_offset = start_offset;
   parts.recovery_point = start_offset;

@@ -14,6 +14,7 @@
 #include "log/offset_checkpoint_file.h"
 #include "record/record_batch_builder.h"
 #include "recovery/dir_lock.h"
+#include "recovery/log_checker.h"
 #include "support/damaged_fixture.h"
 #include "support/test_support.h"
 
@@ -311,6 +312,28 @@ TEST(LogManagerTest, CleanShutdownWritesCheckpointsThenTheMarkerLast) {
   EXPECT_LT(pos("rename replication-offset-checkpoint"), pos("open .kafka_cleanshutdown"));
   EXPECT_TRUE(FileSystem::Default()->Exists(a.Join("orders-0/00000000000000000003.snapshot")));
   EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile), (OffsetMap{{kOrders, 3}}));
+}
+
+// A partition created and never written to keeps its (empty) index files
+// through a clean shutdown, as Kafka's does: neither Kafka's loader nor
+// `daruma check` may take it for a damaged one afterwards.
+TEST(LogManagerTest, APartitionNeverWrittenToIsWholeAfterACleanShutdown) {
+  TempDir a;
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+    ASSERT_TRUE(manager.GetOrCreateLog(kOrders, Uuid::Random(), LogConfig{}).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  for (const char* name : {"00000000000000000000.index", "00000000000000000000.timeindex"}) {
+    const std::string path = a.Join(std::string("orders-0/") + name);
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    EXPECT_EQ(std::filesystem::file_size(path), 0u) << path;
+  }
+  Result<LogDirCheck> checked = CheckLogDir(a.path(), CheckOptions{});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_FALSE(checked->HasProblems());
+  EXPECT_TRUE(checked->clean_shutdown);
 }
 
 TEST(LogManagerTest, SecondStartAfterCleanShutdownScansNothing) {
