@@ -186,7 +186,9 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
     std::optional<ScrubStatus> scrub;
     if (scrubber_ != nullptr) scrub = scrubber_->Snapshot();
     return {HealthHttpStatus(state), "application/json",
-            HealthJson(state, &log_manager_, kafka_listener_, groups, txns, scrub).dump() + "\n"};
+            HealthJson(state, &log_manager_, kafka_listener_, groups, txns, scrub)
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                "\n"};
   }
   if (path == "/metrics") {
     MetricsSources sources{state, &log_manager_, recovery_ok_, &metrics_, &counters_};

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "common/printable_text.h"
+
 namespace daruma {
 namespace {
 
@@ -58,7 +60,7 @@ class LineReader {
 
 Status Malformed(const std::string& path, int line_number, std::string_view line) {
   return Status::Corruption("malformed line " + std::to_string(line_number) +
-                            " in checkpoint file " + path + ": '" + std::string(line) + "'");
+                            " in checkpoint file " + path + ": '" + PrintableText(line) + "'");
 }
 
 }  // namespace

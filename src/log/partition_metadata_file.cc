@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/printable_text.h"
 #include "log/checkpoint_text.h"
 
 namespace daruma {
@@ -46,7 +47,7 @@ std::vector<std::string_view> FirstLines(std::string_view text, size_t count) {
 
 Status MalformedMetadata(const std::string& path, int line_number, std::string_view line) {
   return Status::Corruption("malformed line " + std::to_string(line_number) +
-                            " in partition metadata file " + path + ": '" + std::string(line) +
+                            " in partition metadata file " + path + ": '" + PrintableText(line) +
                             "'");
 }
 

@@ -138,7 +138,10 @@ Status Quarantine::Record(const std::string& path, int64_t from, int64_t bytes, 
   if (target.empty()) line["quarantinePath"] = nullptr;
   if (range.first_offset) line["firstOffset"] = *range.first_offset;
   if (range.last_offset) line["lastOffset"] = *range.last_offset;
-  const std::string text = line.dump() + "\n";
+  // `reason` may quote bytes of the damaged file: invalid UTF-8 is replaced,
+  // not thrown on.
+  const std::string text =
+      line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::string manifest = JoinPath(dir(), kQuarantineManifestName);
   DARUMA_ASSIGN_OR_RETURN(auto file, fs_->Open(manifest, OpenMode::kCreate));
   DARUMA_ASSIGN_OR_RETURN(uint64_t size, file->Size());

@@ -90,7 +90,7 @@ std::string EncodeScrubFindings(const ScrubFindingsFile& file) {
   j["lastPassCompletedMs"] =
       file.last_pass_completed_ms ? nlohmann::json(*file.last_pass_completed_ms) : nlohmann::json();
   j["findings"] = std::move(findings);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Result<ScrubFindingsFile> DecodeScrubFindings(const std::string& path, std::string_view bytes) {

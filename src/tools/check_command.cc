@@ -107,7 +107,7 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
   if (!o.json_file.empty()) {
     nlohmann::json j = {{"logDirs", nlohmann::json::array()}, {"problems", t.problems}};
     for (const LogDirCheck& d : dirs) j["logDirs"].push_back(ToJson(d));
-    const std::string text = j.dump(2) + "\n";
+    const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     Status st = fs->WriteFileAtomically(o.json_file, AsBytes(text));
     if (!st.ok()) {
       err << "daruma check: cannot write the report: " << st.ToString() << "\n";

@@ -24,7 +24,7 @@ using Json = nlohmann::ordered_json;
 
 void Emit(DumpContext& ctx, const Json& json, const std::string& text) {
   if (ctx.options.json) {
-    ctx.out << json.dump() << "\n";
+    ctx.out << json.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
     ctx.out << text << "\n";
   }

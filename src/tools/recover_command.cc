@@ -258,7 +258,8 @@ std::vector<std::string> ClearCrashLoopGuard(const ToolConfig& config, FileSyste
 Status WriteReport(const LogManager& m, const nlohmann::json& kafka, const std::string& path) {
   nlohmann::json json = m.ReportJson();
   if (!kafka.is_null()) json["kafkaConfig"] = kafka;
-  const std::string text = json.dump(2) + "\n";
+  const std::string text =
+      json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   return FileSystem::Default()->WriteFileAtomically(path, AsBytes(text));
 }
 

@@ -138,7 +138,7 @@ Status WriteReport(const std::string& path, const std::vector<LogDirCheck>& plan
     }
     j["applied"] = r.ToJson();
   }
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   return FileSystem::Default()->WriteFileAtomically(path, AsBytes(text));
 }
 
