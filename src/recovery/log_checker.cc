@@ -568,8 +568,14 @@ Status PartitionChecker::CheckLeaderEpochs(
   auto entries = LeaderEpochFileCache::Parse(
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
   if (!entries.ok()) {
-    Problem(DamageKind::kCorruptCheckpoint, path, -1, std::nullopt, entries.status().message(),
-            "run `daruma repair` (start-up rewrites it from the batches)");
+    // The plan's load already quarantines a file it cannot parse, which is
+    // reported with the bytes it drops: one finding per file.
+    const bool reported = std::any_of(out_->problems.begin(), out_->problems.end(),
+                                      [&](const CheckProblem& p) { return p.file == path; });
+    if (!reported) {
+      Problem(DamageKind::kCorruptCheckpoint, path, -1, std::nullopt, entries.status().message(),
+              "run `daruma repair` (start-up rewrites it from the batches)");
+    }
     return Status::Ok();
   }
   for (const auto& [base, list] : batches) {

@@ -1254,7 +1254,8 @@ Status Loader::OpenLeaderEpochCache() {
                      cache.status().message()));
     DARUMA_RETURN_IF_ERROR(
         DeleteFile(path, {DamageKind::kCorruptCheckpoint, std::nullopt, std::nullopt,
-                          "corrupt leader-epoch-checkpoint (rebuilt)"}));
+                          fmt::format("{} (the leader epochs are rebuilt from the batches)",
+                                      cache.status().message())}));
     rebuild_epochs_ = true;
     cache = LeaderEpochFileCache::Open(path, fs_);
   }

@@ -85,6 +85,22 @@ TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
   EXPECT_NE(problems[0].what.find("found 0"), std::string::npos) << problems[0].what;
 }
 
+// A checkpoint that does not parse is one finding, not two (the plan's
+// quarantine of it and the epoch check's own reading), and it names what is
+// wrong with it.
+TEST_F(LogCheckerTest, AnUnparsableLeaderEpochCheckpointIsReportedOnce) {
+  const std::string path = JoinPath(dir_, "t-0/leader-epoch-checkpoint");
+  WriteStringToFile(path, "garbage\n");
+  const LogDirCheck d = Check();
+  const auto& problems = d.partitions[0].problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].file, path);
+  EXPECT_EQ(problems[0].kind, DamageKind::kCorruptCheckpoint);
+  EXPECT_NE(problems[0].what.find("'garbage'"), std::string::npos) << problems[0].what;
+  EXPECT_NE(problems[0].what.find("8 bytes would be dropped"), std::string::npos)
+      << problems[0].what;
+}
+
 TEST_F(LogCheckerTest, TemporaryFilesAndUnparsableDirs) {
   WriteStringToFile(JoinPath(dir_, "t-0/leader-epoch-checkpoint.tmp"), "x");
   WriteStringToFile(JoinPath(dir_, "recovery-point-offset-checkpoint.tmp"), "x");
