@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "common/file_system.h"
 #include "tools/dump_checkpoint.h"
@@ -56,6 +58,36 @@ RecordDecoder DecoderFor(const DumpOptions& o) {
   return DecodeAsStrings;
 }
 
+// A file the "is a directory" hint can name: a segment in `dir` or else in
+// its first subdirectory that holds one (a log dir holds partition dirs, not
+// segments), else any file dump reads in `dir`; empty if there is none.
+std::string ExampleFileIn(const std::string& dir) {
+  std::error_code ec;
+  auto sorted = [&ec](const std::filesystem::path& d) {
+    std::vector<std::filesystem::path> entries;
+    for (const auto& e : std::filesystem::directory_iterator(d, ec)) entries.push_back(e.path());
+    std::sort(entries.begin(), entries.end());
+    return entries;
+  };
+  auto first_of = [&ec](const std::vector<std::filesystem::path>& entries, bool segment) {
+    for (const auto& e : entries) {
+      const FileKind kind = KindOf(e.filename().string());
+      if (std::filesystem::is_regular_file(e, ec) &&
+          (segment ? kind == FileKind::kLog : kind != FileKind::kUnknown)) {
+        return e.string();
+      }
+    }
+    return std::string();
+  };
+  const std::vector<std::filesystem::path> entries = sorted(dir);
+  if (std::string found = first_of(entries, true); !found.empty()) return found;
+  for (const auto& e : entries) {
+    if (!std::filesystem::is_directory(e, ec)) continue;
+    if (std::string found = first_of(sorted(e), true); !found.empty()) return found;
+  }
+  return first_of(entries, false);
+}
+
 int DumpOne(const std::string& path, DumpContext& ctx) {
   const std::string name = FileNameOf(path);
   const FileKind kind = KindOf(name);
@@ -70,8 +102,11 @@ int DumpOne(const std::string& path, DumpContext& ctx) {
     return kDumpUsageOrIo;
   }
   if (st.type() == std::filesystem::file_type::directory) {
-    ctx.err << "daruma dump: " << path << ": is a directory; pass the files in it, e.g. "
-            << JoinPath(path, "00000000000000000000.log") << "\n";
+    const std::string example = ExampleFileIn(path);
+    ctx.err << "daruma dump: " << path << ": is a directory; pass the files to dump"
+            << (example.empty() ? std::string(" (segments, indexes, snapshots, checkpoints)")
+                                : ", e.g. " + example)
+            << "\n";
     return kDumpUsageOrIo;
   }
   if (kind == FileKind::kUnknown) {

@@ -183,8 +183,8 @@ INSTANTIATE_TEST_SUITE_P(
         CliCase{"dump", Input::kNoSuchDir, 2,
                 "daruma dump: {missing}/00000000000000000000.log: no such file"},
         CliCase{"dump", Input::kEmptyDir, 2,
-                "daruma dump: {empty}: is a directory; pass the files in it, e.g. "
-                "{empty}/00000000000000000000.log"},
+                "daruma dump: {empty}: is a directory; pass the files to dump "
+                "(segments, indexes, snapshots, checkpoints)"},
         CliCase{"dump", Input::kWrongFileKind, 2,
                 "daruma dump: {file}: not a file dump can read ..."},
         // dump reads files, not a configuration: --set is a usage error.

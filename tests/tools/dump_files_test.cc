@@ -19,6 +19,7 @@ namespace daruma::tools {
 namespace {
 
 using ::daruma::testing::TempDir;
+using ::daruma::testing::WriteStringToFile;
 
 struct FilesDumpRun {
   int rc = -1;
@@ -222,6 +223,15 @@ TEST(DumpFilesTest, DirectoryIsAnError) {
   EXPECT_EQ(run.rc, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_TRUE(run.err.starts_with("daruma dump: " + tmp.path() + ": is a directory")) << run.err;
+  // Given a log dir, the hint names a segment that is there, one level down.
+  WriteStringToFile(tmp.Join("recovery-point-offset-checkpoint"), "0\n0\n");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(tmp.Join("orders-0")).ok());
+  WriteStringToFile(tmp.Join("orders-0/00000000000000000042.log"), "");
+  run = DumpPath(tmp.path());
+  EXPECT_EQ(run.rc, 2);
+  EXPECT_NE(run.err.find("e.g. " + tmp.Join("orders-0/00000000000000000042.log")),
+            std::string::npos)
+      << run.err;
 }
 
 TEST(DumpFilesTest, MissingFileIsAnIoError) {
