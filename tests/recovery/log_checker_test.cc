@@ -38,6 +38,18 @@ class LogCheckerTest : public ::testing::Test {
     return d.ok() ? std::move(*d) : LogDirCheck{};
   }
 
+  // Writes `text` to `path` and checks: the one problem found, about `path`.
+  CheckProblem OnlyProblemAfterWriting(const std::string& path, const std::string& text) {
+    WriteStringToFile(path, text);
+    const LogDirCheck d = Check();
+    const std::vector<CheckProblem>& problems = d.partitions.at(0).problems;
+    EXPECT_EQ(problems.size(), 1u);
+    if (problems.empty())
+      return CheckProblem{DamageKind::kUnloadable, "", -1, std::nullopt, "", ""};
+    EXPECT_EQ(problems[0].file, path);
+    return problems[0];
+  }
+
   TempDir tmp_;
   std::string dir_ = tmp_.Join("data");
 };
@@ -74,31 +86,23 @@ TEST_F(LogCheckerTest, TxnIndexDisagreeingWithControlBatches) {
 }
 
 TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
-  const std::string path = JoinPath(dir_, "t-0/leader-epoch-checkpoint");
-  WriteStringToFile(path, "0\n2\n0 0\n2 60\n");  // epoch 1 (offsets 30..59) missing
-  const LogDirCheck d = Check();
-  const auto& problems = d.partitions[0].problems;
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].file, path);
-  EXPECT_EQ(problems[0].offset, SegmentBase(1));
-  EXPECT_NE(problems[0].what.find("expected epoch 1"), std::string::npos) << problems[0].what;
-  EXPECT_NE(problems[0].what.find("found 0"), std::string::npos) << problems[0].what;
+  // Epoch 1 (offsets 30..59) missing.
+  const CheckProblem p =
+      OnlyProblemAfterWriting(JoinPath(dir_, "t-0/leader-epoch-checkpoint"), "0\n2\n0 0\n2 60\n");
+  EXPECT_EQ(p.offset, SegmentBase(1));
+  EXPECT_NE(p.what.find("expected epoch 1"), std::string::npos) << p.what;
+  EXPECT_NE(p.what.find("found 0"), std::string::npos) << p.what;
 }
 
 // A checkpoint that does not parse is one finding, not two (the plan's
 // quarantine of it and the epoch check's own reading), and it names what is
 // wrong with it.
 TEST_F(LogCheckerTest, AnUnparsableLeaderEpochCheckpointIsReportedOnce) {
-  const std::string path = JoinPath(dir_, "t-0/leader-epoch-checkpoint");
-  WriteStringToFile(path, "garbage\n");
-  const LogDirCheck d = Check();
-  const auto& problems = d.partitions[0].problems;
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].file, path);
-  EXPECT_EQ(problems[0].kind, DamageKind::kCorruptCheckpoint);
-  EXPECT_NE(problems[0].what.find("'garbage'"), std::string::npos) << problems[0].what;
-  EXPECT_NE(problems[0].what.find("8 bytes would be dropped"), std::string::npos)
-      << problems[0].what;
+  const CheckProblem p =
+      OnlyProblemAfterWriting(JoinPath(dir_, "t-0/leader-epoch-checkpoint"), "garbage\n");
+  EXPECT_EQ(p.kind, DamageKind::kCorruptCheckpoint);
+  EXPECT_NE(p.what.find("'garbage'"), std::string::npos) << p.what;
+  EXPECT_NE(p.what.find("8 bytes would be dropped"), std::string::npos) << p.what;
 }
 
 TEST_F(LogCheckerTest, TemporaryFilesAndUnparsableDirs) {
