@@ -895,9 +895,14 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
       continue;
     }
     if (name->kind == DirKind::kDelete) {
-      d.problems.push_back({DamageKind::kStrayDir, path, -1, std::nullopt,
-                            "left-over directory of a deleted partition",
-                            "Kafka removes it on start-up; or remove it by hand"});
+      // A deleted partition waits file.delete.delay.ms (60 s) before the
+      // broker removes it, in Daruma as in Kafka, and one that a shutdown
+      // came before goes after the next start: the normal state of a dir
+      // whose topic was just deleted, not a problem to exit 1 for.
+      d.notes.push_back(fmt::format(
+          "{}: a deleted partition's directory, awaiting removal (the broker removes it "
+          "file.delete.delay.ms after it starts)",
+          path));
       continue;
     }
     if (name->kind == DirKind::kStray) {
