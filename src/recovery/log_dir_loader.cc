@@ -62,6 +62,14 @@ int64_t LogBytesFrom(FileSystem* fs, const std::string& dir,
   return total;
 }
 
+// A deleted partition's dir (`-delete`, removed file.delete.delay.ms after
+// the start) loads without a scan (LoadLog recovers no segment of it): its
+// bytes are not bytes to scan, or the progress of an unclean start soon
+// after a DeleteTopics stays short of 100 % once the start is done.
+bool IsScanned(const PartitionDir& p) {
+  return p.name.kind != DirKind::kDelete;
+}
+
 // Whether the load's repairs, if any, were of derived files only: indexes
 // rebuilt or deleted, stray snapshots deleted; nothing copied into the
 // quarantine, whose copies must be durable before the pack goes.
@@ -108,6 +116,7 @@ int64_t LogDirLoader::RecoveryPointOf(const LogDir& d, const PartitionDir& p) co
 void LogDirLoader::EstimateBytesToScan(LogDir& d) {
   int64_t total = 0;
   for (const PartitionDir& p : d.partitions) {
+    if (!IsScanned(p)) continue;
     auto entries = options_.fs->ListDir(p.path);
     if (!entries.ok()) continue;
     std::map<int64_t, std::string> logs;
@@ -236,7 +245,9 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
     if (base.ok()) logs.emplace(*base, e.name);
   }
   const int64_t first_recovered = FirstRecoveredBase(logs, RecoveryPointOf(d, p));
-  out.bytes_to_scan = LogBytesFrom(options_.durable_fs, p.path, logs, first_recovered);
+  if (IsScanned(p)) {
+    out.bytes_to_scan = LogBytesFrom(options_.durable_fs, p.path, logs, first_recovered);
+  }
   for (const auto& [base, name] : logs) {
     const std::string index = OffsetIndexFileName(p.path, base);
     if (base < first_recovered && names.count(BaseName(index)) > 0) continue;

@@ -336,6 +336,21 @@ TEST(LogManagerTest, APartitionNeverWrittenToIsWholeAfterACleanShutdown) {
   EXPECT_TRUE(checked->clean_shutdown);
 }
 
+// A deleted partition's dir is loaded without a scan, so its bytes are not
+// counted as bytes to scan: once the start is done, all of them are scanned.
+TEST(LogManagerTest, ADeletedPartitionsBytesAreNotBytesToScan) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 3);
+  MakePartition(a.path(), {"gone", 0}, 5);
+  std::filesystem::rename(a.Join("gone-0"),
+                          a.Join("gone-0.0123456789abcdef0123456789abcdef-delete"));
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+  EXPECT_FALSE(manager.report().log_dirs[0].clean_shutdown);
+  EXPECT_GT(manager.Progress().scanned_bytes, 0);
+  EXPECT_EQ(manager.Progress().total_bytes, manager.Progress().scanned_bytes);
+}
+
 TEST(LogManagerTest, SecondStartAfterCleanShutdownScansNothing) {
   TempDir a;
   MakePartition(a.path(), kOrders, 3);
