@@ -144,12 +144,13 @@ Status Broker::Run() {
 // First lines of a start: was the last shutdown clean, and how close is the
 // crash-loop guard to refusing? (Read-only: RecordStart counts this start
 // later, once HTTP is up.)
-void Broker::ReportLastShutdown(const CrashLoopGuard& guard) const {
+void Broker::ReportLastShutdown(const CrashLoopGuard& guard) {
   Result<int> unclean = guard.UncleanStarts();
   if (!unclean.ok()) {
     Log(fmt::format("cannot read the crash-loop guard: {}", unclean.status().ToString()));
     return;
   }
+  unclean_starts_before_ = *unclean;
   if (*unclean == 0) return;
   const int max = options_.settings.max_unclean_starts;
   const std::string remaining =
@@ -186,7 +187,8 @@ HttpResponse Broker::Route(std::string_view method, std::string_view path) const
     std::optional<ScrubStatus> scrub;
     if (scrubber_ != nullptr) scrub = scrubber_->Snapshot();
     return {HealthHttpStatus(state), "application/json",
-            HealthJson(state, &log_manager_, kafka_listener_, groups, txns, scrub)
+            HealthJson(state, &log_manager_, kafka_listener_, groups, txns, scrub,
+                       unclean_starts_before_)
                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                 "\n"};
   }

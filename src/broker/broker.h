@@ -117,7 +117,8 @@ class Broker {
   void WaitForSignal();  // on signals_: SIGTERM/SIGINT begin the stop
   void Finish();
   void Log(std::string_view line) const;
-  void ReportLastShutdown(const CrashLoopGuard& guard) const;
+  // Logs it, and keeps the count for /health (unclean_starts_before_).
+  void ReportLastShutdown(const CrashLoopGuard& guard);
 
   BrokerOptions options_;
   asio::io_context io_;
@@ -140,6 +141,10 @@ class Broker {
   std::unique_ptr<asio::thread_pool> request_pool_;
   std::atomic<BrokerState> state_{BrokerState::kRecovering};
   std::atomic<uint16_t> http_port_{0};
+  // Starts in a row before this one that did not end in a clean shutdown
+  // (0: the last shutdown was clean); unset if the guard's file could not be
+  // read. Set before the HTTP server starts, read-only after.
+  std::optional<int> unclean_starts_before_;
   std::atomic<uint16_t> kafka_port_{0};
   std::string kafka_listener_;  // "host:port" once bound (io thread only)
   bool recovered_ = false;      // io thread only

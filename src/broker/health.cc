@@ -8,7 +8,8 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
                           const std::optional<CoordinatorStatus>& groups,
                           const std::optional<TxnCoordinatorStatus>& txns,
-                          const std::optional<ScrubStatus>& scrub) {
+                          const std::optional<ScrubStatus>& scrub,
+                          std::optional<int> unclean_starts_before) {
   nlohmann::json logs = nlohmann::json::object();
   nlohmann::json segments = nlohmann::json::object();
   ProgressSnapshot progress;
@@ -36,6 +37,10 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                                    {"pendingMarkers", txns->pending_markers}};
   }
   if (scrub) j["scrub"] = ToJson(*scrub);
+  if (unclean_starts_before) {
+    j["lastShutdown"] = {{"clean", *unclean_starts_before == 0},
+                         {"uncleanStartsInARow", *unclean_starts_before}};
+  }
   return j;
 }
 

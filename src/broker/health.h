@@ -29,12 +29,16 @@ namespace daruma::broker {
 // `log_manager` may be null (before it exists): the recovery object is then
 // all zeros. `kafka_listener` is empty until the Kafka port is bound.
 // `groups` and `txns` are the coordinators' status, absent before the
-// handler exists.
+// handler exists. `unclean_starts_before`: the crash-loop guard's count of
+// starts in a row before this one that did not end in a clean shutdown,
+// shown as "lastShutdown" (0: it was clean) so that a monitor sees an
+// unclean start without reading the log.
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
                           const std::optional<CoordinatorStatus>& groups = std::nullopt,
                           const std::optional<TxnCoordinatorStatus>& txns = std::nullopt,
-                          const std::optional<ScrubStatus>& scrub = std::nullopt);
+                          const std::optional<ScrubStatus>& scrub = std::nullopt,
+                          std::optional<int> unclean_starts_before = std::nullopt);
 
 int HealthHttpStatus(BrokerState state);
 

@@ -153,6 +153,27 @@ TEST(ServerBrokerTest, HttpAnswersRecoveringBeforeTheKafkaPortBinds) {
   EXPECT_TRUE(h.StopAndWait().ok());
 }
 
+// /health says whether this start followed an unclean shutdown (the
+// crash-loop guard's count), so a monitor need not read the log.
+TEST(ServerBrokerTest, HealthSaysWhetherTheLastShutdownWasClean) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(log_dir).ok());
+  {
+    CrashLoopGuard guard(FileSystem::Default(), log_dir, 5);
+    ASSERT_TRUE(guard.RecordStart().ok());  // a start that never shut down
+  }
+  for (const bool clean : {false, true}) {
+    BrokerHarness h(log_dir);
+    h.Start();
+    ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+    const nlohmann::json j = nlohmann::json::parse(HttpGet(h.broker().http_port(), "/health").body);
+    EXPECT_EQ(j["lastShutdown"]["clean"], clean) << j.dump();
+    EXPECT_EQ(j["lastShutdown"]["uncleanStartsInARow"], clean ? 0 : 1) << j.dump();
+    EXPECT_TRUE(h.StopAndWait().ok());
+  }
+}
+
 TEST(ServerBrokerTest, MetricsShowPartitionsAndRequests) {
   TempDir dir;
   const std::string log_dir = dir.Join("data");

@@ -109,6 +109,15 @@ TEST(ServerHealthTest, JsonWithoutALogManager) {
       HealthJson(BrokerState::kServing, nullptr, "", CoordinatorStatus{true, 3})["groupCoordinator"]
           .dump(),
       R"({"groups":3,"state":"loaded"})");
+  // Whether this start followed an unclean shutdown, from the crash-loop
+  // guard's count.
+  EXPECT_EQ(HealthJson(BrokerState::kServing, nullptr, "", std::nullopt, std::nullopt, std::nullopt,
+                       2)["lastShutdown"]
+                .dump(),
+            R"({"clean":false,"uncleanStartsInARow":2})");
+  EXPECT_EQ(HealthJson(BrokerState::kServing, nullptr, "", std::nullopt, std::nullopt, std::nullopt,
+                       0)["lastShutdown"]["clean"],
+            true);
 }
 
 TEST(ServerHttpTest, SerializesWithLengthAndClose) {
