@@ -65,11 +65,15 @@ ErrorCode CheckPartition(const FetchRequest& request, const FetchRequest::Partit
 }
 
 // The answer for a fetch that reaches scrub damage with nothing before it.
+// Empty records, as Kafka sends with any partition error (MemoryRecords.
+// EMPTY): a null record set (size -1) is a protocol error to librdkafka,
+// which then retried at once, tens of thousands of times a second, without
+// ever showing the application CORRUPT_MESSAGE.
 void RefuseDamaged(HandlerEnv& env, const ScrubFetchDamage& damage, int64_t fetch_offset,
                    FetchResponse::Partition& out) {
   env.ctx.scrubber->NoteRefused(damage, fetch_offset);
   out.error_code = ScrubErrorCode(damage.finding);
-  out.records.reset();
+  out.records.emplace();
   out.file_records.clear();
   out.aborted_transactions.reset();
 }
