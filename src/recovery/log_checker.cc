@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <thread>
 
 #include "common/bytes.h"
@@ -109,6 +111,9 @@ class PartitionChecker {
   Status CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last);
   Status CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last);
   Status CheckTxnIndexes(const std::vector<int64_t>& bases);
+  // The .txnindex of segment `base` against the entries the control batches
+  // put there.
+  void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected);
   Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
   // Base offsets and leader epochs in order (recovery/batch_order_check.h);
   // sets out_->cut.
@@ -517,47 +522,79 @@ Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, b
 
 // The .txnindex files must hold exactly what the plan rebuilt from the
 // control batches, in order.
+// Kafka lists an aborted transaction in the .txnindex of the segment that
+// holds its ABORT marker (the entry's last offset), so the files are
+// compared segment by segment: a missing or short file is named itself,
+// not the next file whose entries then look shifted.
 Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
   if (out_->load_failed) return Status::Ok();
   const auto& expected = out_->plan.aborted_transactions;
-  size_t k = 0;
-  for (int64_t base : bases) {
-    const std::string path = TxnIndexFileName(p_.partition_dir, base);
-    if (!o_.fs->Exists(path)) continue;
-    TransactionIndex index(path, base, o_.fs, false);
-    auto entries = index.AllAbortedTxns();
-    if (!entries.ok()) {
-      Problem(DamageKind::kCorruptIndex, path, -1, std::nullopt, entries.status().message(),
-              kRebuildAction);
-      continue;
+  size_t k = 0;  // the first expected entry not yet matched to a segment
+  for (size_t s = 0; s < bases.size(); ++s) {
+    while (k < expected.size() && expected[k][2] < bases[s]) ++k;  // below the log start
+    size_t end = k;
+    while (end < expected.size() && (s + 1 == bases.size() || expected[end][2] < bases[s + 1])) {
+      ++end;
     }
-    for (size_t i = 0; i < entries->size(); ++i, ++k) {
-      const AbortedTxn& t = (*entries)[i];
-      const std::array<int64_t, 4> found{t.producer_id, t.first_offset, t.last_offset,
-                                         t.last_stable_offset};
-      if (k < expected.size() && expected[k] == found) continue;
-      const std::string want =
-          k < expected.size() ? fmt::format("(pid {}, first {}, last {}, lso {})", expected[k][0],
-                                            expected[k][1], expected[k][2], expected[k][3])
-                              : std::string("no entry");
-      Problem(DamageKind::kCorruptIndex, path, int64_t(i * AbortedTxn::kSize), t.last_offset,
-              fmt::format("aborted transaction entry {}: expected {} from the control batches, "
-                          "found {}",
-                          i, want, t.ToString()),
-              kRebuildAction);
-      return Status::Ok();
-    }
-  }
-  if (k < expected.size()) {
-    const auto& e = expected[k];
-    Problem(DamageKind::kCorruptIndex,
-            TxnIndexFileName(p_.partition_dir, bases.empty() ? 0 : bases.back()), -1, e[2],
-            fmt::format("missing aborted transaction (pid {}, first {}, last {}): the control "
-                        "batches abort it but no .txnindex lists it",
-                        e[0], e[1], e[2]),
-            kRebuildAction);
+    CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k));
+    k = end;
   }
   return Status::Ok();
+}
+
+void PartitionChecker::CheckTxnIndex(int64_t base,
+                                     std::span<const std::array<int64_t, 4>> expected) {
+  const std::string path = TxnIndexFileName(p_.partition_dir, base);
+  auto describe = [](const std::array<int64_t, 4>& e) {
+    return fmt::format("(pid {}, first {}, last {}, lso {})", e[0], e[1], e[2], e[3]);
+  };
+  if (!o_.fs->Exists(path)) {
+    if (!expected.empty()) {
+      Problem(DamageKind::kMissingIndex, path, -1, expected[0][2],
+              fmt::format("missing: the control batches abort {} transaction(s) in this "
+                          "segment, the first {}; a read_committed consumer would get their "
+                          "records",
+                          expected.size(), describe(expected[0])),
+              kRebuildAction);
+    }
+    return;
+  }
+  Result<uint64_t> size = o_.fs->FileSize(path);
+  if (size.ok() && *size % AbortedTxn::kSize != 0) {
+    Problem(DamageKind::kCorruptIndex, path, int64_t(*size - *size % AbortedTxn::kSize),
+            std::nullopt,
+            fmt::format("expected a size that is a multiple of {}, found {} bytes",
+                        AbortedTxn::kSize, *size),
+            kRebuildAction);
+    return;
+  }
+  TransactionIndex index(path, base, o_.fs, false);
+  auto entries = index.AllAbortedTxns();
+  if (!entries.ok()) {
+    Problem(DamageKind::kCorruptIndex, path, -1, std::nullopt, entries.status().message(),
+            kRebuildAction);
+    return;
+  }
+  for (size_t i = 0; i < std::max(entries->size(), expected.size()); ++i) {
+    if (i >= entries->size()) {
+      Problem(DamageKind::kCorruptIndex, path, int64_t(i * AbortedTxn::kSize), expected[i][2],
+              fmt::format("missing aborted transaction {}: the control batches abort it in "
+                          "this segment but its .txnindex ends after {} entries",
+                          describe(expected[i]), entries->size()),
+              kRebuildAction);
+      return;
+    }
+    const AbortedTxn& t = (*entries)[i];
+    const std::array<int64_t, 4> found{t.producer_id, t.first_offset, t.last_offset,
+                                       t.last_stable_offset};
+    if (i < expected.size() && expected[i] == found) continue;
+    Problem(DamageKind::kCorruptIndex, path, int64_t(i * AbortedTxn::kSize), t.last_offset,
+            fmt::format("aborted transaction entry {}: expected {} from the control batches, "
+                        "found {}",
+                        i, i < expected.size() ? describe(expected[i]) : "no entry", t.ToString()),
+            kRebuildAction);
+    return;
+  }
 }
 
 Status PartitionChecker::CheckLeaderEpochs(

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -26,9 +27,12 @@ struct Result {
   nlohmann::json json;
 };
 
-Result CheckScenario(const TempDir& tmp, const std::string& scenario) {
+// `damage`, if given, changes the copy before the check.
+Result CheckScenario(const TempDir& tmp, const std::string& scenario,
+                     const std::function<void(const std::string& dir)>& damage = nullptr) {
   const std::string dir = tmp.Join(scenario);
   CopyTree(FixturesDir() + "/kafka-generated/" + scenario + "/logdir", dir);
+  if (damage) damage(dir);
   const testlog::TreeState before = testlog::SnapshotTree(dir);
   CheckCommandOptions o;
   o.log_dirs = {dir};
@@ -87,6 +91,34 @@ TEST(CheckCompatTest, TornTailReportedWhereKafkaTruncates) {
   EXPECT_EQ(dir_problems[0]["offset"], 1050);
   EXPECT_EQ(dir_problems[0]["kind"], "corrupt_checkpoint");
   EXPECT_EQ(r.json["logDirs"][0]["cleanShutdown"], false);
+}
+
+// Kafka lists an aborted transaction in the .txnindex of the segment with its
+// ABORT marker: a missing or cut file is the one named, not the next file,
+// whose entries only look shifted against one list for the whole log.
+TEST(CheckCompatTest, AMissingOrCutTxnIndexIsTheOneNamed) {
+  DARUMA_REQUIRE_FIXTURES();
+  const std::string part = "transactional/fixture-txn-0/";
+  TempDir missing_tmp;
+  const Result missing = CheckScenario(missing_tmp, "transactional", [&](const std::string& dir) {
+    std::filesystem::remove(dir + "/fixture-txn-0/00000000000000000080.txnindex");
+  });
+  EXPECT_EQ(missing.rc, 1) << missing.out;
+  const auto& m = missing.json["logDirs"][0]["partitions"][0]["problems"];
+  ASSERT_EQ(m.size(), 1u) << missing.json.dump(2);
+  EXPECT_EQ(m[0]["file"], missing_tmp.Join(part + "00000000000000000080.txnindex"));
+  EXPECT_EQ(m[0]["kind"], "missing_index");
+
+  TempDir cut_tmp;
+  const Result cut = CheckScenario(cut_tmp, "transactional", [&](const std::string& dir) {
+    std::filesystem::resize_file(dir + "/fixture-txn-0/00000000000000000159.txnindex", 100);
+  });
+  EXPECT_EQ(cut.rc, 1) << cut.out;
+  const auto& c = cut.json["logDirs"][0]["partitions"][0]["problems"];
+  ASSERT_EQ(c.size(), 1u) << cut.json.dump(2);
+  EXPECT_EQ(c[0]["file"], cut_tmp.Join(part + "00000000000000000159.txnindex"));
+  EXPECT_EQ(c[0]["kind"], "corrupt_index");
+  EXPECT_EQ(c[0]["position"], 68);  // after two whole 34-byte entries
 }
 
 }  // namespace
