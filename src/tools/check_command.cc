@@ -102,7 +102,8 @@ int RunCheck(const CheckCommandOptions& o, std::ostream& out, std::ostream& err)
     out << fmt::format(
         "Checked {} partitions ({} segments, {}) in {} log dir{}: {}\n", t.partitions, t.segments,
         HumanBytes(t.scanned), dirs.size(), dirs.size() == 1 ? "" : "s",
-        t.problems == 0 ? std::string("no problems") : fmt::format("{} problems", t.problems));
+        t.problems == 0 ? std::string("no problems")
+                        : fmt::format("{} problem{}", t.problems, t.problems == 1 ? "" : "s"));
   }
   if (!o.json_file.empty()) {
     nlohmann::json j = {{"logDirs", nlohmann::json::array()}, {"problems", t.problems}};
