@@ -4,6 +4,7 @@
 // replication factor and configs as DescribeConfigs reports them, from v7
 // with its id, as Kafka's controller answers.
 #include <map>
+#include <optional>
 
 #include "broker/api_handlers.h"
 #include "protocol/messages.h"
@@ -22,6 +23,17 @@ struct TopicOutcome {
 
 TopicOutcome FailTopic(ErrorCode error, std::string message) {
   return {error, std::move(message)};
+}
+
+// Kafka's validateNewTopicNames: a name that differs from an existing one
+// only by '.' against '_' is INVALID_TOPIC_EXCEPTION. Asked before anything
+// else about the topic, and again when validating or creating it failed (a
+// colliding topic another request created meanwhile).
+std::optional<TopicOutcome> Collision(const HandlerEnv& env, const std::string& name) {
+  std::optional<std::string> other = env.topics.CollidingTopic(name);
+  if (!other) return std::nullopt;
+  return FailTopic(ErrorCode::kInvalidTopicException,
+                   TopicRegistry::CollisionMessage(name, *other));
 }
 
 // Partition count from NumPartitions / Assignments, or an error (§3.7).
@@ -70,10 +82,7 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
   if (env.topics.Find(topic.name)) {
     return FailTopic(ErrorCode::kTopicAlreadyExists, "topic '" + topic.name + "' already exists");
   }
-  if (std::optional<std::string> other = env.topics.CollidingTopic(topic.name)) {
-    return FailTopic(ErrorCode::kInvalidTopicException,
-                     TopicRegistry::CollisionMessage(topic.name, *other));
-  }
+  if (std::optional<TopicOutcome> collision = Collision(env, topic.name)) return *collision;
   int32_t partitions = 0;
   TopicOutcome resolved = ResolvePartitions(env, topic, &partitions);
   if (resolved.error != ErrorCode::kNone) return resolved;
@@ -87,6 +96,7 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
   done.overrides = overrides;
   Result<LogConfig> valid = env.topics.ValidateCreate(topic.name, partitions, overrides);
   if (!valid.ok()) {
+    if (std::optional<TopicOutcome> collision = Collision(env, topic.name)) return *collision;
     const StatusCode code = valid.status().code();
     return FailTopic(code == StatusCode::kAlreadyExists ? ErrorCode::kTopicAlreadyExists
                                                         : ErrorCode::kInvalidConfig,
@@ -95,11 +105,7 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
   if (validate_only) return done;
   Result<TopicInfo> created = env.topics.Create(topic.name, partitions, overrides);
   if (!created.ok()) {
-    // A colliding topic created by another request meanwhile.
-    if (std::optional<std::string> other = env.topics.CollidingTopic(topic.name)) {
-      return FailTopic(ErrorCode::kInvalidTopicException,
-                       TopicRegistry::CollisionMessage(topic.name, *other));
-    }
+    if (std::optional<TopicOutcome> collision = Collision(env, topic.name)) return *collision;
     return FailTopic(created.status().IsIoError() ? ErrorCode::kKafkaStorageError
                                                   : ErrorCode::kUnknownServerError,
                      created.status().message());

@@ -521,11 +521,10 @@ Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, b
 }
 
 // The .txnindex files must hold exactly what the plan rebuilt from the
-// control batches, in order.
-// Kafka lists an aborted transaction in the .txnindex of the segment that
-// holds its ABORT marker (the entry's last offset), so the files are
-// compared segment by segment: a missing or short file is named itself,
-// not the next file whose entries then look shifted.
+// control batches, in order. Kafka lists an aborted transaction in the
+// .txnindex of the segment that holds its ABORT marker (the entry's last
+// offset), so the files are compared segment by segment: a missing or short
+// file is named itself, not the next file whose entries then look shifted.
 Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
   if (out_->load_failed) return Status::Ok();
   const auto& expected = out_->plan.aborted_transactions;

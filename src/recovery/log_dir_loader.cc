@@ -261,8 +261,8 @@ Result<LogDirLoader::PresaveList> LogDirLoader::PresavePaths(const LogDir& d,
 // The presave's reads, which may run before the probe has answered: each
 // partition's PresavePaths, on the dir's threads.
 std::vector<Result<LogDirLoader::PresaveList>> LogDirLoader::ListForPresave(const LogDir& d) {
+  if (dirs_->IsOffline(d)) return {};  // nothing is presaved or loaded
   std::vector<Result<PresaveList>> lists(d.partitions.size(), Status::Unsupported("not listed"));
-  if (dirs_->IsOffline(d)) return lists;
   std::atomic<size_t> next{0};
   RunThreads(options_.threads_per_dir, [&](int) {
     size_t listed = 0;
