@@ -26,6 +26,32 @@ std::string AdvertisedHost(const ListenerAddress& bound) {
   return ec || name.empty() ? "localhost" : name;
 }
 
+// Kafka logs each retention deletion ("Deleting segments due to retention
+// time 60000ms breach ..."): an operator who finds old messages gone looks for
+// it. One line per breach, whatever the number of segments it removed.
+void LogRetention(const EventLog& events, const daruma::Log& log,
+                  const daruma::Log::RetentionResult& removed) {
+  if (!events.Enabled(LogLevel::kInfo)) return;
+  for (const daruma::Log::RetentionBreach& breach : removed.breaches) {
+    if (breach.count == 0) continue;
+    int64_t bytes = 0;
+    for (size_t i = breach.first; i < breach.first + breach.count; ++i) {
+      bytes += removed.segments[i]->size();
+    }
+    LogFields fields;
+    fields.Add("topic", log.topic_partition().topic)
+        .Add("partition", log.topic_partition().partition)
+        .Add("cause", daruma::Log::RetentionCauseName(breach.cause))
+        .Add("limit", breach.limit)
+        .Add("segments", int64_t(breach.count))
+        .Add("first_base_offset", removed.segments[breach.first]->base_offset())
+        .Add("last_base_offset", removed.segments[breach.first + breach.count - 1]->base_offset())
+        .Add("bytes", bytes)
+        .Add("log_start_offset", removed.log_start_offset);
+    events.Write(LogLevel::kInfo, "segments_deleted", fields);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args) {
@@ -48,7 +74,12 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
 Broker::Broker(BrokerOptions options)
     : options_(std::move(options)),
       log_manager_(options_.log_manager),
-      event_log_(EventLog::Options{options_.log, options_.settings.log_level}) {}
+      event_log_(EventLog::Options{options_.log, options_.settings.log_level}) {
+  log_manager_.SetRetentionListener(
+      [this](const daruma::Log& log, const daruma::Log::RetentionResult& removed) {
+        LogRetention(event_log_, log, removed);
+      });
+}
 
 Broker::~Broker() = default;
 

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -197,10 +198,29 @@ class Log {
   // their files already renamed to `*.deleted`) and the producer snapshots
   // renamed to `*.snapshot.deleted`. The caller deletes both physically after
   // file.delete.delay.ms (LogSegment::DeleteFiles, FileSystem::Remove).
+  // Why retention removed a run of segments: Kafka's three breaches, in the
+  // order DeleteOldSegments checks them.
+  enum class RetentionCause { kLogStartOffset, kRetentionBytes, kRetentionMs };
+  // One breach's deletions: segments[first, first + count) of the result.
+  // `limit` is what was breached: the log start offset, retention.bytes or
+  // retention.ms.
+  struct RetentionBreach {
+    RetentionCause cause = RetentionCause::kLogStartOffset;
+    int64_t limit = 0;
+    size_t first = 0;
+    size_t count = 0;
+  };
   struct RetentionResult {
     std::vector<std::unique_ptr<LogSegment>> segments;
     std::vector<std::string> deleted_snapshots;
+    // DeleteOldSegments only (the cleaner's ReplaceSegments leaves both
+    // unset): why each segment went, so the broker can log it as Kafka does,
+    // and the log start offset after the deletions.
+    std::vector<RetentionBreach> breaches;
+    int64_t log_start_offset = -1;
   };
+  // "log_start_offset", "retention.bytes", "retention.ms".
+  static std::string_view RetentionCauseName(RetentionCause cause);
   // Kafka's deleteOldSegments at clock time now: segments wholly below the log
   // start offset; then, if cleanup.policy contains delete, by retention.bytes
   // and by retention.ms (largest timestamp per segment). Oldest first, stopping
@@ -321,7 +341,9 @@ class Log {
   // Retention helpers (log_retention.cc).
   using RetentionPredicate = std::function<Result<bool>(LogSegment& segment, LogSegment* next)>;
   Result<std::vector<int64_t>> DeletableSegmentsLocked(const RetentionPredicate& predicate);
-  Result<int> DeleteSegmentsLocked(const std::vector<int64_t>& bases, RetentionResult* out);
+  // Records the deletions in `out` as one breach of `cause` and `limit`.
+  Result<int> DeleteSegmentsLocked(const std::vector<int64_t>& bases, RetentionCause cause,
+                                   int64_t limit, RetentionResult* out);
   Status MaybeIncrementLogStartOffsetLocked(int64_t new_start);
 
   // First member, so destroyed last: fs_ may point into it.

@@ -13,16 +13,34 @@
 
 namespace daruma {
 
+std::string_view Log::RetentionCauseName(RetentionCause cause) {
+  switch (cause) {
+    case RetentionCause::kLogStartOffset:
+      return "log_start_offset";
+    case RetentionCause::kRetentionBytes:
+      return "retention.bytes";
+    case RetentionCause::kRetentionMs:
+      return "retention.ms";
+  }
+  return "unknown";
+}
+
 Result<Log::RetentionResult> Log::DeleteOldSegments() {
   std::lock_guard<std::mutex> lock(mu_);
   RetentionResult out;
+  auto Finished = [this](RetentionResult r) {
+    r.log_start_offset = log_start_offset_;
+    return Result<RetentionResult>(std::move(r));
+  };
   // 1. Log-start-offset breach, whatever the cleanup policy.
   DARUMA_ASSIGN_OR_RETURN(auto below_start,
                           DeletableSegmentsLocked([this](LogSegment&, LogSegment* next) {
                             return Result<bool>(next && next->base_offset() <= log_start_offset_);
                           }));
-  DARUMA_RETURN_IF_ERROR(DeleteSegmentsLocked(below_start, &out).status());
-  if (!config_.delete_policy) return out;
+  DARUMA_RETURN_IF_ERROR(
+      DeleteSegmentsLocked(below_start, RetentionCause::kLogStartOffset, log_start_offset_, &out)
+          .status());
+  if (!config_.delete_policy) return Finished(std::move(out));
 
   // 2. Size: delete while the excess still covers the whole segment.
   int64_t size = 0;
@@ -35,7 +53,9 @@ Result<Log::RetentionResult> Log::DeleteOldSegments() {
                               excess -= segment.size();
                               return Result<bool>(true);
                             }));
-    DARUMA_RETURN_IF_ERROR(DeleteSegmentsLocked(over_size, &out).status());
+    DARUMA_RETURN_IF_ERROR(DeleteSegmentsLocked(over_size, RetentionCause::kRetentionBytes,
+                                                config_.retention_bytes, &out)
+                               .status());
   }
 
   // 3. Time: now - largest timestamp (or .log mtime) > retention.ms.
@@ -48,9 +68,10 @@ Result<Log::RetentionResult> Log::DeleteOldSegments() {
                             DARUMA_ASSIGN_OR_RETURN(int64_t largest, segment.LargestTimestamp());
                             return now - largest > retention_ms;
                           }));
-    DARUMA_RETURN_IF_ERROR(DeleteSegmentsLocked(expired, &out).status());
+    DARUMA_RETURN_IF_ERROR(
+        DeleteSegmentsLocked(expired, RetentionCause::kRetentionMs, retention_ms, &out).status());
   }
-  return out;
+  return Finished(std::move(out));
 }
 
 Result<std::vector<int64_t>> Log::DeletableSegmentsLocked(const RetentionPredicate& predicate) {
@@ -72,8 +93,10 @@ Result<std::vector<int64_t>> Log::DeletableSegmentsLocked(const RetentionPredica
   return deletable;
 }
 
-Result<int> Log::DeleteSegmentsLocked(const std::vector<int64_t>& bases, RetentionResult* out) {
+Result<int> Log::DeleteSegmentsLocked(const std::vector<int64_t>& bases, RetentionCause cause,
+                                      int64_t limit, RetentionResult* out) {
   if (bases.empty()) return 0;
+  out->breaches.push_back(RetentionBreach{cause, limit, out->segments.size(), 0});
   std::vector<int64_t> to_delete = bases;
   if (to_delete.size() == segments_.size()) {
     DARUMA_RETURN_IF_ERROR(RollLocked(std::nullopt));
@@ -84,6 +107,7 @@ Result<int> Log::DeleteSegmentsLocked(const std::vector<int64_t>& bases, Retenti
     std::unique_ptr<LogSegment> segment = std::move(node.mapped());
     Status renamed = segment->ChangeFileSuffixes("", std::string(kDeletedFileSuffix));
     out->segments.push_back(std::move(segment));
+    ++out->breaches.back().count;
     if (!renamed.ok()) {
       return renamed.WithContext(
           fmt::format("{}: retention deleting segment {}", tp_.ToString(), base));

@@ -135,6 +135,7 @@ Result<int> LogJobs::RetainLocked(Log* log) {
     return removed.status();
   }
   const int count = int(removed->segments.size());
+  if (count > 0 && retention_listener_) retention_listener_(*log, *removed);
   if (count > 0 || !removed->deleted_snapshots.empty()) {
     ScheduleFileDeletion(std::move(*removed), log->config_snapshot().file_delete_delay_ms);
   }

@@ -142,6 +142,13 @@ class LogJobs {
   const CleanerHooks& cleaner_hooks() const { return hooks_; }
   // Replaces the hooks (Start installs the built-in cleaner's, if any).
   void SetCleanerHooks(CleanerHooks hooks) { hooks_ = std::move(hooks); }
+  // Told of every retention that removed segments (the job's, the cleaner's
+  // after a clean, RunRetention's), on the thread that ran it, with jobs_mu_
+  // held: it must not call back into the jobs. Set before Start.
+  using RetentionListener = std::function<void(const Log& log, const Log::RetentionResult&)>;
+  void SetRetentionListener(RetentionListener listener) {
+    retention_listener_ = std::move(listener);
+  }
   LogCleaner* log_cleaner() { return log_cleaner_.get(); }
   Scheduler* scheduler() { return scheduler_.get(); }
   // kManual: runs every job due at the clock's now.
@@ -165,6 +172,7 @@ class LogJobs {
   CachingFileSystem* caching_fs_;
   Clock* clock_;
   CleanerHooks hooks_;
+  RetentionListener retention_listener_;
   int64_t file_delete_delay_ms_ = 0;  // the broker default's, for `-delete` dirs
   std::mutex jobs_mu_;                // jobs touching logs, and a partition's deletion
   mutable std::mutex errors_mu_;

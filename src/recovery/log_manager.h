@@ -201,6 +201,10 @@ class LogManager final : public LogRegistry {
   Result<int> RunRetention(Log* log) { return jobs_.RunRetention(log); }
   // Replaces the cleaner hooks (Startup installs the built-in cleaner's).
   void SetCleanerHooks(CleanerHooks hooks) { jobs_.SetCleanerHooks(std::move(hooks)); }
+  // Before Startup (LogJobs::SetRetentionListener).
+  void SetRetentionListener(LogJobs::RetentionListener listener) {
+    jobs_.SetRetentionListener(std::move(listener));
+  }
   // The built-in log cleaner; null before Startup or when it is disabled.
   LogCleaner* log_cleaner() { return jobs_.log_cleaner(); }
   // Errors of background jobs other than I/O errors (which take the dir

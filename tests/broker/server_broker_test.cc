@@ -174,6 +174,54 @@ TEST(ServerBrokerTest, HealthSaysWhetherTheLastShutdownWasClean) {
   }
 }
 
+// Kafka logs every segment retention deletes and why; so does the broker, one
+// line per breach, so an operator who finds old messages gone can see where.
+TEST(ServerBrokerTest, RetentionDeletionsAreLoggedWithTheirBreach) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  const TopicPartition tp{"orders", 0};
+  const int64_t month_ago = Clock::System()->NowMs() - 30LL * 24 * 3600 * 1000;
+  {
+    ASSERT_TRUE(FileSystem::Default()->CreateDir(log_dir).ok());
+    LogConfig one_batch_per_segment;
+    one_batch_per_segment.segment_bytes = 100;
+    auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, tp.ToString()), tp,
+                                one_batch_per_segment, Clock::System());
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    for (int i = 0; i < 3; ++i) {
+      RecordInput record;
+      record.timestamp = month_ago;
+      record.value = "v";
+      Result<Bytes> batch = BuildRecordBatch({}, {record});
+      ASSERT_TRUE(batch.ok());
+      ASSERT_TRUE((*log)->AppendAsLeader(ByteSpan(*batch), 0).ok());
+    }
+    ASSERT_EQ((*log)->num_segments(), 3u);
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  std::ostringstream lines;
+  BrokerHarness h(log_dir);
+  h.options().log = &lines;
+  h.options().log_manager.jobs.enabled = true;
+  h.options().log_manager.jobs.initial_delay_ms = 0;
+  h.options().log_manager.jobs.retention_check_interval_ms = 10;
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  Log* log = h.handler_args().log_manager->GetLog(tp);
+  ASSERT_NE(log, nullptr);
+  log->UpdateHighWatermark(log->log_end_offset());  // what the real handler does
+  // Retention.ms (7 days by default) removes all three; a roll keeps one.
+  EXPECT_TRUE(Eventually([&] { return log->log_start_offset() == 3; }));
+  EXPECT_TRUE(h.StopAndWait().ok());
+  const std::string text = lines.str();
+  EXPECT_NE(text.find("level=INFO event=segments_deleted topic=orders partition=0 "
+                      "cause=retention.ms limit=604800000 segments=3 first_base_offset=0 "
+                      "last_base_offset=2 bytes="),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" log_start_offset=3\n"), std::string::npos) << text;
+}
+
 TEST(ServerBrokerTest, MetricsShowPartitionsAndRequests) {
   TempDir dir;
   const std::string log_dir = dir.Join("data");

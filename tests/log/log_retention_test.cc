@@ -197,8 +197,35 @@ TEST_F(LogRetentionTest, StartOffsetThenSizeThenTimeInOnePass) {
   ASSERT_TRUE(log_->MaybeIncrementLogStartOffset(1).ok());
   // Start offset: segment 0. Size (5 left, excess 1): segment 1. Time: segment
   // 2 is recent, so the walk stops there.
-  EXPECT_EQ(BasesOf(Retain()), (std::vector<int64_t>{0, 1}));
+  const Log::RetentionResult r = Retain();
+  EXPECT_EQ(BasesOf(r), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(log_->log_start_offset(), 2);
+  // Each segment is told with its breach (the broker logs them as Kafka does).
+  ASSERT_EQ(r.breaches.size(), 2u);
+  EXPECT_EQ(r.breaches[0].cause, Log::RetentionCause::kLogStartOffset);
+  EXPECT_EQ(r.breaches[0].limit, 1);
+  EXPECT_EQ(r.breaches[0].first, 0u);
+  EXPECT_EQ(r.breaches[0].count, 1u);
+  EXPECT_EQ(r.breaches[1].cause, Log::RetentionCause::kRetentionBytes);
+  EXPECT_EQ(r.breaches[1].limit, 4 * batch_size_);
+  EXPECT_EQ(r.breaches[1].first, 1u);
+  EXPECT_EQ(r.breaches[1].count, 1u);
+  EXPECT_EQ(r.log_start_offset, 2);
+  EXPECT_EQ(Log::RetentionCauseName(r.breaches[1].cause), "retention.bytes");
+}
+
+TEST_F(LogRetentionTest, ATimeBreachNamesRetentionMsAndNothingToDeleteNamesNoBreach) {
+  config_.retention_ms = 10 * kHour;
+  Open();
+  AppendSegments({kNow - 30 * kHour, kNow - 20 * kHour, kNow});
+  const Log::RetentionResult r = Retain();
+  ASSERT_EQ(r.breaches.size(), 1u);
+  EXPECT_EQ(r.breaches[0].cause, Log::RetentionCause::kRetentionMs);
+  EXPECT_EQ(r.breaches[0].limit, 10 * kHour);
+  EXPECT_EQ(r.breaches[0].first, 0u);
+  EXPECT_EQ(r.breaches[0].count, 2u);
+  EXPECT_EQ(r.log_start_offset, 2);
+  EXPECT_TRUE(Retain().breaches.empty());
 }
 
 TEST_F(LogRetentionTest, FlushRecordsItsTimeAndCallsTheListener) {

@@ -261,6 +261,24 @@ TEST_F(LogManagerJobsTest, RetentionJobDeletesExpiredSegmentsThenTheirFilesAfter
                               "leader-epoch-checkpoint", "partition.metadata"}));
 }
 
+TEST_F(LogManagerJobsTest, TheRetentionListenerHearsOfEveryDeletion) {
+  std::vector<std::pair<std::string, size_t>> heard;  // cause, segments
+  manager_ = std::make_unique<LogManager>(Options());
+  manager_->SetRetentionListener([&heard](const Log& log, const Log::RetentionResult& removed) {
+    EXPECT_EQ(log.topic_partition(), kJobsOrders);
+    for (const Log::RetentionBreach& b : removed.breaches) {
+      heard.emplace_back(std::string(Log::RetentionCauseName(b.cause)), b.count);
+    }
+  });
+  ASSERT_TRUE(manager_->Startup({a_.path()}, config_, 1).ok());
+  Log* log = Create(kJobsOrders, SmallSegments());
+  Append(log, {kJobsNow - 30 * kHour, kJobsNow - 20 * kHour, kJobsNow - kHour, kJobsNow});
+  RunAt(kInitialDelay);
+  EXPECT_EQ(heard, (std::vector<std::pair<std::string, size_t>>{{"retention.ms", 2}}));
+  RunAt(kInitialDelay + kRetentionCheck);  // nothing more to delete: not called
+  EXPECT_EQ(heard.size(), 1u);
+}
+
 TEST_F(LogManagerJobsTest, RetentionJobRunsEveryCheckIntervalAsTimePasses) {
   Start();
   Log* log = Create(kJobsOrders, SmallSegments());
