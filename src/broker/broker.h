@@ -113,6 +113,7 @@ class Broker {
   void OnRecovered(const Status& status);
   Status StartServing();
   Status WriteMetaProperties();
+  std::string RecoveredLine() const;
   void BeginStop(std::string_view why);
   void WaitForSignal();  // on signals_: SIGTERM/SIGINT begin the stop
   void Finish();

@@ -33,11 +33,8 @@ DeleteRecordsResult DeleteOne(HandlerEnv& env, const std::string& topic,
     out.error_code = ErrorCode::kInvalidTopicException;
     return out;
   }
-  Log* log = env.topics.GetLog({topic, p.partition_index});
-  if (log == nullptr) {
-    out.error_code = ErrorCode::kUnknownTopicOrPartition;
-    return out;
-  }
+  Log* log = env.topics.ServedLog({topic, p.partition_index}, &out.error_code);
+  if (log == nullptr) return out;
   if (!log->config_snapshot().delete_policy) {
     out.error_code = ErrorCode::kPolicyViolation;
     return out;

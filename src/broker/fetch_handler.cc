@@ -86,10 +86,9 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
   FetchResponse::Partition out;
   out.partition_index = p.partition;
   out.error_code = CheckPartition(request, p);
-  Log* log = out.error_code == ErrorCode::kNone ? env.topics.GetLog({topic, p.partition}) : nullptr;
-  if (out.error_code == ErrorCode::kNone && log == nullptr) {
-    out.error_code = ErrorCode::kUnknownTopicOrPartition;
-  }
+  Log* log = out.error_code == ErrorCode::kNone
+                 ? env.topics.ServedLog({topic, p.partition}, &out.error_code)
+                 : nullptr;
   if (log == nullptr) return out;
   std::optional<ScrubFetchDamage> damage;
   if (env.ctx.scrubber != nullptr && env.ctx.scrubber->HasFindings()) {

@@ -5,6 +5,9 @@
 //      "remainingLogsToRecover": {"<dir>": n, ...},       // KIP-831
 //      "remainingSegmentsToRecover": {"<dir>": [n per recovery thread], ...},
 //      "scannedBytes": n, "bytesToScan": n, "totalLogs": n, "remainingLogs": n},
+//    "logDirs": [{"path": "<dir>", "online": true|false,
+//                 "error": "<the I/O error that took it offline>"}, ...],
+//    "offlineLogDirs": n,   // Kafka's OfflineLogDirectoryCount
 //    "groupCoordinator": {"state": "loading" | "loaded", "groups": n},  // once serving
 //    "transactionCoordinator": {"state": "loading" | "loaded",          // once serving
 //                               "transactionalIds": n, "pendingMarkers": n},
@@ -12,7 +15,9 @@
 //                      // state, pass progress, totals, findings (partition,
 //                      // segment, byte range, offset range, kind)
 // The HTTP status is 200 while serving and 503 otherwise, so a load balancer
-// or a readiness probe can use the status alone.
+// or a readiness probe can use the status alone; a broker serving with an
+// offline log dir still answers 200 (its other dirs serve), and a monitor
+// alerts on offlineLogDirs.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

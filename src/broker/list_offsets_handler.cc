@@ -18,11 +18,8 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
                                       const ListOffsetsRequest::Partition& p, bool committed) {
   ListOffsetsResponse::Partition out;
   out.partition_index = p.partition_index;
-  Log* log = env.topics.GetLog({topic, p.partition_index});
-  if (log == nullptr) {
-    out.error_code = ErrorCode::kUnknownTopicOrPartition;
-    return out;
-  }
+  Log* log = env.topics.ServedLog({topic, p.partition_index}, &out.error_code);
+  if (log == nullptr) return out;
   const int64_t bound = committed ? log->last_stable_offset() : log->high_watermark();
   if (p.timestamp == kListOffsetsEarliest) {
     out.offset = log->log_start_offset();

@@ -1,7 +1,8 @@
-// Metadata (spec §3.2): one broker (this node), leader = replicas = ISR = us,
-// and auto-creation of explicitly requested topics. From v10 every topic
-// carries its id (partition.metadata); from v12 a topic may be asked for by
-// id alone (an unknown id: UNKNOWN_TOPIC_ID, as Kafka answers).
+// Metadata (spec §3.2): one broker (this node), leader = replicas = ISR = us
+// (a partition that is not served, its log dir offline: no leader, this node
+// an offline replica, LEADER_NOT_AVAILABLE), and auto-creation of explicitly requested topics. From
+// v10 every topic carries its id (partition.metadata); from v12 a topic may be asked for by id
+// alone (an unknown id: UNKNOWN_TOPIC_ID, as Kafka answers).
 #include <set>
 
 #include "broker/api_handlers.h"
@@ -18,9 +19,18 @@ MetadataResponse::Topic DescribeTopic(const HandlerEnv& env, const TopicInfo& in
   for (int32_t p = 0; p < info.partitions; ++p) {
     MetadataResponse::Partition part;
     part.partition_index = p;
-    part.leader_id = env.ctx.node_id;
     part.replica_nodes = {env.ctx.node_id};
-    part.isr_nodes = {env.ctx.node_id};
+    if (env.topics.IsOffline({info.name, p})) {
+      // Its only replica is offline (not loaded, or its log dir failed): as
+      // Kafka describes a partition whose leader is gone, so clients wait and
+      // retry rather than send it requests.
+      part.error_code = ErrorCode::kLeaderNotAvailable;
+      part.leader_id = -1;
+      part.offline_replicas = {env.ctx.node_id};
+    } else {
+      part.leader_id = env.ctx.node_id;
+      part.isr_nodes = {env.ctx.node_id};
+    }
     t.partitions.push_back(std::move(part));
   }
   return t;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -118,6 +120,21 @@ void RenderRecovery(const MetricsSources& s, std::string& out) {
       out += fmt::format("daruma_recovery_remaining_segments{{dir=\"{}\",thread=\"{}\"}} {}\n",
                          EscapeLabelValue(g.dir), t, g.remaining_segments[t]);
     }
+  }
+  // Kafka's OfflineLogDirectoryCount and LogDirectoryOffline{logDirectory}.
+  const std::map<std::string, Status> offline = s.log_manager->failure_channel().OfflineDirs();
+  Family(out, "offline_log_dirs", "gauge", "Log dirs taken offline by an I/O error");
+  out += fmt::format("daruma_offline_log_dirs {}\n", offline.size());
+  Family(out, "log_dir_offline", "gauge", "1 when the log dir is offline, by log dir");
+  std::set<std::string> listed;
+  for (const RecoveryGauges& g : gauges) {
+    listed.insert(g.dir);
+    out += fmt::format("daruma_log_dir_offline{{dir=\"{}\"}} {}\n", EscapeLabelValue(g.dir),
+                       offline.count(g.dir));
+  }
+  for (const auto& [dir, error] : offline) {
+    if (listed.count(dir) > 0) continue;
+    out += fmt::format("daruma_log_dir_offline{{dir=\"{}\"}} 1\n", EscapeLabelValue(dir));
   }
   const ProgressSnapshot p = s.log_manager->Progress();
   const std::pair<std::string_view, int64_t> progress[] = {

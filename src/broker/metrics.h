@@ -13,6 +13,8 @@
 //   request_latency_seconds{api}              histogram (_bucket{le}, _sum, _count)
 //   request_latency_quantile_seconds{api,quantile}  0.5/0.99/0.999 estimated from
 //                                             the histogram
+//   offline_log_dirs                          Kafka's OfflineLogDirectoryCount
+//   log_dir_offline{dir}                      1 when that log dir is offline
 //   recovery_remaining_logs{dir}              KIP-831 remainingLogsToRecover
 //   recovery_remaining_segments{dir,thread}   KIP-831 remainingSegmentsToRecover
 //   recovery_scanned_bytes / recovery_bytes_to_scan / recovery_logs_total /

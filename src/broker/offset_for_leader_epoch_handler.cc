@@ -33,11 +33,8 @@ EpochResult EndOffsetFor(HandlerEnv& env, const std::string& topic,
                          const OffsetForLeaderEpochRequest::Partition& p) {
   EpochResult out;
   out.partition = p.partition;
-  Log* log = env.topics.GetLog({topic, p.partition});
-  if (log == nullptr) {
-    out.error_code = ErrorCode::kUnknownTopicOrPartition;
-    return out;
-  }
+  Log* log = env.topics.ServedLog({topic, p.partition}, &out.error_code);
+  if (log == nullptr) return out;
   if (p.current_leader_epoch >= 0 && p.current_leader_epoch < kThisLeaderEpoch) {
     out.error_code = ErrorCode::kFencedLeaderEpoch;
     return out;

@@ -53,11 +53,8 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
   ProduceResponse::Partition out;
   out.index = p.index;
   TopicPartition tp{topic, p.index};
-  Log* log = env.topics.GetLog(tp);
-  if (log == nullptr) {
-    out.error_code = ErrorCode::kUnknownTopicOrPartition;
-    return out;
-  }
+  Log* log = env.topics.ServedLog(tp, &out.error_code);
+  if (log == nullptr) return out;
   if (IsInternalTopic(topic)) {
     out.error_code = ErrorCode::kInvalidTopicException;
     return out;

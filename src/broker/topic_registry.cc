@@ -83,6 +83,26 @@ std::optional<TopicInfo> TopicRegistry::FindById(const Uuid& id) const {
   return ToInfo(it->first, it->second);
 }
 
+Log* TopicRegistry::ServedLog(const TopicPartition& tp, ErrorCode* error) const {
+  Log* log = GetLog(tp);
+  if (log == nullptr) {
+    *error = IsUnloaded(tp) ? ErrorCode::kKafkaStorageError : ErrorCode::kUnknownTopicOrPartition;
+    return nullptr;
+  }
+  if (logs_->IsInOfflineDir(*log)) {
+    *error = ErrorCode::kKafkaStorageError;
+    return nullptr;
+  }
+  *error = ErrorCode::kNone;
+  return log;
+}
+
+bool TopicRegistry::IsOffline(const TopicPartition& tp) const {
+  if (IsUnloaded(tp)) return true;
+  Log* log = GetLog(tp);
+  return log != nullptr && logs_->IsInOfflineDir(*log);
+}
+
 std::vector<TopicInfo> TopicRegistry::All() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<TopicInfo> out;

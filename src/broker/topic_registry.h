@@ -41,6 +41,7 @@
 #include "log/log_registry.h"
 #include "log/topic_partition.h"
 #include "log/uuid.h"
+#include "protocol/error_codes.h"
 
 namespace daruma::broker {
 
@@ -89,6 +90,14 @@ class TopicRegistry {
   std::vector<TopicInfo> All() const;
   // The partition's log, or nullptr when the topic or partition is unknown.
   Log* GetLog(const TopicPartition& tp) const;
+  // The log to serve tp from, or nullptr with *error set: UNKNOWN_TOPIC_OR_PARTITION
+  // for a partition the topic does not have, KAFKA_STORAGE_ERROR for one it has
+  // but does not serve (it failed to load, or its log dir went offline), as
+  // Kafka's ReplicaManager answers for an offline partition.
+  Log* ServedLog(const TopicPartition& tp, ErrorCode* error) const;
+  // Whether tp is a partition of a known topic that is not served (see
+  // ServedLog): Metadata reports it without a leader.
+  bool IsOffline(const TopicPartition& tp) const;
 
   // Checks what Create would do without creating: the name (Kafka's rules, not
   // internal), `partitions` >= 1 and the overrides. kInvalidArgument (name,

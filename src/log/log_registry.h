@@ -30,6 +30,12 @@ class LogRegistry {
   virtual Log* GetLog(const TopicPartition& tp) const = 0;
   // Every loaded log, live or not (future, stray, pending deletion).
   virtual std::vector<Log*> AllLogs() const = 0;
+  // Whether `log` lies in a log dir that went offline (an I/O error there):
+  // it stays loaded, so pointers to it stay valid, but must not be served.
+  virtual bool IsInOfflineDir(const Log& log) const {
+    (void)log;
+    return false;
+  }
   // The live log of tp, created with `config` if missing (idempotent); a new
   // log's `partition.metadata` names `topic_id` (unless it is zero) before
   // it is returned. An existing log whose partition.metadata names another

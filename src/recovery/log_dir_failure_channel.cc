@@ -6,8 +6,12 @@ namespace daruma {
 
 bool LogDirFailureChannel::MaybeAddOfflineLogDir(const std::string& log_dir, const Status& error) {
   if (IsTooManyOpenFiles(error)) return false;  // the process's shortage, not the disk's
-  std::lock_guard<std::mutex> lock(mu_);
-  return offline_.emplace(log_dir, error).second;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!offline_.emplace(log_dir, error).second) return false;
+  }
+  if (listener_) listener_(log_dir, error);
+  return true;
 }
 
 bool LogDirFailureChannel::IsOffline(const std::string& log_dir) const {

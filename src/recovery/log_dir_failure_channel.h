@@ -12,6 +12,7 @@
 // partition's load, a job's round) and never takes a directory offline.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,9 +32,16 @@ class LogDirFailureChannel {
   // Offline directories with their first error.
   std::map<std::string, Status> OfflineDirs() const;
 
+  // Called once per directory, when it goes offline, on the thread that hit
+  // the error and without the channel's lock (so it may ask IsOffline). Set
+  // before any work in the dirs starts (the broker logs the failure).
+  using Listener = std::function<void(const std::string& log_dir, const Status& error)>;
+  void SetListener(Listener listener) { listener_ = std::move(listener); }
+
  private:
   mutable std::mutex mu_;
   std::map<std::string, Status> offline_;
+  Listener listener_;
 };
 
 }  // namespace daruma

@@ -160,6 +160,7 @@ class LogManager final : public LogRegistry {
   }
   bool HasFailures() const { return dirs_.HasFailures(); }
   LogDirFailureChannel& failure_channel() { return dirs_.failure_channel(); }
+  const LogDirFailureChannel& failure_channel() const { return dirs_.failure_channel(); }
   // The descriptor cache (daruma.max.open.files); null when it is off.
   const CachingFileSystem* caching_file_system() const { return caching_fs_.get(); }
 
@@ -168,6 +169,9 @@ class LogManager final : public LogRegistry {
   Log* GetLog(const TopicPartition& tp) const override { return live_.GetLog(tp); }
   // Loaded logs of online dirs.
   std::vector<Log*> AllLogs() const override { return live_.AllLogs(); }
+  bool IsInOfflineDir(const Log& log) const override {
+    return dirs_.failure_channel().IsOffline(ParentDir(log.dir()));
+  }
   Result<Log*> GetOrCreateLog(const TopicPartition& tp, const Uuid& topic_id,
                               const LogConfig& config) override {
     return live_.GetOrCreateLog(tp, topic_id, config);

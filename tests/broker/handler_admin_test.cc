@@ -131,6 +131,35 @@ TEST(HandlerMetadata, DescribesThisNodeAsLeaderOfEveryPartition) {
   EXPECT_EQ(Metadata(h, std::nullopt, 0).topics.size(), 1u);            // v0 probe: all
 }
 
+// A partition whose log dir went offline is not served: Kafka's
+// ReplicaManager answers KAFKA_STORAGE_ERROR for it, and Metadata shows it
+// without a leader, its replica offline, so clients wait instead of writing.
+TEST(HandlerMetadata, APartitionInAnOfflineDirHasNoLeaderAndAnswersStorageErrors) {
+  HandlerHarness h;
+  h.CreateTopic("orders", 1);
+  ASSERT_EQ(h.Produce("orders", 0, ClientBatch({"before"})).error_code, ErrorCode::kNone);
+  h.manager().failure_channel().MaybeAddOfflineLogDir(h.dir(), Status::IoError("disk gone"));
+
+  MetadataResponse r = Metadata(h, std::vector<std::string>{"orders"}, 9);
+  ASSERT_EQ(r.topics.size(), 1u);
+  EXPECT_EQ(r.topics[0].error_code, ErrorCode::kNone);
+  ASSERT_EQ(r.topics[0].partitions.size(), 1u);
+  const MetadataResponse::Partition& part = r.topics[0].partitions[0];
+  EXPECT_EQ(part.error_code, ErrorCode::kLeaderNotAvailable);
+  EXPECT_EQ(part.leader_id, -1);
+  EXPECT_EQ(part.replica_nodes, std::vector<int32_t>{kNodeId});
+  EXPECT_TRUE(part.isr_nodes.empty());
+  EXPECT_EQ(part.offline_replicas, std::vector<int32_t>{kNodeId});
+
+  EXPECT_EQ(h.Produce("orders", 0, ClientBatch({"after"})).error_code,
+            ErrorCode::kKafkaStorageError);
+  EXPECT_EQ(h.Fetch("orders", 0, 0).error_code, ErrorCode::kKafkaStorageError);
+  EXPECT_EQ(ListOffset(h, "orders", -1).error_code, ErrorCode::kKafkaStorageError);
+  // A partition the topic does not have is still unknown.
+  EXPECT_EQ(h.Produce("orders", 1, ClientBatch({"x"})).error_code,
+            ErrorCode::kUnknownTopicOrPartition);
+}
+
 TEST(HandlerMetadata, AutoCreatesRequestedTopicsWithNumPartitions) {
   HandlerHarness h([](BrokerContext& ctx) { ctx.num_partitions = 2; });
   MetadataResponse consumer = Metadata(h, std::vector<std::string>{"fresh"}, 4, false);

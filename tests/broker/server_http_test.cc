@@ -92,7 +92,8 @@ TEST(ServerMetricsTest, LabelValuesAreEscaped) {
 TEST(ServerHealthTest, JsonWithoutALogManager) {
   const nlohmann::json j = HealthJson(BrokerState::kRecovering, nullptr, "");
   EXPECT_EQ(j.dump(),
-            R"({"kafkaListener":null,"recovery":{"bytesToScan":0,"remainingLogs":0,)"
+            R"({"kafkaListener":null,"logDirs":[],"offlineLogDirs":0,)"
+            R"("recovery":{"bytesToScan":0,"remainingLogs":0,)"
             R"("remainingLogsToRecover":{},"remainingSegmentsToRecover":{},"scannedBytes":0,)"
             R"("totalLogs":0},"state":"recovering"})");
   EXPECT_EQ(HealthHttpStatus(BrokerState::kRecovering), 503);
