@@ -147,7 +147,16 @@ bool UncompressedRecordsPass(const RecordBatchView& batch, const LogConfig& conf
 // Step 9: the records themselves.
 ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config) {
   if (UncompressedRecordsPass(batch, config)) return {};
-  auto records = batch.DecodeRecords();
+  auto records = batch.DecodeRecords(MaxDecompressedBytesFor(config.max_message_bytes));
+  if (!records.ok() && records.status().code() == StatusCode::kTooLarge) {
+    // Not CORRUPT_MESSAGE, which clients retry until their delivery timeout.
+    return Reject(
+        ErrorCode::kMessageTooLarge,
+        fmt::format("{}: the records decompress to more than {} bytes (64 x "
+                    "max.message.bytes {}), beyond what the broker decodes",
+                    records.status().message(), MaxDecompressedBytesFor(config.max_message_bytes),
+                    config.max_message_bytes));
+  }
   if (!records.ok()) {
     return Reject(ErrorCode::kCorruptMessage, records.status().message());
   }

@@ -244,8 +244,8 @@ Result<bool> Cleaner::BuildOffsetMapForSegment(const Log::CleanerSegmentView& se
     Throttle(int64_t(entry->size()));
     if (!entry->is_v2()) {
       // Legacy entries are mapped like a v2 batch's records (no transactions).
-      DARUMA_ASSIGN_OR_RETURN(auto records,
-                              LegacyRecords(*entry, size_t(config_.max_message_bytes) * 64));
+      DARUMA_ASSIGN_OR_RETURN(
+          auto records, LegacyRecords(*entry, MaxDecompressedBytesFor(config_.max_message_bytes)));
       for (const Record& r : records) {
         if (r.key && r.offset >= start) {
           if (map_.size() >= max_desired) return true;
@@ -263,8 +263,8 @@ Result<bool> Cleaner::BuildOffsetMapForSegment(const Log::CleanerSegmentView& se
     } else if (txns->OnBatchRead(batch)) {
       stats->map_messages_read += batch.records_count();
     } else {
-      DARUMA_ASSIGN_OR_RETURN(auto records,
-                              batch.DecodeRecords(size_t(config_.max_message_bytes) * 64));
+      DARUMA_ASSIGN_OR_RETURN(
+          auto records, batch.DecodeRecords(MaxDecompressedBytesFor(config_.max_message_bytes)));
       for (const Record& r : records) {
         if (r.key && r.offset >= start) {
           if (map_.size() >= max_desired) return true;
@@ -338,7 +338,7 @@ Status Cleaner::CleanInto(Round* round, const Log::CleanerSegmentView& source, L
       const bool retain_deletes = source.last_modified_ms > round->legacy_delete_horizon_ms;
       DARUMA_ASSIGN_OR_RETURN(LegacyVerdict verdict,
                               JudgeLegacyEntry(map_, *entry, retain_deletes, round->upper_bound,
-                                               size_t(config_.max_message_bytes) * 64));
+                                               MaxDecompressedBytesFor(config_.max_message_bytes)));
       round->stats->messages_read += verdict.records;
       if (!verdict.keep) continue;
       DARUMA_RETURN_IF_ERROR(dest->Append(entry->last_offset(), entry->max_timestamp(),
@@ -379,7 +379,7 @@ Status Cleaner::FilterBatch(Round* round, const RecordBatchView& batch, LogSegme
   const bool marker_for_empty_txn = can_discard && batch.is_control();
 
   DARUMA_ASSIGN_OR_RETURN(auto records,
-                          batch.DecodeRecords(size_t(config_.max_message_bytes) * 64));
+                          batch.DecodeRecords(MaxDecompressedBytesFor(config_.max_message_bytes)));
   round->stats->messages_read += int64_t(records.size());
   std::vector<Record> retained;
   bool write_original = true;

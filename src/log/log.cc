@@ -703,7 +703,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchOffsetByTimestamp(i
       if (!e->is_v2())
         return std::optional<std::pair<int64_t, int64_t>>(
             std::make_pair(e->max_timestamp(), e->last_offset()));
-      auto records = e->batch().DecodeRecords(size_t(config_.max_message_bytes) * 64);
+      auto records = e->batch().DecodeRecords(MaxDecompressedBytesFor(config_.max_message_bytes));
       if (!records.ok()) return records.status();
       for (const auto& r : *records) {
         if (r.timestamp >= ts && r.offset >= log_start_offset_) {
@@ -739,7 +739,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> Log::FetchMaxTimestampOffset(
     if (e->batch().timestamp_type() == TimestampType::kLogAppendTime) {
       return Found(std::make_pair(largest, e->batch().base_offset()));
     }
-    auto records = e->batch().DecodeRecords(size_t(config_.max_message_bytes) * 64);
+    auto records = e->batch().DecodeRecords(MaxDecompressedBytesFor(config_.max_message_bytes));
     if (!records.ok()) return records.status();
     for (const auto& r : *records) {
       if (r.timestamp == largest) return Found(std::make_pair(r.timestamp, r.offset));

@@ -1,5 +1,6 @@
 #include "record/compression.h"
 
+#include <algorithm>
 #include <string>
 
 #include "record/gzip_codec.h"
@@ -20,6 +21,12 @@ Status CheckZstdMagic(int8_t magic) {
 }
 
 }  // namespace
+
+size_t MaxDecompressedBytesFor(int64_t max_message_bytes) {
+  const int64_t bound = std::max<int64_t>(max_message_bytes, 0) * 64;
+  return size_t(std::clamp<int64_t>(bound, int64_t(kDefaultMaxDecompressedBytes),
+                                    int64_t(kToolMaxDecompressedBytes)));
+}
 
 std::string_view CompressionName(CompressionType type) {
   switch (type) {

@@ -26,6 +26,17 @@ enum class CompressionType : uint8_t {
 // Default bound on decompressed size: Kafka's default max message size.
 inline constexpr size_t kDefaultMaxDecompressedBytes = 1048588;
 
+// The most one batch's records may decompress to on a topic whose
+// max.message.bytes (which Kafka checks on the batch as sent, compressed) is
+// `max_message_bytes`: 64 times that, never below the default, at most the
+// int32 sizes' 2 GiB - 1. Kafka streams the records and has no such bound;
+// Daruma decodes a batch in memory (grown as it decompresses, never
+// reserved), so a small batch cannot make it hold gigabytes. A 2 MiB record
+// of zeros (2 KiB gzipped) on a default topic fits.
+size_t MaxDecompressedBytesFor(int64_t max_message_bytes);
+// Tools reading an operator's own files: only the size fields' bound.
+inline constexpr size_t kToolMaxDecompressedBytes = 0x7fffffff;
+
 // "none", "gzip", "snappy", "lz4", "zstd" (kafka-dump-log's compresscodec names),
 // or "unknown(<id>)" for ids 5..7.
 std::string_view CompressionName(CompressionType type);

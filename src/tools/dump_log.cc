@@ -183,7 +183,7 @@ class LogDumper {
           CompressionName(b.compression()), b.stored_crc(), valid);
     }
     if (!o_.deep_iteration) return;
-    auto records = b.DecodeRecords();
+    auto records = b.DecodeRecords(kToolMaxDecompressedBytes);
     if (!records.ok()) {
       ctx_.err << "position " << e.position << ": " << records.status().ToString() << "\n";
       return;

@@ -12,7 +12,7 @@ namespace {
 int64_t MaxRecordTimestamp(const LogEntry& e) {
   int64_t max = -1;
   if (e.is_v2()) {
-    auto records = e.batch().DecodeRecords();
+    auto records = e.batch().DecodeRecords(kToolMaxDecompressedBytes);
     if (!records.ok()) return -1;
     for (const Record& r : *records) max = std::max(max, r.timestamp);
     return max;

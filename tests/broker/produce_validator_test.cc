@@ -60,6 +60,34 @@ TEST(ProduceValidator, NullKeyOnCompactedTopicIsInvalidRecord) {
   }
 }
 
+// Kafka checks max.message.bytes on the batch as sent (compressed) and has
+// no bound on what it decompresses to: a 2 MiB record of zeros, ~2 KiB
+// compressed, is accepted on a default topic by every codec. Daruma bounds it
+// at 64 x max.message.bytes, and beyond that answers MESSAGE_TOO_LARGE, which
+// clients do not retry (not CORRUPT_MESSAGE, which they retry until their
+// delivery timeout).
+TEST(ProduceValidator, ACompressedBatchMayDecompressBeyondMaxMessageBytes) {
+  const RecordInput zeros = Rec("k", std::string(2 << 20, '\0'));
+  for (CompressionType c : {CompressionType::kGzip, CompressionType::kSnappy, CompressionType::kLz4,
+                            CompressionType::kZstd}) {
+    const Bytes batch = Batch({zeros}, c);
+    ASSERT_LT(batch.size(), size_t(LogConfig{}.max_message_bytes)) << int(c);
+    ProduceCheck check = ValidateProduceRecords(ByteSpan(batch), 7, LogConfig{});
+    EXPECT_TRUE(check.ok()) << int(c) << ": " << check.message;
+  }
+  LogConfig small;
+  small.max_message_bytes = 1000;  // bound: the default 1048588
+  const Bytes batch = Batch({zeros}, CompressionType::kZstd);
+  ProduceCheck check = ValidateProduceRecords(ByteSpan(batch), 7, small);
+  EXPECT_EQ(check.error, ErrorCode::kMessageTooLarge);
+  EXPECT_NE(check.message.find("decompress to more than 1048588 bytes (64 x max.message.bytes "
+                               "1000)"),
+            std::string::npos)
+      << check.message;
+  EXPECT_EQ(MaxDecompressedBytesFor(20 << 20), size_t(64) * (20 << 20));
+  EXPECT_EQ(MaxDecompressedBytesFor(int64_t(1) << 40), kToolMaxDecompressedBytes);
+}
+
 TEST(ProduceValidator, OffsetDeltaOutOfOrderIsInvalidRecord) {
   RecordInput a = Rec("a", "1");
   RecordInput b = Rec("b", "2");
