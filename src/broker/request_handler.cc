@@ -30,7 +30,13 @@ RequestHandler::RequestHandler(BrokerContext ctx, asio::any_io_executor request_
     if (BaseName(p.dir) != LogDirName(tp)) continue;
     if (ctx_.log_manager->GetLog(tp) == nullptr) unloaded.insert(std::move(tp));
   }
-  init_status_ = topics_.Load(unloaded);
+  std::vector<std::string> notes;
+  init_status_ = topics_.Load(unloaded, &notes);
+  if (ctx_.log != nullptr) {
+    for (const std::string& note : notes) {
+      ctx_.log->Write(LogLevel::kWarn, "topic_completed", LogFields().Add("what", note));
+    }
+  }
   if (init_status_.ok()) init_status_ = OpenProducerIds();
   if (init_status_.ok()) StartCoordinators();
 }

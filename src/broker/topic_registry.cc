@@ -1,5 +1,7 @@
 #include "broker/topic_registry.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -14,14 +16,30 @@ bool IsInternalTopic(std::string_view topic) {
 TopicRegistry::TopicRegistry(LogRegistry* logs, LogConfig defaults, FileSystem* fs)
     : logs_(logs), defaults_(defaults), fs_(fs) {}
 
-Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded) {
+Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
+                           std::vector<std::string>* notes) {
   std::lock_guard<std::mutex> lock(mu_);
   topics_.clear();
   unloaded_ = unloaded;
   // Partitions whose directory has no partition.metadata yet, by topic.
   std::map<std::string, std::vector<Log*>> without_id;
+  // Partitions of topics deleted before (LogRegistry::RecordTopicDeletion).
+  std::vector<TopicPartition> of_deleted_topics;
   for (Log* log : logs_->AllLogs()) {
     const TopicPartition& tp = log->topic_partition();
+    // Live directories only: a `-delete` (or `-future`, `-stray`) one is no
+    // partition of a topic.
+    if (BaseName(log->dir()) != LogDirName(tp)) continue;
+    PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
+    std::optional<Uuid> id;
+    if (file.Exists()) {
+      DARUMA_ASSIGN_OR_RETURN(PartitionMetadata meta, file.Read());
+      if (logs_->IsDeletedTopic(meta.topic_id)) {
+        of_deleted_topics.push_back(tp);
+        continue;
+      }
+      id = meta.topic_id;
+    }
     // Becoming leader with ISR = {this node}: everything in the log is
     // committed (Kafka's maybeIncrementLeaderHW).
     log->UpdateHighWatermark(log->log_end_offset());
@@ -30,14 +48,12 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded) {
     // Overrides persisted by LogManager (daruma-topic-configs.json).
     t.overrides = logs_->TopicOverridesOf(tp.topic);
     t.config = logs_->ConfigFor(tp.topic);
-    PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
-    if (!file.Exists()) {
+    if (!id) {
       without_id[tp.topic].push_back(log);
       continue;
     }
-    DARUMA_ASSIGN_OR_RETURN(PartitionMetadata meta, file.Read());
     // Partitions of one topic share its id; the first one read wins.
-    if (t.id.IsZero()) t.id = meta.topic_id;
+    if (t.id.IsZero()) t.id = *id;
   }
   for (auto& [topic, logs] : without_id) {
     Topic& t = topics_[topic];
@@ -52,6 +68,19 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded) {
     if (it != topics_.end())
       it->second.partitions = std::max(it->second.partitions, tp.partition + 1);
   }
+  // A deleted topic's partition dir (its log dir was offline at the deletion,
+  // or the broker stopped mid-deletion) goes the way the rest of it went.
+  for (const TopicPartition& tp : of_deleted_topics) {
+    DARUMA_RETURN_IF_ERROR(logs_->AsyncDelete(tp));
+    if (notes != nullptr) {
+      notes->push_back(fmt::format(
+          "partition {} belongs to a topic deleted before (its log dir was offline then, or the "
+          "deletion was interrupted): deleted now, as the rest of it was",
+          tp.ToString()));
+    }
+  }
+  if (unloaded_.empty()) logs_->ForgetTopicDeletions();  // kept while a dir is offline
+  DARUMA_RETURN_IF_ERROR(CompletePendingCreationsLocked(notes));
   names_by_id_.clear();
   for (const auto& [name, t] : topics_) names_by_id_[t.id] = name;
   return Status::Ok();
@@ -169,6 +198,40 @@ std::optional<std::string> TopicRegistry::CollidingTopicLocked(const std::string
   return std::nullopt;
 }
 
+// A creation a crash interrupted: its missing partitions are created, with
+// the id and config it was recorded with, so the topic is whole, as a
+// committed CreateTopics record is in Kafka.
+Status TopicRegistry::CompletePendingCreationsLocked(std::vector<std::string>* notes) {
+  for (const auto& [name, creation] : logs_->PendingTopicCreations()) {
+    Topic& t = topics_[name];
+    if (!t.id.IsZero() && t.id != creation.id) {
+      // Another topic of that name exists: the creation never got further.
+      logs_->EndTopicCreation(name);
+      continue;
+    }
+    t.id = creation.id;
+    t.overrides = logs_->TopicOverridesOf(name);
+    t.config = logs_->ConfigFor(name);
+    int32_t created = 0;
+    for (int32_t p = 0; p < creation.partitions; ++p) {
+      const TopicPartition tp{name, p};
+      if (unloaded_.count(tp) > 0 || logs_->GetLog(tp) != nullptr) continue;
+      DARUMA_ASSIGN_OR_RETURN(Log * log, logs_->GetOrCreateLog(tp, t.id, t.config));
+      log->UpdateHighWatermark(log->log_end_offset());
+      ++created;
+    }
+    t.partitions = std::max(t.partitions, creation.partitions);
+    logs_->EndTopicCreation(name);
+    if (notes != nullptr) {
+      notes->push_back(fmt::format(
+          "the creation of topic '{}' was interrupted: completed it, creating {} of its {} "
+          "partition(s) with its recorded configs",
+          name, created, creation.partitions));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partitions,
                                         const TopicOverrides& overrides) {
   std::lock_guard<std::mutex> admin(admin_mu_);
@@ -191,13 +254,18 @@ Result<TopicInfo> TopicRegistry::CreateLogs(const std::string& name, int32_t par
                                             const TopicOverrides& overrides,
                                             const LogConfig& config) {
   Topic t{Uuid::Random(), partitions, overrides, config};
+  // The creation and the overrides are durable before the first partition
+  // dir: a crash part-way leaves a creation the next start completes (Load),
+  // never a topic with fewer partitions or without its configs.
+  DARUMA_RETURN_IF_ERROR(
+      logs_->BeginTopicCreation(name, PendingTopicCreation{t.id, partitions}, config, overrides));
   for (int32_t p = 0; p < partitions; ++p) {
     TopicPartition tp{name, p};
     // GetOrCreateLog writes partition.metadata with the id.
     DARUMA_ASSIGN_OR_RETURN(Log * log, logs_->GetOrCreateLog(tp, t.id, config));
     log->UpdateHighWatermark(log->log_end_offset());
   }
-  if (!overrides.empty()) logs_->SetTopicConfig(name, config, overrides);
+  logs_->EndTopicCreation(name);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = topics_.emplace(name, t);
   if (!inserted) return Status::AlreadyExists("topic '" + name + "' already exists");
@@ -269,19 +337,30 @@ Result<TopicInfo> TopicRegistry::EditOverrides(const std::string& name, const Ov
 Status TopicRegistry::Delete(const std::string& name) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   int32_t partitions = 0;
+  Uuid id;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = topics_.find(name);
     if (it == topics_.end()) return Status::NotFound("unknown topic '" + name + "'");
     partitions = it->second.partitions;
-    names_by_id_.erase(it->second.id);
-    topics_.erase(it);
+    id = it->second.id;
+  }
+  // Durable before the first rename: a partition dir a crash or an offline
+  // dir leaves behind is deleted at the next start (Load), not served again.
+  DARUMA_RETURN_IF_ERROR(logs_->RecordTopicDeletion(name, id));
+  bool whole = true;  // every partition dir was renamed away
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    names_by_id_.erase(id);
+    topics_.erase(name);
+    for (const TopicPartition& tp : unloaded_) whole = whole && tp.topic != name;
   }
   for (int32_t p = 0; p < partitions; ++p) {
     TopicPartition tp{name, p};
     if (logs_->GetLog(tp) == nullptr) continue;  // a gap in the loaded partitions
     DARUMA_RETURN_IF_ERROR(logs_->AsyncDelete(tp));
   }
+  if (whole) logs_->ForgetTopicDeletion(id);  // kept while a log dir is offline
   return Status::Ok();
 }
 

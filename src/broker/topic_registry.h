@@ -7,6 +7,11 @@
 // fresh random id when no partition of the topic has one. The partition count
 // is the highest loaded partition index + 1.
 //
+// Creation and deletion are whole across a crash (LogRegistry's topic
+// intents): a creation is recorded before its first partition dir and Load
+// completes one left unfinished; a deletion is recorded before the first
+// rename and Load deletes a partition dir of a deleted topic it still finds.
+//
 // Topic config overrides given to CreateTopics are persisted by LogManager
 // (daruma-topic-configs.json at each log dir's root, with the client's names
 // and values; Kafka keeps them in its metadata log, which Daruma does not
@@ -72,7 +77,10 @@ class TopicRegistry {
   // the topic (and move every consumer group to another __consumer_offsets
   // partition). kCorruption naming the file when a partition.metadata cannot
   // be parsed.
-  Status Load(const std::set<TopicPartition>& unloaded = {});
+  // `notes` (optional) gets one line per creation completed and per partition
+  // dir of a deleted topic removed, for the broker's log.
+  Status Load(const std::set<TopicPartition>& unloaded = {},
+              std::vector<std::string>* notes = nullptr);
   // Whether tp was found at start-up but is not served (see Load).
   bool IsUnloaded(const TopicPartition& tp) const;
 
@@ -147,6 +155,8 @@ class TopicRegistry {
     LogConfig config;
   };
   TopicInfo ToInfo(const std::string& name, const Topic& t) const;
+  // mu_ held, from Load.
+  Status CompletePendingCreationsLocked(std::vector<std::string>* notes);
   // Creates the partition logs and registers the topic; admin_mu_ held.
   Result<TopicInfo> CreateLogs(const std::string& name, int32_t partitions,
                                const TopicOverrides& overrides, const LogConfig& config);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "log/log.h"
 #include "log/log_config.h"
 #include "log/topic_config_overrides.h"
+#include "log/topic_intents.h"
 #include "log/topic_partition.h"
 #include "log/uuid.h"
 
@@ -58,6 +60,26 @@ class LogRegistry {
   virtual LogConfig ConfigFor(const std::string& topic) const = 0;
   // The persisted overrides of `topic`, empty when it has none.
   virtual TopicConfigOverrides TopicOverridesOf(const std::string& topic) const = 0;
+
+  // ---- Topic intents: what Kafka's metadata log makes atomic ----
+  // Records, durably, that `topic` is being created (id, partition count) with
+  // its resolved config and overrides, before any partition dir exists; a
+  // restart completes a creation left unfinished (PendingTopicCreations).
+  // kIoError when no log dir could record it.
+  virtual Status BeginTopicCreation(const std::string& topic, const PendingTopicCreation& creation,
+                                    const LogConfig& config,
+                                    const TopicConfigOverrides& overrides) = 0;
+  virtual void EndTopicCreation(const std::string& topic) = 0;
+  virtual std::map<std::string, PendingTopicCreation> PendingTopicCreations() const = 0;
+  // Records, durably, the deletion of the topic with this id before any of
+  // its partition dirs is renamed: a partition dir of it found later (in a
+  // dir that was offline, or after a crash mid-deletion) is deleted, not
+  // served. kIoError when no log dir could record it.
+  virtual Status RecordTopicDeletion(const std::string& topic, const Uuid& id) = 0;
+  virtual bool IsDeletedTopic(const Uuid& id) const = 0;
+  // Forget recorded deletions (this id's, or all) unless a log dir is offline.
+  virtual void ForgetTopicDeletion(const Uuid& id) = 0;
+  virtual void ForgetTopicDeletions() = 0;
 };
 
 }  // namespace daruma

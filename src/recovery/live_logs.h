@@ -56,6 +56,21 @@ class LiveLogs final : public LogRegistry {
   TopicConfigOverrides TopicOverridesOf(const std::string& topic) const override {
     return configs_->OverridesOf(topic);
   }
+  Status BeginTopicCreation(const std::string& topic, const PendingTopicCreation& creation,
+                            const LogConfig& config,
+                            const TopicConfigOverrides& overrides) override {
+    return configs_->BeginCreate(topic, creation, config, overrides);
+  }
+  void EndTopicCreation(const std::string& topic) override { configs_->EndCreate(topic); }
+  std::map<std::string, PendingTopicCreation> PendingTopicCreations() const override {
+    return configs_->PendingCreations();
+  }
+  Status RecordTopicDeletion(const std::string& topic, const Uuid& id) override {
+    return configs_->RecordDeletion(topic, id);
+  }
+  bool IsDeletedTopic(const Uuid& id) const override { return configs_->IsDeleted(id); }
+  void ForgetTopicDeletion(const Uuid& id) override { configs_->ForgetDeletion(id); }
+  void ForgetTopicDeletions() override { configs_->ForgetDeletions(); }
 
  private:
   // Kafka: a live log whose partition.metadata names another topic id belongs

@@ -195,6 +195,21 @@ class LogManager final : public LogRegistry {
   TopicConfigOverrides TopicOverridesOf(const std::string& topic) const override {
     return live_.TopicOverridesOf(topic);
   }
+  Status BeginTopicCreation(const std::string& topic, const PendingTopicCreation& creation,
+                            const LogConfig& config,
+                            const TopicConfigOverrides& overrides) override {
+    return live_.BeginTopicCreation(topic, creation, config, overrides);
+  }
+  void EndTopicCreation(const std::string& topic) override { live_.EndTopicCreation(topic); }
+  std::map<std::string, PendingTopicCreation> PendingTopicCreations() const override {
+    return live_.PendingTopicCreations();
+  }
+  Status RecordTopicDeletion(const std::string& topic, const Uuid& id) override {
+    return live_.RecordTopicDeletion(topic, id);
+  }
+  bool IsDeletedTopic(const Uuid& id) const override { return live_.IsDeletedTopic(id); }
+  void ForgetTopicDeletion(const Uuid& id) override { live_.ForgetTopicDeletion(id); }
+  void ForgetTopicDeletions() override { live_.ForgetTopicDeletions(); }
 
   // ---- Jobs (log_jobs.h) ---------------------------------------------------------
   // Rewrites recovery-point-offset-checkpoint of every serving dir a flush

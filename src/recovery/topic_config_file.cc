@@ -32,6 +32,51 @@ TopicConfigOverrides ParseTopic(const std::string& path, const std::string& topi
   return out;
 }
 
+// "creating" and "deleted": an entry that does not parse is dropped with a
+// warning (a creation is then not completed, a deleted topic's leftover
+// partition dirs are served again), the rest of the file still counts.
+void ParseIntents(const std::string& path, const nlohmann::json& json, TopicConfigs* out,
+                  std::vector<std::string>* warnings) {
+  auto creating = json.find("creating");
+  if (creating != json.end() && creating->is_object()) {
+    for (const auto& [topic, entry] : creating->items()) {
+      const auto id = entry.is_object() && entry.contains("id") && entry["id"].is_string()
+                          ? Uuid::FromString(entry["id"].get<std::string>())
+                          : Result<Uuid>(Status::InvalidArgument("expected a string"));
+      const bool count_ok = entry.is_object() && entry.contains("partitions") &&
+                            entry["partitions"].is_number_integer() &&
+                            entry["partitions"].get<int64_t>() >= 1 &&
+                            entry["partitions"].get<int64_t>() <= INT32_MAX;
+      if (!id.ok() || !count_ok) {
+        warnings->push_back(fmt::format(
+            "{}: field creating.{}: expected {{\"id\": <topic id>, \"partitions\": <n >= 1>}}; "
+            "the creation is not completed",
+            path, topic));
+        continue;
+      }
+      out->creating[topic] = {*id, int32_t(entry["partitions"].get<int64_t>())};
+    }
+  } else if (creating != json.end()) {
+    warnings->push_back(fmt::format("{}: field creating: expected an object", path));
+  }
+  auto deleted = json.find("deleted");
+  if (deleted != json.end() && deleted->is_object()) {
+    for (const auto& [id_text, topic] : deleted->items()) {
+      Result<Uuid> id = Uuid::FromString(id_text);
+      if (!id.ok() || !topic.is_string()) {
+        warnings->push_back(fmt::format(
+            "{}: field deleted.{}: expected a topic id naming a topic; its leftover partition "
+            "directories are not recognised",
+            path, id_text));
+        continue;
+      }
+      out->deleted[*id] = topic.get<std::string>();
+    }
+  } else if (deleted != json.end()) {
+    warnings->push_back(fmt::format("{}: field deleted: expected an object", path));
+  }
+}
+
 }  // namespace
 
 Result<std::optional<TopicConfigs>> ReadTopicConfigsFile(FileSystem* fs, const std::string& log_dir,
@@ -69,6 +114,7 @@ Result<std::optional<TopicConfigs>> ReadTopicConfigsFile(FileSystem* fs, const s
     }
     out.topics[topic] = ParseTopic(path, topic, entry, warnings);
   }
+  ParseIntents(path, json, &out, warnings);
   return std::optional<TopicConfigs>(std::move(out));
 }
 
@@ -77,6 +123,18 @@ std::string EncodeTopicConfigs(const TopicConfigs& configs) {
   for (const auto& [topic, overrides] : configs.topics) topics[topic] = overrides;
   nlohmann::json json = {
       {"version", kTopicConfigVersion}, {"generation", configs.generation}, {"topics", topics}};
+  if (!configs.creating.empty()) {
+    nlohmann::json creating = nlohmann::json::object();
+    for (const auto& [topic, c] : configs.creating) {
+      creating[topic] = {{"id", c.id.ToString()}, {"partitions", c.partitions}};
+    }
+    json["creating"] = std::move(creating);
+  }
+  if (!configs.deleted.empty()) {
+    nlohmann::json deleted = nlohmann::json::object();
+    for (const auto& [id, topic] : configs.deleted) deleted[id.ToString()] = topic;
+    json["deleted"] = std::move(deleted);
+  }
   return json.dump() + "\n";
 }
 

@@ -5,7 +5,15 @@
 //
 // Format (UTF-8 JSON, one object):
 //   {"version": 1, "generation": <int64 >= 0>,
-//    "topics": {"<topic>": {"<config name>": "<value>", ...}, ...}}
+//    "topics": {"<topic>": {"<config name>": "<value>", ...}, ...},
+//    "creating": {"<topic>": {"id": "<topic id>", "partitions": <n>}, ...},
+//    "deleted": {"<topic id>": "<topic>", ...}}
+// "creating" and "deleted" are what Kafka's metadata log makes atomic: a
+// topic whose creation was recorded but whose partition dirs may not all
+// exist yet (the broker completes it at start-up), and deleted topics whose
+// partition dirs may still be found (in a dir that was offline, or not yet
+// renamed when the broker stopped): such a dir is deleted, never served.
+// Both are absent when empty, and older readers ignore them.
 // Values are strings exactly as the client gave them (topic_config_overrides.h
 // parses them). `generation` grows by one on every write; with several log
 // dirs the reader trusts the highest generation it can parse (a dir that was
@@ -30,6 +38,8 @@
 #include "common/file_system.h"
 #include "common/status.h"
 #include "log/topic_config_overrides.h"
+#include "log/topic_intents.h"
+#include "log/uuid.h"
 
 namespace daruma {
 
@@ -38,6 +48,8 @@ inline constexpr char kTopicConfigsFileName[] = "daruma-topic-configs.json";
 struct TopicConfigs {
   int64_t generation = 0;
   std::map<std::string, TopicConfigOverrides> topics;
+  std::map<std::string, PendingTopicCreation> creating;  // by topic name
+  std::map<Uuid, std::string> deleted;                   // topic id -> name
 };
 
 // nullopt when `log_dir` has no such file. Dropped entries are appended to

@@ -34,6 +34,8 @@ void TopicConfigStore::Load(const LogConfig& defaults) {
   std::lock_guard<std::mutex> checkpoint(dirs_->checkpoint_mu());
   std::lock_guard<std::mutex> lock(mu_);
   generation_ = best->generation;
+  creating_ = std::move(best->creating);
+  deleted_ = std::move(best->deleted);
   for (auto& [topic, overrides] : best->topics) {
     LogConfig config = defaults_;
     for (auto it = overrides.begin(); it != overrides.end();) {
@@ -54,19 +56,98 @@ void TopicConfigStore::Load(const LogConfig& defaults) {
 
 // Snapshot and write happen under the dirs' checkpoint lock, so the last
 // writer always writes the newest state and generations never repeat.
-void TopicConfigStore::Persist() {
+Status TopicConfigStore::Persist() {
   std::lock_guard<std::mutex> checkpoint(dirs_->checkpoint_mu());
   TopicConfigs configs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     configs.topics = overrides_;
+    configs.creating = creating_;
+    configs.deleted = deleted_;
   }
   configs.generation = ++generation_;
+  Status last =
+      Status::IoError("no serving log dir to write " + std::string(kTopicConfigsFileName));
+  bool written = false;
   for (auto& d : dirs_->dirs()) {
     if (!dirs_->IsServing(*d)) continue;
     Status st = WriteTopicConfigsFile(fs_, d->path, configs);
-    if (!st.ok()) jobs_->OnJobError(d->path, st.WithContext("writing topic configs"));
+    if (st.ok()) {
+      written = true;
+      continue;
+    }
+    last = st.WithContext("writing topic configs");
+    jobs_->OnJobError(d->path, last);
   }
+  return written ? Status::Ok() : last;
+}
+
+bool TopicConfigStore::AnyDirOffline() const {
+  for (const auto& d : dirs_->dirs()) {
+    if (dirs_->IsOffline(*d)) return true;
+  }
+  return false;
+}
+
+Status TopicConfigStore::BeginCreate(const std::string& topic, const PendingTopicCreation& creation,
+                                     const LogConfig& config,
+                                     const TopicConfigOverrides& overrides) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!overrides.empty()) {
+      configs_[topic] = config;
+      overrides_[topic] = overrides;
+    }
+    creating_[topic] = creation;
+  }
+  return Persist();
+}
+
+void TopicConfigStore::EndCreate(const std::string& topic) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (creating_.erase(topic) == 0) return;
+  }
+  (void)Persist();  // a failure leaves the intent, which the next start completes: no harm
+}
+
+std::map<std::string, PendingTopicCreation> TopicConfigStore::PendingCreations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return creating_;
+}
+
+Status TopicConfigStore::RecordDeletion(const std::string& topic, const Uuid& id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    deleted_[id] = topic;
+    // A creation whose end was not recorded must not be completed now.
+    creating_.erase(topic);
+  }
+  return Persist();
+}
+
+bool TopicConfigStore::IsDeleted(const Uuid& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return deleted_.count(id) > 0;
+}
+
+void TopicConfigStore::ForgetDeletion(const Uuid& id) {
+  if (AnyDirOffline()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (deleted_.erase(id) == 0) return;
+  }
+  (void)Persist();
+}
+
+void TopicConfigStore::ForgetDeletions() {
+  if (AnyDirOffline()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (deleted_.empty()) return;
+    deleted_.clear();
+  }
+  (void)Persist();
 }
 
 void TopicConfigStore::Set(const std::string& topic, const LogConfig& config,
@@ -90,7 +171,7 @@ void TopicConfigStore::Set(const std::string& topic, const LogConfig& config,
     log->UpdateConfig(config);
     if (live) jobs_->UpdateCleanerRegistration(log, config);
   }
-  Persist();
+  (void)Persist();  // errors went to the failure channel or the job errors
 }
 
 void TopicConfigStore::ForgetIfUnused(const std::string& topic) {
@@ -111,7 +192,7 @@ void TopicConfigStore::ForgetIfUnused(const std::string& topic) {
     configs_.erase(topic);
     overrides_.erase(topic);
   }
-  Persist();
+  (void)Persist();  // errors went to the failure channel or the job errors
 }
 
 LogConfig TopicConfigStore::ConfigFor(const std::string& topic) const {

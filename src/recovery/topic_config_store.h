@@ -11,6 +11,13 @@
 // of every serving dir; a failed write takes the dir offline (I/O error) or
 // is a job error.
 //
+// Topic intents (topic_config_file.h "creating" and "deleted"): a creation is
+// recorded, with the topic's overrides, before its first partition dir is
+// made, and forgotten once all exist; a deletion is recorded before the first
+// partition dir is renamed, and forgotten once no dir can hold a partition
+// of it (none is offline). They make a topic's creation and deletion whole
+// across a crash, as Kafka's metadata log does.
+//
 // Thread-safe after Load.
 #pragma once
 
@@ -24,6 +31,7 @@
 #include "log/topic_config_overrides.h"
 #include "recovery/log_dirs.h"
 #include "recovery/log_jobs.h"
+#include "recovery/topic_config_file.h"
 
 namespace daruma {
 
@@ -44,11 +52,28 @@ class TopicConfigStore {
            const TopicConfigOverrides& overrides);
   // Drops the overrides of `topic` when none of its current logs is left.
   void ForgetIfUnused(const std::string& topic);
+
+  // Records the creation of `topic` (and its overrides, if any) durably in
+  // at least one serving dir; kIoError when none took it.
+  Status BeginCreate(const std::string& topic, const PendingTopicCreation& creation,
+                     const LogConfig& config, const TopicConfigOverrides& overrides);
+  void EndCreate(const std::string& topic);
+  std::map<std::string, PendingTopicCreation> PendingCreations() const;
+  // Records the deletion of the topic with this id durably in at least one
+  // serving dir, before any of its partition dirs is renamed.
+  Status RecordDeletion(const std::string& topic, const Uuid& id);
+  bool IsDeleted(const Uuid& id) const;
+  // Forgets recorded deletions once no log dir is offline (every partition
+  // dir of those topics was then found and renamed): `id`'s alone, or all.
+  void ForgetDeletion(const Uuid& id);
+  void ForgetDeletions();
   LogConfig ConfigFor(const std::string& topic) const;
   TopicConfigOverrides OverridesOf(const std::string& topic) const;
 
  private:
-  void Persist();
+  // Writes the file of every serving dir: OK when at least one took it.
+  Status Persist();
+  bool AnyDirOffline() const;
 
   LogDirs* dirs_;
   LogJobs* jobs_;
@@ -57,6 +82,8 @@ class TopicConfigStore {
   mutable std::mutex mu_;
   std::map<std::string, LogConfig> configs_;               // guarded by mu_
   std::map<std::string, TopicConfigOverrides> overrides_;  // guarded by mu_
+  std::map<std::string, PendingTopicCreation> creating_;   // guarded by mu_
+  std::map<Uuid, std::string> deleted_;                    // guarded by mu_
   int64_t generation_ = 0;                                 // guarded by the dirs' checkpoint_mu()
 };
 

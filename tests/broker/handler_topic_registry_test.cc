@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "broker/broker_context.h"
@@ -109,6 +110,105 @@ TEST(HandlerTopicRegistry, OverridesGivenAtCreateSurviveARestart) {
   EXPECT_TRUE(plain->overrides.empty());
   EXPECT_EQ(plain->config.segment_bytes, LogConfig{}.segment_bytes);
   EXPECT_TRUE(manager.Shutdown().ok());
+}
+
+// A crash part-way through CreateTopics: the creation and the overrides were
+// recorded before the first partition dir, so the next start completes the
+// topic with its id and configs (as Kafka's one metadata record would), also
+// when no partition dir was made yet.
+TEST(HandlerTopicRegistry, ACreationACrashInterruptedIsCompletedWithItsConfigs) {
+  daruma::testing::TempDir dir;
+  const Uuid big = Uuid::Random();
+  const Uuid empty = Uuid::Random();
+  const TopicOverrides overrides = {{"retention.ms", "12345678"}};
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    Result<LogConfig> config = ApplyTopicOverrides(LogConfig{}, overrides);
+    ASSERT_TRUE(config.ok());
+    ASSERT_TRUE(manager.BeginTopicCreation("big", {big, 4}, *config, overrides).ok());
+    for (int32_t p : {0, 1}) ASSERT_TRUE(manager.GetOrCreateLog({"big", p}, big, *config).ok());
+    ASSERT_TRUE(manager.BeginTopicCreation("empty", {empty, 2}, LogConfig{}, {}).ok());
+    // Destroyed without Shutdown: a crash.
+  }
+  for (int round = 0; round < 2; ++round) {  // and it stays whole after a restart
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    TopicRegistry registry(&manager, LogConfig{});
+    ASSERT_TRUE(registry.Load().ok());
+    std::optional<TopicInfo> t = registry.Find("big");
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->id, big);
+    EXPECT_EQ(t->partitions, 4);
+    EXPECT_EQ(t->overrides, overrides);
+    EXPECT_EQ(t->config.retention_ms, 12345678);
+    for (int32_t p = 0; p < 4; ++p) {
+      Log* log = registry.GetLog({"big", p});
+      ASSERT_NE(log, nullptr) << p;
+      EXPECT_EQ(log->config_snapshot().retention_ms, 12345678) << p;
+      auto meta =
+          PartitionMetadataFile(dir.Join("big-" + std::to_string(p) + "/partition.metadata"))
+              .Read();
+      ASSERT_TRUE(meta.ok()) << p;
+      EXPECT_EQ(meta->topic_id, big) << p;
+    }
+    std::optional<TopicInfo> e = registry.Find("empty");
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->id, empty);
+    EXPECT_EQ(e->partitions, 2);
+    EXPECT_TRUE(manager.PendingTopicCreations().empty());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+}
+
+// A crash part-way through DeleteTopics: the deletion was recorded before the
+// first rename, so the partition dir left behind is deleted at the next
+// start, never served again; the record goes once no dir is offline.
+TEST(HandlerTopicRegistry, APartitionDirOfADeletedTopicIsDeletedNotServed) {
+  daruma::testing::TempDir dir;
+  Uuid id;
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    TopicRegistry registry(&manager, LogConfig{});
+    ASSERT_TRUE(registry.Load().ok());
+    Result<TopicInfo> created = registry.Create("gone", 2, {{"retention.ms", "1000"}});
+    ASSERT_TRUE(created.ok());
+    id = created->id;
+    ASSERT_TRUE(registry.Create("kept", 1, {}).ok());
+    ASSERT_TRUE(manager.RecordTopicDeletion("gone", id).ok());
+    ASSERT_TRUE(manager.AsyncDelete({"gone", 0}).ok());
+    // Destroyed before gone-1 was renamed: a crash.
+  }
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  ASSERT_TRUE(manager.IsDeletedTopic(id));
+  TopicRegistry registry(&manager, LogConfig{});
+  const Status loaded = registry.Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.ToString();
+  EXPECT_FALSE(registry.Find("gone").has_value());
+  EXPECT_EQ(manager.GetLog({"gone", 1}), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("gone-1")));
+  EXPECT_TRUE(registry.Find("kept").has_value());
+  EXPECT_FALSE(manager.IsDeletedTopic(id));  // nothing of it can be left
+  ASSERT_TRUE(manager.Shutdown().ok());
+}
+
+// With a log dir offline, a deleted topic may still have partition dirs
+// there: its record is kept for the start that finds them.
+TEST(HandlerTopicRegistry, ADeletionIsRememberedWhileALogDirIsOffline) {
+  daruma::testing::TempDir a, b;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  Result<TopicInfo> created = registry.Create("t", 1, {});
+  ASSERT_TRUE(created.ok());
+  manager.failure_channel().MaybeAddOfflineLogDir(a.path(), Status::IoError("disk gone"));
+  EXPECT_TRUE(registry.Delete("t").ok());
+  EXPECT_TRUE(manager.IsDeletedTopic(created->id));
+  EXPECT_FALSE(registry.Find("t").has_value());
+  ASSERT_TRUE(manager.Shutdown().ok());
 }
 
 TEST(HandlerTopicRegistry, CreateValidatesBeforeTouchingDisk) {

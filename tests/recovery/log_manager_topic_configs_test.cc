@@ -208,6 +208,43 @@ TEST_F(LogManagerTopicConfigsTest, BadFieldsAreWarningsAndOnlyThoseFallBackToDef
             "\"payments\":{\"retention.ms\":\"9\"}},\"version\":1}\n");
 }
 
+// The topic intents ride in the same file: written with the overrides, read
+// back at start-up, absent when empty; a malformed entry is a warning and
+// only that entry is dropped.
+TEST_F(LogManagerTopicConfigsTest, CreationsAndDeletionsAreKeptAcrossARestart) {
+  Start();
+  const Uuid gone = *Uuid::FromString("AAAAAAAAAAAAAAAAAAAAAQ");
+  ASSERT_TRUE(manager_->BeginTopicCreation("new", {kId, 3}, defaults_, {}).ok());
+  ASSERT_TRUE(manager_->RecordTopicDeletion("old", gone).ok());
+  const std::string file = a_.Join(kTopicConfigsFileName);
+  EXPECT_EQ(ReadFileToString(file),
+            "{\"creating\":{\"new\":{\"id\":\"vDb5Vgm5RpaVW8EvFvzDfg\",\"partitions\":3}},"
+            "\"deleted\":{\"AAAAAAAAAAAAAAAAAAAAAQ\":\"old\"},\"generation\":2,\"topics\":{},"
+            "\"version\":1}\n");
+  Restart();
+  EXPECT_EQ(manager_->PendingTopicCreations(),
+            (std::map<std::string, PendingTopicCreation>{{"new", {kId, 3}}}));
+  EXPECT_TRUE(manager_->IsDeletedTopic(gone));
+  EXPECT_FALSE(manager_->IsDeletedTopic(kId));
+  manager_->EndTopicCreation("new");
+  manager_->ForgetTopicDeletion(gone);  // no dir is offline
+  EXPECT_EQ(ReadFileToString(file), "{\"generation\":4,\"topics\":{},\"version\":1}\n");
+
+  ASSERT_TRUE(manager_->Shutdown().ok());
+  WriteStringToFile(file,
+                    "{\"version\":1,\"generation\":7,\"topics\":{},"
+                    "\"creating\":{\"a\":{\"id\":\"vDb5Vgm5RpaVW8EvFvzDfg\",\"partitions\":0},"
+                    "\"b\":{\"id\":\"vDb5Vgm5RpaVW8EvFvzDfg\",\"partitions\":2}},"
+                    "\"deleted\":{\"not-an-id\":\"x\"}}");
+  Start();
+  EXPECT_EQ(manager_->PendingTopicCreations(),
+            (std::map<std::string, PendingTopicCreation>{{"b", {kId, 2}}}));
+  const std::string w = Warnings(a_.path());
+  EXPECT_NE(w.find(file + ": field creating.a: expected"), std::string::npos) << w;
+  EXPECT_NE(w.find(file + ": field deleted.not-an-id: expected a topic id"), std::string::npos)
+      << w;
+}
+
 TEST_F(LogManagerTopicConfigsTest, WrongVersionNamesTheField) {
   Start();
   ASSERT_TRUE(manager_->Shutdown().ok());
