@@ -44,13 +44,23 @@ TopicOutcome ResolvePartitions(const HandlerEnv& env, const CreateTopicsRequest:
       return FailTopic(ErrorCode::kInvalidRequest,
                        "both numPartitions or replicationFactor and replicasAssignments were set");
     }
+    // Kafka's ReplicationControlManager.validateManualPartitionAssignment.
     for (const auto& a : topic.assignments) {
+      if (a.broker_ids.empty()) {
+        return FailTopic(ErrorCode::kInvalidReplicaAssignment,
+                         "The manual partition assignment includes an empty replica list.");
+      }
       for (int32_t id : a.broker_ids) {
         if (id != env.ctx.node_id) {
           return FailTopic(ErrorCode::kInvalidReplicaAssignment,
-                           "partition " + std::to_string(a.partition_index) +
-                               " is assigned to unknown broker " + std::to_string(id));
+                           "The manual partition assignment includes broker " + std::to_string(id) +
+                               ", but no such broker is registered.");
         }
+      }
+      if (a.broker_ids.size() > 1) {
+        return FailTopic(ErrorCode::kInvalidReplicaAssignment,
+                         "The manual partition assignment includes the broker " +
+                             std::to_string(env.ctx.node_id) + " more than once.");
       }
     }
     *partitions = int32_t(topic.assignments.size());
@@ -64,7 +74,8 @@ TopicOutcome ResolvePartitions(const HandlerEnv& env, const CreateTopicsRequest:
   if (topic.num_partitions == -1) {
     *partitions = env.ctx.num_partitions;
   } else if (topic.num_partitions <= 0) {
-    return FailTopic(ErrorCode::kInvalidPartitions, "number of partitions must be larger than 0");
+    return FailTopic(ErrorCode::kInvalidPartitions,
+                     "Number of partitions was set to an invalid non-positive value.");
   } else {
     *partitions = topic.num_partitions;
   }
@@ -138,10 +149,18 @@ void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
   for (const auto& topic : request->topics) count[topic.name]++;
   CreateTopicsResponse response;
   for (const auto& topic : request->topics) {
-    TopicOutcome outcome =
-        count[topic.name] > 1
-            ? FailTopic(ErrorCode::kInvalidRequest, "topic " + topic.name + " is named twice")
-            : CreateOne(env, topic, request->validate_only);
+    // A name given twice gets one answer, as Kafka's ControllerApis gives.
+    if (count[topic.name] > 1) {
+      count[topic.name] = -1;
+      CreateTopicsResponse::Topic t;
+      t.name = topic.name;
+      t.error_code = ErrorCode::kInvalidRequest;
+      t.error_message = "Duplicate topic name.";
+      response.topics.push_back(std::move(t));
+      continue;
+    }
+    if (count[topic.name] < 0) continue;
+    TopicOutcome outcome = CreateOne(env, topic, request->validate_only);
     CreateTopicsResponse::Topic t;
     t.name = topic.name;
     t.error_code = outcome.error;

@@ -246,6 +246,35 @@ TEST(HandlerCreateTopics, CreatesValidatesAndRejects) {
   EXPECT_EQ(h.CreateTopic("orders", 1).topics.at(0).error_code, ErrorCode::kTopicAlreadyExists);
 }
 
+// Kafka's words and shapes (KRaft's ControllerApis and
+// ReplicationControlManager): a name given twice gets one answer; a manual
+// assignment naming this broker twice, or nobody, is refused.
+TEST(HandlerCreateTopics, DuplicatesAndAssignmentsAreRefusedAsKafkaRefusesThem) {
+  HandlerHarness h;
+  CreateTopicsRequest request;
+  request.topics.push_back({"twice", 1, 1, {}, {}});
+  request.topics.push_back({"twice", 2, 1, {}, {}});
+  request.topics.push_back({"doubled", -1, -1, {{0, {kNodeId, kNodeId}}}, {}});
+  request.topics.push_back({"nobody", -1, -1, {{0, {}}}, {}});
+  request.topics.push_back({"zero", 0, 1, {}, {}});
+  CreateTopicsResponse r = h.Call(ApiKey::kCreateTopics, 4, request, EncodeCreateTopicsRequest,
+                                  DecodeCreateTopicsResponse);
+  ASSERT_EQ(r.topics.size(), 4u);
+  EXPECT_EQ(r.topics[0].name, "twice");
+  EXPECT_EQ(r.topics[0].error_code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(r.topics[0].error_message, std::optional<std::string>("Duplicate topic name."));
+  EXPECT_EQ(r.topics[1].error_code, ErrorCode::kInvalidReplicaAssignment);
+  EXPECT_EQ(r.topics[1].error_message,
+            std::optional<std::string>("The manual partition assignment includes the broker " +
+                                       std::to_string(kNodeId) + " more than once."));
+  EXPECT_EQ(r.topics[2].error_code, ErrorCode::kInvalidReplicaAssignment);
+  EXPECT_EQ(r.topics[3].error_code, ErrorCode::kInvalidPartitions);
+  EXPECT_EQ(
+      r.topics[3].error_message,
+      std::optional<std::string>("Number of partitions was set to an invalid non-positive value."));
+  EXPECT_TRUE(DirNames(h.dir()).empty());
+}
+
 // Kafka's Topic.hasCollision: two names that differ only by '.' against '_'
 // share their metric names, so the second one is refused, by CreateTopics
 // and by auto-creation alike.
