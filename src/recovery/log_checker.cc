@@ -800,11 +800,16 @@ void CheckCheckpoints(const CheckOptions& o, LogDirCheck* d) {
       auto it = n.map->find(p.tp);
       if (it == n.map->end() || it->second <= leo) continue;
       const std::string path = JoinPath(d->path, n.file);
-      d->problems.push_back(
-          {DamageKind::kCorruptCheckpoint, path, LinePosition(o.fs, path, p.tp), it->second,
-           fmt::format("{} of {} is {}, above the log end offset {}", n.what, p.tp.ToString(),
-                       it->second, leo),
-           "run `daruma repair` (it rewrites the checkpoints <= the log end offset)"});
+      CheckProblem problem{
+          DamageKind::kCorruptCheckpoint,
+          path,
+          LinePosition(o.fs, path, p.tp),
+          it->second,
+          fmt::format("{} of {} is {}, above the log end offset {}", n.what, p.tp.ToString(),
+                      it->second, leo),
+          "run `daruma repair` (it rewrites the checkpoints <= the log end offset)"};
+      problem.partition = p.tp;
+      d->problems.push_back(std::move(problem));
     }
   }
 }
@@ -888,6 +893,13 @@ bool LogDirCheck::HasProblems() const {
 PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions& options) {
   PartitionCheck out;
   PartitionChecker(p, options, &out).Run();
+  if (Result<std::vector<DirEntry>> entries = options.fs->ListDir(p.partition_dir); entries.ok()) {
+    for (const DirEntry& e : *entries) {
+      if (e.is_regular && HasSuffix(e.name, kLogFileSuffix) && OffsetFromFileName(e.name).ok()) {
+        ++out.segment_files;
+      }
+    }
+  }
   return out;
 }
 

@@ -90,6 +90,9 @@ struct CheckProblem {
   // Repair leaves it alone: only an operator can fix it (e.g. an unknown key
   // in daruma-topic-configs.json).
   bool operator_only = false;
+  // The partition a dir-level problem is about (a checkpoint entry above its
+  // log end offset), so a plan that keeps more of the log can drop it.
+  std::optional<TopicPartition> partition = std::nullopt;
 
   // "<file> at byte <p>, offset <o>: <kind>: <what> -- <action>"
   std::string ToString() const;
@@ -117,6 +120,9 @@ struct PartitionCheck {
   int64_t data_bytes_dropped = 0;
   std::optional<LogCut> cut;
   bool load_failed = false;  // plan.errors says why
+  // The partition's segments (`.log` files with offset names) as found,
+  // before the load's plan keeps or drops any: what the check read.
+  int64_t segment_files = 0;
 };
 
 // A topic's entry in daruma-topic-configs.json (recovery/topic_config_check.h).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -36,7 +37,8 @@ Totals Sum(const std::vector<LogDirCheck>& dirs) {
     t.problems += int64_t(d.problems.size());
     for (const PartitionCheck& p : d.partitions) {
       ++t.partitions;
-      t.segments += int64_t(p.plan.segments.size());
+      // Every segment read, also those after damage the plan would drop.
+      t.segments += std::max(p.segment_files, int64_t(p.plan.segments.size()));
       t.scanned += p.plan.scanned_bytes;
       t.problems += int64_t(p.problems.size());
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -49,6 +50,58 @@ const PartitionSalvage* SalvageOf(const SalvagePlans& s, size_t dir, size_t part
   return &*s[dir][partition];
 }
 
+// What the plan's file changes are, by kind ("25 file changes: 9 removed,
+// ..."); the JSON report lists each one.
+std::string DescribeChanges(const std::vector<PlannedChange>& changes) {
+  if (changes.empty()) return "no file changes";
+  std::map<PlannedChange::Kind, int64_t> by_kind;
+  for (const PlannedChange& c : changes) ++by_kind[c.kind];
+  auto name = [](PlannedChange::Kind k) -> std::string_view {
+    switch (k) {
+      case PlannedChange::Kind::kCreate:
+        return "created";
+      case PlannedChange::Kind::kWrite:
+        return "writes";
+      case PlannedChange::Kind::kTruncate:
+        return "truncated";
+      case PlannedChange::Kind::kRename:
+        return "renamed (set aside or swapped in)";
+      case PlannedChange::Kind::kRemove:
+        return "removed";
+      case PlannedChange::Kind::kRemoveAll:
+        return "dirs removed";
+      case PlannedChange::Kind::kCreateDir:
+        return "dirs created";
+      case PlannedChange::Kind::kSetModTime:
+        return "times set";
+    }
+    return "other";
+  };
+  std::string out = fmt::format("{} file changes (", changes.size());
+  bool first = true;
+  for (const auto& [kind, n] : by_kind) {
+    out += fmt::format("{}{} {}", first ? "" : ", ", n, name(kind));
+    first = false;
+  }
+  return out + "; --report lists each)";
+}
+
+// Salvage rewrites the segments with dropped ranges and sets aside those it
+// drops whole; the indexes of what it rewrites are rebuilt by the load after.
+std::string DescribeSalvageChanges(const PartitionSalvage& s) {
+  int64_t rewritten = 0, set_aside = 0;
+  for (const SegmentSalvage& seg : s.segments) {
+    if (seg.drop_whole) {
+      ++set_aside;
+    } else if (seg.changed()) {
+      ++rewritten;
+    }
+  }
+  return fmt::format(
+      "salvage rewrites {} segment(s) without the dropped ranges{} and rebuilds their indexes",
+      rewritten, set_aside > 0 ? fmt::format(" and sets {} aside whole", set_aside) : "");
+}
+
 void PrintPlan(const std::vector<LogDirCheck>& dirs, const SalvagePlans& salvage,
                std::ostream& out) {
   for (size_t i = 0; i < dirs.size(); ++i) {
@@ -60,10 +113,10 @@ void PrintPlan(const std::vector<LogDirCheck>& dirs, const SalvagePlans& salvage
       const PartitionCheck& p = d.partitions[j];
       if (p.problems.empty()) continue;
       const PartitionSalvage* s = SalvageOf(salvage, i, j);
-      out << fmt::format("  {}: drop {} bytes of segment data, LEO {} after repair, {} changes\n",
+      out << fmt::format("  {}: drop {} bytes of segment data, LEO {} after repair, {}\n",
                          p.tp.ToString(), p.data_bytes_dropped,
                          s != nullptr ? s->log_end_offset : p.plan.log_end_offset,
-                         p.changes.size());
+                         s != nullptr ? DescribeSalvageChanges(*s) : DescribeChanges(p.changes));
       if (s != nullptr) {
         out << "    what recovery finds (without --salvage, repair truncates at the first "
                "damage; with it, only the ranges under salvage below are dropped):\n";
@@ -89,6 +142,13 @@ Result<SalvagePlans> PlanSalvages(std::vector<LogDirCheck>* dirs) {
       if (!s.ok()) return s.status().WithContext("salvage plan of " + p.dir);
       if (!s->changed()) continue;
       p.data_bytes_dropped = s->dropped_bytes;
+      // A checkpoint entry above the truncation's log end is no problem for
+      // salvage, which keeps the log end: salvage leaves those files alone.
+      const int64_t salvaged_end = s->log_end_offset;
+      std::erase_if(d.problems, [&](const CheckProblem& q) {
+        return q.kind == DamageKind::kCorruptCheckpoint && q.partition == p.tp && q.offset &&
+               *q.offset <= salvaged_end;
+      });
       plans[i][j] = std::move(*s);
     }
   }
