@@ -13,12 +13,12 @@
 
 #include "broker/api_handlers.h"
 #include "broker/scrubber.h"
+#include "log/leader_epoch.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {
 
-constexpr int32_t kLeaderEpoch = 0;
 constexpr int8_t kReadCommitted = 1;
 
 struct FetchOutcome {
@@ -54,13 +54,16 @@ int32_t ReplicaIdOf(const FetchRequest& request) {
   return std::max(request.replica_id, request.replica_state.replica_id);
 }
 
-// Per-partition errors that need no read (§3.4).
-ErrorCode CheckPartition(const FetchRequest& request, const FetchRequest::Partition& p) {
+// Per-partition errors that need no read (§3.4): a follower's fetch, and a
+// CurrentLeaderEpoch other than the one this node leads `log` at (-1: none
+// given, not checked).
+ErrorCode CheckPartition(const FetchRequest& request, const FetchRequest::Partition& p,
+                         const Log& log) {
   if (ReplicaIdOf(request) >= 0) return ErrorCode::kNotLeaderOrFollower;
-  if (p.current_leader_epoch >= 0 && p.current_leader_epoch < kLeaderEpoch) {
-    return ErrorCode::kFencedLeaderEpoch;
-  }
-  if (p.current_leader_epoch > kLeaderEpoch) return ErrorCode::kUnknownLeaderEpoch;
+  if (p.current_leader_epoch < 0) return ErrorCode::kNone;
+  const int32_t epoch = LeaderEpochOf(log);
+  if (p.current_leader_epoch < epoch) return ErrorCode::kFencedLeaderEpoch;
+  if (p.current_leader_epoch > epoch) return ErrorCode::kUnknownLeaderEpoch;
   return ErrorCode::kNone;
 }
 
@@ -85,11 +88,10 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
                                        int64_t max_bytes, bool min_one) {
   FetchResponse::Partition out;
   out.partition_index = p.partition;
-  out.error_code = CheckPartition(request, p);
-  Log* log = out.error_code == ErrorCode::kNone
-                 ? env.topics.ServedLog({topic, p.partition}, &out.error_code)
-                 : nullptr;
+  Log* log = env.topics.ServedLog({topic, p.partition}, &out.error_code);
   if (log == nullptr) return out;
+  out.error_code = CheckPartition(request, p, *log);
+  if (out.error_code != ErrorCode::kNone) return out;
   std::optional<ScrubFetchDamage> damage;
   if (env.ctx.scrubber != nullptr && env.ctx.scrubber->HasFindings()) {
     damage = env.ctx.scrubber->DamageFrom(*log, p.fetch_offset);

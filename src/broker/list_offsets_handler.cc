@@ -9,6 +9,7 @@
 #include <map>
 
 #include "broker/api_handlers.h"
+#include "log/leader_epoch.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
@@ -23,10 +24,13 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
   const int64_t bound = committed ? log->last_stable_offset() : log->high_watermark();
   if (p.timestamp == kListOffsetsEarliest) {
     out.offset = log->log_start_offset();
+    out.leader_epoch = EpochAtOffset(*log, out.offset);
   } else if (p.timestamp == kListOffsetsLatest) {
     out.offset = bound;
+    out.leader_epoch = LeaderEpochOf(*log);
   } else if (p.timestamp == kListOffsetsEarliestLocal) {
     out.offset = log->log_start_offset();
+    out.leader_epoch = EpochAtOffset(*log, out.offset);
   } else if (p.timestamp == kListOffsetsLatestTiered) {
     out.offset = -1;
   } else if (p.timestamp < 0 && p.timestamp != kListOffsetsMaxTimestamp) {
@@ -42,6 +46,7 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
     } else if (*found && (*found)->second < bound) {
       out.timestamp = (*found)->first;
       out.offset = (*found)->second;
+      out.leader_epoch = EpochAtOffset(*log, out.offset);
     }
   }
   return out;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "broker/api_handlers.h"
+#include "log/leader_epoch.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
@@ -30,6 +31,7 @@ MetadataResponse::Topic DescribeTopic(const HandlerEnv& env, const TopicInfo& in
     } else {
       part.leader_id = env.ctx.node_id;
       part.isr_nodes = {env.ctx.node_id};
+      if (Log* log = env.topics.GetLog({info.name, p})) part.leader_epoch = LeaderEpochOf(*log);
     }
     t.partitions.push_back(std::move(part));
   }

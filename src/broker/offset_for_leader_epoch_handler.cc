@@ -5,27 +5,26 @@
 //   between two known epochs      (largest known epoch <= it, start of the next)
 //   below every known epoch       (requested, start of the first known)
 //   UNDEFINED (-1) or above all   (-1, -1), error NONE
-// This node leads every partition at leader epoch 0 (produce_handler.cc).
-// Kafka assigns the leader's epoch at the log end when it becomes leader, so
-// a log nothing was appended to still knows epoch 0 there: an empty cache
-// answers epoch 0 with (0, log end offset), as Kafka would.
+// This node leads a partition at its newest cached epoch, 0 without one
+// (leader_epoch.h). Kafka assigns the leader's epoch at the log end when it
+// becomes leader, so a log nothing was appended to still knows epoch 0
+// there: an empty cache answers epoch 0 with (0, log end offset), as Kafka
+// would.
 //
 // CurrentLeaderEpoch (v2+) is checked exactly as Fetch checks it
-// (fetch_handler.cc): one below this node's epoch is FENCED_LEADER_EPOCH (never
-// while that is 0), one above it UNKNOWN_LEADER_EPOCH, a negative one (-1,
-// "unknown") skips the check.
+// (fetch_handler.cc): one below this node's epoch is FENCED_LEADER_EPOCH, one
+// above it UNKNOWN_LEADER_EPOCH, a negative one (-1, "unknown") skips the
+// check.
 // ReplicaId (v3+) is ignored, as Kafka 3.9 ignores it: every request is
 // answered from the leader's cache, so a non-replica id >= 0 gets the same
 // answer as a consumer (Kafka only authorizes it differently).
 // Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION.
 #include "broker/api_handlers.h"
+#include "log/leader_epoch.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
 namespace {
-
-// This node's leader epoch for every partition (as in fetch/produce).
-constexpr int32_t kThisLeaderEpoch = 0;
 
 using EpochResult = OffsetForLeaderEpochResponse::Partition;
 
@@ -35,16 +34,17 @@ EpochResult EndOffsetFor(HandlerEnv& env, const std::string& topic,
   out.partition = p.partition;
   Log* log = env.topics.ServedLog({topic, p.partition}, &out.error_code);
   if (log == nullptr) return out;
-  if (p.current_leader_epoch >= 0 && p.current_leader_epoch < kThisLeaderEpoch) {
+  const int32_t this_epoch = LeaderEpochOf(*log);
+  if (p.current_leader_epoch >= 0 && p.current_leader_epoch < this_epoch) {
     out.error_code = ErrorCode::kFencedLeaderEpoch;
     return out;
   }
-  if (p.current_leader_epoch > kThisLeaderEpoch) {
+  if (p.current_leader_epoch > this_epoch) {
     out.error_code = ErrorCode::kUnknownLeaderEpoch;
     return out;
   }
-  if (p.leader_epoch == kThisLeaderEpoch && log->leader_epochs().empty()) {
-    out.leader_epoch = kThisLeaderEpoch;
+  if (p.leader_epoch == this_epoch && log->leader_epochs().empty()) {
+    out.leader_epoch = this_epoch;
     out.end_offset = log->log_end_offset();
     return out;
   }

@@ -3,16 +3,18 @@
 // parked fetches, answer per partition in request order.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "broker/api_handlers.h"
 #include "broker/produce_validator.h"
 #include "common/bytes.h"
+#include "log/leader_epoch.h"
 #include "protocol/messages.h"
 #include "record/record_batch.h"
+#include "record/record_batch_builder.h"
 
 namespace daruma::broker {
 namespace {
-
-constexpr int32_t kAppendLeaderEpoch = 0;
 
 // The transactional bit of the first batch in `records` (the low byte of the
 // big-endian attributes), false when the bytes are too short to say.
@@ -47,6 +49,35 @@ std::span<uint8_t> Writable(HandlerEnv& env, ByteSpan records) {
   return env.frame.subspan(at, records.size());
 }
 
+// Kafka's LogValidator: a topic whose compression.type names a codec stores
+// every batch in it, rebuilt when the producer sent another (nullopt: kept as
+// sent). The rebuilt batch must still fit max.message.bytes and segment.bytes.
+Result<std::optional<Bytes>> RecompressForTopic(const RecordBatchView& batch,
+                                                const LogConfig& config) {
+  const CompressionType target = *config.compression_type;
+  if (batch.compression() == target) return std::optional<Bytes>();
+  const int level = target == CompressionType::kGzip   ? config.compression_gzip_level
+                    : target == CompressionType::kLz4  ? config.compression_lz4_level
+                    : target == CompressionType::kZstd ? config.compression_zstd_level
+                                                       : -1;
+  DARUMA_ASSIGN_OR_RETURN(Bytes rebuilt,
+                          RecompressRecordBatch(batch, target, level,
+                                                MaxDecompressedBytesFor(config.max_message_bytes)));
+  if (int64_t(rebuilt.size()) > config.max_message_bytes) {
+    return Status::TooLarge(fmt::format(
+        "the batch recompressed with the topic's compression.type {} is {} bytes, above "
+        "max.message.bytes {}",
+        CompressionName(target), rebuilt.size(), config.max_message_bytes));
+  }
+  if (int64_t(rebuilt.size()) > config.segment_bytes) {
+    return Status::TooLarge(
+        fmt::format("the batch recompressed with the topic's compression.type {} is {} bytes, "
+                    "above segment.bytes {}",
+                    CompressionName(target), rebuilt.size(), config.segment_bytes));
+  }
+  return std::optional<Bytes>(std::move(rebuilt));
+}
+
 ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
                                   const ProduceRequest::Partition& p, int16_t acks, int16_t version,
                                   const std::string& transactional_id) {
@@ -61,16 +92,28 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
   }
   // A copy: LogManager::SetTopicConfig may replace the log's config meanwhile.
   const LogConfig config = log->config_snapshot();
-  ProduceCheck check = ValidateProduceRecords(p.records, version, config);
+  ProduceCheck check = ValidateProduceRecords(p.records, version, config, env.ctx.clock->NowMs());
   if (!check.ok()) {
     out.error_code = check.error;
     // v8+: the reason beside the code (written only from v8, as Kafka's).
     if (!check.message.empty()) out.error_message = check.message;
     return out;
   }
+  // The topic's compression.type, when not "producer" and not the batch's.
+  std::optional<Bytes> recompressed;
+  if (config.compression_type) {
+    Result<std::optional<Bytes>> r = RecompressForTopic(RecordBatchView(*p.records), config);
+    if (!r.ok()) {
+      out.error_code = ErrorCodeForStorageStatus(r.status());
+      out.error_message = r.status().message();
+      return out;
+    }
+    recompressed = std::move(*r);
+  }
   auto append = [&] {
-    Result<LogAppendInfo> info =
-        log->AppendAsLeaderInPlace(Writable(env, *p.records), kAppendLeaderEpoch);
+    Result<LogAppendInfo> info = log->AppendAsLeaderInPlace(
+        recompressed ? std::span<uint8_t>(*recompressed) : Writable(env, *p.records),
+        LeaderEpochOf(*log));
     if (!info.ok()) {
       out.error_code = ErrorCodeForStorageStatus(info.status());
       return;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+#include <vector>
+
 #include "record/record_batch.h"
 
 namespace daruma::broker {
@@ -144,9 +147,37 @@ bool UncompressedRecordsPass(const RecordBatchView& batch, const LogConfig& conf
   return r.AtEnd();
 }
 
+// Kafka's LogValidator.validateTimestamp, on a CreateTime topic when a bound
+// is set: every record's timestamp (but -1, none) within the bounds.
+ProduceCheck CheckTimestamps(const std::vector<Record>& records, const LogConfig& config,
+                             int64_t now_ms) {
+  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  const int64_t before = config.TimestampBeforeMaxMs();
+  const int64_t after = config.TimestampAfterMaxMs();
+  // now - before cannot overflow (now >= 0); now + after can.
+  const int64_t low = before == kUnbounded ? std::numeric_limits<int64_t>::min() : now_ms - before;
+  const int64_t high = after > kUnbounded - now_ms ? kUnbounded : now_ms + after;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const int64_t ts = records[i].timestamp;
+    if (ts == kNoTimestamp || (ts >= low && ts <= high)) continue;
+    return Reject(ErrorCode::kInvalidTimestamp,
+                  fmt::format("Timestamp {} of message with offset {} is out of range. The "
+                              "timestamp should be within [{}, {}]",
+                              ts, records[i].offset, low, high));
+  }
+  return {};
+}
+
+bool HasTimestampBounds(const LogConfig& config) {
+  return !config.log_append_time &&
+         (config.TimestampBeforeMaxMs() != std::numeric_limits<int64_t>::max() ||
+          config.TimestampAfterMaxMs() != std::numeric_limits<int64_t>::max());
+}
+
 // Step 9: the records themselves.
-ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config) {
-  if (UncompressedRecordsPass(batch, config)) return {};
+ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config, int64_t now_ms) {
+  const bool bounded = HasTimestampBounds(config);
+  if (!bounded && UncompressedRecordsPass(batch, config)) return {};
   auto records = batch.DecodeRecords(MaxDecompressedBytesFor(config.max_message_bytes));
   if (!records.ok() && records.status().code() == StatusCode::kTooLarge) {
     // Not CORRUPT_MESSAGE, which clients retry until their delivery timeout.
@@ -173,13 +204,14 @@ ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config)
                     fmt::format("record {}: a compacted topic needs a non-null key", i));
     }
   }
+  if (bounded) return CheckTimestamps(*records, config, now_ms);
   return {};
 }
 
 }  // namespace
 
 ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t produce_version,
-                                    const LogConfig& config) {
+                                    const LogConfig& config, int64_t now_ms) {
   if (!records || records->empty()) {
     return Reject(ErrorCode::kInvalidRecord,
                   fmt::format("Produce v{} must carry exactly one record batch, found {}",
@@ -190,7 +222,7 @@ ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t pro
   if (!check.ok()) return check;
   check = CheckHeader(batch);
   if (!check.ok()) return check;
-  check = CheckRecords(batch, config);
+  check = CheckRecords(batch, config, now_ms);
   if (!check.ok()) return check;
   if (int64_t(batch.size()) > config.segment_bytes) {
     return Reject(ErrorCode::kRecordListTooLarge,

@@ -16,6 +16,9 @@
 //   records do not parse (count, lengths, codec) ..... CORRUPT_MESSAGE
 //   offset delta != record index, null key on a
 //   compacted topic .................................. INVALID_RECORD
+//   a CreateTime record's timestamp outside
+//   [now - message.timestamp.before.max.ms,
+//    now + message.timestamp.after.max.ms] ........... INVALID_TIMESTAMP
 //   batch size > segment.bytes ....................... RECORD_LIST_TOO_LARGE
 // The message names the field, the byte position in the record set and the
 // expected and found values.
@@ -37,7 +40,8 @@ struct ProduceCheck {
   bool ok() const { return error == ErrorCode::kNone; }
 };
 
+// `now_ms`: the broker's clock, for the timestamp bounds.
 ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t produce_version,
-                                    const LogConfig& config);
+                                    const LogConfig& config, int64_t now_ms = 0);
 
 }  // namespace daruma::broker

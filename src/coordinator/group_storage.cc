@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "log/leader_epoch.h"
+
 namespace daruma {
 namespace {
 
-constexpr int32_t kLeaderEpoch = 0;
 constexpr int32_t kReadChunk = 4 << 20;
 
 }  // namespace
@@ -17,8 +18,11 @@ Result<int64_t> LogGroupStorage::Append(int32_t partition, const std::vector<Rec
   if (*log == nullptr) {
     return Status::NotFound(fmt::format("{}-{} does not exist", topic_, partition));
   }
+  // The partition's own leader epoch (log/leader_epoch.h): a
+  // __consumer_offsets partition from a Kafka cluster may be at epoch 5.
+  const int32_t leader_epoch = LeaderEpochOf(**log);
   BatchBuilderOptions options;
-  options.partition_leader_epoch = kLeaderEpoch;
+  options.partition_leader_epoch = leader_epoch;
   if (producer) {
     // Kafka's GroupMetadataManager (and 4.0's CoordinatorRuntime) build
     // transactional offset batches with base sequence 0; the coordinator
@@ -34,7 +38,7 @@ Result<int64_t> LogGroupStorage::Append(int32_t partition, const std::vector<Rec
   Result<Bytes> batch = BuildRecordBatch(options, stamped);
   if (!batch.ok()) return batch.status();
   Result<LogAppendInfo> info =
-      (*log)->AppendAsLeader(*batch, kLeaderEpoch, AppendOrigin::kCoordinator);
+      (*log)->AppendAsLeader(*batch, leader_epoch, AppendOrigin::kCoordinator);
   if (!info.ok()) return info.status();
   const int64_t end = (*log)->log_end_offset();
   if ((*log)->config_snapshot().flush_messages <= 1 && (*log)->recovery_point() < end) {

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "log/leader_epoch.h"
 #include "log/producer_append_info.h"
 #include "record/record_batch_builder.h"
 
 namespace daruma {
 namespace {
 
-constexpr int32_t kMarkerLeaderEpoch = 0;
 // The coordinator epoch of Daruma's markers: Kafka uses the leader epoch of
 // the transaction's `__transaction_state` partition, which on this one node
 // is always 0.
@@ -16,10 +16,12 @@ constexpr int32_t kCoordinatorEpoch = 0;
 
 Result<LogAppendInfo> Append(Log* log, int64_t producer_id, int16_t producer_epoch, bool commit,
                              int32_t coordinator_epoch, int64_t now_ms) {
+  // The partition's own leader epoch (log/leader_epoch.h), never below it.
+  const int32_t leader_epoch = LeaderEpochOf(*log);
   const Bytes batch = BuildEndTxnMarkerBatch(
-      0, kMarkerLeaderEpoch, producer_id, producer_epoch,
+      0, leader_epoch, producer_id, producer_epoch,
       commit ? ControlRecordType::kCommit : ControlRecordType::kAbort, coordinator_epoch, now_ms);
-  return log->AppendAsLeader(batch, kMarkerLeaderEpoch, AppendOrigin::kCoordinator);
+  return log->AppendAsLeader(batch, leader_epoch, AppendOrigin::kCoordinator);
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
+
+#include "record/compression.h"
 
 namespace daruma {
 
@@ -30,6 +34,44 @@ struct LogConfig {
   double min_cleanable_dirty_ratio = 0.5;                               // min.cleanable.dirty.ratio
   int64_t min_compaction_lag_ms = 0;                                    // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = std::numeric_limits<int64_t>::max();  // max.compaction.lag.ms
+
+  // compression.type: the codec batches are stored in (Kafka's LogValidator
+  // recompresses a batch sent in another); nullopt is "producer": as sent.
+  // compression.{gzip,lz4,zstd}.level: the level of that recompression
+  // (gzip -1: zlib's default).
+  std::optional<CompressionType> compression_type;
+  int32_t compression_gzip_level = -1;
+  int32_t compression_lz4_level = 9;
+  int32_t compression_zstd_level = 3;
+
+  // How far a CreateTime record's timestamp may lie before / after the
+  // broker's clock at produce (INVALID_TIMESTAMP beyond).
+  // message.timestamp.difference.max.ms is the older name for both, used
+  // where the newer one is not set (Kafka's LogConfig).
+  int64_t message_timestamp_difference_max_ms = std::numeric_limits<int64_t>::max();
+  int64_t message_timestamp_before_max_ms = std::numeric_limits<int64_t>::max();
+  int64_t message_timestamp_after_max_ms = std::numeric_limits<int64_t>::max();
+  int64_t TimestampBeforeMaxMs() const {
+    return message_timestamp_before_max_ms != std::numeric_limits<int64_t>::max()
+               ? message_timestamp_before_max_ms
+               : message_timestamp_difference_max_ms;
+  }
+  int64_t TimestampAfterMaxMs() const {
+    return message_timestamp_after_max_ms != std::numeric_limits<int64_t>::max()
+               ? message_timestamp_after_max_ms
+               : message_timestamp_difference_max_ms;
+  }
+
+  // Kafka topic configs that change nothing on one node without tiered
+  // storage or down-conversion, accepted, validated and described as Kafka
+  // does so that tools setting them work (remote.storage.enable only false).
+  bool unclean_leader_election_enable = false;
+  bool message_downconversion_enable = true;
+  std::string message_format_version = "3.0-IV1";
+  std::string leader_replication_throttled_replicas;
+  std::string follower_replication_throttled_replicas;
+  int64_t local_retention_ms = -2;
+  int64_t local_retention_bytes = -2;
 
   // Kafka's initFileSize: segment.bytes when preallocating, else 0.
   int64_t InitFileSize() const { return preallocate ? segment_bytes : 0; }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <functional>
+#include <limits>
 
 namespace daruma {
 namespace {
@@ -88,14 +90,126 @@ ConfigDef IntDef(const char* name, T LogConfig::*field, T min) {
 
 ConfigDef CompressionTypeDef() {
   return {"compression.type",
-          [](std::string_view v, LogConfig*) {
-            for (const char* ok : {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"}) {
-              if (v == ok) return Status::Ok();
+          [](std::string_view v, LogConfig* c) {
+            if (v == "producer") {
+              c->compression_type = std::nullopt;
+              return Status::Ok();
             }
-            return Bad("compression.type", v,
-                       "expected one of uncompressed, zstd, lz4, snappy, gzip, producer");
+            if (v == "uncompressed") {
+              c->compression_type = CompressionType::kNone;
+              return Status::Ok();
+            }
+            std::optional<CompressionType> type = CompressionFromName(v);
+            if (!type || *type == CompressionType::kNone) {
+              return Bad("compression.type", v,
+                         "expected one of uncompressed, zstd, lz4, snappy, gzip, producer");
+            }
+            c->compression_type = type;
+            return Status::Ok();
           },
-          [](const LogConfig&) { return std::string("producer"); }};
+          [](const LogConfig& c) {
+            if (!c.compression_type) return std::string("producer");
+            if (*c.compression_type == CompressionType::kNone) return std::string("uncompressed");
+            return std::string(CompressionName(*c.compression_type));
+          }};
+}
+
+ConfigDef BoolDef(const char* name, bool LogConfig::*field) {
+  return {name,
+          [name, field](std::string_view v, LogConfig* c) {
+            if (v != "true" && v != "false") return Bad(name, v, "expected true or false");
+            c->*field = v == "true";
+            return Status::Ok();
+          },
+          [field](const LogConfig& c) { return std::string(c.*field ? "true" : "false"); }};
+}
+
+// An int in [min, max], as Kafka's ConfigDef.Range.between.
+ConfigDef RangeDef(const char* name, int32_t LogConfig::*field, int32_t min, int32_t max) {
+  return {
+      name,
+      [name, field, min, max](std::string_view v, LogConfig* c) {
+        int32_t n = 0;
+        DARUMA_RETURN_IF_ERROR(ParseInt<int32_t>(name, v, std::numeric_limits<int32_t>::min(), &n));
+        // Kafka's gzip level also takes -1, zlib's default.
+        const bool gzip_default = n == -1 && std::string_view(name) == "compression.gzip.level";
+        if (!gzip_default && (n < min || n > max)) {
+          return Bad(name, v, fmt::format("expected a value in [{}, {}]", min, max));
+        }
+        c->*field = n;
+        return Status::Ok();
+      },
+      [field](const LogConfig& c) { return std::to_string(c.*field); }};
+}
+
+// Kafka's MetadataVersionValidator: "0.10.2", "2.8", "3.0-IV1"...
+ConfigDef MessageFormatVersionDef() {
+  return {
+      "message.format.version",
+      [](std::string_view v, LogConfig* c) {
+        size_t i = 0, dots = 0;
+        bool digit = false;
+        while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.')) {
+          digit = digit || v[i] != '.';
+          dots += v[i] == '.';
+          ++i;
+        }
+        std::string_view rest = v.substr(i);
+        const bool iv =
+            rest.empty() || (rest.size() > 3 && rest.substr(0, 3) == "-IV" &&
+                             rest.find_first_not_of("0123456789", 3) == std::string_view::npos);
+        if (!digit || dots < 1 || dots > 2 || v.front() == '.' || !iv) {
+          return Bad("message.format.version", v, "expected a Kafka version such as 3.0-IV1");
+        }
+        c->message_format_version = std::string(v);
+        return Status::Ok();
+      },
+      [](const LogConfig& c) { return c.message_format_version; }};
+}
+
+// Kafka's ThrottledReplicaListValidator: "*", or partitionId:brokerId,...
+ConfigDef ThrottledReplicasDef(const char* name, std::string LogConfig::*field) {
+  return {name,
+          [name, field](std::string_view v, LogConfig* c) {
+            const std::string_view list = TrimValue(v);
+            bool ok = true;
+            if (list != "*" && !list.empty()) {
+              size_t start = 0;
+              while (ok && start <= list.size()) {
+                size_t comma = list.find(',', start);
+                if (comma == std::string_view::npos) comma = list.size();
+                const std::string_view item = TrimValue(list.substr(start, comma - start));
+                const size_t colon = item.find(':');
+                ok = colon != std::string_view::npos && colon > 0 && colon + 1 < item.size() &&
+                     item.find_first_not_of("0123456789:") == std::string_view::npos &&
+                     item.find(':', colon + 1) == std::string_view::npos;
+                start = comma + 1;
+              }
+            }
+            if (!ok) {
+              return Bad(name, v,
+                         "expected a list of partitionId:brokerId pairs, or * for all replicas");
+            }
+            c->*field = std::string(list);
+            return Status::Ok();
+          },
+          [field](const LogConfig& c) { return c.*field; }};
+}
+
+// There is no tiered storage here; Kafka refuses it the same way on a broker
+// with remote.log.storage.system.enable=false.
+ConfigDef RemoteStorageDef() {
+  return {"remote.storage.enable",
+          [](std::string_view v, LogConfig*) {
+            if (v == "false") return Status::Ok();
+            if (v == "true") {
+              return Bad("remote.storage.enable", v,
+                         "Tiered Storage functionality is disabled in the broker. Topic cannot be "
+                         "configured with remote log storage.");
+            }
+            return Bad("remote.storage.enable", v, "expected true or false");
+          },
+          [](const LogConfig&) { return std::string("false"); }};
 }
 
 ConfigDef TimestampTypeDef() {
@@ -143,14 +257,33 @@ const std::vector<ConfigDef>& Defs() {
                    return ParseCleanupPolicy("cleanup.policy", v, c);
                  },
                  RenderCleanupPolicy});
+    d.push_back(RangeDef("compression.gzip.level", &LogConfig::compression_gzip_level, 1, 9));
+    d.push_back(RangeDef("compression.lz4.level", &LogConfig::compression_lz4_level, 1, 17));
     d.push_back(CompressionTypeDef());
+    d.push_back(
+        RangeDef("compression.zstd.level", &LogConfig::compression_zstd_level, -131072, 22));
     d.push_back(IntDef<int64_t>("delete.retention.ms", &LogConfig::delete_retention_ms, 0));
     d.push_back(IntDef<int64_t>("file.delete.delay.ms", &LogConfig::file_delete_delay_ms, 0));
     d.push_back(IntDef<int64_t>("flush.messages", &LogConfig::flush_messages, 1));
     d.push_back(IntDef<int64_t>("flush.ms", &LogConfig::flush_ms, 0));
+    d.push_back(ThrottledReplicasDef("follower.replication.throttled.replicas",
+                                     &LogConfig::follower_replication_throttled_replicas));
     d.push_back(IntDef<int32_t>("index.interval.bytes", &LogConfig::index_interval_bytes, 0));
+    d.push_back(ThrottledReplicasDef("leader.replication.throttled.replicas",
+                                     &LogConfig::leader_replication_throttled_replicas));
+    d.push_back(IntDef<int64_t>("local.retention.bytes", &LogConfig::local_retention_bytes, -2));
+    d.push_back(IntDef<int64_t>("local.retention.ms", &LogConfig::local_retention_ms, -2));
     d.push_back(IntDef<int64_t>("max.compaction.lag.ms", &LogConfig::max_compaction_lag_ms, 1));
     d.push_back(IntDef<int32_t>("max.message.bytes", &LogConfig::max_message_bytes, 0));
+    d.push_back(
+        BoolDef("message.downconversion.enable", &LogConfig::message_downconversion_enable));
+    d.push_back(MessageFormatVersionDef());
+    d.push_back(IntDef<int64_t>("message.timestamp.after.max.ms",
+                                &LogConfig::message_timestamp_after_max_ms, 0));
+    d.push_back(IntDef<int64_t>("message.timestamp.before.max.ms",
+                                &LogConfig::message_timestamp_before_max_ms, 0));
+    d.push_back(IntDef<int64_t>("message.timestamp.difference.max.ms",
+                                &LogConfig::message_timestamp_difference_max_ms, 0));
     d.push_back(TimestampTypeDef());
     d.push_back(
         {"min.cleanable.dirty.ratio",
@@ -161,12 +294,15 @@ const std::vector<ConfigDef>& Defs() {
     d.push_back(IntDef<int64_t>("min.compaction.lag.ms", &LogConfig::min_compaction_lag_ms, 0));
     d.push_back(MinInsyncReplicasDef());
     d.push_back(PreallocateDef());
+    d.push_back(RemoteStorageDef());
     d.push_back(IntDef<int64_t>("retention.bytes", &LogConfig::retention_bytes, -1));
     d.push_back(IntDef<int64_t>("retention.ms", &LogConfig::retention_ms, -1));
     d.push_back(IntDef<int32_t>("segment.bytes", &LogConfig::segment_bytes, 14));
     d.push_back(IntDef<int32_t>("segment.index.bytes", &LogConfig::segment_index_bytes, 4));
     d.push_back(IntDef<int64_t>("segment.jitter.ms", &LogConfig::segment_jitter_ms, 0));
     d.push_back(IntDef<int64_t>("segment.ms", &LogConfig::segment_ms, 1));
+    d.push_back(
+        BoolDef("unclean.leader.election.enable", &LogConfig::unclean_leader_election_enable));
     return d;
   }();
   return defs;

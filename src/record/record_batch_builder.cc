@@ -71,7 +71,7 @@ Result<Bytes> BuildRecordBatch(const BatchBuilderOptions& o,
   if (append_time) max_timestamp = o.log_append_time;
 
   if (o.compression != CompressionType::kNone) {
-    DARUMA_ASSIGN_OR_RETURN(region, Compress(o.compression, region, kMagicV2));
+    DARUMA_ASSIGN_OR_RETURN(region, Compress(o.compression, region, kMagicV2, o.compression_level));
   }
 
   Bytes out(kRecordBatchOverhead);
@@ -92,6 +92,36 @@ Result<Bytes> BuildRecordBatch(const BatchBuilderOptions& o,
   out.insert(out.end(), region.begin(), region.end());
   RewriteBatchCrc(out);
   return out;
+}
+
+Result<Bytes> RecompressRecordBatch(const RecordBatchView& batch, CompressionType target, int level,
+                                    size_t max_decompressed) {
+  DARUMA_ASSIGN_OR_RETURN(std::vector<Record> records, batch.DecodeRecords(max_decompressed));
+  BatchBuilderOptions o;
+  o.base_offset = batch.base_offset();
+  o.partition_leader_epoch = batch.partition_leader_epoch();
+  o.compression = target;
+  o.compression_level = level;
+  o.timestamp_type = batch.timestamp_type();
+  if (o.timestamp_type == TimestampType::kLogAppendTime) o.log_append_time = batch.max_timestamp();
+  o.producer_id = batch.producer_id();
+  o.producer_epoch = batch.producer_epoch();
+  o.base_sequence = batch.base_sequence();
+  o.is_transactional = batch.is_transactional();
+  o.is_control = batch.is_control();
+  std::vector<RecordInput> inputs;
+  inputs.reserve(records.size());
+  for (Record& r : records) {
+    RecordInput in;
+    in.timestamp = r.timestamp;
+    in.key = std::move(r.key);
+    in.value = std::move(r.value);
+    in.headers = std::move(r.headers);
+    in.offset_delta = int32_t(r.offset - batch.base_offset());
+    inputs.push_back(std::move(in));
+  }
+  if (inputs.empty()) return Status::InvalidRecord("a batch with no records to recompress");
+  return BuildRecordBatch(o, inputs);
 }
 
 Bytes BuildEndTxnMarkerBatch(int64_t base_offset, int32_t partition_leader_epoch,

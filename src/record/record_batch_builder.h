@@ -19,6 +19,7 @@ struct BatchBuilderOptions {
   int64_t base_offset = 0;
   int32_t partition_leader_epoch = kNoPartitionLeaderEpoch;
   CompressionType compression = CompressionType::kNone;
+  int compression_level = -1;  // < 0: the codec's Kafka default
   TimestampType timestamp_type = TimestampType::kCreateTime;
   int64_t producer_id = kNoProducerId;
   int16_t producer_epoch = kNoProducerEpoch;
@@ -44,6 +45,17 @@ struct RecordInput {
 // Fails on an empty record list (use BuildEmptyBatch) or a codec error.
 Result<Bytes> BuildRecordBatch(const BatchBuilderOptions& options,
                                const std::vector<RecordInput>& records);
+
+// The v2 batch `batch` with its records compressed with `target` (at `level`,
+// < 0 for the codec's default) instead, as Kafka's LogValidator rebuilds a
+// batch for a topic whose compression.type differs from the producer's: the
+// same base offset, partition leader epoch, timestamp type, producer id,
+// epoch and base sequence, transactional bit, and the same records (offset
+// deltas, timestamps, keys, values, headers). The records are decoded within
+// `max_decompressed` bytes (kTooLarge beyond); a record that does not decode
+// is its error.
+Result<Bytes> RecompressRecordBatch(const RecordBatchView& batch, CompressionType target, int level,
+                                    size_t max_decompressed);
 
 // A COMMIT/ABORT marker batch (78 bytes), as the transaction coordinator writes.
 Bytes BuildEndTxnMarkerBatch(int64_t base_offset, int32_t partition_leader_epoch,

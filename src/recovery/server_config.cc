@@ -11,6 +11,7 @@
 
 #include "common/bytes.h"
 #include "log/meta_properties.h"
+#include "log/topic_config_overrides.h"
 #include "recovery/config_keys.h"
 
 namespace daruma {
@@ -193,6 +194,32 @@ Status ResolveTimestampType(Resolver& r, LogConfig* log) {
   return Status::Ok();
 }
 
+// Broker defaults of topic configs that read as the topic config does
+// (log/topic_config_overrides.h validates and applies them).
+Status ResolveTopicDefaults(Resolver& r, LogConfig* log) {
+  static constexpr std::pair<const char*, const char*> kKeys[] = {
+      {"compression.type", "compression.type"},
+      {"compression.gzip.level", "compression.gzip.level"},
+      {"compression.lz4.level", "compression.lz4.level"},
+      {"compression.zstd.level", "compression.zstd.level"},
+      {"log.message.timestamp.difference.max.ms", "message.timestamp.difference.max.ms"},
+      {"log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms"},
+      {"log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms"},
+      {"unclean.leader.election.enable", "unclean.leader.election.enable"},
+      {"log.message.downconversion.enable", "message.downconversion.enable"},
+      {"log.message.format.version", "message.format.version"},
+      {"log.local.retention.ms", "local.retention.ms"},
+      {"log.local.retention.bytes", "local.retention.bytes"},
+  };
+  for (const auto& [key, topic_key] : kKeys) {
+    auto raw = r.Raw(key);
+    if (!raw) continue;
+    Status st = ApplyTopicConfigOverride(topic_key, Trim(*raw), log);
+    if (!st.ok()) return Status::InvalidArgument(fmt::format("{}: {}", key, st.message()));
+  }
+  return Status::Ok();
+}
+
 Status ResolveLogConfig(Resolver& r, ServerConfig* c) {
   LogConfig& log = c->log;
   constexpr int64_t kHour = 3600000, kMinute = 60000;
@@ -213,6 +240,7 @@ Status ResolveLogConfig(Resolver& r, ServerConfig* c) {
   DARUMA_RETURN_IF_ERROR(ResolveCleanupPolicy(r, &log));
   DARUMA_RETURN_IF_ERROR(r.Set("log.flush.interval.messages", &log.flush_messages, 1));
   DARUMA_RETURN_IF_ERROR(ResolveTimestampType(r, &log));
+  DARUMA_RETURN_IF_ERROR(ResolveTopicDefaults(r, &log));
   DARUMA_RETURN_IF_ERROR(r.Set("producer.id.expiration.ms", &log.producer_id_expiration_ms, 1,
                                std::numeric_limits<int32_t>::max()));
   // log.flush.interval.ms defaults to the scheduler interval (Kafka's synonym rule).

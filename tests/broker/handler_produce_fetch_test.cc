@@ -41,6 +41,55 @@ TEST(HandlerProduceFetch, ProducedBatchesComeBackWithAssignedOffsets) {
   EXPECT_EQ(*tail.records, AsStored(b, 3));
 }
 
+// A partition from a Kafka cluster keeps the epoch its last leader wrote:
+// new batches carry it (never a lower one, which recovery and check take for
+// damage), Metadata and ListOffsets report it, Fetch checks it.
+TEST(HandlerProduceFetch, APartitionKeepsTheLeaderEpochItsKafkaLeaderWrote) {
+  HandlerHarness h;
+  h.CreateTopic("moved", 1);
+  Log* log = h.manager().GetLog({"moved", 0});
+  ASSERT_TRUE(log->AppendAsLeader(ClientBatch({"from kafka"}), 3).ok());
+  ASSERT_EQ(h.Produce("moved", 0, ClientBatch({"from daruma"})).error_code, ErrorCode::kNone);
+  FetchResponse::Partition all = h.Fetch("moved", 0, 0);
+  ASSERT_TRUE(all.records.has_value());
+  size_t pos = 0;
+  int batches = 0;
+  while (pos < all.records->size()) {
+    const size_t size = kLogOverhead + LoadBe32(all.records->data() + pos + batch_layout::kLength);
+    RecordBatchView batch(ByteSpan(*all.records).subspan(pos, size));
+    EXPECT_EQ(batch.partition_leader_epoch(), 3) << "batch at offset " << batch.base_offset();
+    pos += batch.size();
+    ++batches;
+  }
+  EXPECT_EQ(batches, 2);
+  EXPECT_EQ(log->leader_epochs(), (std::vector<EpochEntry>{{3, 0}}));
+
+  MetadataRequest metadata;
+  metadata.topics.emplace();
+  metadata.topics->push_back({.name = "moved"});
+  MetadataResponse m =
+      h.Call(ApiKey::kMetadata, 9, metadata, EncodeMetadataRequest, DecodeMetadataResponse);
+  EXPECT_EQ(m.topics.at(0).partitions.at(0).leader_epoch, 3);
+
+  ListOffsetsRequest latest;
+  latest.topics.push_back({"moved", {{.partition_index = 0, .timestamp = -1}}});
+  ListOffsetsResponse l =
+      h.Call(ApiKey::kListOffsets, 4, latest, EncodeListOffsetsRequest, DecodeListOffsetsResponse);
+  EXPECT_EQ(l.topics.at(0).partitions.at(0).offset, 2);
+  EXPECT_EQ(l.topics.at(0).partitions.at(0).leader_epoch, 3);
+
+  for (const auto& [current, want] :
+       std::vector<std::pair<int32_t, ErrorCode>>{{3, ErrorCode::kNone},
+                                                  {2, ErrorCode::kFencedLeaderEpoch},
+                                                  {4, ErrorCode::kUnknownLeaderEpoch},
+                                                  {-1, ErrorCode::kNone}}) {
+    FetchRequest request = HandlerHarness::FetchOne("moved", 0, 0);
+    request.topics[0].partitions[0].current_leader_epoch = current;
+    FetchResponse r = h.Call(ApiKey::kFetch, 11, request, EncodeFetchRequest, DecodeFetchResponse);
+    EXPECT_EQ(r.responses.at(0).partitions.at(0).error_code, want) << current;
+  }
+}
+
 TEST(HandlerProduceFetch, FetchAtLogEndIsEmptyNotNullAndBeyondIsOutOfRange) {
   HandlerHarness h;
   h.CreateTopic("t", 1);

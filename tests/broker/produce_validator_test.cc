@@ -88,6 +88,43 @@ TEST(ProduceValidator, ACompressedBatchMayDecompressBeyondMaxMessageBytes) {
   EXPECT_EQ(MaxDecompressedBytesFor(int64_t(1) << 40), kToolMaxDecompressedBytes);
 }
 
+// Kafka's message.timestamp.{before,after}.max.ms on a CreateTime topic: a
+// record's timestamp (not the batch's) outside the bounds is INVALID_TIMESTAMP
+// with Kafka's words; -1 (none) passes; a LogAppendTime topic is not bounded.
+TEST(ProduceValidator, TimestampsOutsideTheTopicsBoundsAreInvalid) {
+  constexpr int64_t kNow = 1700000000000;
+  LogConfig config;
+  config.message_timestamp_before_max_ms = 1000;
+  config.message_timestamp_after_max_ms = 10;
+  RecordInput ok = Rec("a", "1");
+  ok.timestamp = kNow - 1000;
+  RecordInput late = Rec("b", "2");
+  late.timestamp = kNow + 11;
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLz4}) {
+    EXPECT_TRUE(ValidateProduceRecords(ByteSpan(Batch({ok}, c)), 7, config, kNow).ok());
+    const Bytes batch = Batch({ok, late}, c);
+    ProduceCheck check = ValidateProduceRecords(ByteSpan(batch), 7, config, kNow);
+    EXPECT_EQ(check.error, ErrorCode::kInvalidTimestamp);
+    EXPECT_EQ(check.message,
+              "Timestamp 1700000000011 of message with offset 1 is out of range. The timestamp "
+              "should be within [1699999999000, 1700000000010]");
+  }
+  RecordInput early = Rec("c", "3");
+  early.timestamp = kNow - 1001;
+  EXPECT_EQ(ValidateProduceRecords(ByteSpan(Batch({early})), 7, config, kNow).error,
+            ErrorCode::kInvalidTimestamp);
+  RecordInput none = Rec("d", "4");
+  none.timestamp = -1;
+  EXPECT_TRUE(ValidateProduceRecords(ByteSpan(Batch({none})), 7, config, kNow).ok());
+  config.log_append_time = true;
+  EXPECT_TRUE(ValidateProduceRecords(ByteSpan(Batch({early})), 7, config, kNow).ok());
+  // The older name bounds both sides where the newer ones are unset.
+  LogConfig old;
+  old.message_timestamp_difference_max_ms = 5;
+  EXPECT_EQ(ValidateProduceRecords(ByteSpan(Batch({late})), 7, old, kNow).error,
+            ErrorCode::kInvalidTimestamp);
+}
+
 TEST(ProduceValidator, OffsetDeltaOutOfOrderIsInvalidRecord) {
   RecordInput a = Rec("a", "1");
   RecordInput b = Rec("b", "2");

@@ -42,6 +42,60 @@ TEST(TopicConfigOverridesTest, BadValuesNameTheConfigAndTheValueAndChangeNothing
   EXPECT_TRUE(IsKnownTopicConfigName("segment.jitter.ms"));
 }
 
+// Every topic config of Kafka 3.x is known, so tools that set them work:
+// those that mean nothing here (one node, no tiered storage, no
+// down-conversion) are validated as Kafka validates them and described back.
+TEST(TopicConfigOverridesTest, KafkasOtherTopicConfigsAreAcceptedAndValidated) {
+  auto c = ApplyTopicConfigOverrides(
+      LogConfig{}, {{"unclean.leader.election.enable", "false"},
+                    {"message.downconversion.enable", "false"},
+                    {"message.format.version", "2.8-IV1"},
+                    {"leader.replication.throttled.replicas", "0:1, 1:1"},
+                    {"follower.replication.throttled.replicas", "*"},
+                    {"local.retention.ms", "-2"},
+                    {"local.retention.bytes", "1000"},
+                    {"remote.storage.enable", "false"},
+                    {"message.timestamp.before.max.ms", "3600000"},
+                    {"message.timestamp.difference.max.ms", "60000"},
+                    {"compression.type", "zstd"},
+                    {"compression.zstd.level", "-5"},
+                    {"compression.gzip.level", "-1"},
+                    {"compression.lz4.level", "17"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->message_downconversion_enable);
+  EXPECT_EQ(c->message_format_version, "2.8-IV1");
+  EXPECT_EQ(c->leader_replication_throttled_replicas, "0:1, 1:1");
+  EXPECT_EQ(c->local_retention_bytes, 1000);
+  EXPECT_EQ(c->compression_type, CompressionType::kZstd);
+  EXPECT_EQ(c->compression_zstd_level, -5);
+  EXPECT_EQ(c->compression_lz4_level, 17);
+  // The newer bound wins where set; the older name bounds the other side.
+  EXPECT_EQ(c->TimestampBeforeMaxMs(), 3600000);
+  EXPECT_EQ(c->TimestampAfterMaxMs(), 60000);
+  for (const auto& [name, value] : RenderTopicConfigs(*c)) {
+    if (name == "compression.type") {
+      EXPECT_EQ(value, "zstd");
+    }
+    if (name == "message.format.version") {
+      EXPECT_EQ(value, "2.8-IV1");
+    }
+  }
+  LogConfig d;
+  EXPECT_EQ(ApplyTopicConfigOverride("remote.storage.enable", "true", &d).message(),
+            "invalid value \"true\" for config remote.storage.enable: Tiered Storage "
+            "functionality is disabled in the broker. Topic cannot be configured with remote log "
+            "storage.");
+  EXPECT_FALSE(ApplyTopicConfigOverride("message.format.version", "three", &d).ok());
+  EXPECT_FALSE(ApplyTopicConfigOverride("leader.replication.throttled.replicas", "0-1", &d).ok());
+  EXPECT_FALSE(ApplyTopicConfigOverride("compression.gzip.level", "10", &d).ok());
+  EXPECT_FALSE(ApplyTopicConfigOverride("unclean.leader.election.enable", "yes", &d).ok());
+  EXPECT_FALSE(ApplyTopicConfigOverride("local.retention.ms", "-3", &d).ok());
+  ASSERT_TRUE(ApplyTopicConfigOverride("compression.type", "uncompressed", &d).ok());
+  EXPECT_EQ(d.compression_type, CompressionType::kNone);
+  ASSERT_TRUE(ApplyTopicConfigOverride("compression.type", "producer", &d).ok());
+  EXPECT_EQ(d.compression_type, std::nullopt);
+}
+
 TEST(TopicConfigOverridesTest, DiffRoundTripsEveryCoveredField) {
   LogConfig defaults;
   LogConfig c = defaults;
@@ -65,7 +119,8 @@ TEST(TopicConfigOverridesTest, DiffRoundTripsEveryCoveredField) {
   c.min_compaction_lag_ms = 9;
   c.max_compaction_lag_ms = 10;
   const TopicConfigOverrides diff = DiffTopicConfig(defaults, c);
-  EXPECT_EQ(diff.size(), 18u);  // all but compression.type and min.insync.replicas
+  // All but min.insync.replicas and the configs of the test above.
+  EXPECT_EQ(diff.size(), 18u);
   EXPECT_EQ(diff.at("cleanup.policy"), "compact,delete");
   EXPECT_EQ(diff.at("min.cleanable.dirty.ratio"), "0.1");
   auto back = ApplyTopicConfigOverrides(defaults, diff);

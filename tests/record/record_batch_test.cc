@@ -95,6 +95,54 @@ TEST(RecordBatchTest, LogAppendTimeOverridesRecordTimestamps) {
   for (const auto& r : *records) EXPECT_EQ(r.timestamp, 5555);
 }
 
+// A topic's compression.type rebuilds a batch: every header field a producer
+// set and every record stay; only the codec and the CRC change.
+TEST(RecordBatchTest, RecompressKeepsTheHeaderAndTheRecords) {
+  BatchBuilderOptions o;
+  o.partition_leader_epoch = 3;
+  o.producer_id = 42;
+  o.producer_epoch = 2;
+  o.base_sequence = 7;
+  o.is_transactional = true;
+  o.compression = CompressionType::kSnappy;
+  std::vector<RecordInput> in(3);
+  for (int i = 0; i < 3; ++i) {
+    in[i].timestamp = 1000 - i;  // deltas may be negative
+    in[i].key = "k" + std::to_string(i);
+    in[i].value = std::string(100, char('a' + i));
+  }
+  in[1].value = std::nullopt;
+  in[2].headers = {{"h", "v"}, {"n", std::nullopt}};
+  Result<Bytes> sent = BuildRecordBatch(o, in);
+  ASSERT_TRUE(sent.ok());
+  for (CompressionType target : {CompressionType::kNone, CompressionType::kGzip,
+                                 CompressionType::kLz4, CompressionType::kZstd}) {
+    Result<Bytes> again = RecompressRecordBatch(RecordBatchView(*sent), target, -1, 1 << 20);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    RecordBatchView a(*sent), b(*again);
+    EXPECT_TRUE(b.Validate().ok());
+    EXPECT_EQ(b.compression(), target);
+    EXPECT_EQ(b.partition_leader_epoch(), 3);
+    EXPECT_EQ(b.producer_id(), 42);
+    EXPECT_EQ(b.producer_epoch(), 2);
+    EXPECT_EQ(b.base_sequence(), 7);
+    EXPECT_TRUE(b.is_transactional());
+    EXPECT_EQ(b.last_offset_delta(), 2);
+    EXPECT_EQ(b.max_timestamp(), a.max_timestamp());
+    auto ra = a.DecodeRecords();
+    auto rb = b.DecodeRecords();
+    ASSERT_TRUE(ra.ok() && rb.ok());
+    ASSERT_EQ(rb->size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ((*rb)[i].offset, (*ra)[i].offset);
+      EXPECT_EQ((*rb)[i].timestamp, (*ra)[i].timestamp);
+      EXPECT_EQ((*rb)[i].key, (*ra)[i].key);
+      EXPECT_EQ((*rb)[i].value, (*ra)[i].value);
+      EXPECT_EQ((*rb)[i].headers.size(), (*ra)[i].headers.size());
+    }
+  }
+}
+
 TEST(RecordBatchTest, DeleteHorizonIsBaseTimestamp) {
   BatchBuilderOptions o;
   o.delete_horizon_ms = 99999;
