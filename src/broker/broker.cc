@@ -73,8 +73,8 @@ Result<std::unique_ptr<FrameHandler>> MakeRequestHandler(const HandlerArgs& args
 
 Broker::Broker(BrokerOptions options)
     : options_(std::move(options)),
-      log_manager_(options_.log_manager),
-      event_log_(EventLog::Options{options_.log, options_.settings.log_level}) {
+      event_log_(EventLog::Options{options_.log, options_.settings.log_level}),
+      log_manager_(options_.log_manager) {
   log_manager_.SetRetentionListener(
       [this](const daruma::Log& log, const daruma::Log::RetentionResult& removed) {
         LogRetention(event_log_, log, removed);

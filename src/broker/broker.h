@@ -123,10 +123,12 @@ class Broker {
 
   BrokerOptions options_;
   asio::io_context io_;
-  LogManager log_manager_;
   // Every line the broker writes to options_.log goes through it, so lines of
-  // the io thread and of the request threads never interleave.
+  // the io thread and of the request threads never interleave. Before
+  // log_manager_: the manager's listeners (retention, a dir going offline)
+  // write here until the manager is gone.
   EventLog event_log_;
+  LogManager log_manager_;
   RequestMetrics metrics_;
   NetworkCounters counters_;
   std::unique_ptr<HttpServer> http_;

@@ -55,8 +55,12 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
     // Partitions of one topic share its id; the first one read wins.
     if (t.id.IsZero()) t.id = *id;
   }
+  const std::map<std::string, PendingTopicCreation> pending = logs_->PendingTopicCreations();
   for (auto& [topic, logs] : without_id) {
     Topic& t = topics_[topic];
+    // A crash between a new partition's dir and its partition.metadata: the
+    // recorded creation knows the id.
+    if (auto c = pending.find(topic); t.id.IsZero() && c != pending.end()) t.id = c->second.id;
     if (t.id.IsZero()) t.id = Uuid::Random();
     for (Log* log : logs) {
       PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
@@ -70,17 +74,25 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
   }
   // A deleted topic's partition dir (its log dir was offline at the deletion,
   // or the broker stopped mid-deletion) goes the way the rest of it went.
+  // A failure is noted and leaves the rest alone: one bad disk must not stop
+  // the broker from serving the others.
+  bool all_deleted = true;
   for (const TopicPartition& tp : of_deleted_topics) {
-    DARUMA_RETURN_IF_ERROR(logs_->AsyncDelete(tp));
-    if (notes != nullptr) {
-      notes->push_back(fmt::format(
-          "partition {} belongs to a topic deleted before (its log dir was offline then, or the "
-          "deletion was interrupted): deleted now, as the rest of it was",
-          tp.ToString()));
-    }
+    Status st = logs_->AsyncDelete(tp);
+    all_deleted = all_deleted && st.ok();
+    if (notes == nullptr) continue;
+    notes->push_back(
+        st.ok() ? fmt::format("partition {} belongs to a topic deleted before (its log dir was "
+                              "offline then, or the deletion was interrupted): deleted now, as "
+                              "the rest of it was",
+                              tp.ToString())
+                : fmt::format("partition {} belongs to a topic deleted before, but deleting it "
+                              "failed ({}); it is not served, and the next start tries again",
+                              tp.ToString(), st.ToString()));
   }
-  if (unloaded_.empty()) logs_->ForgetTopicDeletions();  // kept while a dir is offline
-  DARUMA_RETURN_IF_ERROR(CompletePendingCreationsLocked(notes));
+  // Kept while a dir is offline or a partition did not load.
+  if (unloaded_.empty() && all_deleted) logs_->ForgetTopicDeletions();
+  CompletePendingCreationsLocked(notes);
   names_by_id_.clear();
   for (const auto& [name, t] : topics_) names_by_id_[t.id] = name;
   return Status::Ok();
@@ -201,7 +213,10 @@ std::optional<std::string> TopicRegistry::CollidingTopicLocked(const std::string
 // A creation a crash interrupted: its missing partitions are created, with
 // the id and config it was recorded with, so the topic is whole, as a
 // committed CreateTopics record is in Kafka.
-Status TopicRegistry::CompletePendingCreationsLocked(std::vector<std::string>* notes) {
+void TopicRegistry::CompletePendingCreationsLocked(std::vector<std::string>* notes) {
+  // A dir that is offline may hold some of its partitions: creating them
+  // elsewhere would put one partition in two dirs once it is back.
+  const bool dir_offline = logs_->HasOfflineLogDir();
   for (const auto& [name, creation] : logs_->PendingTopicCreations()) {
     Topic& t = topics_[name];
     if (!t.id.IsZero() && t.id != creation.id) {
@@ -212,24 +227,41 @@ Status TopicRegistry::CompletePendingCreationsLocked(std::vector<std::string>* n
     t.id = creation.id;
     t.overrides = logs_->TopicOverridesOf(name);
     t.config = logs_->ConfigFor(name);
+    t.partitions = std::max(t.partitions, creation.partitions);
+    if (dir_offline) {
+      if (notes != nullptr) {
+        notes->push_back(fmt::format(
+            "the creation of topic '{}' was interrupted; a log dir is offline, so its missing "
+            "partitions are created at a start that finds every dir",
+            name));
+      }
+      continue;
+    }
     int32_t created = 0;
-    for (int32_t p = 0; p < creation.partitions; ++p) {
+    Status failed = Status::Ok();
+    for (int32_t p = 0; p < creation.partitions && failed.ok(); ++p) {
       const TopicPartition tp{name, p};
       if (unloaded_.count(tp) > 0 || logs_->GetLog(tp) != nullptr) continue;
-      DARUMA_ASSIGN_OR_RETURN(Log * log, logs_->GetOrCreateLog(tp, t.id, t.config));
-      log->UpdateHighWatermark(log->log_end_offset());
+      Result<Log*> log = logs_->GetOrCreateLog(tp, t.id, t.config);
+      if (!log.ok()) {
+        failed = log.status();
+        break;
+      }
+      (*log)->UpdateHighWatermark((*log)->log_end_offset());
       ++created;
     }
-    t.partitions = std::max(t.partitions, creation.partitions);
-    logs_->EndTopicCreation(name);
+    if (failed.ok()) logs_->EndTopicCreation(name);
     if (notes != nullptr) {
-      notes->push_back(fmt::format(
-          "the creation of topic '{}' was interrupted: completed it, creating {} of its {} "
-          "partition(s) with its recorded configs",
-          name, created, creation.partitions));
+      notes->push_back(
+          failed.ok()
+              ? fmt::format("the creation of topic '{}' was interrupted: completed it, creating "
+                            "{} of its {} partition(s) with its recorded configs",
+                            name, created, creation.partitions)
+              : fmt::format("the creation of topic '{}' was interrupted and completing it failed "
+                            "({}); the next start tries again",
+                            name, failed.ToString()));
     }
   }
-  return Status::Ok();
 }
 
 Result<TopicInfo> TopicRegistry::Create(const std::string& name, int32_t partitions,
@@ -253,20 +285,39 @@ Result<TopicInfo> TopicRegistry::GetOrCreateInternal(const std::string& name, in
 Result<TopicInfo> TopicRegistry::CreateLogs(const std::string& name, int32_t partitions,
                                             const TopicOverrides& overrides,
                                             const LogConfig& config) {
-  Topic t{Uuid::Random(), partitions, overrides, config};
+  // A creation of this name left pending keeps its id: its partition dirs
+  // may exist already.
+  const std::map<std::string, PendingTopicCreation> pending = logs_->PendingTopicCreations();
+  auto earlier = pending.find(name);
+  Topic t{earlier != pending.end() ? earlier->second.id : Uuid::Random(), partitions, overrides,
+          config};
   // The creation and the overrides are durable before the first partition
   // dir: a crash part-way leaves a creation the next start completes (Load),
   // never a topic with fewer partitions or without its configs.
   DARUMA_RETURN_IF_ERROR(
       logs_->BeginTopicCreation(name, PendingTopicCreation{t.id, partitions}, config, overrides));
-  for (int32_t p = 0; p < partitions; ++p) {
+  Status made = Status::Ok();
+  for (int32_t p = 0; p < partitions && made.ok(); ++p) {
     TopicPartition tp{name, p};
     // GetOrCreateLog writes partition.metadata with the id.
-    DARUMA_ASSIGN_OR_RETURN(Log * log, logs_->GetOrCreateLog(tp, t.id, config));
-    log->UpdateHighWatermark(log->log_end_offset());
+    Result<Log*> log = logs_->GetOrCreateLog(tp, t.id, config);
+    if (log.ok()) {
+      (*log)->UpdateHighWatermark((*log)->log_end_offset());
+    } else {
+      made = log.status().WithContext(
+          fmt::format("creating partition {} of {} of topic '{}' (the creation stays recorded "
+                      "and the next start completes it)",
+                      p, partitions, name));
+    }
   }
-  logs_->EndTopicCreation(name);
+  // A failure part-way (a dir went offline) leaves the topic registered with
+  // the partitions it has and its creation recorded, as a crash would.
+  if (made.ok()) logs_->EndTopicCreation(name);
   std::lock_guard<std::mutex> lock(mu_);
+  if (!made.ok()) {
+    if (topics_.emplace(name, t).second) names_by_id_[t.id] = name;
+    return made;
+  }
   auto [it, inserted] = topics_.emplace(name, t);
   if (!inserted) return Status::AlreadyExists("topic '" + name + "' already exists");
   names_by_id_[t.id] = name;
@@ -355,13 +406,26 @@ Status TopicRegistry::Delete(const std::string& name) {
     topics_.erase(name);
     for (const TopicPartition& tp : unloaded_) whole = whole && tp.topic != name;
   }
+  // Every partition it can, whatever fails: the recorded deletion covers the
+  // rest at the next start (one in an offline dir is not touched, as Kafka
+  // never touches an offline dir).
+  Status first_error = Status::Ok();
   for (int32_t p = 0; p < partitions; ++p) {
     TopicPartition tp{name, p};
-    if (logs_->GetLog(tp) == nullptr) continue;  // a gap in the loaded partitions
-    DARUMA_RETURN_IF_ERROR(logs_->AsyncDelete(tp));
+    Log* log = logs_->GetLog(tp);
+    if (log == nullptr) continue;  // a gap in the loaded partitions
+    if (logs_->IsInOfflineDir(*log)) {
+      whole = false;
+      continue;
+    }
+    Status st = logs_->AsyncDelete(tp);
+    if (!st.ok()) {
+      whole = false;
+      if (first_error.ok()) first_error = st;
+    }
   }
   if (whole) logs_->ForgetTopicDeletion(id);  // kept while a log dir is offline
-  return Status::Ok();
+  return first_error;
 }
 
 }  // namespace daruma::broker

@@ -156,7 +156,7 @@ class TopicRegistry {
   };
   TopicInfo ToInfo(const std::string& name, const Topic& t) const;
   // mu_ held, from Load.
-  Status CompletePendingCreationsLocked(std::vector<std::string>* notes);
+  void CompletePendingCreationsLocked(std::vector<std::string>* notes);
   // Creates the partition logs and registers the topic; admin_mu_ held.
   Result<TopicInfo> CreateLogs(const std::string& name, int32_t partitions,
                                const TopicOverrides& overrides, const LogConfig& config);

@@ -80,6 +80,8 @@ class LogRegistry {
   // Forget recorded deletions (this id's, or all) unless a log dir is offline.
   virtual void ForgetTopicDeletion(const Uuid& id) = 0;
   virtual void ForgetTopicDeletions() = 0;
+  // Whether a log dir is offline (its partition dirs are then unknown).
+  virtual bool HasOfflineLogDir() const = 0;
 };
 
 }  // namespace daruma

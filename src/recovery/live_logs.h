@@ -71,6 +71,7 @@ class LiveLogs final : public LogRegistry {
   bool IsDeletedTopic(const Uuid& id) const override { return configs_->IsDeleted(id); }
   void ForgetTopicDeletion(const Uuid& id) override { configs_->ForgetDeletion(id); }
   void ForgetTopicDeletions() override { configs_->ForgetDeletions(); }
+  bool HasOfflineLogDir() const override { return configs_->AnyLogDirOffline(); }
 
  private:
   // Kafka: a live log whose partition.metadata names another topic id belongs

@@ -210,6 +210,7 @@ class LogManager final : public LogRegistry {
   bool IsDeletedTopic(const Uuid& id) const override { return live_.IsDeletedTopic(id); }
   void ForgetTopicDeletion(const Uuid& id) override { live_.ForgetTopicDeletion(id); }
   void ForgetTopicDeletions() override { live_.ForgetTopicDeletions(); }
+  bool HasOfflineLogDir() const override { return live_.HasOfflineLogDir(); }
 
   // ---- Jobs (log_jobs.h) ---------------------------------------------------------
   // Rewrites recovery-point-offset-checkpoint of every serving dir a flush

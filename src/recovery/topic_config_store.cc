@@ -9,6 +9,19 @@
 #include "recovery/topic_config_file.h"
 
 namespace daruma {
+namespace {
+
+// Puts map[key] back to what it was (absent when `old` is nullopt).
+template <typename Map, typename Key, typename Value>
+void RestoreLocked(Map& map, const Key& key, const std::optional<Value>& old) {
+  if (old) {
+    map[key] = *old;
+  } else {
+    map.erase(key);
+  }
+}
+
+}  // namespace
 
 void TopicConfigStore::Load(const LogConfig& defaults) {
   defaults_ = defaults;
@@ -92,15 +105,30 @@ bool TopicConfigStore::AnyDirOffline() const {
 Status TopicConfigStore::BeginCreate(const std::string& topic, const PendingTopicCreation& creation,
                                      const LogConfig& config,
                                      const TopicConfigOverrides& overrides) {
+  // Restored if no dir takes the file: an intent the client was told failed
+  // must not reach the disk with the next write for another topic.
+  std::optional<LogConfig> old_config;
+  std::optional<TopicConfigOverrides> old_overrides;
+  std::optional<PendingTopicCreation> old_creation;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = configs_.find(topic); it != configs_.end()) old_config = it->second;
+    if (auto it = overrides_.find(topic); it != overrides_.end()) old_overrides = it->second;
+    if (auto it = creating_.find(topic); it != creating_.end()) old_creation = it->second;
     if (!overrides.empty()) {
       configs_[topic] = config;
       overrides_[topic] = overrides;
     }
     creating_[topic] = creation;
   }
-  return Persist();
+  Status st = Persist();
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    RestoreLocked(configs_, topic, old_config);
+    RestoreLocked(overrides_, topic, old_overrides);
+    RestoreLocked(creating_, topic, old_creation);
+  }
+  return st;
 }
 
 void TopicConfigStore::EndCreate(const std::string& topic) {
@@ -117,13 +145,27 @@ std::map<std::string, PendingTopicCreation> TopicConfigStore::PendingCreations()
 }
 
 Status TopicConfigStore::RecordDeletion(const std::string& topic, const Uuid& id) {
+  std::optional<std::string> old_deleted;
+  std::optional<PendingTopicCreation> old_creation;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = deleted_.find(id); it != deleted_.end()) old_deleted = it->second;
+    if (auto it = creating_.find(topic); it != creating_.end()) old_creation = it->second;
     deleted_[id] = topic;
     // A creation whose end was not recorded must not be completed now.
     creating_.erase(topic);
   }
-  return Persist();
+  Status st = Persist();
+  if (!st.ok()) {  // the topic stays, as the client is told: see BeginCreate
+    std::lock_guard<std::mutex> lock(mu_);
+    RestoreLocked(deleted_, id, old_deleted);
+    RestoreLocked(creating_, topic, old_creation);
+  }
+  return st;
+}
+
+bool TopicConfigStore::AnyLogDirOffline() const {
+  return AnyDirOffline();
 }
 
 bool TopicConfigStore::IsDeleted(const Uuid& id) const {

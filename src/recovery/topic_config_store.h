@@ -54,7 +54,8 @@ class TopicConfigStore {
   void ForgetIfUnused(const std::string& topic);
 
   // Records the creation of `topic` (and its overrides, if any) durably in
-  // at least one serving dir; kIoError when none took it.
+  // at least one serving dir; kIoError when none took it, and then nothing
+  // of it is kept (RecordDeletion too).
   Status BeginCreate(const std::string& topic, const PendingTopicCreation& creation,
                      const LogConfig& config, const TopicConfigOverrides& overrides);
   void EndCreate(const std::string& topic);
@@ -67,6 +68,8 @@ class TopicConfigStore {
   // dir of those topics was then found and renamed): `id`'s alone, or all.
   void ForgetDeletion(const Uuid& id);
   void ForgetDeletions();
+  // Whether a log dir is offline: its partitions are unknown until it is back.
+  bool AnyLogDirOffline() const;
   LogConfig ConfigFor(const std::string& topic) const;
   TopicConfigOverrides OverridesOf(const std::string& topic) const;
 

@@ -211,6 +211,67 @@ TEST(HandlerTopicRegistry, ADeletionIsRememberedWhileALogDirIsOffline) {
   ASSERT_TRUE(manager.Shutdown().ok());
 }
 
+// An intent no dir could record is forgotten at once, so the next write for
+// another topic cannot carry it to disk (the client was told it failed).
+TEST(HandlerTopicRegistry, AnIntentNoDirTookIsNotKept) {
+  daruma::testing::TempDir dir;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  manager.failure_channel().MaybeAddOfflineLogDir(dir.path(), Status::IoError("disk gone"));
+  EXPECT_FALSE(manager.BeginTopicCreation("t", {Uuid::Random(), 2}, LogConfig{}, {}).ok());
+  EXPECT_TRUE(manager.PendingTopicCreations().empty());
+  const Uuid id = Uuid::Random();
+  EXPECT_FALSE(manager.RecordTopicDeletion("u", id).ok());
+  EXPECT_FALSE(manager.IsDeletedTopic(id));
+}
+
+// A crash after the first partition's dir but before its partition.metadata:
+// the recorded creation gives the id, so the creation is still completed.
+TEST(HandlerTopicRegistry, ACreationCrashedBeforeItsFirstPartitionMetadataIsCompleted) {
+  daruma::testing::TempDir dir;
+  const Uuid id = Uuid::Random();
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    ASSERT_TRUE(manager.BeginTopicCreation("t", {id, 3}, LogConfig{}, {}).ok());
+    ASSERT_TRUE(manager.GetOrCreateLog({"t", 0}, Uuid::Zero(), LogConfig{}).ok());
+  }
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  std::optional<TopicInfo> t = registry.Find("t");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->id, id);
+  EXPECT_EQ(t->partitions, 3);
+  for (int32_t p = 0; p < 3; ++p) EXPECT_NE(registry.GetLog({"t", p}), nullptr) << p;
+  EXPECT_TRUE(manager.PendingTopicCreations().empty());
+  ASSERT_TRUE(manager.Shutdown().ok());
+}
+
+// DeleteTopics with a partition in a dir that went offline: every other
+// partition goes, the offline one is left alone (as Kafka never touches an
+// offline dir) and its deletion stays recorded for the start that finds it.
+TEST(HandlerTopicRegistry, DeleteLeavesAPartitionInAnOfflineDirToItsRecordedDeletion) {
+  daruma::testing::TempDir a, b;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  ASSERT_TRUE(registry.Load().ok());
+  Result<TopicInfo> created = registry.Create("t", 2, {});
+  ASSERT_TRUE(created.ok());
+  Log* in_a = manager.GetLog({"t", 0});
+  ASSERT_NE(in_a, nullptr);
+  const std::string offline = ParentDir(in_a->dir());
+  manager.failure_channel().MaybeAddOfflineLogDir(offline, Status::IoError("disk gone"));
+  EXPECT_TRUE(registry.Delete("t").ok());
+  EXPECT_FALSE(registry.Find("t").has_value());
+  EXPECT_EQ(manager.GetLog({"t", 1}), nullptr);  // the online one went
+  EXPECT_TRUE(std::filesystem::exists(JoinPath(offline, "t-0")));
+  EXPECT_TRUE(manager.IsDeletedTopic(created->id));
+  ASSERT_TRUE(manager.Shutdown().ok());
+}
+
 TEST(HandlerTopicRegistry, CreateValidatesBeforeTouchingDisk) {
   daruma::testing::TempDir dir;
   LogManager manager;
