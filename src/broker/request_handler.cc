@@ -60,7 +60,37 @@ LogGroupStorage::LogFor RequestHandler::CoordinatorLogFor(std::string topic, int
   };
 }
 
+// An internal topic found on disk without a cleanup.policy of its own came
+// from a Kafka dir (Kafka keeps topic configs in its metadata, which Daruma
+// does not read): it is compacted, as Kafka always creates it, or time
+// retention would delete the committed offsets and transaction states older
+// than retention.ms. A policy an operator recorded here is kept.
+void RequestHandler::CompactInternalTopic(const std::string& name) {
+  std::optional<TopicInfo> existing = topics_.Find(name);
+  if (!existing || existing->overrides.count("cleanup.policy") > 0) return;
+  Result<TopicInfo> edited = topics_.EditOverrides(
+      name,
+      [](const TopicOverrides& current) -> Result<TopicOverrides> {
+        TopicOverrides out = current;
+        out["cleanup.policy"] = "compact";
+        return out;
+      },
+      /*validate_only=*/false);
+  if (ctx_.log == nullptr) return;
+  ctx_.log->Write(
+      LogLevel::kWarn, "internal_topic_compacted",
+      LogFields()
+          .Add("topic", name)
+          .Add("what",
+               edited.ok()
+                   ? std::string("found without a cleanup.policy of its own (a dir Kafka "
+                                 "wrote): set to compact, as Kafka always has it")
+                   : "setting cleanup.policy=compact failed: " + edited.status().ToString()));
+}
+
 void RequestHandler::StartCoordinators() {
+  CompactInternalTopic(kConsumerOffsetsTopic);
+  CompactInternalTopic(kTransactionStateTopic);
   GroupCoordinatorConfig config = ctx_.groups;
   // An internal topic that already exists keeps its partition count (a group
   // or transactional id lives where the count it was written with puts it).

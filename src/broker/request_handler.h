@@ -92,6 +92,7 @@ class RequestHandler final : public FrameHandler {
   // `__consumer_offsets`, then `__transaction_state`, on a thread of its own
   // (their APIs answer COORDINATOR_LOAD_IN_PROGRESS meanwhile).
   void StartCoordinators();
+  void CompactInternalTopic(const std::string& name);
   void LoadGroups();
   void LoadTransactions();
   // Aborts, once `transaction.max.timeout.ms` has passed since their last

@@ -272,6 +272,29 @@ TEST(HandlerTopicRegistry, DeleteLeavesAPartitionInAnOfflineDirToItsRecordedDele
   ASSERT_TRUE(manager.Shutdown().ok());
 }
 
+// __consumer_offsets from a Kafka dir comes without its configs (Kafka keeps
+// them in its metadata): it is compacted, as Kafka always has it, or time
+// retention would delete committed offsets older than retention.ms. A policy
+// recorded here is kept.
+TEST(HandlerTopicRegistry, AnInternalTopicFoundWithoutItsPolicyIsCompacted) {
+  HandlerHarness h;
+  ASSERT_TRUE(
+      h.manager().GetOrCreateLog({"__consumer_offsets", 0}, Uuid::Random(), LogConfig{}).ok());
+  ASSERT_TRUE(
+      h.manager().GetOrCreateLog({"__transaction_state", 0}, Uuid::Random(), LogConfig{}).ok());
+  h.manager().SetTopicConfig("__transaction_state", LogConfig{},
+                             {{"cleanup.policy", "compact,delete"}});
+  h.Restart();
+  std::optional<TopicInfo> offsets = h.handler().topics().Find("__consumer_offsets");
+  ASSERT_TRUE(offsets.has_value());
+  EXPECT_TRUE(offsets->config.compact);
+  EXPECT_FALSE(offsets->config.delete_policy);
+  EXPECT_TRUE(h.manager().GetLog({"__consumer_offsets", 0})->config_snapshot().compact);
+  std::optional<TopicInfo> txns = h.handler().topics().Find("__transaction_state");
+  ASSERT_TRUE(txns.has_value());
+  EXPECT_EQ(txns->overrides.at("cleanup.policy"), "compact,delete");
+}
+
 TEST(HandlerTopicRegistry, CreateValidatesBeforeTouchingDisk) {
   daruma::testing::TempDir dir;
   LogManager manager;
