@@ -194,23 +194,6 @@ TEST(HandlerTopicRegistry, APartitionDirOfADeletedTopicIsDeletedNotServed) {
   ASSERT_TRUE(manager.Shutdown().ok());
 }
 
-// With a log dir offline, a deleted topic may still have partition dirs
-// there: its record is kept for the start that finds them.
-TEST(HandlerTopicRegistry, ADeletionIsRememberedWhileALogDirIsOffline) {
-  daruma::testing::TempDir a, b;
-  LogManager manager;
-  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 1).ok());
-  TopicRegistry registry(&manager, LogConfig{});
-  ASSERT_TRUE(registry.Load().ok());
-  Result<TopicInfo> created = registry.Create("t", 1, {});
-  ASSERT_TRUE(created.ok());
-  manager.failure_channel().MaybeAddOfflineLogDir(a.path(), Status::IoError("disk gone"));
-  EXPECT_TRUE(registry.Delete("t").ok());
-  EXPECT_TRUE(manager.IsDeletedTopic(created->id));
-  EXPECT_FALSE(registry.Find("t").has_value());
-  ASSERT_TRUE(manager.Shutdown().ok());
-}
-
 // An intent no dir could record is forgotten at once, so the next write for
 // another topic cannot carry it to disk (the client was told it failed).
 TEST(HandlerTopicRegistry, AnIntentNoDirTookIsNotKept) {
