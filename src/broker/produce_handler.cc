@@ -97,6 +97,20 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
     out.error_code = check.error;
     // v8+: the reason beside the code (written only from v8, as Kafka's).
     if (!check.message.empty()) out.error_message = check.message;
+    if (check.record_index) {
+      // Kafka's LogValidator.processRecordErrors: the record and its reason
+      // in record_errors, a summary beside the code, and the log start.
+      out.record_errors.push_back({*check.record_index, check.message, {}});
+      out.error_message =
+          check.error == ErrorCode::kInvalidTimestamp
+              ? "One or more records have been rejected due to invalid timestamp"
+              : fmt::format(
+                    "One or more records have been rejected due to 1 record errors in "
+                    "total, and only showing the first three errors at most: "
+                    "[RecordError(batchIndex={}, message='{}')]",
+                    *check.record_index, check.message);
+      out.log_start_offset = log->log_start_offset();
+    }
     return out;
   }
   // The topic's compression.type, when not "producer" and not the batch's.

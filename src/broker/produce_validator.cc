@@ -160,10 +160,12 @@ ProduceCheck CheckTimestamps(const std::vector<Record>& records, const LogConfig
   for (size_t i = 0; i < records.size(); ++i) {
     const int64_t ts = records[i].timestamp;
     if (ts == kNoTimestamp || (ts >= low && ts <= high)) continue;
-    return Reject(ErrorCode::kInvalidTimestamp,
-                  fmt::format("Timestamp {} of message with offset {} is out of range. The "
-                              "timestamp should be within [{}, {}]",
-                              ts, records[i].offset, low, high));
+    ProduceCheck check = Reject(ErrorCode::kInvalidTimestamp,
+                                fmt::format("Timestamp {} of message with offset {} is out of "
+                                            "range. The timestamp should be within [{}, {}]",
+                                            ts, records[i].offset, low, high));
+    check.record_index = int32_t(i);
+    return check;
   }
   return {};
 }
@@ -195,13 +197,18 @@ ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config,
     const Record& r = (*records)[i];
     const int64_t delta = r.offset - batch.base_offset();
     if (delta != int64_t(i)) {
-      return Reject(
-          ErrorCode::kInvalidRecord,
-          fmt::format("record {}: field offsetDelta: expected {}, found {}", i, i, delta));
+      ProduceCheck check =
+          Reject(ErrorCode::kInvalidRecord,
+                 fmt::format("record {}: field offsetDelta: expected {}, found {}", i, i, delta));
+      check.record_index = int32_t(i);
+      return check;
     }
     if (config.compact && !r.key) {
-      return Reject(ErrorCode::kInvalidRecord,
-                    fmt::format("record {}: a compacted topic needs a non-null key", i));
+      ProduceCheck check =
+          Reject(ErrorCode::kInvalidRecord,
+                 fmt::format("record {}: a compacted topic needs a non-null key", i));
+      check.record_index = int32_t(i);
+      return check;
     }
   }
   if (bounded) return CheckTimestamps(*records, config, now_ms);

@@ -37,6 +37,9 @@ namespace daruma::broker {
 struct ProduceCheck {
   ErrorCode error = ErrorCode::kNone;
   std::string message;
+  // The record (index in the batch) a per-record rule refused: Kafka answers
+  // those with record_errors (Produce v8+) and a summary error_message.
+  std::optional<int32_t> record_index;
   bool ok() const { return error == ErrorCode::kNone; }
 };
 

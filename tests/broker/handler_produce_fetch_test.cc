@@ -90,6 +90,26 @@ TEST(HandlerProduceFetch, APartitionKeepsTheLeaderEpochItsKafkaLeaderWrote) {
   }
 }
 
+// A record a per-record rule refuses is named as Kafka names it (Produce v8+):
+// in record_errors with its index and reason, a summary beside the code, and
+// the log start offset (LogValidator.processRecordErrors).
+TEST(HandlerProduceFetch, ARefusedRecordIsNamedInRecordErrors) {
+  HandlerHarness h;
+  h.CreateTopic("bounded", 1, {{"message.timestamp.before.max.ms", "1000"}});
+  ProduceResponse::Partition r = h.Produce("bounded", 0, ClientBatch({"old"}, 1000), 8);
+  EXPECT_EQ(r.error_code, ErrorCode::kInvalidTimestamp);
+  EXPECT_EQ(r.error_message,
+            std::optional<std::string>(
+                "One or more records have been rejected due to invalid timestamp"));
+  ASSERT_EQ(r.record_errors.size(), 1u);
+  EXPECT_EQ(r.record_errors[0].batch_index, 0);
+  ASSERT_TRUE(r.record_errors[0].batch_index_error_message.has_value());
+  EXPECT_NE(r.record_errors[0].batch_index_error_message->find(
+                "Timestamp 1000 of message with offset 0 is out of range"),
+            std::string::npos);
+  EXPECT_EQ(r.log_start_offset, 0);
+}
+
 TEST(HandlerProduceFetch, FetchAtLogEndIsEmptyNotNullAndBeyondIsOutOfRange) {
   HandlerHarness h;
   h.CreateTopic("t", 1);
