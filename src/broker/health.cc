@@ -13,26 +13,21 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           std::optional<int> unclean_starts_before) {
   nlohmann::json logs = nlohmann::json::object();
   nlohmann::json segments = nlohmann::json::object();
-  // Every log dir, online or not: a dir that failed keeps its first error.
   nlohmann::json dirs = nlohmann::json::array();
   int64_t offline_dirs = 0;
   ProgressSnapshot progress;
   if (log_manager != nullptr) {
-    std::map<std::string, Status> offline = log_manager->failure_channel().OfflineDirs();
-    offline_dirs = int64_t(offline.size());
     for (const RecoveryGauges& g : log_manager->RecoveryGaugesSnapshot()) {
       logs[g.dir] = g.remaining_logs;
       segments[g.dir] = g.remaining_segments;
-      auto it = offline.find(g.dir);
-      if (it == offline.end()) {
-        dirs.push_back({{"path", g.dir}, {"online", true}});
-      } else {
-        dirs.push_back({{"path", g.dir}, {"online", false}, {"error", it->second.ToString()}});
-        offline.erase(it);
-      }
     }
-    for (const auto& [dir, error] : offline) {
-      dirs.push_back({{"path", dir}, {"online", false}, {"error", error.ToString()}});
+    for (const LogDirHealth& d : LogDirsHealth(*log_manager)) {
+      if (d.error.ok()) {
+        dirs.push_back({{"path", d.path}, {"online", true}});
+      } else {
+        dirs.push_back({{"path", d.path}, {"online", false}, {"error", d.error.ToString()}});
+        ++offline_dirs;
+      }
     }
     progress = log_manager->Progress();
   }
@@ -60,6 +55,22 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                          {"uncleanStartsInARow", *unclean_starts_before}};
   }
   return j;
+}
+
+std::vector<LogDirHealth> LogDirsHealth(const LogManager& log_manager) {
+  std::map<std::string, Status> offline = log_manager.failure_channel().OfflineDirs();
+  std::vector<LogDirHealth> out;
+  for (const RecoveryGauges& g : log_manager.RecoveryGaugesSnapshot()) {
+    auto it = offline.find(g.dir);
+    if (it == offline.end()) {
+      out.push_back({g.dir, Status::Ok()});
+    } else {
+      out.push_back({g.dir, it->second});
+      offline.erase(it);
+    }
+  }
+  for (auto& [dir, error] : offline) out.push_back({dir, error});
+  return out;
 }
 
 int HealthHttpStatus(BrokerState state) {

@@ -23,6 +23,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/broker_state.h"
 #include "broker/frame_handler.h"
@@ -46,5 +47,14 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           std::optional<int> unclean_starts_before = std::nullopt);
 
 int HealthHttpStatus(BrokerState state);
+
+// Every log dir with its state, for /health and /metrics: the dirs start-up
+// knows (in log.dirs order), then any other dir the failure channel holds.
+// `error` is OK for an online dir, else the first error that took it offline.
+struct LogDirHealth {
+  std::string path;
+  Status error;
+};
+std::vector<LogDirHealth> LogDirsHealth(const LogManager& log_manager);
 
 }  // namespace daruma::broker

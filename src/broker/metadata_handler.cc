@@ -21,7 +21,9 @@ MetadataResponse::Topic DescribeTopic(const HandlerEnv& env, const TopicInfo& in
     MetadataResponse::Partition part;
     part.partition_index = p;
     part.replica_nodes = {env.ctx.node_id};
-    if (env.topics.IsOffline({info.name, p})) {
+    ErrorCode served = ErrorCode::kNone;
+    Log* log = env.topics.ServedLog({info.name, p}, &served);
+    if (served == ErrorCode::kKafkaStorageError) {
       // Its only replica is offline (not loaded, or its log dir failed): as
       // Kafka describes a partition whose leader is gone, so clients wait and
       // retry rather than send it requests.
@@ -31,7 +33,7 @@ MetadataResponse::Topic DescribeTopic(const HandlerEnv& env, const TopicInfo& in
     } else {
       part.leader_id = env.ctx.node_id;
       part.isr_nodes = {env.ctx.node_id};
-      if (Log* log = env.topics.GetLog({info.name, p})) part.leader_epoch = LeaderEpochOf(*log);
+      if (log != nullptr) part.leader_epoch = LeaderEpochOf(*log);
     }
     t.partitions.push_back(std::move(part));
   }

@@ -7,9 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <tuple>
 #include <vector>
+
+#include "broker/health.h"
 
 namespace daruma::broker {
 namespace {
@@ -122,19 +123,15 @@ void RenderRecovery(const MetricsSources& s, std::string& out) {
     }
   }
   // Kafka's OfflineLogDirectoryCount and LogDirectoryOffline{logDirectory}.
-  const std::map<std::string, Status> offline = s.log_manager->failure_channel().OfflineDirs();
+  const std::vector<LogDirHealth> dirs = LogDirsHealth(*s.log_manager);
   Family(out, "offline_log_dirs", "gauge", "Log dirs taken offline by an I/O error");
-  out += fmt::format("daruma_offline_log_dirs {}\n", offline.size());
+  out += fmt::format(
+      "daruma_offline_log_dirs {}\n",
+      std::count_if(dirs.begin(), dirs.end(), [](const LogDirHealth& d) { return !d.error.ok(); }));
   Family(out, "log_dir_offline", "gauge", "1 when the log dir is offline, by log dir");
-  std::set<std::string> listed;
-  for (const RecoveryGauges& g : gauges) {
-    listed.insert(g.dir);
-    out += fmt::format("daruma_log_dir_offline{{dir=\"{}\"}} {}\n", EscapeLabelValue(g.dir),
-                       offline.count(g.dir));
-  }
-  for (const auto& [dir, error] : offline) {
-    if (listed.count(dir) > 0) continue;
-    out += fmt::format("daruma_log_dir_offline{{dir=\"{}\"}} 1\n", EscapeLabelValue(dir));
+  for (const LogDirHealth& d : dirs) {
+    out += fmt::format("daruma_log_dir_offline{{dir=\"{}\"}} {}\n", EscapeLabelValue(d.path),
+                       d.error.ok() ? 0 : 1);
   }
   const ProgressSnapshot p = s.log_manager->Progress();
   const std::pair<std::string_view, int64_t> progress[] = {

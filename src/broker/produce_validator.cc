@@ -14,6 +14,11 @@ ProduceCheck Reject(ErrorCode error, std::string message) {
   return {error, std::move(message)};
 }
 
+// A per-record rule refused the record at `index` of the batch.
+ProduceCheck RejectRecord(ErrorCode error, size_t index, std::string message) {
+  return {error, std::move(message), int32_t(index)};
+}
+
 // Steps 5–6: framing, magic, codec, size. On success `*batch` views the batch.
 ProduceCheck CheckStructure(ByteSpan records, int16_t version, const LogConfig& config,
                             RecordBatchView* batch) {
@@ -160,12 +165,10 @@ ProduceCheck CheckTimestamps(const std::vector<Record>& records, const LogConfig
   for (size_t i = 0; i < records.size(); ++i) {
     const int64_t ts = records[i].timestamp;
     if (ts == kNoTimestamp || (ts >= low && ts <= high)) continue;
-    ProduceCheck check = Reject(ErrorCode::kInvalidTimestamp,
-                                fmt::format("Timestamp {} of message with offset {} is out of "
-                                            "range. The timestamp should be within [{}, {}]",
-                                            ts, records[i].offset, low, high));
-    check.record_index = int32_t(i);
-    return check;
+    return RejectRecord(ErrorCode::kInvalidTimestamp, i,
+                        fmt::format("Timestamp {} of message with offset {} is out of "
+                                    "range. The timestamp should be within [{}, {}]",
+                                    ts, records[i].offset, low, high));
   }
   return {};
 }
@@ -197,18 +200,13 @@ ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config,
     const Record& r = (*records)[i];
     const int64_t delta = r.offset - batch.base_offset();
     if (delta != int64_t(i)) {
-      ProduceCheck check =
-          Reject(ErrorCode::kInvalidRecord,
-                 fmt::format("record {}: field offsetDelta: expected {}, found {}", i, i, delta));
-      check.record_index = int32_t(i);
-      return check;
+      return RejectRecord(
+          ErrorCode::kInvalidRecord, i,
+          fmt::format("record {}: field offsetDelta: expected {}, found {}", i, i, delta));
     }
     if (config.compact && !r.key) {
-      ProduceCheck check =
-          Reject(ErrorCode::kInvalidRecord,
-                 fmt::format("record {}: a compacted topic needs a non-null key", i));
-      check.record_index = int32_t(i);
-      return check;
+      return RejectRecord(ErrorCode::kInvalidRecord, i,
+                          fmt::format("record {}: a compacted topic needs a non-null key", i));
     }
   }
   if (bounded) return CheckTimestamps(*records, config, now_ms);

@@ -138,12 +138,6 @@ Log* TopicRegistry::ServedLog(const TopicPartition& tp, ErrorCode* error) const 
   return log;
 }
 
-bool TopicRegistry::IsOffline(const TopicPartition& tp) const {
-  if (IsUnloaded(tp)) return true;
-  Log* log = GetLog(tp);
-  return log != nullptr && logs_->IsInOfflineDir(*log);
-}
-
 std::vector<TopicInfo> TopicRegistry::All() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<TopicInfo> out;

@@ -103,9 +103,6 @@ class TopicRegistry {
   // but does not serve (it failed to load, or its log dir went offline), as
   // Kafka's ReplicaManager answers for an offline partition.
   Log* ServedLog(const TopicPartition& tp, ErrorCode* error) const;
-  // Whether tp is a partition of a known topic that is not served (see
-  // ServedLog): Metadata reports it without a leader.
-  bool IsOffline(const TopicPartition& tp) const;
 
   // Checks what Create would do without creating: the name (Kafka's rules, not
   // internal), `partitions` >= 1 and the overrides. kInvalidArgument (name,

@@ -46,21 +46,21 @@ TEST(TopicConfigOverridesTest, BadValuesNameTheConfigAndTheValueAndChangeNothing
 // those that mean nothing here (one node, no tiered storage, no
 // down-conversion) are validated as Kafka validates them and described back.
 TEST(TopicConfigOverridesTest, KafkasOtherTopicConfigsAreAcceptedAndValidated) {
-  auto c = ApplyTopicConfigOverrides(
-      LogConfig{}, {{"unclean.leader.election.enable", "false"},
-                    {"message.downconversion.enable", "false"},
-                    {"message.format.version", "2.8-IV1"},
-                    {"leader.replication.throttled.replicas", "0:1, 1:1"},
-                    {"follower.replication.throttled.replicas", "*"},
-                    {"local.retention.ms", "-2"},
-                    {"local.retention.bytes", "1000"},
-                    {"remote.storage.enable", "false"},
-                    {"message.timestamp.before.max.ms", "3600000"},
-                    {"message.timestamp.difference.max.ms", "60000"},
-                    {"compression.type", "zstd"},
-                    {"compression.zstd.level", "-5"},
-                    {"compression.gzip.level", "-1"},
-                    {"compression.lz4.level", "17"}});
+  auto c =
+      ApplyTopicConfigOverrides(LogConfig{}, {{"unclean.leader.election.enable", "false"},
+                                              {"message.downconversion.enable", "false"},
+                                              {"message.format.version", "2.8-IV1"},
+                                              {"leader.replication.throttled.replicas", "0:1, 1:1"},
+                                              {"follower.replication.throttled.replicas", "*"},
+                                              {"local.retention.ms", "-2"},
+                                              {"local.retention.bytes", "1000"},
+                                              {"remote.storage.enable", "false"},
+                                              {"message.timestamp.before.max.ms", "3600000"},
+                                              {"message.timestamp.difference.max.ms", "60000"},
+                                              {"compression.type", "zstd"},
+                                              {"compression.zstd.level", "-5"},
+                                              {"compression.gzip.level", "-1"},
+                                              {"compression.lz4.level", "17"}});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->message_downconversion_enable);
   EXPECT_EQ(c->message_format_version, "2.8-IV1");
