@@ -57,6 +57,15 @@ inline uint16_t FreePort() {
   return a.local_endpoint().port();
 }
 
+// A free port other than `taken`: two FreePort() calls in a row may get the
+// same port back, as the first one was closed again (a Kafka and an HTTP
+// listener then collide, and the broker refuses to start).
+inline uint16_t FreePortOtherThan(uint16_t taken) {
+  uint16_t port = FreePort();
+  while (port == taken) port = FreePort();
+  return port;
+}
+
 // A child process (argv, no shell: its pid is the program's own, so Kill() is
 // a SIGKILL of the program itself) with its output appended to a log file.
 // SIGKILLed and reaped if still running at destruction.
@@ -161,7 +170,7 @@ class DarumaProcess {
   // Writes `dir`/server.properties with `properties` plus log.dirs, listeners
   // and the HTTP listener on free ports.
   DarumaProcess(const std::string& dir, const std::string& properties)
-      : dir_(dir), kafka_port_(FreePort()), http_port_(FreePort()) {
+      : dir_(dir), kafka_port_(FreePort()), http_port_(FreePortOtherThan(kafka_port_)) {
     config_ = dir + "/server.properties";
     daruma::testing::WriteStringToFile(
         config_, properties + "\nlog.dirs=" + dir +
