@@ -9,13 +9,13 @@
 namespace daruma {
 namespace {
 
-constexpr uint8_t kMagic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0x00};
+constexpr uint8_t kXerialMagic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0x00};
 constexpr int32_t kXerialVersion = 1;
 constexpr int32_t kMinCompatibleVersion = 1;
 
 bool HasMagicAt(ByteSpan data, size_t pos) {
   return data.size() - pos >= kSnappyHeaderBytes &&
-         std::memcmp(data.data() + pos, kMagic, sizeof(kMagic)) == 0;
+         std::memcmp(data.data() + pos, kXerialMagic, sizeof(kXerialMagic)) == 0;
 }
 
 Status SnappyTooLarge(size_t max_output) {
@@ -79,7 +79,7 @@ Result<Bytes> SnappyDecompress(ByteSpan input, size_t max_output) {
 
 Result<Bytes> SnappyCompress(ByteSpan input) {
   Bytes out(kSnappyHeaderBytes);
-  std::memcpy(out.data(), kMagic, sizeof(kMagic));
+  std::memcpy(out.data(), kXerialMagic, sizeof(kXerialMagic));
   StoreBe32(out.data() + 8, uint32_t(kXerialVersion));
   StoreBe32(out.data() + 12, uint32_t(kMinCompatibleVersion));
   for (size_t pos = 0; pos < input.size(); pos += kSnappyChunkBytes) {
