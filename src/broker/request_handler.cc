@@ -125,7 +125,10 @@ void RequestHandler::StartCoordinators() {
           return Status::IoError("no online log dir keeps producer ids");
         return producer_ids_->Generate();
       },
-      scheduler_.get());
+      scheduler_.get(),
+      [this](int64_t first_free) {
+        if (producer_ids_ != nullptr) producer_ids_->RaiseFloor(first_free);
+      });
   // Groups first: a transaction finished by the transaction coordinator's
   // load may complete offsets in a group, which must be loaded by then.
   coordinator_loader_ = std::thread([this] {

@@ -73,4 +73,10 @@ Result<int64_t> ProducerIdManager::Generate() {
   return next_++;
 }
 
+void ProducerIdManager::RaiseFloor(int64_t first_free) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Past block_end_, Generate makes a block starting at next_ durable first.
+  next_ = std::max(next_, first_free);
+}
+
 }  // namespace daruma

@@ -49,6 +49,11 @@ class ProducerIdManager {
   // be made durable; no id is returned then, and the next call tries again.
   Result<int64_t> Generate();
 
+  // No id below `first_free` is returned from now on: one the broker learns
+  // is taken after Open (the transaction coordinator's load). Ids skipped
+  // this way are never returned; nothing is written until the next block.
+  void RaiseFloor(int64_t first_free);
+
   // The file's content for a block ending at `block_end` (exclusive), and back.
   static std::string Serialize(int64_t block_end);
   static Result<int64_t> Parse(const std::string& path, std::string_view content);

@@ -14,12 +14,14 @@ namespace daruma {
 TransactionCoordinator::TransactionCoordinator(TransactionCoordinatorConfig config,
                                                GroupStorage* storage, TxnMarkerWriter* markers,
                                                NextProducerId next_producer_id,
-                                               Scheduler* scheduler)
+                                               Scheduler* scheduler,
+                                               RaiseProducerIdFloor raise_floor)
     : config_(config),
       storage_(storage),
       markers_(markers),
       next_producer_id_(std::move(next_producer_id)),
       scheduler_(scheduler),
+      raise_floor_(std::move(raise_floor)),
       anchor_(std::make_shared<JobAnchor>(this)) {}
 
 TransactionCoordinator::~TransactionCoordinator() {

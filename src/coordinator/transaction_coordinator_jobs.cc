@@ -3,6 +3,8 @@
 // TransactionMarkerChannelManager, and abortTimedOutTransactions).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "coordinator/transaction_coordinator.h"
 #include "coordinator/transaction_coordinator_entry.h"
 #include "coordinator/transaction_log_records.h"
@@ -74,6 +76,8 @@ Result<TxnLoadReport> TransactionCoordinator::Load() {
           continue;
         }
         txn->transactional_id = *id;
+        report.max_producer_id =
+            std::max({report.max_producer_id, txn->producer_id, txn->previous_producer_id});
         latest[*id] = std::move(*txn);
       }
       return Status::Ok();
@@ -117,6 +121,7 @@ Result<TxnLoadReport> TransactionCoordinator::Load() {
       ++report.incomplete;
     }
   }
+  if (raise_floor_ && report.max_producer_id >= 0) raise_floor_(report.max_producer_id + 1);
   {
     std::lock_guard<std::mutex> lock(mu_);
     loaded_ = true;

@@ -5,8 +5,7 @@
 namespace daruma {
 
 int32_t LeaderEpochOf(const Log& log) {
-  const std::vector<EpochEntry> epochs = log.leader_epochs();
-  return epochs.empty() ? 0 : epochs.back().first;
+  return log.latest_leader_epoch().value_or(0);
 }
 
 int32_t EpochAtOffset(const Log& log, int64_t offset) {

@@ -31,10 +31,12 @@ std::string LeaderEpochFileCache::Serialize(const std::vector<EpochEntry>& entri
   return SerializeTextCheckpoint(kVersion, lines);
 }
 
-Result<LeaderEpochFileCache> LeaderEpochFileCache::Open(const std::string& path, FileSystem* fs) {
+Result<LeaderEpochFileCache> LeaderEpochFileCache::Open(const std::string& path, FileSystem* fs,
+                                                        bool* was_missing) {
   // Read first: the file is there on every start but a partition's first.
   Result<std::vector<uint8_t>> read = fs->ReadFile(path);
   if (!read.ok() && read.status().IsNotFound()) {
+    if (was_missing != nullptr) *was_missing = true;
     DARUMA_RETURN_IF_ERROR(CreateEmptyFileIfMissing(fs, path));
     read = std::vector<uint8_t>();
   }

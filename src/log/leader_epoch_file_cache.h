@@ -34,10 +34,12 @@ class LeaderEpochFileCache {
  public:
   static constexpr int32_t kVersion = 0;
 
-  // Reads `path` (creating an empty file when missing) and applies the Assign
-  // rule to every entry in file order, without rewriting the file.
+  // Reads `path` (creating an empty file when missing, and then setting
+  // *was_missing) and applies the Assign rule to every entry in file order,
+  // without rewriting the file.
   static Result<LeaderEpochFileCache> Open(const std::string& path,
-                                           FileSystem* fs = FileSystem::Default());
+                                           FileSystem* fs = FileSystem::Default(),
+                                           bool* was_missing = nullptr);
 
   // §10.7 assign. kInvalidArgument if epoch or start_offset is negative. A
   // no-op when the latest entry has the same epoch and a start offset <= the

@@ -800,6 +800,10 @@ std::vector<EpochEntry> Log::leader_epochs() const {
   std::lock_guard<std::mutex> l(mu_);
   return leader_epoch_cache_->entries();
 }
+std::optional<int32_t> Log::latest_leader_epoch() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return leader_epoch_cache_->LatestEpoch();
+}
 std::vector<AbortedTxn> Log::AllAbortedTransactions() const {
   std::lock_guard<std::mutex> l(mu_);
   std::vector<AbortedTxn> out;

@@ -172,6 +172,8 @@ class Log {
   int64_t active_segment_base() const;
   int64_t active_segment_size() const;
   std::vector<EpochEntry> leader_epochs() const;
+  // The newest epoch of the cache, without copying it (every append asks).
+  std::optional<int32_t> latest_leader_epoch() const;
   // Kafka's endOffsetForEpoch (OffsetForLeaderEpoch): the epoch cache's
   // EndOffsetFor(requested_epoch, log end offset), read under the log's lock
   // so the cache and the log end agree. (-1, -1) when the epoch is unknown.

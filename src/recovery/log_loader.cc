@@ -227,9 +227,10 @@ class Loader {
     return StopRetiringSnapshots();
   }
   std::set<std::string> warned_strays_;  // stray files already warned about
-  // The leader-epoch-checkpoint did not parse and went to quarantine: the
-  // cache is rebuilt from the batches (OpenLeaderEpochCache).
+  // The leader-epoch-checkpoint did not parse and went to quarantine, or was
+  // missing: the cache is rebuilt from the batches (OpenLeaderEpochCache).
   bool rebuild_epochs_ = false;
+  bool epochs_file_missing_ = false;  // leader-epoch-checkpoint was not there
   // A clean start whose active segment RecoverDamagedActiveTail recovered.
   bool clean_tail_recovered_ = false;
   // The newest producer snapshot the load found (before any was removed).
@@ -1246,7 +1247,12 @@ Result<std::optional<int64_t>> Loader::RecoverDamagedActiveTail() {
 
 Status Loader::OpenLeaderEpochCache() {
   const std::string path = JoinPath(dir_, kLeaderEpochCheckpointFileName);
-  Result<LeaderEpochFileCache> cache = LeaderEpochFileCache::Open(path, fs_);
+  Result<LeaderEpochFileCache> cache = LeaderEpochFileCache::Open(path, fs_, &epochs_file_missing_);
+  // Kafka and Daruma both create the file with a partition's first segment,
+  // so one missing beside data (a dir copied without it) leaves the epochs
+  // the batches carry unknown: they are rebuilt from the batches, or the
+  // next append would be stamped with epoch 0 after batches of a higher one.
+  if (epochs_file_missing_) rebuild_epochs_ = true;
   if (!cache.ok() && cache.status().IsCorruption()) {
     Warn(DamageKind::kCorruptCheckpoint,
          fmt::format("{}; the file goes to quarantine and the leader epochs are rebuilt from "
@@ -1278,6 +1284,11 @@ Status Loader::RebuildEpochsIfNeeded() {
   int64_t scanned = 0;
   Status st = RebuildLeaderEpochs(segments_, below, epochs_.get(), &scanned);
   AddScanned(scanned);
+  if (st.ok() && epochs_file_missing_ && !epochs_->entries().empty()) {
+    Warn(fmt::format("{} was missing: {} leader epoch(s) rebuilt from the batches, the latest {}",
+                     JoinPath(dir_, kLeaderEpochCheckpointFileName), epochs_->entries().size(),
+                     epochs_->entries().back().first));
+  }
   return st;
 }
 

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <thread>
 
 #include "broker/handler_harness.h"
+#include "common/file_system.h"
+#include "coordinator/producer_id_manager.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker::testing {
@@ -143,6 +146,26 @@ TEST(HandlerProducerId, NewIdsStartAboveTheLargestProducerIdTheLogsHold) {
   InitProducerIdResponse r = InitProducerId(h, 4);
   EXPECT_EQ(r.error_code, ErrorCode::kNone);
   EXPECT_GT(r.producer_id, 90000);
+}
+
+TEST(HandlerProducerId, NewIdsStartAboveEveryIdTheTransactionLogNames) {
+  HandlerHarness h;
+  // A transactional id that never wrote: its producer id is in
+  // `__transaction_state` only, as a Kafka broker's dir holds ids its
+  // controller handed out; the dir comes without Daruma's id file.
+  InitProducerIdResponse txn = InitProducerId(h, 4, std::string("migrated-tx"));
+  ASSERT_EQ(txn.error_code, ErrorCode::kNone);
+  std::filesystem::remove(JoinPath(h.dir(), ProducerIdManager::kFileName));
+  h.Restart();
+  std::set<int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    InitProducerIdResponse r = InitProducerId(h, 4);
+    ASSERT_EQ(r.error_code, ErrorCode::kNone);
+    EXPECT_GT(r.producer_id, txn.producer_id) << "an id the transaction log names, handed out";
+    ids.insert(r.producer_id);
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(InitProducerId(h, 4, std::string("migrated-tx")).producer_id, txn.producer_id);
 }
 
 }  // namespace

@@ -70,6 +70,24 @@ TEST_F(ProducerIdManagerTest, StartsAboveTheLogsLargestProducerIdAndEveryDirsFil
   EXPECT_EQ(*Open(/*first_free=*/6000)->Generate(), 6000);
 }
 
+TEST_F(ProducerIdManagerTest, ARaisedFloorIsNeverUndercutAndOutlivesARestart) {
+  auto m = Open();
+  EXPECT_EQ(*m->Generate(), 0);  // block [0, 3) reserved
+  m->RaiseFloor(500);
+  EXPECT_EQ(*m->Generate(), 500);  // past the block: [500, 503) made durable first
+  m->RaiseFloor(10);               // lower: no effect
+  EXPECT_EQ(*m->Generate(), 501);
+  auto content = fs_.ReadFile(JoinPath(kDir, ProducerIdManager::kFileName));
+  ASSERT_TRUE(content.ok());
+  EXPECT_EQ(std::string(AsStringView(*content)), ProducerIdManager::Serialize(503));
+  EXPECT_EQ(*Open()->Generate(), 503);
+  // Within a reserved block the floor skips ids without a write.
+  auto n = Open(/*first_free=*/1000, /*block=*/100);
+  EXPECT_EQ(*n->Generate(), 1000);
+  n->RaiseFloor(1050);
+  EXPECT_EQ(*n->Generate(), 1050);
+}
+
 TEST_F(ProducerIdManagerTest, ACorruptFileIsRefusedNamingIt) {
   for (const std::string bad :
        {"", "{", "[]", "{\"version\":0}", "{\"version\":1,\"nextBlockStartId\":5}",

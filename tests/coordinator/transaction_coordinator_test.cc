@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -387,6 +388,45 @@ TEST_F(TransactionCoordinatorTest, UnreadablePartitionsAndDamagedRecords) {
   Start();
   EXPECT_EQ(last_load.failed_partitions.size(), 1u);
   EXPECT_EQ(Init("t1").error, ErrorCode::kCoordinatorNotAvailable);
+}
+
+TEST_F(TransactionCoordinatorTest, LoadRaisesTheProducerIdFloorAboveEveryIdTheLogNames) {
+  // As a Kafka cluster leaves it: ids its controller handed out, one of them
+  // (the larger) for an id since tombstoned.
+  auto put = [&](const std::string& id, int64_t producer_id, bool tombstone) {
+    TransactionMetadata txn;
+    txn.transactional_id = id;
+    txn.producer_id = producer_id;
+    txn.producer_epoch = 0;
+    txn.timeout_ms = 60000;
+    RecordInput record;
+    const Bytes key = EncodeTransactionLogKey(id);
+    record.key = std::string(key.begin(), key.end());
+    const Bytes value = EncodeTransactionLogValue(txn);
+    record.value = std::string(value.begin(), value.end());
+    ASSERT_TRUE(storage.Append(coordinator->PartitionFor(id), {record}, std::nullopt).ok());
+    if (tombstone) {
+      record.value.reset();
+      ASSERT_TRUE(storage.Append(coordinator->PartitionFor(id), {record}, std::nullopt).ok());
+    }
+  };
+  put("kept", 70000, false);
+  put("expired", 91000, true);
+  std::vector<std::pair<int64_t, bool>> raised;  // first_free, loaded then
+  coordinator = std::make_unique<TransactionCoordinator>(
+      config, &storage, &markers, [this]() -> Result<int64_t> { return next_id++; }, &scheduler,
+      [&](int64_t first_free) {
+        raised.emplace_back(first_free, coordinator->loaded());
+        next_id = std::max(next_id, first_free);
+      });
+  Result<TxnLoadReport> report = coordinator->Load();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->max_producer_id, 91000);
+  ASSERT_EQ(raised.size(), 1u);
+  EXPECT_EQ(raised[0].first, 91001);
+  EXPECT_FALSE(raised[0].second) << "the floor must be raised before any id is answered";
+  EXPECT_EQ(Init("new").producer_id, 91001);
+  EXPECT_EQ(Init("kept").producer_id, 70000);
 }
 
 TEST_F(TransactionCoordinatorTest, ListFiltersByStateProducerAndDuration) {

@@ -306,6 +306,23 @@ TEST_F(LogLoaderTest, MissingLeaderEpochFileIsRebuiltByUncleanRecovery) {
   EXPECT_EQ(ReadFileToString(part_ + "/leader-epoch-checkpoint"), "0\n2\n0 0\n1 15\n");
 }
 
+// A dir copied in without its checkpoint (Kafka creates one with every
+// partition): a clean start reads the batches' epochs back rather than
+// leaving the cache empty, so the next append is not stamped with epoch 0
+// after batches of epoch 1.
+TEST_F(LogLoaderTest, MissingLeaderEpochFileIsRebuiltAfterACleanShutdown) {
+  WriteLog(2, 5);
+  fsys::remove(part_ + "/leader-epoch-checkpoint");
+  auto log = Load(true, 30);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}, {1, 15}}));
+  EXPECT_EQ(ReadFileToString(part_ + "/leader-epoch-checkpoint"), "0\n2\n0 0\n1 15\n");
+  EXPECT_TRUE(report_.damage.empty());
+  ASSERT_FALSE(report_.warnings.empty());
+  EXPECT_NE(report_.warnings.back().find("leader-epoch-checkpoint was missing"), std::string::npos)
+      << report_.warnings.back();
+}
+
 TEST_F(LogLoaderTest, LogEndBelowLogStartCheckpointEmptiesTheLog) {
   WriteLog(2, 5);
   auto log = Load(true, 30, /*quarantine=*/true, /*log_start=*/1000);

@@ -43,6 +43,9 @@ class OffsetOverflowSplitTest : public ::testing::Test {
     // Every batch after a segment's first gets an index entry on recovery.
     config_.index_interval_bytes = 0;
     WriteStringToFile(File(0, ".log"), OverflowSegmentBytes());
+    // As Kafka leaves it beside every partition (a missing one would make the
+    // load rebuild the epochs from every batch).
+    WriteStringToFile(part_ + "/leader-epoch-checkpoint", "0\n0\n");
   }
 
   std::string File(int64_t base, const std::string& ext) const {
