@@ -42,6 +42,18 @@ DamageKind KindOfDeletedFile(const std::string& path) {
   if (IsIndexFileName(path)) return DamageKind::kOrphanIndex;
   return DamageKind::kLeftoverTempFile;
 }
+// A segment file renamed for deletion waits file.delete.delay.ms (60 s)
+// before it goes, and a compaction's output is `.cleaned` until it is swapped
+// in: a crash in that time leaves them, and every start removes them (Kafka's
+// deletes them, Daruma's keeps their bytes in the quarantine). The normal
+// state of a dir that stopped shortly after a retention pass or a
+// compaction: a note, not a problem.
+bool IsDeletionLeftover(const std::string& path) {
+  return HasSuffix(path, kDeletedFileSuffix) || HasSuffix(path, kCleanedFileSuffix);
+}
+const char* LeftBy(const std::string& path) {
+  return HasSuffix(path, kDeletedFileSuffix) ? "a segment deletion" : "a compaction";
+}
 constexpr std::string_view kCannotLoad = "the log cannot be loaded: ";
 constexpr std::string_view kTmpSuffix = ".tmp";
 
@@ -295,6 +307,13 @@ void PartitionChecker::ProblemsFromPlan() {
     // recovers that segment as after a crash (which repair does now).
     if (q.quarantine_path.empty() && q.file == active_log && !p_.clean_shutdown) continue;
     covered.push_back(q.file);
+    if (IsDeletionLeftover(q.file)) {
+      out_->notes.push_back(
+          fmt::format("{}: left by {} a crash or shutdown came before; start-up moves it to the "
+                      "partition's quarantine ({} bytes)",
+                      q.file, LeftBy(q.file), q.bytes));
+      continue;
+    }
     if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
     Problem(q.kind, q.file, q.from_position, q.first_offset,
             fmt::format("{} ({} bytes would be dropped)", q.reason, q.bytes), kRepairAction);
@@ -315,6 +334,11 @@ void PartitionChecker::ProblemsFromPlan() {
     if (HasSuffix(f, kProducerSnapshotFileSuffix) ||
         HasSuffix(f, std::string(kProducerSnapshotFileSuffix) + std::string(kDeletedFileSuffix))) {
       continue;  // derived state Kafka drops and rebuilds on every start
+    }
+    if (IsDeletionLeftover(f)) {
+      out_->notes.push_back(fmt::format(
+          "{}: left by {} a crash or shutdown came before; start-up deletes it", f, LeftBy(f)));
+      continue;
     }
     Problem(KindOfDeletedFile(f), f, -1, std::nullopt, "start-up would delete this file",
             kRepairAction);
@@ -976,6 +1000,10 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  for (PartitionCheck& p : d.partitions) {
+    for (std::string& note : p.notes) d.notes.push_back(std::move(note));
+    p.notes.clear();
+  }
 
   CheckCheckpoints(o, &d);
   CheckTopicConfigsFile(o.fs, &d);

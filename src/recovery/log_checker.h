@@ -116,6 +116,9 @@ struct PartitionCheck {
   PartitionRecoveryReport plan;        // LoadLog's report on the overlay
   std::vector<PlannedChange> changes;  // what that load would write, in order
   std::vector<CheckProblem> problems;
+  // What the load would also do that is no damage (the LogDirCheck's notes
+  // get them).
+  std::vector<std::string> notes;
   // Bytes of segment data (`.log` files) the load and the cut would quarantine.
   int64_t data_bytes_dropped = 0;
   std::optional<LogCut> cut;

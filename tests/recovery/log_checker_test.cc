@@ -117,6 +117,26 @@ TEST_F(LogCheckerTest, TemporaryFilesAndUnparsableDirs) {
   EXPECT_EQ(d.partitions[0].problems[0].file, JoinPath(dir_, "t-0/leader-epoch-checkpoint.tmp"));
 }
 
+// What a crash soon after a retention pass or a compaction leaves, and every
+// start deletes, is said in a note, not counted as a problem (exit 0).
+TEST_F(LogCheckerTest, DeletedAndCleanedLeftoversAreNotesNotProblems) {
+  const std::string deleted = JoinPath(dir_, "t-0/00000000000000000000.log.deleted");
+  const std::string deleted_index = JoinPath(dir_, "t-0/00000000000000000000.index.deleted");
+  const std::string cleaned = JoinPath(dir_, "t-0/00000000000000000000.log.cleaned");
+  WriteStringToFile(deleted, std::string(100, 'x'));
+  WriteStringToFile(deleted_index, "");
+  WriteStringToFile(cleaned, std::string(10, 'y'));
+  const LogDirCheck d = Check();
+  EXPECT_FALSE(d.HasProblems());
+  for (const CheckProblem& p : d.partitions.at(0).problems) ADD_FAILURE() << p.ToString();
+  for (const std::string& file : {deleted, deleted_index, cleaned}) {
+    EXPECT_EQ(std::count_if(d.notes.begin(), d.notes.end(),
+                            [&](const std::string& n) { return n.find(file + ": left by ") == 0; }),
+              1)
+        << file;
+  }
+}
+
 // No producer snapshot at all: a problem after a clean shutdown (the start
 // would trust the snapshots and begin with empty producer state), normal
 // after an unclean one (the start rebuilds the state from the log).
