@@ -113,13 +113,24 @@ std::vector<std::string> LogJobs::JobErrors() const {
 
 // ---- Retention -----------------------------------------------------------------
 
-// Kafka's cleanupLogs: every log whose policy is not compact (compacted logs
-// with delete get retention from the cleaner after each cleaning).
+// Kafka's cleanupLogs: every log whose policy is not compact. A
+// compact,delete log gets its retention from Kafka's cleaner thread, on every
+// pass whether or not it found anything to clean (LogCleaner's
+// deletableLogs), and only while a cleaner runs: here on this job's
+// schedule, with its cleaning paused meanwhile, as AfterClean does. Waiting
+// for a clean instead kept a changelog's expired segments for as long as no
+// clean was due (for ever, for one that is never dirty enough).
 void LogJobs::RetentionJob() {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
   for (Log* log : dirs_->JobLogs()) {
-    if (log->config_snapshot().compact) continue;
-    (void)RetainLocked(log);
+    const LogConfig config = log->config_snapshot();
+    if (!config.compact) {
+      (void)RetainLocked(log);
+    } else if (config.delete_policy && log_cleaner_) {
+      log_cleaner_->AbortAndPauseCleaning(log);
+      (void)RetainLocked(log);
+      log_cleaner_->ResumeCleaning(log);
+    }
   }
 }
 

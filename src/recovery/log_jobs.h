@@ -3,9 +3,9 @@
 // directory deletion, and the built-in log cleaner.
 //
 //   kafka-log-retention (log.retention.check.interval.ms): Log::DeleteOldSegments
-//     for logs whose policy is not compact (Kafka: compacted logs get retention
-//     from the cleaner); removed segments' files are deleted after
-//     file.delete.delay.ms;
+//     for logs whose policy is not compact, and, while the cleaner runs, for
+//     compact,delete ones (Kafka's cleaner gives them retention on every
+//     pass); removed segments' files are deleted after file.delete.delay.ms;
 //   kafka-log-flusher (log.flush.scheduler.interval.ms): flush every log whose
 //     last flush is at least flush.ms old;
 //   flush-log (once per roll, as Kafka): the segments below the new one are

@@ -298,20 +298,26 @@ TEST_F(LogManagerJobsTest, RetentionJobRunsEveryCheckIntervalAsTimePasses) {
   EXPECT_EQ(log->segment_base_offsets(), (std::vector<int64_t>{1, 2}));
 }
 
-TEST_F(LogManagerJobsTest, RetentionJobSkipsCompactedLogs) {
-  Start();
+// A compact-only log gets no time retention; a compact,delete one gets it on
+// the job's schedule even when no clean is due (Kafka's cleaner deletes its
+// old segments on every pass).
+TEST_F(LogManagerJobsTest, RetentionJobSkipsCompactOnlyLogsButNotCompactDeleteOnes) {
+  LogManagerOptions options = Options();
+  options.jobs.cleaner_enabled = true;
+  Start({}, options);
   LogConfig compacted = SmallSegments();
   compacted.compact = true;
-  compacted.delete_policy = true;  // compact,delete: the cleaner's job
-  Log* log = Create(kJobsOrders, compacted);
-  Append(log, {kJobsNow - 30 * kHour, kJobsNow - 30 * kHour, kJobsNow});
+  compacted.delete_policy = false;
+  Log* kept = Create(kJobsOrders, compacted);
+  Append(kept, {kJobsNow - 30 * kHour, kJobsNow - 30 * kHour, kJobsNow});
+  compacted.delete_policy = true;             // compact,delete
+  compacted.min_cleanable_dirty_ratio = 1.0;  // no clean is ever due
+  Log* expired = Create({"changelog", 0}, compacted);
+  Append(expired, {kJobsNow - 30 * kHour, kJobsNow - 30 * kHour, kJobsNow});
   RunAt(kInitialDelay);
-  EXPECT_EQ(log->num_segments(), 3u);
-  // What the cleaner calls after cleaning.
-  auto removed = manager_->RunRetention(log);
-  ASSERT_TRUE(removed.ok());
-  EXPECT_EQ(*removed, 2);
-  EXPECT_EQ(log->log_start_offset(), 2);
+  EXPECT_EQ(kept->num_segments(), 3u);
+  EXPECT_EQ(expired->segment_base_offsets(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(expired->log_start_offset(), 2);
 }
 
 TEST_F(LogManagerJobsTest, LogStartOffsetCheckpointFollowsItsInterval) {
