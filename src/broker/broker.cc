@@ -239,6 +239,92 @@ std::string Broker::RecoveredLine() const {
   return line;
 }
 
+// The first start on a KRaft broker's dirs: which topic configs came over
+// from its metadata log, and which did not (they run on Daruma's defaults).
+void Broker::ReportKafkaConfigImport() {
+  const std::optional<KafkaConfigImportReport> report = log_manager_.kafka_config_import();
+  if (!report) return;
+  constexpr char kDefaults[] =
+      "topics run on the broker defaults until their configs are set (README: Serving dirs a "
+      "Kafka broker wrote)";
+  if (!report->error.empty()) {
+    event_log_.Write(
+        LogLevel::kError, "kafka_metadata_unreadable",
+        LogFields()
+            .Add("metadata_log", report->metadata_log)
+            .Add("reason", report->error)
+            .Add("effect", std::string(kDefaults) + "; the next start reads it again"));
+    return;
+  }
+  if (!report->complete) {
+    event_log_.Write(
+        LogLevel::kError, "kafka_topic_configs_not_imported",
+        LogFields()
+            .Add("metadata_log", report->metadata_log)
+            .Add("reason", report->notes.empty() ? std::string("incomplete") : report->notes.back())
+            .Add("effect", kDefaults));
+  }
+  for (const auto& [topic, configs] : report->imported) {
+    std::string rendered;
+    // "; " between configs: a value may hold commas (cleanup.policy).
+    for (const auto& [name, value] : configs) {
+      rendered += fmt::format("{}{}={}", rendered.empty() ? "" : "; ", name, value);
+    }
+    event_log_.Write(LogLevel::kInfo, "kafka_topic_configs_imported",
+                     LogFields().Add("topic", topic).Add("configs", rendered));
+  }
+  for (const std::string& refused : report->refused) {
+    event_log_.Write(
+        LogLevel::kWarn, "kafka_topic_config_refused",
+        LogFields().Add("config", refused).Add("effect", "the broker default is used"));
+  }
+  for (const std::string& note : report->notes) {
+    event_log_.Write(LogLevel::kWarn, "kafka_metadata_replay_note", LogFields().Add("note", note));
+  }
+  if (!report->cluster_defaults.empty()) {
+    std::string rendered;
+    for (const std::string& c : report->cluster_defaults) {
+      rendered += (rendered.empty() ? "" : "; ") + c;
+    }
+    event_log_.Write(LogLevel::kWarn, "kafka_cluster_defaults_imported",
+                     LogFields()
+                         .Add("configs", rendered)
+                         .Add("effect",
+                              "imported as every topic's own config; topics created from now on "
+                              "take the defaults "
+                              "of server.properties, so set them there too"));
+  }
+  if (!report->broker_configs.empty()) {
+    std::string rendered;
+    for (const std::string& c : report->broker_configs)
+      rendered += (rendered.empty() ? "" : "; ") + c;
+    event_log_.Write(
+        LogLevel::kWarn, "kafka_broker_configs_not_imported",
+        LogFields()
+            .Add("configs", rendered)
+            .Add("effect",
+                 "not applied: set the ones you need in server.properties (a cluster "
+                 "default changed the effective config of every topic without its own)"));
+  }
+  if (!report->not_recorded.empty()) {
+    event_log_.Write(LogLevel::kWarn, "kafka_topic_configs_not_recorded",
+                     LogFields()
+                         .Add("reason", report->not_recorded)
+                         .Add("effect",
+                              "they apply until the broker stops; the next start imports them "
+                              "again"));
+  }
+  LogFields summary;
+  summary.Add("metadata_log", report->metadata_log)
+      .Add("snapshot", report->snapshot.empty() ? std::string("none") : report->snapshot)
+      .Add("end_offset", report->end_offset)
+      .Add("topics_imported", int64_t(report->imported.size()))
+      .Add("refused", int64_t(report->refused.size()))
+      .Add("broker_configs_not_imported", int64_t(report->broker_configs.size()))
+      .Add("next_producer_id", report->next_producer_id);
+  event_log_.Write(LogLevel::kInfo, "kafka_metadata_read", summary);
+}
+
 void Broker::RequestStop() {
   asio::post(io_, [this] { BeginStop("stop requested"); });
 }
@@ -285,6 +371,7 @@ void Broker::OnRecovered(const Status& status) {
   }
   recovery_ok_ = true;
   Log(RecoveredLine());
+  ReportKafkaConfigImport();
   if (stop_requested_) {
     Finish();
     return;

@@ -114,6 +114,7 @@ class Broker {
   Status StartServing();
   Status WriteMetaProperties();
   std::string RecoveredLine() const;
+  void ReportKafkaConfigImport();
   void BeginStop(std::string_view why);
   void WaitForSignal();  // on signals_: SIGTERM/SIGINT begin the stop
   void Finish();

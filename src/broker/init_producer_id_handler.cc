@@ -6,8 +6,8 @@
 // request names (a v3+ producer that lost its sequence state asks again and
 // simply starts over under a new id). The ids come from ProducerIdManager,
 // durable in blocks, so none is handed out twice across crashes, and none
-// that the logs or `__transaction_state` already name (so such a request
-// waits for the transaction coordinator's load, as a transactional one does).
+// that the logs, `__transaction_state` or a Kafka cluster's metadata already
+// name (so such a request waits for the start's read of `__transaction_state`).
 //
 // A transactional id goes to the transaction coordinator
 // (coordinator/transaction_coordinator.h): a new id gets a producer id at
@@ -54,10 +54,10 @@ void HandleInitProducerId(HandlerEnv& env, const RequestHeader& header, Protocol
     }
   } else if (env.producer_ids == nullptr) {
     response.error_code = ErrorCode::kKafkaStorageError;
-  } else if (env.txns != nullptr && !env.txns->loaded()) {
-    // Until the transaction coordinator has read `__transaction_state`, the
-    // ids it names (from a Kafka cluster's controller) are not yet excluded
-    // from new ones; Kafka's clients retry this answer.
+  } else if (!env.producer_ids->floor_known()) {
+    // Until `__transaction_state` has been read at start-up, the ids it names
+    // (from a Kafka cluster's controller) are not yet excluded from new ones;
+    // Kafka's clients retry this answer.
     response.error_code = ErrorCode::kCoordinatorLoadInProgress;
   } else {
     Result<int64_t> id = env.producer_ids->Generate();

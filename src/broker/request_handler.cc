@@ -125,17 +125,32 @@ void RequestHandler::StartCoordinators() {
           return Status::IoError("no online log dir keeps producer ids");
         return producer_ids_->Generate();
       },
-      scheduler_.get(),
-      [this](int64_t first_free) {
-        if (producer_ids_ != nullptr) producer_ids_->RaiseFloor(first_free);
-      });
+      scheduler_.get());
+  if (producer_ids_ != nullptr) producer_ids_->ExpectFloor();
   // Groups first: a transaction finished by the transaction coordinator's
   // load may complete offsets in a group, which must be loaded by then.
-  coordinator_loader_ = std::thread([this] {
+  coordinator_loader_ = std::thread([this, partitions = txn_config.state_log_partitions] {
+    RaiseProducerIdFloor(partitions);
     LoadGroups();
     LoadTransactions();
     AbortHangingTransactions();
   });
+}
+
+// First on the loader thread, so idempotent producers wait only for this
+// read of `__transaction_state`, not for the coordinators' loads.
+void RequestHandler::RaiseProducerIdFloor(int32_t partitions) {
+  if (producer_ids_ == nullptr) return;
+  std::vector<std::string> unread;
+  const int64_t max = MaxProducerIdInTransactionLog(txn_storage_.get(), partitions, &unread);
+  producer_ids_->RaiseFloor(max < std::numeric_limits<int64_t>::max() ? max + 1 : max);
+  if (ctx_.log == nullptr) return;
+  for (const std::string& why : unread) {
+    ctx_.log->Write(LogLevel::kWarn, "producer_id_floor_incomplete",
+                    LogFields()
+                        .Add("reason", why)
+                        .Add("effect", "producer ids named only there may be handed out again"));
+  }
 }
 
 void RequestHandler::LoadGroups() {
@@ -253,6 +268,11 @@ Status RequestHandler::OpenProducerIds() {
                                        e.current_txn_first_offset, e.timestamp});
       }
     }
+  }
+  // A Kafka cluster's controller hands ids out in blocks it records in the
+  // metadata log: all below its next block, read by the first start's import.
+  if (const auto kafka = ctx_.log_manager->kafka_config_import(); kafka) {
+    first_free = std::max(first_free, kafka->next_producer_id);
   }
   Result<std::unique_ptr<ProducerIdManager>> ids =
       ProducerIdManager::Open(FileSystem::Default(), online.front(), online, first_free);

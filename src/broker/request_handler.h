@@ -93,6 +93,7 @@ class RequestHandler final : public FrameHandler {
   // (their APIs answer COORDINATOR_LOAD_IN_PROGRESS meanwhile).
   void StartCoordinators();
   void CompactInternalTopic(const std::string& name);
+  void RaiseProducerIdFloor(int32_t partitions);
   void LoadGroups();
   void LoadTransactions();
   // Aborts, once `transaction.max.timeout.ms` has passed since their last

@@ -80,6 +80,10 @@ int RunServe(const ServeOptions& o, std::ostream& err) {
   options.settings = *settings;
   options.log_manager.jobs = LogManagerJobsConfig::From(*config);
   options.log_manager.max_open_files = size_t(config->max_open_files);
+  options.log_manager.import_kafka_topic_configs = true;
+  if (auto dir = config->other.find("metadata.log.dir"); dir != config->other.end()) {
+    options.log_manager.kafka_metadata_log_dir = dir->second;
+  }
   options.log = &err;
   Broker broker(std::move(options));
   Status st = broker.Run();

@@ -41,7 +41,7 @@ Result<std::unique_ptr<ProducerIdManager>> ProducerIdManager::Open(
     FileSystem* fs, const std::string& dir, const std::vector<std::string>& read_dirs,
     int64_t first_free, int32_t block_size) {
   if (block_size <= 0) return Status::InvalidArgument("producer id block size must be > 0");
-  int64_t next = std::max<int64_t>(first_free, 0);
+  int64_t durable = 0;  // the largest end any file holds
   std::vector<std::string> dirs = read_dirs;
   dirs.push_back(dir);
   for (const std::string& d : dirs) {
@@ -49,10 +49,23 @@ Result<std::unique_ptr<ProducerIdManager>> ProducerIdManager::Open(
     if (!fs->Exists(path)) continue;
     DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs->ReadFile(path));
     DARUMA_ASSIGN_OR_RETURN(int64_t end, Parse(path, AsStringView(bytes)));
-    next = std::max(next, end);
+    durable = std::max(durable, end);
+  }
+  const std::string path = JoinPath(dir, kFileName);
+  if (first_free > durable) {
+    // A floor the caller learned from elsewhere (data Kafka wrote, whose
+    // metadata the first start reads once): durable now, so a restart before
+    // the first block still starts above it. Ids Daruma handed out are all
+    // below a durable end, so its own runs never write here.
+    const std::string content = Serialize(first_free);
+    Status st = fs->WriteFileAtomically(path, AsBytes(content));
+    if (!st.ok()) {
+      return Status(st.code(), fmt::format("recording producer ids below {} as taken in {}: {}",
+                                           first_free, path, st.message()));
+    }
   }
   return std::unique_ptr<ProducerIdManager>(
-      new ProducerIdManager(fs, JoinPath(dir, kFileName), next, block_size));
+      new ProducerIdManager(fs, path, std::max(first_free, durable), block_size));
 }
 
 Result<int64_t> ProducerIdManager::Generate() {
@@ -77,6 +90,7 @@ void ProducerIdManager::RaiseFloor(int64_t first_free) {
   std::lock_guard<std::mutex> lock(mu_);
   // Past block_end_, Generate makes a block starting at next_ durable first.
   next_ = std::max(next_, first_free);
+  floor_known_.store(true);
 }
 
 }  // namespace daruma

@@ -13,12 +13,14 @@
 // the file of `dir` before it is used. Open starts above the largest end found
 // in any of the given dirs and above `first_free`, the caller's lower bound:
 // the broker passes one past the largest producer id its logs hold (data
-// written by Kafka or copied in, or a file lost with a failed disk), so a new
-// producer never inherits another one's sequence numbers.
+// written by Kafka or copied in, or a file lost with a failed disk) or Kafka's
+// metadata names, so a new producer never inherits another one's sequence
+// numbers. A `first_free` above every file's end is made durable at Open.
 //
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -50,9 +52,15 @@ class ProducerIdManager {
   Result<int64_t> Generate();
 
   // No id below `first_free` is returned from now on: one the broker learns
-  // is taken after Open (the transaction coordinator's load). Ids skipped
-  // this way are never returned; nothing is written until the next block.
+  // is taken after Open (MaxProducerIdInTransactionLog). Ids skipped this way
+  // are never returned; nothing is written until the next block. Ends a wait
+  // ExpectFloor began.
   void RaiseFloor(int64_t first_free);
+  // A floor is still to be learned: floor_known() is false until RaiseFloor,
+  // and the broker answers an idempotent InitProducerId with
+  // COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+  void ExpectFloor() { floor_known_.store(false); }
+  bool floor_known() const { return floor_known_.load(); }
 
   // The file's content for a block ending at `block_end` (exclusive), and back.
   static std::string Serialize(int64_t block_end);
@@ -68,6 +76,7 @@ class ProducerIdManager {
   std::mutex mu_;
   int64_t next_;       // the next id to return
   int64_t block_end_;  // exclusive; durable in path_
+  std::atomic<bool> floor_known_{true};
 };
 
 }  // namespace daruma

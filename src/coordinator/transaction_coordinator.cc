@@ -14,14 +14,12 @@ namespace daruma {
 TransactionCoordinator::TransactionCoordinator(TransactionCoordinatorConfig config,
                                                GroupStorage* storage, TxnMarkerWriter* markers,
                                                NextProducerId next_producer_id,
-                                               Scheduler* scheduler,
-                                               RaiseProducerIdFloor raise_floor)
+                                               Scheduler* scheduler)
     : config_(config),
       storage_(storage),
       markers_(markers),
       next_producer_id_(std::move(next_producer_id)),
       scheduler_(scheduler),
-      raise_floor_(std::move(raise_floor)),
       anchor_(std::make_shared<JobAnchor>(this)) {}
 
 TransactionCoordinator::~TransactionCoordinator() {

@@ -123,27 +123,27 @@ struct TxnLoadReport {
   int64_t completed = 0;   // PrepareCommit/PrepareAbort finished by the load
   int64_t incomplete = 0;  // ... whose markers could not all be written yet
   int64_t ongoing = 0;     // Ongoing: aborted once their timeout passes
-  // The largest producer id any record read names (current or previous),
-  // tombstoned ids included; -1 when none does.
-  int64_t max_producer_id = -1;
 };
+
+// The largest producer id any `__transaction_state` record names (current or
+// previous, tombstoned ids included), -1 when none does; a partition that
+// cannot be read, or a batch that fails its CRC, adds nothing and is named in
+// *unread. A log a Kafka cluster wrote holds ids its controller handed out
+// that no partition's producer state may show (a transactional id that never
+// wrote, or whose data retention deleted): the broker's new producer ids
+// start above this (ProducerIdManager::RaiseFloor), before it answers any
+// InitProducerId.
+int64_t MaxProducerIdInTransactionLog(GroupStorage* storage, int32_t partitions,
+                                      std::vector<std::string>* unread);
 
 class TransactionCoordinator {
  public:
   // A new producer id, each at most once (ProducerIdManager::Generate).
   using NextProducerId = std::function<Result<int64_t>()>;
-  // Called by Load, before any id is answered, with one past the largest
-  // producer id `__transaction_state` names (ProducerIdManager::RaiseFloor):
-  // a log a Kafka cluster wrote holds ids its controller handed out that no
-  // partition's producer state may still show (a transactional id that never
-  // wrote, or whose data retention deleted), and NextProducerId must never
-  // return one of them.
-  using RaiseProducerIdFloor = std::function<void(int64_t first_free)>;
-
   // `storage`, `markers` and `scheduler` outlive the coordinator.
   TransactionCoordinator(TransactionCoordinatorConfig config, GroupStorage* storage,
                          TxnMarkerWriter* markers, NextProducerId next_producer_id,
-                         Scheduler* scheduler, RaiseProducerIdFloor raise_floor = nullptr);
+                         Scheduler* scheduler);
   // Waits for a periodic job in progress; later ones do nothing.
   ~TransactionCoordinator();
   TransactionCoordinator(const TransactionCoordinator&) = delete;
@@ -241,7 +241,6 @@ class TransactionCoordinator {
   TxnMarkerWriter* markers_;
   NextProducerId next_producer_id_;
   Scheduler* scheduler_;
-  RaiseProducerIdFloor raise_floor_;
   mutable std::mutex mu_;
   bool loaded_ = false;
   bool stopped_ = false;

@@ -21,6 +21,33 @@ bool IsPrepare(TransactionState state) {
 
 }  // namespace
 
+int64_t MaxProducerIdInTransactionLog(GroupStorage* storage, int32_t partitions,
+                                      std::vector<std::string>* unread) {
+  int64_t max = -1;
+  for (int32_t partition = 0; partition < partitions; ++partition) {
+    Status read = storage->ReadBatches(partition, [&](const RecordBatchView& batch) -> Status {
+      if (batch.magic() != 2 || batch.is_control()) return Status::Ok();
+      if (!batch.crc_valid()) {
+        unread->push_back(fmt::format("__transaction_state-{} offset {}: batch CRC mismatch",
+                                      partition, batch.base_offset()));
+        return Status::Ok();
+      }
+      Result<std::vector<Record>> records = batch.DecodeRecords();
+      if (!records.ok()) return Status::Ok();  // Load reports it
+      for (const Record& r : *records) {
+        if (!r.value) continue;
+        Result<TransactionMetadata> txn = DecodeTransactionLogValue(AsBytes(*r.value));
+        if (txn.ok()) max = std::max({max, txn->producer_id, txn->previous_producer_id});
+      }
+      return Status::Ok();
+    });
+    if (!read.ok()) {
+      unread->push_back(fmt::format("__transaction_state-{}: {}", partition, read.ToString()));
+    }
+  }
+  return max;
+}
+
 Result<TxnLoadReport> TransactionCoordinator::Load() {
   TxnLoadReport report;
   auto skip = [&](int32_t partition, int64_t offset, const std::string& why) {
@@ -76,8 +103,6 @@ Result<TxnLoadReport> TransactionCoordinator::Load() {
           continue;
         }
         txn->transactional_id = *id;
-        report.max_producer_id =
-            std::max({report.max_producer_id, txn->producer_id, txn->previous_producer_id});
         latest[*id] = std::move(*txn);
       }
       return Status::Ok();
@@ -121,7 +146,6 @@ Result<TxnLoadReport> TransactionCoordinator::Load() {
       ++report.incomplete;
     }
   }
-  if (raise_floor_ && report.max_producer_id >= 0) raise_floor_(report.max_producer_id + 1);
   {
     std::lock_guard<std::mutex> lock(mu_);
     loaded_ = true;

@@ -80,9 +80,11 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
   for (auto& d : dirs_.dirs()) {
     if (!dirs_.IsOffline(*d) && dirs_.ReadState(*d)) loader_.Plan(*d);
   }
-  configs_.Load(config);  // before any log opens: each opens with its overrides
+  // Before any log opens: each opens with its overrides.
+  configs_.Load(config, options_.import_kafka_topic_configs, options_.kafka_metadata_log_dir);
   loader_.LoadDirs();
   for (auto& d : dirs_.dirs()) loader_.FinishDir(*d);
+  configs_.PersistKafkaImport();  // once the dirs serve, so the file can be written
   report_.partitions = loader_.TakeReports();
   FillDirReports();
   SortPartitionReports();

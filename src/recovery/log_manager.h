@@ -70,6 +70,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,13 @@ struct LogManagerOptions {
   // twentieth of a clean recover of 10,000 partitions). Callers leave it off
   // under AddressSanitizer, whose leak check must stay exact.
   bool exits_after_shutdown = false;
+  // `daruma serve`: the first start on dirs a KRaft broker wrote imports the
+  // topic configs of its metadata log (TopicConfigStore). Off for `recover`
+  // and the tools, which leave a Kafka broker's dirs for Kafka.
+  bool import_kafka_topic_configs = false;
+  // Kafka's metadata.log.dir, when set: where that metadata log lives if not
+  // in a log dir.
+  std::string kafka_metadata_log_dir = {};
 };
 
 class LogManager final : public LogRegistry {
@@ -155,6 +163,10 @@ class LogManager final : public LogRegistry {
   // report().ToJson() plus logDirs[].warnings from dir_warnings().
   nlohmann::json ReportJson() const;
   // Warnings about a log dir itself (unreadable checkpoint, marker epoch...).
+  // What the import of a Kafka broker's topic configs did, when it ran.
+  std::optional<KafkaConfigImportReport> kafka_config_import() const {
+    return configs_.kafka_import_report();
+  }
   const std::map<std::string, std::vector<std::string>>& dir_warnings() const {
     return dirs_.warnings();
   }

@@ -75,6 +75,21 @@ void ParseIntents(const std::string& path, const nlohmann::json& json, TopicConf
   } else if (deleted != json.end()) {
     warnings->push_back(fmt::format("{}: field deleted: expected an object", path));
   }
+  auto kafka = json.find("kafkaImport");
+  if (kafka != json.end()) {
+    // Whatever its shape, it says an import happened: never import again.
+    KafkaConfigImportMark mark;
+    if (kafka->is_object() && kafka->contains("metadataLog") &&
+        (*kafka)["metadataLog"].is_string() && kafka->contains("endOffset") &&
+        (*kafka)["endOffset"].is_number_integer()) {
+      mark.metadata_log = (*kafka)["metadataLog"].get<std::string>();
+      mark.end_offset = (*kafka)["endOffset"].get<int64_t>();
+    } else {
+      warnings->push_back(fmt::format(
+          "{}: field kafkaImport: expected {{\"metadataLog\": <dir>, \"endOffset\": <n>}}", path));
+    }
+    out->kafka_import = std::move(mark);
+  }
 }
 
 }  // namespace
@@ -134,6 +149,10 @@ std::string EncodeTopicConfigs(const TopicConfigs& configs) {
     nlohmann::json deleted = nlohmann::json::object();
     for (const auto& [id, topic] : configs.deleted) deleted[id.ToString()] = topic;
     json["deleted"] = std::move(deleted);
+  }
+  if (configs.kafka_import) {
+    json["kafkaImport"] = {{"metadataLog", configs.kafka_import->metadata_log},
+                           {"endOffset", configs.kafka_import->end_offset}};
   }
   return json.dump() + "\n";
 }

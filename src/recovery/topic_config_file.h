@@ -1,19 +1,24 @@
 // daruma-topic-configs.json: the topic config overrides of a broker, kept at
 // the root of every log dir (Kafka keeps them in its metadata log, which
-// Daruma does not have). Kafka's LogManager loads only sub-directories of a
-// log dir, so this file does not stop Kafka from opening the dir.
+// Daruma reads once, to import them: kraft_topic_configs.h). Kafka's
+// LogManager loads only sub-directories of a log dir, so this file does not
+// stop Kafka from opening the dir.
 //
 // Format (UTF-8 JSON, one object):
 //   {"version": 1, "generation": <int64 >= 0>,
 //    "topics": {"<topic>": {"<config name>": "<value>", ...}, ...},
 //    "creating": {"<topic>": {"id": "<topic id>", "partitions": <n>}, ...},
-//    "deleted": {"<topic id>": "<topic>", ...}}
+//    "deleted": {"<topic id>": "<topic>", ...},
+//    "kafkaImport": {"metadataLog": "<dir>", "endOffset": <n>}}
 // "creating" and "deleted" are what Kafka's metadata log makes atomic: a
 // topic whose creation was recorded but whose partition dirs may not all
 // exist yet (the broker completes it at start-up), and deleted topics whose
 // partition dirs may still be found (in a dir that was offline, or not yet
 // renamed when the broker stopped): such a dir is deleted, never served.
-// Both are absent when empty, and older readers ignore them.
+// Both are absent when empty, and older readers ignore them. "kafkaImport"
+// records that the topic configs of a Kafka broker's metadata log were
+// imported (kraft_topic_configs.h), so they are never imported again over
+// what was changed since.
 // Values are strings exactly as the client gave them (topic_config_overrides.h
 // parses them). `generation` grows by one on every write; with several log
 // dirs the reader trusts the highest generation it can parse (a dir that was
@@ -45,11 +50,19 @@ namespace daruma {
 
 inline constexpr char kTopicConfigsFileName[] = "daruma-topic-configs.json";
 
+// Where imported Kafka topic configs came from: the metadata log dir and
+// the offset its replay ended at.
+struct KafkaConfigImportMark {
+  std::string metadata_log;
+  int64_t end_offset = 0;
+};
+
 struct TopicConfigs {
   int64_t generation = 0;
   std::map<std::string, TopicConfigOverrides> topics;
   std::map<std::string, PendingTopicCreation> creating;  // by topic name
   std::map<Uuid, std::string> deleted;                   // topic id -> name
+  std::optional<KafkaConfigImportMark> kafka_import;
 };
 
 // nullopt when `log_dir` has no such file. Dropped entries are appended to

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "recovery/kraft_topic_configs.h"
 #include "recovery/topic_config_file.h"
 
 namespace daruma {
@@ -23,7 +24,8 @@ void RestoreLocked(Map& map, const Key& key, const std::optional<Value>& old) {
 
 }  // namespace
 
-void TopicConfigStore::Load(const LogConfig& defaults) {
+void TopicConfigStore::Load(const LogConfig& defaults, bool import_kafka,
+                            const std::string& metadata_log_dir) {
   defaults_ = defaults;
   std::optional<TopicConfigs> best;
   std::string best_dir;
@@ -42,14 +44,27 @@ void TopicConfigStore::Load(const LogConfig& defaults) {
     }
     if (warnings.empty()) dir_warnings.erase(d->path);
   }
-  if (!best) return;
+  // Only a first start imports: once Daruma has written its file (which it
+  // does at the import, and at any config change or topic creation), the
+  // topics' configs are its own, even if older Daruma wrote the file without
+  // the import's mark.
+  if (best) {
+    Adopt(std::move(*best), best_dir);
+  } else if (import_kafka) {
+    ImportKafkaTopicConfigs(metadata_log_dir);
+  }
+}
+
+void TopicConfigStore::Adopt(TopicConfigs best, const std::string& best_dir) {
+  auto& dir_warnings = dirs_->warnings();
   const std::string file = JoinPath(best_dir, kTopicConfigsFileName);
   std::lock_guard<std::mutex> checkpoint(dirs_->checkpoint_mu());
   std::lock_guard<std::mutex> lock(mu_);
-  generation_ = best->generation;
-  creating_ = std::move(best->creating);
-  deleted_ = std::move(best->deleted);
-  for (auto& [topic, overrides] : best->topics) {
+  generation_ = best.generation;
+  creating_ = std::move(best.creating);
+  deleted_ = std::move(best.deleted);
+  kafka_import_ = std::move(best.kafka_import);
+  for (auto& [topic, overrides] : best.topics) {
     LogConfig config = defaults_;
     for (auto it = overrides.begin(); it != overrides.end();) {
       Status st = ApplyTopicConfigOverride(it->first, it->second, &config);
@@ -77,6 +92,7 @@ Status TopicConfigStore::Persist() {
     configs.topics = overrides_;
     configs.creating = creating_;
     configs.deleted = deleted_;
+    configs.kafka_import = kafka_import_;
   }
   configs.generation = ++generation_;
   Status last =
@@ -247,6 +263,89 @@ TopicConfigOverrides TopicConfigStore::OverridesOf(const std::string& topic) con
   std::lock_guard<std::mutex> lock(mu_);
   auto it = overrides_.find(topic);
   return it == overrides_.end() ? TopicConfigOverrides{} : it->second;
+}
+
+// Every live topic of the metadata gets its configs, whether or not a log
+// dir here holds a partition of it (as every broker of a Kafka cluster knows
+// every topic's configs): a dir that is offline now, or partitions copied in
+// later, then find them too.
+void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_dir) {
+  std::string metadata_dir;
+  if (!metadata_log_dir.empty()) {
+    const std::string candidate = JoinPath(metadata_log_dir, kMetadataLogDirName);
+    if (fs_->Exists(candidate)) metadata_dir = candidate;
+  }
+  for (auto& d : dirs_->dirs()) {
+    if (!metadata_dir.empty()) break;
+    const std::string candidate = JoinPath(d->path, kMetadataLogDirName);
+    if (!dirs_->IsOffline(*d) && fs_->Exists(candidate)) {
+      metadata_dir = candidate;
+      break;
+    }
+  }
+  if (metadata_dir.empty()) return;  // not a dir a KRaft broker wrote
+
+  KafkaConfigImportReport report;
+  report.metadata_log = metadata_dir;
+  Result<KraftTopicConfigs> read = ReadKraftTopicConfigs(fs_, metadata_dir);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!read.ok()) {
+    report.complete = false;
+    report.error = read.status().ToString();
+    import_report_ = std::move(report);
+    return;  // an I/O error: tried again at the next start
+  }
+  report.snapshot = read->snapshot;
+  report.end_offset = read->end_offset;
+  report.complete = read->complete;
+  report.broker_configs = std::move(read->broker_configs);
+  report.cluster_defaults = std::move(read->cluster_defaults);
+  report.next_producer_id = read->next_producer_id;
+  report.notes = std::move(read->notes);
+  if (!read->complete) {
+    // Not recorded: the next start tries again (say once the operator has
+    // put the metadata log's missing files back), and says so again.
+    import_report_ = std::move(report);
+    return;
+  }
+  for (auto& [topic, configs] : read->topics) {
+    LogConfig config = defaults_;
+    TopicConfigOverrides taken;
+    for (const auto& [name, value] : configs) {
+      Status st = ApplyTopicConfigOverride(name, value, &config);
+      if (st.ok()) {
+        taken[name] = value;
+      } else {
+        report.refused.push_back(fmt::format("{}: {}={}: {}", topic, name, value, st.message()));
+      }
+    }
+    if (taken.empty()) continue;
+    configs_[topic] = config;
+    overrides_[topic] = taken;
+    report.imported[topic] = std::move(taken);
+  }
+  kafka_import_ = KafkaConfigImportMark{metadata_dir, read->end_offset};
+  import_unrecorded_ = true;
+  import_report_ = std::move(report);
+}
+
+void TopicConfigStore::PersistKafkaImport() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!import_unrecorded_) return;
+    import_unrecorded_ = false;
+  }
+  Status st = Persist();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (st.ok() || !import_report_) return;
+  import_report_->not_recorded = st.ToString();
+  // No file was written: the next start imports again.
+  kafka_import_.reset();
+}
+
+std::optional<KafkaConfigImportReport> TopicConfigStore::kafka_import_report() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return import_report_;
 }
 
 }  // namespace daruma

@@ -18,13 +18,24 @@
 // of it (none is offline). They make a topic's creation and deletion whole
 // across a crash, as Kafka's metadata log does.
 //
+// A log dir a KRaft broker wrote keeps its topic configs in
+// `__cluster_metadata-0` only. Load(defaults, /*import_kafka=*/true) (the
+// broker's start) reads them from there (kraft_topic_configs.h) when no dir
+// has Daruma's file yet, for every live topic of the metadata, and
+// PersistKafkaImport writes the file once the dirs are loaded: later starts
+// never import again over what was changed since. A value Daruma refuses
+// (say min.insync.replicas=2 on one node) is left out and reported, as is
+// everything the replay skipped.
+//
 // Thread-safe after Load.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/file_system.h"
 #include "log/log_config.h"
@@ -35,6 +46,25 @@
 
 namespace daruma {
 
+// What the import of a Kafka broker's topic configs did.
+struct KafkaConfigImportReport {
+  std::string metadata_log;  // the `__cluster_metadata-0` dir read
+  std::string snapshot;      // the snapshot its replay started from; "" for none
+  int64_t end_offset = 0;
+  bool complete = true;  // false: the metadata could not be replayed, nothing imported
+  std::map<std::string, TopicConfigOverrides> imported;  // topic -> the configs taken
+  std::vector<std::string> refused;                      // "<topic>: <name>=<value>: <why>"
+  // Cluster defaults of the metadata, imported into every topic's configs
+  // (KraftTopicConfigs::cluster_defaults), and the broker and cluster
+  // configs not imported (KraftTopicConfigs::broker_configs).
+  std::vector<std::string> cluster_defaults;
+  std::vector<std::string> broker_configs;
+  int64_t next_producer_id = -1;   // KraftTopicConfigs::next_producer_id
+  std::vector<std::string> notes;  // what the replay skipped or where it stopped
+  std::string error;               // reading the metadata failed (retried next start)
+  std::string not_recorded;        // recording the import failed (imported again next start)
+};
+
 class TopicConfigStore {
  public:
   TopicConfigStore(LogDirs* dirs, LogJobs* jobs, FileSystem* fs)
@@ -43,7 +73,17 @@ class TopicConfigStore {
   TopicConfigStore& operator=(const TopicConfigStore&) = delete;
 
   // At start-up, before any log is loaded; `defaults` are the broker's.
-  void Load(const LogConfig& defaults);
+  // `import_kafka`: import a Kafka broker's topic configs (see above), from
+  // `metadata_log_dir` (Kafka's metadata.log.dir) if given, else from the
+  // first log dir that holds them.
+  void Load(const LogConfig& defaults, bool import_kafka = false,
+            const std::string& metadata_log_dir = "");
+  // Once the dirs are loaded: records what Load imported (nothing to do when
+  // it imported nothing). A failure is in the report; the configs still
+  // apply until the broker stops, and the next start imports again.
+  void PersistKafkaImport();
+  // nullopt unless Load found a Kafka metadata log to import from.
+  std::optional<KafkaConfigImportReport> kafka_import_report() const;
   const LogConfig& defaults() const { return defaults_; }
 
   // The topic's resolved config and the overrides persisted for it; applied
@@ -76,6 +116,11 @@ class TopicConfigStore {
  private:
   // Writes the file of every serving dir: OK when at least one took it.
   Status Persist();
+  // Load's: takes the newest file's content (`dir` is where it was read).
+  void Adopt(TopicConfigs best, const std::string& dir);
+  // Load's import: the configs go to configs_/overrides_, the report and the
+  // mark to what PersistKafkaImport writes.
+  void ImportKafkaTopicConfigs(const std::string& metadata_log_dir);
   bool AnyDirOffline() const;
 
   LogDirs* dirs_;
@@ -87,6 +132,9 @@ class TopicConfigStore {
   std::map<std::string, TopicConfigOverrides> overrides_;  // guarded by mu_
   std::map<std::string, PendingTopicCreation> creating_;   // guarded by mu_
   std::map<Uuid, std::string> deleted_;                    // guarded by mu_
+  std::optional<KafkaConfigImportMark> kafka_import_;      // guarded by mu_
+  std::optional<KafkaConfigImportReport> import_report_;   // guarded by mu_
+  bool import_unrecorded_ = false;                         // guarded by mu_
   int64_t generation_ = 0;                                 // guarded by the dirs' checkpoint_mu()
 };
 

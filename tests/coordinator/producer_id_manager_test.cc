@@ -86,6 +86,21 @@ TEST_F(ProducerIdManagerTest, ARaisedFloorIsNeverUndercutAndOutlivesARestart) {
   EXPECT_EQ(*n->Generate(), 1000);
   n->RaiseFloor(1050);
   EXPECT_EQ(*n->Generate(), 1050);
+  // A floor still to be learned is waited for.
+  n->ExpectFloor();
+  EXPECT_FALSE(n->floor_known());
+  n->RaiseFloor(0);
+  EXPECT_TRUE(n->floor_known());
+}
+
+// A floor from elsewhere (Kafka's metadata, read once) outlives a restart
+// that comes before any id was handed out.
+TEST_F(ProducerIdManagerTest, AFloorAboveEveryFileIsDurableAtOpen) {
+  ASSERT_NE(Open(/*first_free=*/7000), nullptr);
+  auto content = fs_.ReadFile(JoinPath(kDir, ProducerIdManager::kFileName));
+  ASSERT_TRUE(content.ok());
+  EXPECT_EQ(std::string(AsStringView(*content)), ProducerIdManager::Serialize(7000));
+  EXPECT_EQ(*Open()->Generate(), 7000);
 }
 
 TEST_F(ProducerIdManagerTest, ACorruptFileIsRefusedNamingIt) {

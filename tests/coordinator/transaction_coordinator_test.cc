@@ -390,7 +390,7 @@ TEST_F(TransactionCoordinatorTest, UnreadablePartitionsAndDamagedRecords) {
   EXPECT_EQ(Init("t1").error, ErrorCode::kCoordinatorNotAvailable);
 }
 
-TEST_F(TransactionCoordinatorTest, LoadRaisesTheProducerIdFloorAboveEveryIdTheLogNames) {
+TEST_F(TransactionCoordinatorTest, TheLargestProducerIdTheLogNamesIsFoundTombstonedOrNot) {
   // As a Kafka cluster leaves it: ids its controller handed out, one of them
   // (the larger) for an id since tombstoned.
   auto put = [&](const std::string& id, int64_t producer_id, bool tombstone) {
@@ -410,23 +410,17 @@ TEST_F(TransactionCoordinatorTest, LoadRaisesTheProducerIdFloorAboveEveryIdTheLo
       ASSERT_TRUE(storage.Append(coordinator->PartitionFor(id), {record}, std::nullopt).ok());
     }
   };
+  std::vector<std::string> unread;
+  EXPECT_EQ(MaxProducerIdInTransactionLog(&storage, config.state_log_partitions, &unread), -1);
   put("kept", 70000, false);
   put("expired", 91000, true);
-  std::vector<std::pair<int64_t, bool>> raised;  // first_free, loaded then
-  coordinator = std::make_unique<TransactionCoordinator>(
-      config, &storage, &markers, [this]() -> Result<int64_t> { return next_id++; }, &scheduler,
-      [&](int64_t first_free) {
-        raised.emplace_back(first_free, coordinator->loaded());
-        next_id = std::max(next_id, first_free);
-      });
-  Result<TxnLoadReport> report = coordinator->Load();
-  ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->max_producer_id, 91000);
-  ASSERT_EQ(raised.size(), 1u);
-  EXPECT_EQ(raised[0].first, 91001);
-  EXPECT_FALSE(raised[0].second) << "the floor must be raised before any id is answered";
-  EXPECT_EQ(Init("new").producer_id, 91001);
-  EXPECT_EQ(Init("kept").producer_id, 70000);
+  EXPECT_EQ(MaxProducerIdInTransactionLog(&storage, config.state_log_partitions, &unread), 91000);
+  EXPECT_TRUE(unread.empty());
+  storage.unreadable = {coordinator->PartitionFor("expired")};
+  EXPECT_EQ(MaxProducerIdInTransactionLog(&storage, config.state_log_partitions, &unread),
+            coordinator->PartitionFor("kept") == coordinator->PartitionFor("expired") ? -1 : 70000);
+  ASSERT_EQ(unread.size(), 1u);
+  EXPECT_NE(unread[0].find("__transaction_state-"), std::string::npos) << unread[0];
 }
 
 TEST_F(TransactionCoordinatorTest, ListFiltersByStateProducerAndDuration) {

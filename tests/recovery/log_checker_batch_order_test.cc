@@ -10,7 +10,7 @@ namespace {
 
 // Segments of batches of 3 offsets each, at positions 0, 100, 200, ...
 // `epochs[s]` is the epoch of every batch of segment s.
-std::vector<CheckedSegment> Log(int segments, int batches, std::vector<int32_t> epochs) {
+std::vector<CheckedSegment> CheckedLog(int segments, int batches, std::vector<int32_t> epochs) {
   std::vector<CheckedSegment> out;
   int64_t offset = 0;
   for (int s = 0; s < segments; ++s) {
@@ -26,12 +26,12 @@ std::vector<CheckedSegment> Log(int segments, int batches, std::vector<int32_t> 
 }
 
 TEST(BatchOrderCutTest, ValidLogHasNoCut) {
-  EXPECT_FALSE(FindBatchOrderCut(Log(3, 4, {0, 1, 5})).has_value());
+  EXPECT_FALSE(FindBatchOrderCut(CheckedLog(3, 4, {0, 1, 5})).has_value());
   EXPECT_FALSE(FindBatchOrderCut({}).has_value());
 }
 
 TEST(BatchOrderCutTest, GapsAreValid) {
-  auto log = Log(2, 4, {0, 0});
+  auto log = CheckedLog(2, 4, {0, 0});
   log[1].batches[2].base_offset += 10;  // compaction leaves gaps
   log[1].batches[2].last_offset += 10;
   log[1].batches[3].base_offset += 10;
@@ -40,7 +40,7 @@ TEST(BatchOrderCutTest, GapsAreValid) {
 }
 
 TEST(BatchOrderCutTest, BaseOffsetFlippedUpCutsAtThatBatch) {
-  auto log = Log(3, 4, {0, 0, 0});
+  auto log = CheckedLog(3, 4, {0, 0, 0});
   log[1].batches[1].base_offset += 65536;  // 15 -> 65551; next batch starts at 18
   log[1].batches[1].last_offset += 65536;
   auto cut = FindBatchOrderCut(log);
@@ -54,7 +54,7 @@ TEST(BatchOrderCutTest, BaseOffsetFlippedUpCutsAtThatBatch) {
 }
 
 TEST(BatchOrderCutTest, BaseOffsetFlippedDownCutsAtTheEarliestBatchAboveIt) {
-  auto log = Log(3, 4, {0, 0, 0});
+  auto log = CheckedLog(3, 4, {0, 0, 0});
   log[2].batches[2].base_offset = 4;  // 30 -> 4: every batch from offset 3 on is above it
   auto cut = FindBatchOrderCut(log);
   ASSERT_TRUE(cut.has_value());
@@ -63,7 +63,7 @@ TEST(BatchOrderCutTest, BaseOffsetFlippedDownCutsAtTheEarliestBatchAboveIt) {
 }
 
 TEST(BatchOrderCutTest, BaseOffsetBelowItsSegmentBase) {
-  auto log = Log(2, 4, {0, 0});
+  auto log = CheckedLog(2, 4, {0, 0});
   log[0].batches[0].base_offset = -8;
   auto cut = FindBatchOrderCut(log);
   ASSERT_TRUE(cut.has_value());
@@ -75,7 +75,7 @@ TEST(BatchOrderCutTest, BaseOffsetBelowItsSegmentBase) {
 }
 
 TEST(BatchOrderCutTest, EpochFlippedUpCutsAtThatBatch) {
-  auto log = Log(3, 4, {1, 1, 2});
+  auto log = CheckedLog(3, 4, {1, 1, 2});
   log[0].batches[2].leader_epoch = 1 + (1 << 23);
   auto cut = FindBatchOrderCut(log);
   ASSERT_TRUE(cut.has_value());
@@ -88,7 +88,7 @@ TEST(BatchOrderCutTest, EpochFlippedUpCutsAtThatBatch) {
 }
 
 TEST(BatchOrderCutTest, EpochFlippedDownCutsAtTheFirstBatchOfAHigherEpoch) {
-  auto log = Log(3, 4, {1, 3, 3});
+  auto log = CheckedLog(3, 4, {1, 3, 3});
   log[2].batches[1].leader_epoch = 2;  // below epoch 3, which starts at segment 1
   auto cut = FindBatchOrderCut(log);
   ASSERT_TRUE(cut.has_value());
@@ -97,13 +97,13 @@ TEST(BatchOrderCutTest, EpochFlippedDownCutsAtTheFirstBatchOfAHigherEpoch) {
 }
 
 TEST(BatchOrderCutTest, BatchesWithoutAnEpochAreSkipped) {
-  auto log = Log(2, 4, {4, 5});
+  auto log = CheckedLog(2, 4, {4, 5});
   log[1].batches[1].leader_epoch = -1;  // e.g. converted from message format v1
   EXPECT_FALSE(FindBatchOrderCut(log).has_value());
 }
 
 TEST(BatchOrderCutTest, TheEarliestSuspectOfSeveralViolationsWins) {
-  auto log = Log(3, 4, {0, 0, 0});
+  auto log = CheckedLog(3, 4, {0, 0, 0});
   log[2].batches[0].leader_epoch = 9;   // epoch violation from segment 2 on
   log[1].batches[3].base_offset = 100;  // offset violation at segment 1's last batch
   log[1].batches[3].last_offset = 102;

@@ -1,0 +1,308 @@
+// ReadKraftTopicConfigs: Kafka's replay of a metadata log reduced to topic
+// configs, over metadata dirs built here record by record (the real brokers'
+// dirs are in kraft_topic_configs_compat_test.cc).
+#include "recovery/kraft_topic_configs.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/file_system.h"
+#include "log/log_file_names.h"
+#include "record/control_record.h"
+#include "record/record_batch_builder.h"
+#include "support/test_support.h"
+
+namespace daruma::testing {
+namespace {
+
+void PutUvarint(std::string* out, uint32_t v) {
+  while (v >= 0x80) {
+    out->push_back(char((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(char(v));
+}
+
+void PutCompact(std::string* out, const std::optional<std::string>& s) {
+  if (!s) return PutUvarint(out, 0);
+  PutUvarint(out, uint32_t(s->size() + 1));
+  *out += *s;
+}
+
+std::string Header(uint32_t api, uint32_t frame = 1) {
+  std::string out;
+  PutUvarint(&out, frame);
+  PutUvarint(&out, api);
+  PutUvarint(&out, 0);  // version
+  return out;
+}
+
+std::string TopicId(char c) {
+  return std::string(16, c);
+}
+
+std::string TopicRecord(const std::string& name, char id) {
+  std::string out = Header(2);
+  PutCompact(&out, name);
+  out += TopicId(id);
+  out.push_back(0);  // no tagged fields
+  return out;
+}
+
+std::string ConfigRecord(int8_t type, const std::string& resource, const std::string& name,
+                         std::optional<std::string> value) {
+  std::string out = Header(4);
+  out.push_back(char(type));
+  PutCompact(&out, resource);
+  PutCompact(&out, name);
+  PutCompact(&out, value);
+  out.push_back(0);
+  return out;
+}
+
+std::string ProducerIdsRecord(int64_t next) {
+  std::string out = Header(15);
+  Bytes fixed;
+  ByteWriter w(&fixed);
+  w.WriteInt32(1);   // broker id
+  w.WriteInt64(42);  // broker epoch
+  w.WriteInt64(next);
+  out += std::string(AsStringView(fixed));
+  out.push_back(0);
+  return out;
+}
+
+std::string RemoveTopicRecord(char id) {
+  std::string out = Header(9);
+  out += TopicId(id);
+  out.push_back(0);
+  return out;
+}
+
+// One batch per call, offsets following on.
+class MetadataFile {
+ public:
+  explicit MetadataFile(int64_t base = 0) : next_(base) {}
+  // A snapshot's first or last batch (SnapshotHeader, SnapshotFooter).
+  MetadataFile& Control(ControlRecordType type) {
+    BatchBuilderOptions o;
+    o.base_offset = next_;
+    o.is_control = true;
+    const Bytes key = EncodeControlRecordKey(type);
+    Result<Bytes> batch =
+        BuildRecordBatch(o, {{kT0, std::string(AsStringView(key)), std::string("\0\0", 2), {}}});
+    EXPECT_TRUE(batch.ok());
+    bytes_.insert(bytes_.end(), batch->begin(), batch->end());
+    next_ += 1;
+    return *this;
+  }
+  MetadataFile& Batch(const std::vector<std::string>& values) {
+    BatchBuilderOptions o;
+    o.base_offset = next_;
+    std::vector<RecordInput> records;
+    for (const std::string& v : values) records.push_back({kT0, std::nullopt, v, {}});
+    Result<Bytes> batch = BuildRecordBatch(o, records);
+    EXPECT_TRUE(batch.ok());
+    bytes_.insert(bytes_.end(), batch->begin(), batch->end());
+    next_ += int64_t(values.size());
+    return *this;
+  }
+  void WriteTo(const std::string& path) const {
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes_.data()), std::streamsize(bytes_.size()));
+  }
+  int64_t next() const { return next_; }
+  Bytes& bytes() { return bytes_; }
+
+ private:
+  int64_t next_;
+  Bytes bytes_;
+};
+
+bool HasNote(const KraftTopicConfigs& image, const std::string& text) {
+  for (const std::string& note : image.notes) {
+    if (note.find(text) != std::string::npos) return true;
+  }
+  ADD_FAILURE() << "no note has \"" << text << "\"";
+  return false;
+}
+
+std::string SnapshotName(int64_t end, int32_t epoch) {
+  return fmt::format("{:020d}-{:010d}.checkpoint", end, epoch);
+}
+
+class KraftTopicConfigsTest : public ::testing::Test {
+ protected:
+  KraftTopicConfigsTest() : dir_(tmp_.Join("__cluster_metadata-0")) {
+    std::filesystem::create_directories(dir_);
+  }
+  KraftTopicConfigs Read() {
+    Result<KraftTopicConfigs> r = ReadKraftTopicConfigs(FileSystem::Default(), dir_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : KraftTopicConfigs{};
+  }
+  TempDir tmp_;
+  std::string dir_;
+};
+
+TEST_F(KraftTopicConfigsTest, ALogReplayedFromZeroGivesTheLiveTopicsConfigs) {
+  MetadataFile log(0);
+  log.Batch(
+         {TopicRecord("_schemas", 'a'), ConfigRecord(2, "_schemas", "cleanup.policy", "compact")})
+      .Batch({TopicRecord("events", 'b'), ConfigRecord(2, "events", "retention.ms", "-1"),
+              ConfigRecord(2, "events", "segment.bytes", "1048576")})
+      // A config deleted, a broker and a cluster default config, a topic removed.
+      .Batch({ConfigRecord(2, "events", "segment.bytes", std::nullopt),
+              ConfigRecord(4, "", "log.retention.ms", "1000"),
+              ConfigRecord(4, "", "log.roll.hours", "2"),
+              ConfigRecord(4, "1", "log.cleaner.threads", "2"), TopicRecord("gone", 'c'),
+              ConfigRecord(2, "gone", "retention.ms", "5"), RemoveTopicRecord('c')})
+      // A topic without configs of its own; producer id blocks.
+      .Batch({TopicRecord("plain", 'd'), ProducerIdsRecord(2000), ProducerIdsRecord(3000)});
+  log.WriteTo(LogFileName(dir_, 0));
+  const KraftTopicConfigs image = Read();
+  EXPECT_TRUE(image.complete);
+  EXPECT_EQ(image.snapshot, "");
+  EXPECT_EQ(image.end_offset, log.next());
+  // The cluster defaults, as the topic configs they stand for, under each
+  // topic's own.
+  EXPECT_EQ(
+      image.topics,
+      (std::map<std::string, TopicConfigOverrides>{
+          {"_schemas",
+           {{"cleanup.policy", "compact"}, {"retention.ms", "1000"}, {"segment.ms", "7200000"}}},
+          {"events", {{"retention.ms", "-1"}, {"segment.ms", "7200000"}}},
+          {"plain", {{"retention.ms", "1000"}, {"segment.ms", "7200000"}}}}));
+  EXPECT_EQ(image.cluster_defaults,
+            (std::vector<std::string>{"log.roll.hours=2 (as segment.ms)",
+                                      "log.retention.ms=1000 (as retention.ms)"}));
+  EXPECT_EQ(image.broker_configs, (std::vector<std::string>{"broker 1 log.cleaner.threads=2"}));
+  EXPECT_EQ(image.next_producer_id, 3000);
+  EXPECT_EQ(image.skipped_records, 0);
+}
+
+TEST_F(KraftTopicConfigsTest, TheNewestWholeSnapshotIsTheStartAndTheLogGoesOnFromItsEnd) {
+  // The log before the snapshot is gone (Kafka deletes what a snapshot
+  // replaced); records at and after its end offset still apply.
+  MetadataFile snapshot(0);
+  snapshot.Control(ControlRecordType::kSnapshotHeader)
+      .Batch({TopicRecord("orders", 'a'), ConfigRecord(2, "orders", "retention.ms", "100")})
+      .Control(ControlRecordType::kSnapshotFooter);
+  snapshot.WriteTo(JoinPath(dir_, SnapshotName(10, 1)));
+  MetadataFile log(8);  // a segment straddling the snapshot's end
+  // Offsets 8 and 9 lie below the snapshot's end: its state has them
+  // already, and they are not replayed again.
+  log.Batch({ConfigRecord(2, "orders", "retention.ms", "7"),
+             ConfigRecord(2, "orders", "cleanup.policy", "compact")})
+      .Batch({ConfigRecord(2, "orders", "retention.ms", "200")});  // offset 10
+  log.WriteTo(LogFileName(dir_, 8));
+  // A newer snapshot cut short: passed over, with a note.
+  MetadataFile damaged(0);
+  damaged.Control(ControlRecordType::kSnapshotHeader).Batch({TopicRecord("orders", 'a')});
+  damaged.bytes().resize(damaged.bytes().size() - 3);
+  // And one emptied, as a failed copy leaves it.
+  MetadataFile().WriteTo(JoinPath(dir_, SnapshotName(12, 1)));
+  damaged.WriteTo(JoinPath(dir_, SnapshotName(11, 1)));
+
+  const KraftTopicConfigs image = Read();
+  EXPECT_TRUE(image.complete);
+  EXPECT_EQ(image.snapshot, JoinPath(dir_, SnapshotName(10, 1)));
+  EXPECT_EQ(image.end_offset, 11);
+  EXPECT_EQ(image.topics,
+            (std::map<std::string, TopicConfigOverrides>{{"orders", {{"retention.ms", "200"}}}}));
+  EXPECT_TRUE(HasNote(image, "snapshot " + JoinPath(dir_, SnapshotName(11, 1)) + " not used"));
+  EXPECT_TRUE(HasNote(image, "not a whole snapshot"));
+}
+
+TEST_F(KraftTopicConfigsTest, ACrashedTailEndsTheReplayAndOddRecordsAreSkipped) {
+  MetadataFile log(0);
+  log.Batch({TopicRecord("t", 'a'), ConfigRecord(2, "t", "retention.ms", "1"),
+             Header(4, /*frame=*/7) + "junk",
+             Header(2) + "\x05"
+                         "ab"})
+      .Batch({ConfigRecord(2, "t", "retention.ms", "2")});
+  Bytes& bytes = log.bytes();
+  bytes.back() ^= 0x40;  // the last batch fails its CRC: a torn write
+  log.WriteTo(LogFileName(dir_, 0));
+  const KraftTopicConfigs image = Read();
+  EXPECT_TRUE(image.complete);
+  EXPECT_EQ(image.topics,
+            (std::map<std::string, TopicConfigOverrides>{{"t", {{"retention.ms", "1"}}}}));
+  EXPECT_EQ(image.skipped_records, 2);
+  ASSERT_EQ(image.notes.size(), 3u);
+  EXPECT_TRUE(HasNote(image, "frame version 7"));
+  EXPECT_TRUE(HasNote(image, "TopicRecord v0 does not parse"));
+  EXPECT_TRUE(HasNote(image, "replay stopped at " + LogFileName(dir_, 0)));
+}
+
+// The metadata log is never compacted: offsets missing after the snapshot,
+// or damage before the last segment, leave changes unseen, so nothing is
+// imported; an empty dir has nothing to import.
+TEST_F(KraftTopicConfigsTest, GapsAndDamageBeforeTheLastSegmentMakeTheImageIncomplete) {
+  MetadataFile snapshot(0);
+  snapshot.Control(ControlRecordType::kSnapshotHeader)
+      .Batch({TopicRecord("t", 'a')})
+      .Control(ControlRecordType::kSnapshotFooter);
+  snapshot.WriteTo(JoinPath(dir_, SnapshotName(10, 1)));
+  MetadataFile log(12);  // offsets 10 and 11 missing
+  log.Batch({ConfigRecord(2, "t", "retention.ms", "1")});
+  log.WriteTo(LogFileName(dir_, 12));
+  KraftTopicConfigs image = Read();
+  EXPECT_FALSE(image.complete);
+  EXPECT_TRUE(image.topics.empty());
+  EXPECT_TRUE(HasNote(image, "offsets 10 to 11 are missing"));
+
+  std::filesystem::remove(LogFileName(dir_, 12));
+  MetadataFile first(10);
+  first.Batch({ConfigRecord(2, "t", "retention.ms", "1")});
+  first.bytes().back() ^= 1;  // damage in a segment that is not the last
+  first.WriteTo(LogFileName(dir_, 10));
+  MetadataFile second(11);
+  second.Batch({ConfigRecord(2, "t", "retention.ms", "2")});
+  second.WriteTo(LogFileName(dir_, 11));
+  image = Read();
+  EXPECT_FALSE(image.complete);
+  EXPECT_TRUE(HasNote(image, "the metadata cannot be replayed"));
+
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  image = Read();
+  EXPECT_FALSE(image.complete);
+  EXPECT_TRUE(HasNote(image, "the metadata is missing"));
+}
+
+// A damaged batch with whole batches after it is not a torn end: the
+// records after it are unknown, so the image is incomplete.
+TEST_F(KraftTopicConfigsTest, DamageInsideTheLastSegmentIsNotACrashedTail) {
+  MetadataFile log(0);
+  log.Batch({TopicRecord("t", 'a')});
+  const size_t first_end = log.bytes().size();
+  log.Batch({ConfigRecord(2, "t", "retention.ms", "1")})
+      .Batch({ConfigRecord(2, "t", "cleanup.policy", "compact")});
+  log.bytes()[first_end + 70] ^= 1;  // inside the second batch's records
+  log.WriteTo(LogFileName(dir_, 0));
+  const KraftTopicConfigs image = Read();
+  EXPECT_FALSE(image.complete);
+  EXPECT_TRUE(image.topics.empty());
+  EXPECT_TRUE(HasNote(image, "the metadata cannot be replayed"));
+}
+
+TEST_F(KraftTopicConfigsTest, ALogThatStartsAfterZeroWithoutASnapshotCannotBeReplayed) {
+  MetadataFile log(500);
+  log.Batch({ConfigRecord(2, "t", "retention.ms", "1")});
+  log.WriteTo(LogFileName(dir_, 500));
+  const KraftTopicConfigs image = Read();
+  EXPECT_FALSE(image.complete);
+  EXPECT_TRUE(image.topics.empty());
+  ASSERT_EQ(image.notes.size(), 1u);
+  EXPECT_NE(image.notes[0].find("offset 500"), std::string::npos) << image.notes[0];
+}
+
+}  // namespace
+}  // namespace daruma::testing
