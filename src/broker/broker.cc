@@ -303,8 +303,8 @@ void Broker::ReportKafkaConfigImport() {
         LogFields()
             .Add("configs", rendered)
             .Add("effect",
-                 "not applied: set the ones you need in server.properties (a cluster "
-                 "default changed the effective config of every topic without its own)"));
+                 "not applied (Daruma's broker configs come from server.properties): set "
+                 "there the ones you need"));
   }
   if (!report->not_recorded.empty()) {
     event_log_.Write(LogLevel::kWarn, "kafka_topic_configs_not_recorded",

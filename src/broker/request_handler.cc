@@ -270,9 +270,11 @@ Status RequestHandler::OpenProducerIds() {
     }
   }
   // A Kafka cluster's controller hands ids out in blocks it records in the
-  // metadata log: all below its next block, read by the first start's import.
-  if (const auto kafka = ctx_.log_manager->kafka_config_import(); kafka) {
-    first_free = std::max(first_free, kafka->next_producer_id);
+  // metadata log: all below its next block, read by the first start's import
+  // and kept with its mark (every start applies it: a start that stopped
+  // before this point does not lose it).
+  if (const std::optional<int64_t> kafka = ctx_.log_manager->kafka_next_producer_id(); kafka) {
+    first_free = std::max(first_free, *kafka);
   }
   Result<std::unique_ptr<ProducerIdManager>> ids =
       ProducerIdManager::Open(FileSystem::Default(), online.front(), online, first_free);

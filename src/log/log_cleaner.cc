@@ -52,6 +52,15 @@ void LogCleaner::AbortAndPauseCleaning(Log* log) {
   cv_.wait(lock, [&] { return !logs_.at(log).in_progress; });
 }
 
+bool LogCleaner::TryPauseCleaning(Log* log) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = logs_.find(log);
+  if (it == logs_.end()) return true;
+  if (it->second.in_progress) return false;
+  it->second.paused++;
+  return true;
+}
+
 void LogCleaner::ResumeCleaning(Log* log) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = logs_.find(log);

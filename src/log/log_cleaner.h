@@ -74,6 +74,10 @@ class LogCleaner {
 
   void AbortAndPauseCleaning(Log* log);
   void ResumeCleaning(Log* log);
+  // Pauses cleaning of `log` unless a clean of it is running now: true when
+  // paused (ResumeCleaning ends it) or when the cleaner does not know `log`
+  // (nothing to pause), false when busy. Never waits.
+  bool TryPauseCleaning(Log* log);
 
   // The same keyed by partition, matching LogManager's CleanerHooks:
   //   abort_and_pause(tp)                      -> AbortAndPauseCleaning(tp)

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -30,60 +29,42 @@ constexpr int8_t kTopicResource = 2;
 constexpr int8_t kBrokerResource = 4;
 constexpr size_t kMaxNotes = 10;
 
-// The broker configs that are defaults of a topic config (Kafka's
-// ServerTopicConfigSynonyms), in Kafka's order of precedence, with the
-// factor that turns each into the topic config's unit.
-struct TopicConfigSynonym {
-  const char* topic_name;
-  std::vector<std::pair<const char*, int64_t>> broker_names;
+// The dynamic broker configs that are defaults of a topic config (Kafka's
+// ServerTopicConfigSynonyms: DynamicLogConfig takes only each one's first
+// synonym, so log.retention.hours or log.roll.hours set dynamically never
+// took effect, and are not taken here either).
+const std::vector<std::pair<const char*, const char*>> kTopicConfigSynonyms = {
+    {"segment.bytes", "log.segment.bytes"},
+    {"segment.ms", "log.roll.ms"},
+    {"segment.jitter.ms", "log.roll.jitter.ms"},
+    {"segment.index.bytes", "log.index.size.max.bytes"},
+    {"flush.messages", "log.flush.interval.messages"},
+    {"flush.ms", "log.flush.interval.ms"},
+    {"retention.bytes", "log.retention.bytes"},
+    {"retention.ms", "log.retention.ms"},
+    {"max.message.bytes", "message.max.bytes"},
+    {"index.interval.bytes", "log.index.interval.bytes"},
+    {"delete.retention.ms", "log.cleaner.delete.retention.ms"},
+    {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"},
+    {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"},
+    {"file.delete.delay.ms", "log.segment.delete.delay.ms"},
+    {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"},
+    {"cleanup.policy", "log.cleanup.policy"},
+    {"unclean.leader.election.enable", "unclean.leader.election.enable"},
+    {"min.insync.replicas", "min.insync.replicas"},
+    {"compression.type", "compression.type"},
+    {"compression.gzip.level", "compression.gzip.level"},
+    {"compression.lz4.level", "compression.lz4.level"},
+    {"compression.zstd.level", "compression.zstd.level"},
+    {"preallocate", "log.preallocate"},
+    {"message.timestamp.type", "log.message.timestamp.type"},
+    {"message.timestamp.difference.max.ms", "log.message.timestamp.difference.max.ms"},
+    {"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms"},
+    {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms"},
+    {"message.downconversion.enable", "log.message.downconversion.enable"},
+    {"local.retention.ms", "log.local.retention.ms"},
+    {"local.retention.bytes", "log.local.retention.bytes"},
 };
-const std::vector<TopicConfigSynonym> kTopicConfigSynonyms = {
-    {"segment.bytes", {{"log.segment.bytes", 1}}},
-    {"segment.ms", {{"log.roll.ms", 1}, {"log.roll.hours", 3600000}}},
-    {"segment.jitter.ms", {{"log.roll.jitter.ms", 1}, {"log.roll.jitter.hours", 3600000}}},
-    {"segment.index.bytes", {{"log.index.size.max.bytes", 1}}},
-    {"flush.messages", {{"log.flush.interval.messages", 1}}},
-    {"flush.ms", {{"log.flush.interval.ms", 1}}},
-    {"retention.bytes", {{"log.retention.bytes", 1}}},
-    {"retention.ms",
-     {{"log.retention.ms", 1}, {"log.retention.minutes", 60000}, {"log.retention.hours", 3600000}}},
-    {"max.message.bytes", {{"message.max.bytes", 1}}},
-    {"index.interval.bytes", {{"log.index.interval.bytes", 1}}},
-    {"delete.retention.ms", {{"log.cleaner.delete.retention.ms", 1}}},
-    {"min.compaction.lag.ms", {{"log.cleaner.min.compaction.lag.ms", 1}}},
-    {"max.compaction.lag.ms", {{"log.cleaner.max.compaction.lag.ms", 1}}},
-    {"file.delete.delay.ms", {{"log.segment.delete.delay.ms", 1}}},
-    {"min.cleanable.dirty.ratio", {{"log.cleaner.min.cleanable.ratio", 1}}},
-    {"cleanup.policy", {{"log.cleanup.policy", 1}}},
-    {"unclean.leader.election.enable", {{"unclean.leader.election.enable", 1}}},
-    {"min.insync.replicas", {{"min.insync.replicas", 1}}},
-    {"compression.type", {{"compression.type", 1}}},
-    {"compression.gzip.level", {{"compression.gzip.level", 1}}},
-    {"compression.lz4.level", {{"compression.lz4.level", 1}}},
-    {"compression.zstd.level", {{"compression.zstd.level", 1}}},
-    {"preallocate", {{"log.preallocate", 1}}},
-    {"message.timestamp.type", {{"log.message.timestamp.type", 1}}},
-    {"message.timestamp.difference.max.ms", {{"log.message.timestamp.difference.max.ms", 1}}},
-    {"message.timestamp.before.max.ms", {{"log.message.timestamp.before.max.ms", 1}}},
-    {"message.timestamp.after.max.ms", {{"log.message.timestamp.after.max.ms", 1}}},
-    {"message.downconversion.enable", {{"log.message.downconversion.enable", 1}}},
-    {"local.retention.ms", {{"log.local.retention.ms", 1}}},
-    {"local.retention.bytes", {{"log.local.retention.bytes", 1}}},
-};
-
-// `value` times `factor` (hours and minutes to milliseconds); as it is when
-// it is not an integer (the topic config's validation then says why), or
-// negative (Kafka's -1 stays -1, for ever).
-std::string Scaled(const std::string& value, int64_t factor) {
-  if (factor == 1) return value;
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || end != value.data() + value.size() || v < 0 ||
-      v > std::numeric_limits<int64_t>::max() / factor) {
-    return value;
-  }
-  return std::to_string(v * factor);
-}
 
 // A compact (nullable) string: unsigned varint length + 1, 0 for null.
 bool ReadCompactString(ByteReader* r, std::optional<std::string>* out) {
@@ -174,22 +155,25 @@ class Replay {
   }
 
   // The live topics' configs, the broker configs' count, what was skipped.
-  void Finish(KraftTopicConfigs* out) const {
-    // The cluster defaults a topic without its own value ran with, as the
-    // topic configs they stand for.
+  // `node_id`: the broker whose dynamic configs apply over the cluster's
+  // defaults (Kafka's DynamicBrokerConfig: the default, then the broker's).
+  void Finish(KraftTopicConfigs* out, std::optional<int32_t> node_id) const {
+    // The cluster defaults, then this broker's configs, that a topic without
+    // its own value ran with, as the topic configs they stand for.
     TopicConfigOverrides inherited;
-    std::set<std::string> used;
-    if (auto cluster = broker_configs_.find(""); cluster != broker_configs_.end()) {
-      for (const TopicConfigSynonym& synonym : kTopicConfigSynonyms) {
-        for (const auto& [broker_name, factor] : synonym.broker_names) {
-          auto it = cluster->second.find(broker_name);
-          if (it == cluster->second.end()) continue;
-          inherited[synonym.topic_name] = Scaled(it->second, factor);
-          used.insert(broker_name);
-          out->cluster_defaults.push_back(
-              fmt::format("{}={} (as {})", broker_name, it->second, synonym.topic_name));
-          break;  // the first synonym set wins, as in Kafka
-        }
+    std::set<std::pair<std::string, std::string>> used;  // (resource, broker config)
+    for (const std::string& resource :
+         {std::string(), node_id ? std::to_string(*node_id) : std::string("-")}) {
+      auto configs = broker_configs_.find(resource);
+      if (configs == broker_configs_.end()) continue;
+      for (const auto& [topic_name, broker_name] : kTopicConfigSynonyms) {
+        auto it = configs->second.find(broker_name);
+        if (it == configs->second.end()) continue;
+        inherited[topic_name] = it->second;
+        used.insert({resource, broker_name});
+        out->cluster_defaults.push_back(fmt::format(
+            "{} {}={} (as {})", resource.empty() ? "cluster default" : "broker " + resource,
+            broker_name, it->second, topic_name));
       }
     }
     for (const auto& [id, name] : topic_names_) {
@@ -201,7 +185,7 @@ class Replay {
     }
     for (const auto& [resource, configs] : broker_configs_) {
       for (const auto& [name, value] : configs) {
-        if (resource.empty() && used.count(name) > 0) continue;
+        if (used.count({resource, name}) > 0) continue;
         out->broker_configs.push_back(fmt::format(
             "{} {}={}", resource.empty() ? "cluster default" : "broker " + resource, name, value));
       }
@@ -271,17 +255,21 @@ Result<bool> ReplayFile(FileSystem* fs, const std::string& path, bool snapshot, 
       return false;
     };
     if (!entry->is_v2()) return damaged("a legacy (magic 0/1) entry");
-    if (Status valid = entry->Validate(); !valid.ok()) return damaged(valid.message());
+    if (!entry->has_batch_header()) return damaged("an entry too short for a batch header");
     const RecordBatchView batch = entry->batch();
-    if (batch.base_offset() < *next_offset) {
+    // A batch whose records all lie below the snapshot's end is never read
+    // (Kafka does not read it either): damage there does not matter.
+    const bool needed = snapshot || batch.last_offset() >= from;
+    if (Status valid = entry->Validate(); !valid.ok() && needed) return damaged(valid.message());
+    if (batch.base_offset() < *next_offset && needed) {
       return damaged(fmt::format("offset {} goes back (expected {} or more)", batch.base_offset(),
                                  *next_offset));
     }
-    *next_offset = batch.next_offset();
+    *next_offset = std::max(*next_offset, batch.next_offset());
+    if (!needed) continue;
     last_type = batch.is_control() ? ControlTypeOf(batch) : std::nullopt;
     if (first) first_type = last_type;
     first = false;
-    if (batch.last_offset() < from) continue;
     if (batch.base_offset() > *expected) {
       stop->where =
           fmt::format("{}: offsets {} to {} are missing", at, *expected, batch.base_offset() - 1);
@@ -315,7 +303,8 @@ Result<bool> ReplayFile(FileSystem* fs, const std::string& path, bool snapshot, 
 
 }  // namespace
 
-Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::string& dir) {
+Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::string& dir,
+                                                std::optional<int32_t> node_id) {
   KraftTopicConfigs out;
   out.dir = dir;
   DARUMA_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(dir));
@@ -337,7 +326,8 @@ Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::strin
   }
 
   // The newest snapshot that reads whole; a damaged one is passed over for
-  // an older one, as Kafka's loader does.
+  // an older one (Kafka would stop on it; an older whole one still says what
+  // the metadata was, and the log after it must then cover the rest).
   std::optional<Replay> replay;
   for (const auto& [key, path] : snapshots) {
     Replay attempt;
@@ -404,7 +394,7 @@ Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::strin
         fmt::format("replay stopped at {} (a crashed tail, which Kafka truncates)", stop.where));
   }
   out.end_offset = std::max(from, expected);
-  replay->Finish(&out);
+  replay->Finish(&out, node_id);
   return out;
 }
 

@@ -20,8 +20,10 @@
 //   RemoveTopicRecord (9)  id: the topic and all its configs are gone;
 //   ProducerIdsRecord (15) the next producer id block the controller hands
 //                          out (Daruma's producer ids start above it).
-// Broker and cluster configs (resource type 4) are listed, not imported:
-// Daruma's broker configs come from its own properties. Every other record,
+// Broker configs (resource type 4) that are defaults of a topic config, the
+// cluster's and then the writing broker's, become the topic configs they
+// stand for; the others are listed, not imported (Daruma's broker configs
+// come from its own properties). Every other record,
 // and control batches, are skipped. Transactions in the metadata log (a
 // ZooKeeper migration's, Kafka 3.6+) are not told apart: their records are
 // applied as they come.
@@ -36,6 +38,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,7 +61,8 @@ struct KraftTopicConfigs {
   // `kafka-configs --entity-default` change of log.retention.ms, say,
   // becomes retention.ms), as Kafka resolved them.
   std::map<std::string, TopicConfigOverrides> topics;
-  // The cluster defaults `topics` carries: "log.retention.ms=1 (as retention.ms)".
+  // The cluster defaults and this broker's configs `topics` carries:
+  // "cluster default log.retention.ms=1 (as retention.ms)".
   std::vector<std::string> cluster_defaults;
   // The other live broker and cluster configs ("broker 1 log.retention.ms=1",
   // "cluster default num.io.threads=8"): Daruma does not import them (its
@@ -74,6 +78,9 @@ struct KraftTopicConfigs {
 
 // `dir` is a `__cluster_metadata-0` directory. An I/O error on a file the
 // replay needs is returned naming it.
-Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::string& dir);
+// `node_id`: the broker that wrote the dir (meta.properties), whose own
+// dynamic configs apply over the cluster defaults.
+Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::string& dir,
+                                                std::optional<int32_t> node_id = std::nullopt);
 
 }  // namespace daruma

@@ -113,21 +113,22 @@ std::vector<std::string> LogJobs::JobErrors() const {
 
 // ---- Retention -----------------------------------------------------------------
 
-// Kafka's cleanupLogs: every log whose policy is not compact. A
-// compact,delete log gets its retention from Kafka's cleaner thread, on every
-// pass whether or not it found anything to clean (LogCleaner's
-// deletableLogs), and only while a cleaner runs: here on this job's
-// schedule, with its cleaning paused meanwhile, as AfterClean does. Waiting
-// for a clean instead kept a changelog's expired segments for as long as no
-// clean was due (for ever, for one that is never dirty enough).
+// Kafka's cleanupLogs: every log whose policy is not compact. A compacted
+// log gets its retention from Kafka's cleaner thread, on every pass whether
+// or not it found anything to clean (LogCleaner's deletableLogs: time and
+// size with compact,delete, the log start offset always), and only while a
+// cleaner runs: here on this job's schedule, with its cleaning paused
+// meanwhile, as AfterClean does. One being cleaned right now is skipped, not
+// waited for (jobs_mu_ would hold up every other job for the whole clean):
+// AfterClean gives it retention when that clean ends. Waiting for a clean
+// instead kept a changelog's expired segments for as long as no clean was
+// due (for ever, for one that is never dirty enough).
 void LogJobs::RetentionJob() {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
   for (Log* log : dirs_->JobLogs()) {
-    const LogConfig config = log->config_snapshot();
-    if (!config.compact) {
+    if (!log->config_snapshot().compact) {
       (void)RetainLocked(log);
-    } else if (config.delete_policy && log_cleaner_) {
-      log_cleaner_->AbortAndPauseCleaning(log);
+    } else if (log_cleaner_ && log_cleaner_->TryPauseCleaning(log)) {
       (void)RetainLocked(log);
       log_cleaner_->ResumeCleaning(log);
     }

@@ -167,6 +167,11 @@ class LogManager final : public LogRegistry {
   std::optional<KafkaConfigImportReport> kafka_config_import() const {
     return configs_.kafka_import_report();
   }
+  // Every producer id a Kafka cluster's controller handed out lies below
+  // this (TopicConfigStore::kafka_next_producer_id).
+  std::optional<int64_t> kafka_next_producer_id() const {
+    return configs_.kafka_next_producer_id();
+  }
   const std::map<std::string, std::vector<std::string>>& dir_warnings() const {
     return dirs_.warnings();
   }

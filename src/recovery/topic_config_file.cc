@@ -84,6 +84,12 @@ void ParseIntents(const std::string& path, const nlohmann::json& json, TopicConf
         (*kafka)["endOffset"].is_number_integer()) {
       mark.metadata_log = (*kafka)["metadataLog"].get<std::string>();
       mark.end_offset = (*kafka)["endOffset"].get<int64_t>();
+      if (auto p = kafka->find("pending"); p != kafka->end() && p->is_boolean()) {
+        mark.pending = p->get<bool>();
+      }
+      if (auto n = kafka->find("nextProducerId"); n != kafka->end() && n->is_number_integer()) {
+        mark.next_producer_id = n->get<int64_t>();
+      }
     } else {
       warnings->push_back(fmt::format(
           "{}: field kafkaImport: expected {{\"metadataLog\": <dir>, \"endOffset\": <n>}}", path));
@@ -152,7 +158,9 @@ std::string EncodeTopicConfigs(const TopicConfigs& configs) {
   }
   if (configs.kafka_import) {
     json["kafkaImport"] = {{"metadataLog", configs.kafka_import->metadata_log},
-                           {"endOffset", configs.kafka_import->end_offset}};
+                           {"endOffset", configs.kafka_import->end_offset},
+                           {"pending", configs.kafka_import->pending},
+                           {"nextProducerId", configs.kafka_import->next_producer_id}};
   }
   return json.dump() + "\n";
 }

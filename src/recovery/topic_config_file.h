@@ -9,7 +9,8 @@
 //    "topics": {"<topic>": {"<config name>": "<value>", ...}, ...},
 //    "creating": {"<topic>": {"id": "<topic id>", "partitions": <n>}, ...},
 //    "deleted": {"<topic id>": "<topic>", ...},
-//    "kafkaImport": {"metadataLog": "<dir>", "endOffset": <n>}}
+//    "kafkaImport": {"metadataLog": "<dir>", "endOffset": <n>,
+//                    "pending": <bool>, "nextProducerId": <n>}}
 // "creating" and "deleted" are what Kafka's metadata log makes atomic: a
 // topic whose creation was recorded but whose partition dirs may not all
 // exist yet (the broker completes it at start-up), and deleted topics whose
@@ -51,10 +52,14 @@ namespace daruma {
 inline constexpr char kTopicConfigsFileName[] = "daruma-topic-configs.json";
 
 // Where imported Kafka topic configs came from: the metadata log dir and
-// the offset its replay ended at.
+// the offset its replay ended at; `pending` while the import could not be
+// done whole (a start tries again); the controller's next producer id
+// (-1: unknown).
 struct KafkaConfigImportMark {
   std::string metadata_log;
   int64_t end_offset = 0;
+  bool pending = false;
+  int64_t next_producer_id = -1;
 };
 
 struct TopicConfigs {

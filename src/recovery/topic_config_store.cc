@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "log/meta_properties.h"
 #include "recovery/kraft_topic_configs.h"
 #include "recovery/topic_config_file.h"
 
@@ -29,6 +30,7 @@ void TopicConfigStore::Load(const LogConfig& defaults, bool import_kafka,
   defaults_ = defaults;
   std::optional<TopicConfigs> best;
   std::string best_dir;
+  bool unreadable = false;
   auto& dir_warnings = dirs_->warnings();
   for (auto& d : dirs_->dirs()) {
     if (dirs_->IsOffline(*d)) continue;
@@ -36,6 +38,7 @@ void TopicConfigStore::Load(const LogConfig& defaults, bool import_kafka,
     auto read = ReadTopicConfigsFile(fs_, d->path, &warnings);
     if (!read.ok()) {
       warnings.push_back(read.status().ToString() + " (topic overrides of this dir ignored)");
+      unreadable = true;
       continue;
     }
     if (*read && (!best || (*read)->generation > best->generation)) {
@@ -44,13 +47,14 @@ void TopicConfigStore::Load(const LogConfig& defaults, bool import_kafka,
     }
     if (warnings.empty()) dir_warnings.erase(d->path);
   }
-  // Only a first start imports: once Daruma has written its file (which it
-  // does at the import, and at any config change or topic creation), the
-  // topics' configs are its own, even if older Daruma wrote the file without
-  // the import's mark.
-  if (best) {
-    Adopt(std::move(*best), best_dir);
-  } else if (import_kafka) {
+  // Only a first start imports, or one after an import that could not be
+  // done whole (its mark is pending): once Daruma has written its file (at
+  // the import, and at any config change or topic creation) the topics'
+  // configs are its own, even if an older Daruma wrote it without the mark.
+  // A file that cannot be read may be Daruma's all the same: never imported
+  // over.
+  if (best) Adopt(std::move(*best), best_dir);
+  if (import_kafka && !unreadable && (!best || (kafka_import_ && kafka_import_->pending))) {
     ImportKafkaTopicConfigs(metadata_log_dir);
   }
 }
@@ -270,45 +274,54 @@ TopicConfigOverrides TopicConfigStore::OverridesOf(const std::string& topic) con
 // every topic's configs): a dir that is offline now, or partitions copied in
 // later, then find them too.
 void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_dir) {
+  // metadata.log.dir, when set, is where Kafka kept it: no other copy is
+  // taken instead (Kafka refuses to start without it).
   std::string metadata_dir;
   if (!metadata_log_dir.empty()) {
-    const std::string candidate = JoinPath(metadata_log_dir, kMetadataLogDirName);
-    if (fs_->Exists(candidate)) metadata_dir = candidate;
-  }
-  for (auto& d : dirs_->dirs()) {
-    if (!metadata_dir.empty()) break;
-    const std::string candidate = JoinPath(d->path, kMetadataLogDirName);
-    if (!dirs_->IsOffline(*d) && fs_->Exists(candidate)) {
-      metadata_dir = candidate;
-      break;
+    metadata_dir = JoinPath(metadata_log_dir, kMetadataLogDirName);
+  } else {
+    for (auto& d : dirs_->dirs()) {
+      const std::string candidate = JoinPath(d->path, kMetadataLogDirName);
+      if (!dirs_->IsOffline(*d) && fs_->Exists(candidate)) {
+        metadata_dir = candidate;
+        break;
+      }
     }
+    if (metadata_dir.empty()) return;  // not a dir a KRaft broker wrote
   }
-  if (metadata_dir.empty()) return;  // not a dir a KRaft broker wrote
 
   KafkaConfigImportReport report;
   report.metadata_log = metadata_dir;
-  Result<KraftTopicConfigs> read = ReadKraftTopicConfigs(fs_, metadata_dir);
+  Result<KraftTopicConfigs> read =
+      fs_->Exists(metadata_dir)
+          ? ReadKraftTopicConfigs(fs_, metadata_dir, NodeIdOfLogDirs())
+          : Result<KraftTopicConfigs>(Status::NotFound(fmt::format(
+                "metadata.log.dir {} holds no {}", metadata_log_dir, kMetadataLogDirName)));
   std::lock_guard<std::mutex> lock(mu_);
+  // What is recorded: pending while the import could not be done whole, so
+  // the next start tries again (say once the operator has put the metadata
+  // log's missing files back), even after this one writes the file for
+  // other reasons; the controller's next producer id either way.
+  KafkaConfigImportMark mark{metadata_dir, 0, /*pending=*/true,
+                             kafka_import_ ? kafka_import_->next_producer_id : -1};
   if (!read.ok()) {
     report.complete = false;
     report.error = read.status().ToString();
-    import_report_ = std::move(report);
-    return;  // an I/O error: tried again at the next start
+  } else {
+    report.snapshot = read->snapshot;
+    report.end_offset = read->end_offset;
+    report.complete = read->complete;
+    report.broker_configs = std::move(read->broker_configs);
+    report.cluster_defaults = std::move(read->cluster_defaults);
+    report.next_producer_id = read->next_producer_id;
+    report.notes = std::move(read->notes);
+    mark.end_offset = read->end_offset;
+    mark.pending = !read->complete;
+    mark.next_producer_id = std::max(mark.next_producer_id, read->next_producer_id);
   }
-  report.snapshot = read->snapshot;
-  report.end_offset = read->end_offset;
-  report.complete = read->complete;
-  report.broker_configs = std::move(read->broker_configs);
-  report.cluster_defaults = std::move(read->cluster_defaults);
-  report.next_producer_id = read->next_producer_id;
-  report.notes = std::move(read->notes);
-  if (!read->complete) {
-    // Not recorded: the next start tries again (say once the operator has
-    // put the metadata log's missing files back), and says so again.
-    import_report_ = std::move(report);
-    return;
-  }
-  for (auto& [topic, configs] : read->topics) {
+  // Topics configured here since (a pending import's retry) keep theirs.
+  for (auto& [topic, configs] : report.complete ? read->topics : decltype(read->topics){}) {
+    if (overrides_.count(topic) > 0) continue;
     LogConfig config = defaults_;
     TopicConfigOverrides taken;
     for (const auto& [name, value] : configs) {
@@ -324,9 +337,27 @@ void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_d
     overrides_[topic] = taken;
     report.imported[topic] = std::move(taken);
   }
-  kafka_import_ = KafkaConfigImportMark{metadata_dir, read->end_offset};
+  kafka_import_ = std::move(mark);
   import_unrecorded_ = true;
   import_report_ = std::move(report);
+}
+
+// The node id of the broker that wrote the log dirs (meta.properties), whose
+// own dynamic configs apply over the cluster's defaults; nullopt if none
+// says.
+std::optional<int32_t> TopicConfigStore::NodeIdOfLogDirs() const {
+  for (auto& d : dirs_->dirs()) {
+    if (dirs_->IsOffline(*d)) continue;
+    Result<MetaProperties> meta = MetaProperties::Read(JoinPath(d->path, "meta.properties"), fs_);
+    if (meta.ok() && meta->node_id) return meta->node_id;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> TopicConfigStore::kafka_next_producer_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!kafka_import_ || kafka_import_->next_producer_id < 0) return std::nullopt;
+  return kafka_import_->next_producer_id;
 }
 
 void TopicConfigStore::PersistKafkaImport() {

@@ -84,6 +84,9 @@ class TopicConfigStore {
   void PersistKafkaImport();
   // nullopt unless Load found a Kafka metadata log to import from.
   std::optional<KafkaConfigImportReport> kafka_import_report() const;
+  // Every producer id a Kafka cluster's controller handed out lies below
+  // this (kept with the import's mark, so every start knows it).
+  std::optional<int64_t> kafka_next_producer_id() const;
   const LogConfig& defaults() const { return defaults_; }
 
   // The topic's resolved config and the overrides persisted for it; applied
@@ -121,6 +124,7 @@ class TopicConfigStore {
   // Load's import: the configs go to configs_/overrides_, the report and the
   // mark to what PersistKafkaImport writes.
   void ImportKafkaTopicConfigs(const std::string& metadata_log_dir);
+  std::optional<int32_t> NodeIdOfLogDirs() const;
   bool AnyDirOffline() const;
 
   LogDirs* dirs_;

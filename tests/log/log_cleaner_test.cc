@@ -595,6 +595,21 @@ TEST_F(LogCleanerTest, PausedLogIsSkippedUntilResumed) {
   EXPECT_TRUE(Clean(kT0).cleaned);
 }
 
+TEST_F(LogCleanerTest, TryPauseCleaningPausesAnIdleLogWithoutWaiting) {
+  OpenLog();
+  Append({{"k", "1"}});
+  Append({{"k", "2"}});
+  Roll();
+  ASSERT_TRUE(cleaner_->TryPauseCleaning(log_.get()));
+  auto none = cleaner_->CleanDirtiest(kT0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  cleaner_->ResumeCleaning(log_.get());
+  EXPECT_TRUE(Clean(kT0).cleaned);
+  // A log the cleaner does not know has nothing to pause.
+  EXPECT_TRUE(cleaner_->TryPauseCleaning(nullptr));
+}
+
 TEST_F(LogCleanerTest, TruncationLowersTheCheckpointAndDeletionForgetsIt) {
   OpenLog();
   for (int i = 0; i < 6; ++i) Append({{"k" + std::to_string(i), "v"}});

@@ -16,6 +16,8 @@
 #include "log/log_file_names.h"
 #include "record/control_record.h"
 #include "record/record_batch_builder.h"
+#include "recovery/log_manager.h"
+#include "recovery/topic_config_file.h"
 #include "support/test_support.h"
 
 namespace daruma::testing {
@@ -171,20 +173,38 @@ TEST_F(KraftTopicConfigsTest, ALogReplayedFromZeroGivesTheLiveTopicsConfigs) {
   EXPECT_EQ(image.snapshot, "");
   EXPECT_EQ(image.end_offset, log.next());
   // The cluster defaults, as the topic configs they stand for, under each
-  // topic's own.
-  EXPECT_EQ(
-      image.topics,
-      (std::map<std::string, TopicConfigOverrides>{
-          {"_schemas",
-           {{"cleanup.policy", "compact"}, {"retention.ms", "1000"}, {"segment.ms", "7200000"}}},
-          {"events", {{"retention.ms", "-1"}, {"segment.ms", "7200000"}}},
-          {"plain", {{"retention.ms", "1000"}, {"segment.ms", "7200000"}}}}));
+  // topic's own; log.roll.hours is no dynamic config for Kafka (only the
+  // first synonym is), so it never took effect and is not taken.
+  EXPECT_EQ(image.topics,
+            (std::map<std::string, TopicConfigOverrides>{
+                {"_schemas", {{"cleanup.policy", "compact"}, {"retention.ms", "1000"}}},
+                {"events", {{"retention.ms", "-1"}}},
+                {"plain", {{"retention.ms", "1000"}}}}));
   EXPECT_EQ(image.cluster_defaults,
-            (std::vector<std::string>{"log.roll.hours=2 (as segment.ms)",
-                                      "log.retention.ms=1000 (as retention.ms)"}));
-  EXPECT_EQ(image.broker_configs, (std::vector<std::string>{"broker 1 log.cleaner.threads=2"}));
+            (std::vector<std::string>{"cluster default log.retention.ms=1000 (as retention.ms)"}));
+  EXPECT_EQ(image.broker_configs, (std::vector<std::string>{"cluster default log.roll.hours=2",
+                                                            "broker 1 log.cleaner.threads=2"}));
   EXPECT_EQ(image.next_producer_id, 3000);
   EXPECT_EQ(image.skipped_records, 0);
+}
+
+// The writing broker's own dynamic configs apply over the cluster defaults
+// (Kafka's DynamicBrokerConfig), another broker's do not.
+TEST_F(KraftTopicConfigsTest, TheWritingBrokersConfigsGoOverTheClusterDefaults) {
+  MetadataFile log(0);
+  log.Batch({TopicRecord("t", 'a'), TopicRecord("own", 'b'),
+             ConfigRecord(2, "own", "retention.ms", "5"),
+             ConfigRecord(4, "", "log.retention.ms", "1000"),
+             ConfigRecord(4, "", "log.cleanup.policy", "compact"),
+             ConfigRecord(4, "1", "log.retention.ms", "-1"),
+             ConfigRecord(4, "2", "log.retention.bytes", "10")});
+  log.WriteTo(LogFileName(dir_, 0));
+  Result<KraftTopicConfigs> image = ReadKraftTopicConfigs(FileSystem::Default(), dir_, 1);
+  ASSERT_TRUE(image.ok()) << image.status().ToString();
+  EXPECT_EQ(image->topics, (std::map<std::string, TopicConfigOverrides>{
+                               {"t", {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}}},
+                               {"own", {{"cleanup.policy", "compact"}, {"retention.ms", "5"}}}}));
+  EXPECT_EQ(image->broker_configs, (std::vector<std::string>{"broker 2 log.retention.bytes=10"}));
 }
 
 TEST_F(KraftTopicConfigsTest, TheNewestWholeSnapshotIsTheStartAndTheLogGoesOnFromItsEnd) {
@@ -302,6 +322,111 @@ TEST_F(KraftTopicConfigsTest, ALogThatStartsAfterZeroWithoutASnapshotCannotBeRep
   EXPECT_TRUE(image.topics.empty());
   ASSERT_EQ(image.notes.size(), 1u);
   EXPECT_NE(image.notes[0].find("offset 500"), std::string::npos) << image.notes[0];
+}
+
+// Batches below the snapshot's end are never read, as by Kafka: damage
+// there does not stop the replay.
+TEST_F(KraftTopicConfigsTest, DamageBelowTheSnapshotsEndDoesNotMatter) {
+  MetadataFile snapshot(0);
+  snapshot.Control(ControlRecordType::kSnapshotHeader)
+      .Batch({TopicRecord("t", 'a')})
+      .Control(ControlRecordType::kSnapshotFooter);
+  snapshot.WriteTo(JoinPath(dir_, SnapshotName(2, 1)));
+  MetadataFile log(0);
+  log.Batch({TopicRecord("t", 'a')});
+  log.bytes().back() ^= 1;  // offset 0, below the snapshot's end: damaged
+  log.Batch({ConfigRecord(2, "t", "retention.ms", "7")})    // offset 1, below it too
+      .Batch({ConfigRecord(2, "t", "retention.ms", "9")});  // offset 2
+  log.WriteTo(LogFileName(dir_, 0));
+  const KraftTopicConfigs image = Read();
+  EXPECT_TRUE(image.complete);
+  EXPECT_EQ(image.topics,
+            (std::map<std::string, TopicConfigOverrides>{{"t", {{"retention.ms", "9"}}}}));
+}
+
+// metadata.log.dir, when set, is the only place looked at: a stale copy in
+// a log dir is not taken instead, and the import stays pending.
+TEST_F(KraftTopicConfigsTest, AMissingMetadataLogDirIsAnErrorNotAFallback) {
+  MetadataFile log(0);
+  log.Batch({TopicRecord("t", 'a'), ConfigRecord(2, "t", "retention.ms", "5")});
+  log.WriteTo(LogFileName(dir_, 0));
+  LogManagerOptions options;
+  options.import_kafka_topic_configs = true;
+  options.kafka_metadata_log_dir = tmp_.Join("elsewhere");
+  LogManager manager(options);
+  ASSERT_TRUE(manager.Startup({tmp_.path()}, LogConfig{}, 1).ok());
+  ASSERT_TRUE(manager.kafka_config_import().has_value());
+  EXPECT_FALSE(manager.kafka_config_import()->complete);
+  EXPECT_NE(manager.kafka_config_import()->error.find(tmp_.Join("elsewhere")), std::string::npos)
+      << manager.kafka_config_import()->error;
+  EXPECT_TRUE(manager.TopicOverridesOf("t").empty());
+  ASSERT_TRUE(manager.Shutdown().ok());
+}
+
+// The store's side (TopicConfigStore through LogManager): an import that
+// cannot be done whole is recorded as pending and tried again at the next
+// start, even after the file was written for another reason; once done, the
+// controller's next producer id stays known at every start.
+TEST_F(KraftTopicConfigsTest, APendingImportIsTriedAgainAndTheProducerIdFloorIsKept) {
+  MetadataFile log(500);  // no snapshot covers offsets below 500
+  log.Batch({ConfigRecord(2, "t", "retention.ms", "5"), ProducerIdsRecord(4000)});
+  log.WriteTo(LogFileName(dir_, 500));
+  LogManagerOptions options;
+  options.import_kafka_topic_configs = true;
+  LogConfig defaults;
+  auto start = [&] {
+    auto manager = std::make_unique<LogManager>(options);
+    EXPECT_TRUE(manager->Startup({tmp_.path()}, defaults, 1).ok());
+    return manager;
+  };
+  auto manager = start();
+  ASSERT_TRUE(manager->kafka_config_import().has_value());
+  EXPECT_FALSE(manager->kafka_config_import()->complete);
+  EXPECT_TRUE(manager->TopicOverridesOf("t").empty());
+  // Written for another reason (an operator's change, the broker compacting
+  // __consumer_offsets): the import stays pending.
+  LogConfig other = defaults;
+  other.retention_ms = 77;
+  manager->SetTopicConfig("other", other, {{"retention.ms", "77"}});
+  ASSERT_TRUE(manager->Shutdown().ok());
+
+  // The operator puts the snapshot back.
+  MetadataFile snapshot(0);
+  snapshot.Control(ControlRecordType::kSnapshotHeader)
+      .Batch({TopicRecord("t", 'a'), TopicRecord("other", 'b'),
+              ConfigRecord(2, "other", "retention.ms", "1")})
+      .Control(ControlRecordType::kSnapshotFooter);
+  snapshot.WriteTo(JoinPath(dir_, SnapshotName(500, 3)));
+  manager = start();
+  ASSERT_TRUE(manager->kafka_config_import().has_value());
+  EXPECT_TRUE(manager->kafka_config_import()->complete);
+  EXPECT_EQ(manager->TopicOverridesOf("t"), (TopicConfigOverrides{{"retention.ms", "5"}}));
+  EXPECT_EQ(manager->TopicOverridesOf("other"), (TopicConfigOverrides{{"retention.ms", "77"}}));
+  EXPECT_EQ(manager->kafka_next_producer_id(), std::optional<int64_t>(4000));
+  ASSERT_TRUE(manager->Shutdown().ok());
+
+  manager = start();
+  EXPECT_FALSE(manager->kafka_config_import().has_value());
+  EXPECT_EQ(manager->kafka_next_producer_id(), std::optional<int64_t>(4000));
+  EXPECT_EQ(manager->TopicOverridesOf("t"), (TopicConfigOverrides{{"retention.ms", "5"}}));
+  ASSERT_TRUE(manager->Shutdown().ok());
+}
+
+// A daruma-topic-configs.json that cannot be read may be Daruma's all the
+// same: nothing is imported over it.
+TEST_F(KraftTopicConfigsTest, NothingIsImportedOverAnUnreadableConfigFile) {
+  MetadataFile log(0);
+  log.Batch({TopicRecord("t", 'a'), ConfigRecord(2, "t", "retention.ms", "5")});
+  log.WriteTo(LogFileName(dir_, 0));
+  WriteStringToFile(tmp_.Join(kTopicConfigsFileName), "{not json");
+  LogManagerOptions options;
+  options.import_kafka_topic_configs = true;
+  LogManager manager(options);
+  ASSERT_TRUE(manager.Startup({tmp_.path()}, LogConfig{}, 1).ok());
+  EXPECT_FALSE(manager.kafka_config_import().has_value());
+  EXPECT_TRUE(manager.TopicOverridesOf("t").empty());
+  EXPECT_EQ(ReadFileToString(tmp_.Join(kTopicConfigsFileName)), "{not json");
+  ASSERT_TRUE(manager.Shutdown().ok());
 }
 
 }  // namespace
