@@ -244,25 +244,26 @@ std::string Broker::RecoveredLine() const {
 void Broker::ReportKafkaConfigImport() {
   const std::optional<KafkaConfigImportReport> report = log_manager_.kafka_config_import();
   if (!report) return;
-  constexpr char kDefaults[] =
-      "topics run on the broker defaults until their configs are set (README: Serving dirs a "
-      "Kafka broker wrote)";
-  if (!report->error.empty()) {
-    event_log_.Write(
-        LogLevel::kError, "kafka_metadata_unreadable",
-        LogFields()
-            .Add("metadata_log", report->metadata_log)
-            .Add("reason", report->error)
-            .Add("effect", std::string(kDefaults) + "; the next start reads it again"));
+  constexpr char kPending[] =
+      "nothing imported; retention deletes nothing and every start tries again until the "
+      "metadata can be read whole (README: Serving dirs a Kafka broker wrote)";
+  if (report->metadata_log.empty()) {  // a pending import given up
+    for (const std::string& note : report->notes) {
+      event_log_.Write(LogLevel::kWarn, "kafka_metadata_replay_note",
+                       LogFields().Add("note", note));
+    }
     return;
   }
-  if (!report->complete) {
-    event_log_.Write(
-        LogLevel::kError, "kafka_topic_configs_not_imported",
-        LogFields()
-            .Add("metadata_log", report->metadata_log)
-            .Add("reason", report->notes.empty() ? std::string("incomplete") : report->notes.back())
-            .Add("effect", kDefaults));
+  if (!report->error.empty() || !report->complete) {
+    event_log_.Write(LogLevel::kError, "kafka_topic_configs_not_imported",
+                     LogFields()
+                         .Add("metadata_log", report->metadata_log)
+                         .Add("reason", !report->error.empty()
+                                            ? report->error
+                                            : (report->notes.empty() ? std::string("incomplete")
+                                                                     : report->notes.back()))
+                         .Add("effect", kPending));
+    if (!report->error.empty()) return;
   }
   for (const auto& [topic, configs] : report->imported) {
     std::string rendered;

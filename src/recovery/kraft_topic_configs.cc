@@ -155,6 +155,8 @@ class Replay {
   }
 
   // The live topics' configs, the broker configs' count, what was skipped.
+  int64_t next_producer_id() const { return next_producer_id_; }
+
   // `node_id`: the broker whose dynamic configs apply over the cluster's
   // defaults (Kafka's DynamicBrokerConfig: the default, then the broker's).
   void Finish(KraftTopicConfigs* out, std::optional<int32_t> node_id) const {
@@ -386,6 +388,8 @@ Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::strin
     // which Kafka truncates; anywhere else the records after it are lost.
     if (stop.lost || following != logs.end()) {
       out.complete = false;
+      // What was replayed still bounds the ids Kafka handed out from below.
+      out.next_producer_id = replay->next_producer_id();
       out.notes.push_back(
           fmt::format("replay stopped at {}: the metadata cannot be replayed", stop.where));
       return out;

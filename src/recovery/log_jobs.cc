@@ -125,6 +125,7 @@ std::vector<std::string> LogJobs::JobErrors() const {
 // due (for ever, for one that is never dirty enough).
 void LogJobs::RetentionJob() {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
+  if (retention_hold_ && retention_hold_()) return;
   for (Log* log : dirs_->JobLogs()) {
     if (!log->config_snapshot().compact) {
       (void)RetainLocked(log);

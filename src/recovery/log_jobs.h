@@ -149,6 +149,9 @@ class LogJobs {
   void SetRetentionListener(RetentionListener listener) {
     retention_listener_ = std::move(listener);
   }
+  // While it answers true, the retention job deletes nothing (and the
+  // cleaner's retention after a clean neither). Set before Start.
+  void SetRetentionHold(std::function<bool()> hold) { retention_hold_ = std::move(hold); }
   LogCleaner* log_cleaner() { return log_cleaner_.get(); }
   Scheduler* scheduler() { return scheduler_.get(); }
   // kManual: runs every job due at the clock's now.
@@ -173,6 +176,7 @@ class LogJobs {
   Clock* clock_;
   CleanerHooks hooks_;
   RetentionListener retention_listener_;
+  std::function<bool()> retention_hold_;
   int64_t file_delete_delay_ms_ = 0;  // the broker default's, for `-delete` dirs
   std::mutex jobs_mu_;                // jobs touching logs, and a partition's deletion
   mutable std::mutex errors_mu_;

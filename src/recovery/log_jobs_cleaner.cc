@@ -75,6 +75,7 @@ void LogJobs::CleanerJob() {
 void LogJobs::AfterClean(Log* log) {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
   if (!dirs_->IsLiveLog(log) || !log->config_snapshot().compact) return;
+  if (retention_hold_ && retention_hold_()) return;
   log_cleaner_->AbortAndPauseCleaning(log);
   (void)RetainLocked(log);
   log_cleaner_->ResumeCleaning(log);

@@ -82,6 +82,11 @@ Status LogManager::Startup(const std::vector<std::string>& log_dirs, const LogCo
   }
   // Before any log opens: each opens with its overrides.
   configs_.Load(config, options_.import_kafka_topic_configs, options_.kafka_metadata_log_dir);
+  // While a Kafka broker's topic configs wait to be imported, its compacted
+  // topics run as delete on the defaults: retention deleting their records
+  // could not be undone once the import succeeds (Kafka itself refuses to
+  // start without its metadata).
+  jobs_.SetRetentionHold([this] { return configs_.kafka_import_pending(); });
   loader_.LoadDirs();
   for (auto& d : dirs_.dirs()) loader_.FinishDir(*d);
   configs_.PersistKafkaImport();  // once the dirs serve, so the file can be written

@@ -287,7 +287,22 @@ void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_d
         break;
       }
     }
-    if (metadata_dir.empty()) return;  // not a dir a KRaft broker wrote
+    if (metadata_dir.empty()) {
+      // Not a dir a KRaft broker wrote, or no longer: a pending import has
+      // nothing left to wait for (the operator took the metadata away, or
+      // dropped a metadata.log.dir that named none).
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kafka_import_ && kafka_import_->pending) {
+        kafka_import_->pending = false;
+        import_unrecorded_ = true;
+        KafkaConfigImportReport report;
+        report.notes.push_back(
+            "no KRaft metadata log is found any more: the pending import of its topic configs "
+            "is given up, and retention runs again");
+        import_report_ = std::move(report);
+      }
+      return;
+    }
   }
 
   KafkaConfigImportReport report;
@@ -352,6 +367,11 @@ std::optional<int32_t> TopicConfigStore::NodeIdOfLogDirs() const {
     if (meta.ok() && meta->node_id) return meta->node_id;
   }
   return std::nullopt;
+}
+
+bool TopicConfigStore::kafka_import_pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kafka_import_ && kafka_import_->pending;
 }
 
 std::optional<int64_t> TopicConfigStore::kafka_next_producer_id() const {

@@ -87,6 +87,9 @@ class TopicConfigStore {
   // Every producer id a Kafka cluster's controller handed out lies below
   // this (kept with the import's mark, so every start knows it).
   std::optional<int64_t> kafka_next_producer_id() const;
+  // An import of a Kafka broker's topic configs could not be done whole and
+  // waits for a later start (retention holds off meanwhile).
+  bool kafka_import_pending() const;
   const LogConfig& defaults() const { return defaults_; }
 
   // The topic's resolved config and the overrides persisted for it; applied

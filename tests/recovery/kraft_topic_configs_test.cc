@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/file_system.h"
+#include "common/scheduler.h"
 #include "log/log_file_names.h"
 #include "record/control_record.h"
 #include "record/record_batch_builder.h"
@@ -409,6 +411,53 @@ TEST_F(KraftTopicConfigsTest, APendingImportIsTriedAgainAndTheProducerIdFloorIsK
   EXPECT_FALSE(manager->kafka_config_import().has_value());
   EXPECT_EQ(manager->kafka_next_producer_id(), std::optional<int64_t>(4000));
   EXPECT_EQ(manager->TopicOverridesOf("t"), (TopicConfigOverrides{{"retention.ms", "5"}}));
+  ASSERT_TRUE(manager->Shutdown().ok());
+}
+
+// While the import waits, retention deletes nothing: the topics run as
+// delete on the defaults, and what it deleted could not come back once the
+// configs are imported. A pending import with no metadata left is given up.
+TEST_F(KraftTopicConfigsTest, RetentionHoldsWhileAnImportIsPending) {
+  MetadataFile log(500);  // incomplete: no snapshot covers offsets below 500
+  log.Batch({ConfigRecord(2, "t", "cleanup.policy", "compact")});
+  log.WriteTo(LogFileName(dir_, 500));
+  ManualClock clock(kT0);
+  LogManagerOptions options;
+  options.import_kafka_topic_configs = true;
+  options.clock = &clock;
+  options.jobs.enabled = true;
+  options.jobs.mode = Scheduler::Mode::kManual;
+  options.jobs.initial_delay_ms = 1000;
+  options.jobs.retention_check_interval_ms = 1000;
+  LogConfig defaults;
+  defaults.segment_bytes = 100;  // a segment per batch
+  defaults.retention_ms = 3600000;
+  auto manager = std::make_unique<LogManager>(options);
+  ASSERT_TRUE(manager->Startup({tmp_.path()}, defaults, 1).ok());
+  Result<Log*> t = manager->GetOrCreateLog({"t", 0}, Uuid::Random(), defaults);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  for (int i = 0; i < 3; ++i) {
+    Result<Bytes> batch = BuildRecordBatch({}, {{kT0 - 10 * 3600000LL, "k", "v", {}}});
+    ASSERT_TRUE(batch.ok());
+    ASSERT_TRUE((*t)->AppendAsLeader(*batch, 0).ok());
+  }
+  (*t)->UpdateHighWatermark((*t)->log_end_offset());
+  clock.Advance(5000);
+  manager->RunDueJobsForTest();
+  EXPECT_EQ((*t)->num_segments(), 3u) << "retention ran while the import was pending";
+  ASSERT_TRUE(manager->Shutdown().ok());
+
+  // The metadata is gone for good: the wait ends, and retention runs again.
+  std::filesystem::remove_all(dir_);
+  manager = std::make_unique<LogManager>(options);
+  ASSERT_TRUE(manager->Startup({tmp_.path()}, defaults, 1).ok());
+  ASSERT_TRUE(manager->kafka_config_import().has_value());
+  EXPECT_NE(manager->kafka_config_import()->notes.at(0).find("given up"), std::string::npos);
+  clock.Advance(5000);
+  manager->RunDueJobsForTest();
+  Log* again = manager->GetLog({"t", 0});
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->num_segments(), 1u);
   ASSERT_TRUE(manager->Shutdown().ok());
 }
 
