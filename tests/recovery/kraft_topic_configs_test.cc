@@ -146,6 +146,15 @@ class KraftTopicConfigsTest : public ::testing::Test {
   KraftTopicConfigsTest() : dir_(tmp_.Join("__cluster_metadata-0")) {
     std::filesystem::create_directories(dir_);
   }
+  // `<end>-<epoch>.checkpoint` holding `values` between its SnapshotHeader
+  // and SnapshotFooter, as Kafka writes one.
+  void WriteSnapshot(int64_t end, int32_t epoch, const std::vector<std::string>& values) {
+    MetadataFile snapshot;
+    snapshot.Control(ControlRecordType::kSnapshotHeader)
+        .Batch(values)
+        .Control(ControlRecordType::kSnapshotFooter);
+    snapshot.WriteTo(JoinPath(dir_, SnapshotName(end, epoch)));
+  }
   KraftTopicConfigs Read() {
     Result<KraftTopicConfigs> r = ReadKraftTopicConfigs(FileSystem::Default(), dir_);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -212,11 +221,8 @@ TEST_F(KraftTopicConfigsTest, TheWritingBrokersConfigsGoOverTheClusterDefaults) 
 TEST_F(KraftTopicConfigsTest, TheNewestWholeSnapshotIsTheStartAndTheLogGoesOnFromItsEnd) {
   // The log before the snapshot is gone (Kafka deletes what a snapshot
   // replaced); records at and after its end offset still apply.
-  MetadataFile snapshot(0);
-  snapshot.Control(ControlRecordType::kSnapshotHeader)
-      .Batch({TopicRecord("orders", 'a'), ConfigRecord(2, "orders", "retention.ms", "100")})
-      .Control(ControlRecordType::kSnapshotFooter);
-  snapshot.WriteTo(JoinPath(dir_, SnapshotName(10, 1)));
+  WriteSnapshot(10, 1,
+                {TopicRecord("orders", 'a'), ConfigRecord(2, "orders", "retention.ms", "100")});
   MetadataFile log(8);  // a segment straddling the snapshot's end
   // Offsets 8 and 9 lie below the snapshot's end: its state has them
   // already, and they are not replayed again.
@@ -267,11 +273,7 @@ TEST_F(KraftTopicConfigsTest, ACrashedTailEndsTheReplayAndOddRecordsAreSkipped) 
 // or damage before the last segment, leave changes unseen, so nothing is
 // imported; an empty dir has nothing to import.
 TEST_F(KraftTopicConfigsTest, GapsAndDamageBeforeTheLastSegmentMakeTheImageIncomplete) {
-  MetadataFile snapshot(0);
-  snapshot.Control(ControlRecordType::kSnapshotHeader)
-      .Batch({TopicRecord("t", 'a')})
-      .Control(ControlRecordType::kSnapshotFooter);
-  snapshot.WriteTo(JoinPath(dir_, SnapshotName(10, 1)));
+  WriteSnapshot(10, 1, {TopicRecord("t", 'a')});
   MetadataFile log(12);  // offsets 10 and 11 missing
   log.Batch({ConfigRecord(2, "t", "retention.ms", "1")});
   log.WriteTo(LogFileName(dir_, 12));
@@ -329,11 +331,7 @@ TEST_F(KraftTopicConfigsTest, ALogThatStartsAfterZeroWithoutASnapshotCannotBeRep
 // Batches below the snapshot's end are never read, as by Kafka: damage
 // there does not stop the replay.
 TEST_F(KraftTopicConfigsTest, DamageBelowTheSnapshotsEndDoesNotMatter) {
-  MetadataFile snapshot(0);
-  snapshot.Control(ControlRecordType::kSnapshotHeader)
-      .Batch({TopicRecord("t", 'a')})
-      .Control(ControlRecordType::kSnapshotFooter);
-  snapshot.WriteTo(JoinPath(dir_, SnapshotName(2, 1)));
+  WriteSnapshot(2, 1, {TopicRecord("t", 'a')});
   MetadataFile log(0);
   log.Batch({TopicRecord("t", 'a')});
   log.bytes().back() ^= 1;  // offset 0, below the snapshot's end: damaged
@@ -393,12 +391,9 @@ TEST_F(KraftTopicConfigsTest, APendingImportIsTriedAgainAndTheProducerIdFloorIsK
   ASSERT_TRUE(manager->Shutdown().ok());
 
   // The operator puts the snapshot back.
-  MetadataFile snapshot(0);
-  snapshot.Control(ControlRecordType::kSnapshotHeader)
-      .Batch({TopicRecord("t", 'a'), TopicRecord("other", 'b'),
-              ConfigRecord(2, "other", "retention.ms", "1")})
-      .Control(ControlRecordType::kSnapshotFooter);
-  snapshot.WriteTo(JoinPath(dir_, SnapshotName(500, 3)));
+  WriteSnapshot(500, 3,
+                {TopicRecord("t", 'a'), TopicRecord("other", 'b'),
+                 ConfigRecord(2, "other", "retention.ms", "1")});
   manager = start();
   ASSERT_TRUE(manager->kafka_config_import().has_value());
   EXPECT_TRUE(manager->kafka_config_import()->complete);
