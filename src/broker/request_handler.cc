@@ -61,8 +61,8 @@ LogGroupStorage::LogFor RequestHandler::CoordinatorLogFor(std::string topic, int
 }
 
 // An internal topic found on disk without a cleanup.policy of its own came
-// from a Kafka dir (Kafka keeps topic configs in its metadata, which Daruma
-// does not read): it is compacted, as Kafka always creates it, or time
+// from a Kafka dir whose metadata gave none (a ZooKeeper-mode broker's, or a
+// KRaft import still pending): it is compacted, as Kafka always creates it, or time
 // retention would delete the committed offsets and transaction states older
 // than retention.ms. A policy an operator recorded here is kept.
 void RequestHandler::CompactInternalTopic(const std::string& name) {

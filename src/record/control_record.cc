@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace daruma {
 
 const char* ControlRecordTypeName(ControlRecordType type) {
@@ -66,6 +68,13 @@ Bytes EncodeEndTxnMarkerValue(int32_t coordinator_epoch) {
   StoreBe16(out.data(), 0);
   StoreBe32(out.data() + 2, uint32_t(coordinator_epoch));
   return out;
+}
+
+std::optional<ControlRecordType> FirstControlRecordType(const RecordBatchView& batch) {
+  Result<std::vector<Record>> records = batch.DecodeRecords();
+  if (!records.ok() || records->empty() || !records->front().key) return std::nullopt;
+  Result<ControlRecordType> type = ParseControlRecordKey(AsBytes(*records->front().key));
+  return type.ok() ? std::optional<ControlRecordType>(*type) : std::nullopt;
 }
 
 }  // namespace daruma

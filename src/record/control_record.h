@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "common/bytes.h"
 #include "common/status.h"
+#include "record/record_batch.h"
 
 namespace daruma {
 
@@ -25,6 +27,11 @@ const char* ControlRecordTypeName(ControlRecordType type);  // "ABORT", "COMMIT"
 // Parses a control record key. A key shorter than 4 bytes or with a negative
 // version is invalid; unknown type values map to kUnknown.
 Result<ControlRecordType> ParseControlRecordKey(ByteSpan key);
+
+// The type of a control batch's first record (Kafka reads only the first);
+// nullopt when the batch holds none (the cleaner empties finished markers),
+// or its records or key do not parse.
+std::optional<ControlRecordType> FirstControlRecordType(const RecordBatchView& batch);
 
 struct EndTxnMarker {
   ControlRecordType type = ControlRecordType::kCommit;  // kCommit or kAbort

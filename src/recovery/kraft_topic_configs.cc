@@ -154,9 +154,9 @@ class Replay {
     }
   }
 
-  // The live topics' configs, the broker configs' count, what was skipped.
   int64_t next_producer_id() const { return next_producer_id_; }
 
+  // The live topics' configs, the broker configs, what was skipped.
   // `node_id`: the broker whose dynamic configs apply over the cluster's
   // defaults (Kafka's DynamicBrokerConfig: the default, then the broker's).
   void Finish(KraftTopicConfigs* out, std::optional<int32_t> node_id) const {
@@ -222,14 +222,6 @@ struct Stop {
   bool lost = false;
 };
 
-// The control record type of a control batch's first record, if it parses.
-std::optional<ControlRecordType> ControlTypeOf(const RecordBatchView& batch) {
-  Result<std::vector<Record>> records = batch.DecodeRecords();
-  if (!records.ok() || records->empty() || !records->front().key) return std::nullopt;
-  Result<ControlRecordType> type = ParseControlRecordKey(AsBytes(*records->front().key));
-  return type.ok() ? std::optional<ControlRecordType>(*type) : std::nullopt;
-}
-
 // Replays the batches of `path` whose records lie at or above `from`.
 // *expected is the first offset not yet replayed; a batch reaching `from`
 // must start at or below it (the metadata log is never compacted, so
@@ -269,7 +261,7 @@ Result<bool> ReplayFile(FileSystem* fs, const std::string& path, bool snapshot, 
     }
     *next_offset = std::max(*next_offset, batch.next_offset());
     if (!needed) continue;
-    last_type = batch.is_control() ? ControlTypeOf(batch) : std::nullopt;
+    last_type = batch.is_control() ? FirstControlRecordType(batch) : std::nullopt;
     if (first) first_type = last_type;
     first = false;
     if (batch.base_offset() > *expected) {

@@ -909,10 +909,7 @@ Result<std::set<std::pair<int64_t, int64_t>>> AbortMarkers(LogSegment* segment) 
     if (!entry->is_v2()) continue;  // no transactions before magic 2
     RecordBatchView batch = entry->batch();
     if (!batch.is_control() || batch.records_count() == 0) continue;
-    auto records = batch.DecodeRecords();
-    if (!records.ok() || records->empty() || !(*records)[0].key) continue;
-    auto type = ParseControlRecordKey(AsBytes(*(*records)[0].key));
-    if (type.ok() && *type == ControlRecordType::kAbort) {
+    if (FirstControlRecordType(batch) == ControlRecordType::kAbort) {
       out.insert({batch.producer_id(), batch.base_offset()});
     }
   }
