@@ -20,6 +20,9 @@
 //                     batch whatever the producers")
 //   lz4_1k            lz4-compressed batches of 8 ~118-byte records, one
 //                     idempotent producer
+//   txn_aborts_1seg   txn_aborts in one segment (Kafka's default
+//                     log.segment.bytes is 1 GiB): with 2 threads the
+//                     segment is scanned in two parts (segment_scan_split.h)
 //
 // Each iteration first reads the same .log files with read() + CRC-32C on one
 // thread (counter read_crc_gbps, and vs_read_crc = recovery / that pass), so
@@ -79,6 +82,7 @@ struct Shape {
   int producers = 1;      // 0: no producer id
   bool transactional = false;
   CompressionType compression = CompressionType::kNone;
+  int64_t segment_bytes = kSegmentBytes;
 };
 
 const Shape kShapes[] = {
@@ -89,6 +93,7 @@ const Shape kShapes[] = {
     {"txn_aborts", 8, 100, 100, true, CompressionType::kNone},
     {"txn_aborts_100b", 1, 27, 100, true, CompressionType::kNone},
     {"lz4_1k", 8, 100, 1, false, CompressionType::kLz4},
+    {"txn_aborts_1seg", 8, 100, 100, true, CompressionType::kNone, int64_t{1} << 31},
 };
 
 int64_t ShapeBytes() {
@@ -108,14 +113,15 @@ int64_t NowMs() {
       .count();
 }
 
-// Writes raw segments; rolls at kSegmentBytes as a log would.
+// Writes raw segments; rolls at `segment_bytes` as a log would.
 class SegmentWriter {
  public:
-  explicit SegmentWriter(std::string dir) : dir_(std::move(dir)) {}
+  SegmentWriter(std::string dir, int64_t segment_bytes)
+      : dir_(std::move(dir)), segment_bytes_(segment_bytes) {}
   ~SegmentWriter() { Close(); }
 
   void Write(ByteSpan batch, int64_t base_offset) {
-    if (!out_.is_open() || size_ + int64_t(batch.size()) > kSegmentBytes) {
+    if (!out_.is_open() || size_ + int64_t(batch.size()) > segment_bytes_) {
       Close();
       out_.open(LogFileName(dir_, base_offset), std::ios::binary | std::ios::trunc);
       if (!out_) Die("creating a segment", Status::IoError(dir_));
@@ -132,6 +138,7 @@ class SegmentWriter {
     if (out_.is_open()) out_.close();
   }
   std::string dir_;
+  int64_t segment_bytes_;
   std::ofstream out_;
   int64_t size_ = 0;
   int64_t written_ = 0;
@@ -176,7 +183,7 @@ void GenerateShape(const Shape& shape, const std::string& log_dir) {
   std::vector<int32_t> sequence(size_t(std::max(shape.producers, 1)), 0);
   std::vector<int> txn_left(sequence.size(), 0);
   uint64_t random = 0x9E3779B97F4A7C15ull;
-  SegmentWriter writer(dir);
+  SegmentWriter writer(dir, shape.segment_bytes);
   int64_t offset = 0;
   int64_t batches = 0;
   for (; writer.written() < ShapeBytes(); ++batches) {

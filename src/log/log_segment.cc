@@ -396,6 +396,12 @@ SegmentRecoveryScan LogSegment::ScanForRecovery(std::optional<int64_t> next_segm
                                 config_.index_interval_bytes, next_segment_base);
 }
 
+std::unique_ptr<SplitSegmentScan> LogSegment::SplitScanForRecovery(
+    std::optional<int64_t> next_segment_base) const {
+  return std::make_unique<SplitSegmentScan>(log_file_.get(), log_path(), base_offset_, size_,
+                                            config_.index_interval_bytes, next_segment_base);
+}
+
 // Kafka resets both indexes before rebuilding them: truncate to zero, then
 // preallocate. The rebuilt file holds exactly the rebuilt entries either way
 // (ApplyRecovery trims it), so an index whose file already has a free slot for

@@ -38,6 +38,7 @@
 #include "log/log_config.h"
 #include "log/offset_index.h"
 #include "log/segment_recovery_scan.h"
+#include "log/segment_scan_split.h"
 #include "log/time_index.h"
 #include "log/transaction_index.h"
 #include "record/file_batch_reader.h"
@@ -155,6 +156,9 @@ class LogSegment {
   // `next_segment_base`: the base offset of the segment after this one, if
   // any; no batch of this one may reach it (segment_recovery_scan.h).
   SegmentRecoveryScan ScanForRecovery(
+      std::optional<int64_t> next_segment_base = std::nullopt) const;
+  // The same scan in two parts for two threads (segment_scan_split.h).
+  std::unique_ptr<SplitSegmentScan> SplitScanForRecovery(
       std::optional<int64_t> next_segment_base = std::nullopt) const;
   // The writing half, replaying `scan` (which must be of this segment at its
   // current size) in batch order. `resize_indexes_to` > 0: the caller makes

@@ -45,17 +45,21 @@ int64_t FirstPositionWhere(const File* file, int64_t end, Pred pred) {
   return end;
 }
 
-// The scan, minus the final thinning.
-void Scan(const File* file, const std::string& path, int64_t base_offset, int64_t size,
-          int32_t index_interval_bytes, std::optional<int64_t> next_segment_base,
-          BatchThinner& thinner, SegmentRecoveryScan& scan, Violation* violation) {
+// The scan of [from, size), minus the final thinning. `region` is null for
+// a scan of a whole segment (from 0); otherwise see ScanSegmentPart.
+void Scan(const File* file, const std::string& path, int64_t base_offset, int64_t from,
+          int64_t size, int32_t index_interval_bytes, std::optional<int64_t> next_segment_base,
+          BatchThinner& thinner, SegmentRecoveryScan& scan, Violation* violation,
+          SegmentScanPartInfo* region) {
   scan.next_offset = base_offset;
-  scan.v2_next_offset = base_offset;
+  const bool second = region != nullptr && from > 0;
+  scan.v2_next_offset = second ? kUnknownV2NextOffset : base_offset;
   int64_t last_index_entry = 0;
   std::optional<int32_t> max_epoch;
   FileBatchReaderOptions ro;
+  ro.start_position = uint64_t(from);
   ro.end_position = uint64_t(size);
-  ro.file_size = uint64_t(size);  // stat'ed by the caller
+  ro.file_size = uint64_t(region != nullptr ? region->file_size : size);  // stat'ed by the caller
   // Read 256 KiB at a time into the reader's buffer rather than mapped: on
   // this 2-core VM (page cache warm, 1 GiB, 128 MiB segments) the mapped
   // scan spent ~40% of its time in the kernel's page-table work (populate,
@@ -71,12 +75,18 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
   // Entries lie more than index_interval_bytes apart; growing the vector
   // instead moved and refaulted it a dozen times per 128 MiB segment. The
   // cap bounds what a tiny interval reserves before batch sizes are known.
-  scan.index_points.reserve(size_t(
-      std::min<int64_t>(size / (int64_t(std::max(index_interval_bytes, 0)) + 1) + 1, 1 << 16)));
+  const int64_t total = size - from;
+  if (!second) {
+    // A first part's points are joined by the second part's (for the
+    // whole segment, whose size is file_size).
+    const int64_t indexed = region != nullptr ? region->file_size : total;
+    scan.index_points.reserve(size_t(std::min<int64_t>(
+        indexed / (int64_t(std::max(index_interval_bytes, 0)) + 1) + 1, 1 << 16)));
+  }
   // A first guess of one retained batch per 4 KiB (MakeRoom corrects it
   // once a sixty-fourth is read): reserved pages that are never filled are
   // never touched.
-  scan.batches.reserve(size_t(std::min<int64_t>(size / 4096 + 16, 1 << 20)));
+  scan.batches.reserve(size_t(std::min<int64_t>(total / 4096 + 16, 1 << 20)));
   // Running maxima of the batches so far (the order checks).
   int64_t max_last = std::numeric_limits<int64_t>::min();
   int32_t max_epoch_seen = -1;
@@ -185,7 +195,13 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       scan.max_timestamp = batch_max_ts;
       scan.shallow_offset_of_max = last;
     }
-    if (scan.valid_bytes - last_index_entry > index_interval_bytes) {
+    if (second) {
+      if (scan.batch_count == 0) region->first_offset = first;
+      if (epoch >= 0 && region->first_epoch < 0) region->first_epoch = epoch;
+      MakeRoom(&region->marks, 1, scan.valid_bytes, total);
+      region->marks.push_back(
+          {int32_t(scan.valid_bytes), int32_t(last - base_offset), batch_max_ts});
+    } else if (scan.valid_bytes - last_index_entry > index_interval_bytes) {
       scan.index_points.push_back(
           {last, int32_t(scan.valid_bytes), scan.max_timestamp, scan.shallow_offset_of_max});
       last_index_entry = scan.valid_bytes;
@@ -197,7 +213,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
       if (batch.has_producer_id()) {
         thinner.Add(*e, scan, raises_epoch);
       } else if (raises_epoch) {
-        AppendRetained(*e, &scan, size);
+        AppendRetained(*e, &scan, total);
       }
     }
     scan.valid_bytes += int64_t(e->size());
@@ -225,6 +241,7 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
     scan.stop_kind = reader.damage();
     scan.corrupt_batch = reader.stop_reason() == StopReason::kCorruptSize;
   }
+  if (region != nullptr) region->max_epoch = max_epoch_seen;
 }
 
 }  // namespace
@@ -236,8 +253,8 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   SegmentRecoveryScan scan;
   BatchThinner thinner(&scan, size);
   Violation violation;
-  Scan(file, path, base_offset, size, index_interval_bytes, next_segment_base, thinner, scan,
-       &violation);
+  Scan(file, path, base_offset, 0, size, index_interval_bytes, next_segment_base, thinner, scan,
+       &violation, nullptr);
   scan.thinned_batches = thinner.Finish();
   if (violation.cut_position < 0) return scan;
   // Scan again up to the cut, so that what is retained (and thinned: a
@@ -247,8 +264,8 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   SegmentRecoveryScan kept;
   BatchThinner kept_thinner(&kept, violation.cut_position);
   Violation none;
-  Scan(file, path, base_offset, violation.cut_position, index_interval_bytes, next_segment_base,
-       kept_thinner, kept, &none);
+  Scan(file, path, base_offset, 0, violation.cut_position, index_interval_bytes, next_segment_base,
+       kept_thinner, kept, &none, nullptr);
   kept.thinned_batches = kept_thinner.Finish();
   if (!kept.error.ok() || kept.corrupt_batch) return kept;  // the bytes changed under the scan
   kept.corrupt_batch = true;
@@ -257,6 +274,25 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
   kept.stop_reason = std::move(violation.why);
   kept.stop_kind = violation.kind;
   return kept;
+}
+
+SegmentRecoveryScan ScanSegmentPart(const File* file, const std::string& path, int64_t base_offset,
+                                    int64_t from, int64_t to, int64_t file_size,
+                                    int32_t index_interval_bytes,
+                                    std::optional<int64_t> next_segment_base,
+                                    SegmentScanPartInfo* info) {
+  SegmentRecoveryScan scan;
+  BatchThinner thinner(&scan, to - from);
+  Violation violation;
+  info->file_size = file_size;
+  Scan(file, path, base_offset, from, to, index_interval_bytes, next_segment_base, thinner, scan,
+       &violation, info);
+  scan.thinned_batches = thinner.Finish();
+  // The whole scan's rescan up to a violation is not done here: a part
+  // that is not clean is scanned again whole (segment_scan_split.h).
+  info->clean = violation.cut_position < 0 && scan.error.ok() && !scan.corrupt_batch &&
+                scan.reader_stop == StopReason::kEndOfFile && scan.valid_bytes == to - from;
+  return scan;
 }
 
 }  // namespace daruma

@@ -155,4 +155,47 @@ SegmentRecoveryScan ScanSegmentForRecovery(const File* file, const std::string& 
                                            int32_t index_interval_bytes,
                                            std::optional<int64_t> next_segment_base = std::nullopt);
 
+// What ScanSegmentPart reports beside its scan, for joining the two parts
+// of a segment scanned on two threads (log/segment_scan_split.h).
+struct SegmentScanPartInfo {
+  // A batch of a second part. Index points are counted from the previous
+  // point, which lies in the first part, so the second part notes where
+  // each of its batches lies and the join places its points.
+  struct Mark {
+    int32_t position = 0;        // from the part's start
+    int32_t last_delta = 0;      // last offset - the segment's base offset
+    int64_t max_timestamp = -1;  // the batch's own
+  };
+  int64_t file_size = 0;  // the segment's
+  // The part ended exactly at its end, with every batch valid and in order
+  // (as far as the part can tell alone) and no error.
+  bool clean = false;
+  // A second part's first batch's baseOffset, and its first
+  // partitionLeaderEpoch >= 0 (-1 if none): what the join checks against
+  // the first part, as a whole scan checks each batch against those before.
+  int64_t first_offset = -1;
+  int32_t first_epoch = -1;
+  int32_t max_epoch = -1;  // the part's largest partitionLeaderEpoch, or -1
+  std::vector<Mark, HugePageAllocator<Mark>> marks;  // a second part's, in file order
+};
+
+// A second part's running v2_next_offset (and a retained batch's
+// prev_v2_next_offset) before its first v2 batch: the first part's, which
+// the join fills in.
+inline constexpr int64_t kUnknownV2NextOffset = std::numeric_limits<int64_t>::min();
+
+// The scan of [from, to) of the segment's `file` (of `file_size` bytes),
+// which must start and, for a clean part, end at batch boundaries. A first
+// part (from 0) is the whole scan of a segment that ended at `to`, with
+// info->max_epoch. A second part (from > 0) is scanned as if the segment
+// started at `from`: positions, ordinals and control offsets count from
+// its start, its running values (maximum timestamp, v2_next_offset, leader
+// epochs, offset order, the batch thinner's per-producer state) start
+// unknown, and it computes no index points but fills info->marks.
+SegmentRecoveryScan ScanSegmentPart(const File* file, const std::string& path, int64_t base_offset,
+                                    int64_t from, int64_t to, int64_t file_size,
+                                    int32_t index_interval_bytes,
+                                    std::optional<int64_t> next_segment_base,
+                                    SegmentScanPartInfo* info);
+
 }  // namespace daruma

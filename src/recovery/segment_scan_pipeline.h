@@ -9,18 +9,25 @@
 //    still scan it: the caller only modifies segment i after Take(i)
 //    returned, and calls Stop() before touching any segment it has not taken
 //    yet (deleting later segments, splitting one).
-//  * At most `window` scans are held (done or running) beyond the last one
-//    taken, which bounds memory to a few segments' retained batches.
+//  * Only the parts of the `window` segments after the last one taken are
+//    scanned (done or running), which bounds memory to a few segments'
+//    retained batches.
 //  * `threads` counts the caller's: threads - 1 helpers scan ahead, and
-//    Take() scans the next unclaimed segment on the caller's thread rather
+//    Take() scans the next unclaimed part on the caller's thread rather
 //    than wait for a helper, so all threads stay busy and none competes with
 //    the fold for a core. With threads <= 1 no thread is started: Take(i)
 //    scans segment i, so the one-thread path is exactly a sequential scan.
+//  * With threads > 1, the last LogSegment of SplitSegmentScan::kMinSplitBytes
+//    or more is scanned in two parts, which the threads claim like any scan,
+//    and Take() joins them (log/segment_scan_split.h): a segment per thread
+//    left one thread idle while the other scanned the last segment, the
+//    only one scanned after most crashes.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -28,6 +35,7 @@
 
 #include "log/log_segment.h"
 #include "log/segment_recovery_scan.h"
+#include "log/segment_scan_split.h"
 
 namespace daruma {
 
@@ -36,34 +44,48 @@ class SegmentScanPipeline {
   using Scan = std::function<SegmentRecoveryScan()>;
 
   SegmentScanPipeline(std::vector<Scan> scans, int threads);
-  // The segments' ScanForRecovery. `segments` are consecutive (each one's
-  // next segment is the one after it in the vector, the last one's is none):
-  // each scan checks its offsets against the next segment's base offset.
+  // The segments' ScanForRecovery (in parts, see above). `segments` are
+  // consecutive (each one's next segment is the one after it in the vector,
+  // the last one's is none): each scan checks its offsets against the next
+  // segment's base offset.
   SegmentScanPipeline(const std::vector<const LogSegment*>& segments, int threads);
   ~SegmentScanPipeline();  // Stop()
   SegmentScanPipeline(const SegmentScanPipeline&) = delete;
   SegmentScanPipeline& operator=(const SegmentScanPipeline&) = delete;
 
   // The scan of segment i (i counts up from 0 by one per call); blocks until
-  // it is done.
+  // it is done. A split segment's parts are joined on the caller's thread.
   SegmentRecoveryScan Take(size_t i);
   // Abandons scans not taken yet and joins the threads. Idempotent.
   void Stop();
 
  private:
-  void Work();
-  // With mu_ held: a scan is left to claim within the window.
-  bool CanClaimLocked() const;
-  // Claims the next scan, runs it without mu_ and stores its result.
-  void ScanNextLocked(std::unique_lock<std::mutex>& l);
+  using Part = std::function<SegmentScanPart()>;
+  // Scan i: parts_[first, first + count), and their join when split.
+  struct Job {
+    size_t first = 0;
+    size_t count = 1;
+    std::unique_ptr<SplitSegmentScan> split;
+  };
 
-  std::vector<Scan> scans_;
+  explicit SegmentScanPipeline(int threads);
+  void Start(int threads);
+  void Work();
+  // With mu_ held: a part is left to claim within the window.
+  bool CanClaimLocked() const;
+  // Claims the next part, runs it without mu_ and stores its result.
+  void ScanNextLocked(std::unique_lock<std::mutex>& l);
+  bool JobDoneLocked(const Job& job) const;
+
+  std::vector<Part> parts_;
+  std::vector<Job> jobs_;
   size_t window_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::optional<SegmentRecoveryScan>> done_;
-  size_t next_to_scan_ = 0;
-  size_t taken_ = 0;
+  std::vector<std::optional<SegmentScanPart>> done_;  // by part
+  std::vector<size_t> job_of_part_;
+  size_t next_to_scan_ = 0;  // a part
+  size_t taken_ = 0;         // jobs
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -1,6 +1,7 @@
 // Intra-partition parallel recovery (LoadLogParams::recovery_threads): the
 // segments of one partition are scanned on several threads ahead of the
-// sequential fold, and the files left behind must be byte for byte those of
+// sequential fold, each also in two parts when split, and the files left
+// behind must be byte for byte those of
 // the one-thread load, including after a corrupt batch in a middle segment
 // (later segments discarded, tail quarantined) and with producer state,
 // aborted transactions and leader-epoch changes spread over the segments.
@@ -9,11 +10,13 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
 #include "log/log.h"
 #include "log/log_file_names.h"
+#include "log/segment_scan_split.h"
 #include "record/control_record.h"
 #include "record/record_batch_builder.h"
 #include "recovery/log_loader.h"
@@ -86,9 +89,12 @@ std::map<std::string, std::string> Snapshot(const std::string& root) {
   return out;
 }
 
-class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
+// (recovery threads, every segment's scan split in two: SplitSegmentScan,
+// which splits only segments of 8 MiB and more unless told otherwise).
+class ParallelRecoveryTest : public ::testing::TestWithParam<std::tuple<int, bool>> {
  protected:
   void SetUp() override {
+    if (std::get<1>(GetParam())) SplitSegmentScan::set_min_split_bytes_for_testing(1);
     config_.segment_index_bytes = 4096;
     config_.index_interval_bytes = 300;
     const std::string part = tmp_.Join("source/t-0");
@@ -117,6 +123,10 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
     }
     std::sort(segment_bases_.begin(), segment_bases_.end());
     ASSERT_EQ(segment_bases_.size(), size_t(kSegments));
+  }
+
+  void TearDown() override {
+    SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
   }
 
   std::string SourceSegment(size_t i) const {
@@ -151,7 +161,7 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<int> {
   void ExpectSameAsOneThread(int64_t recovery_point, bool clean = false) {
     PartitionRecoveryReport one, many;
     const auto expected = LoadCopy("one", 1, recovery_point, &one, clean);
-    const auto actual = LoadCopy("many", GetParam(), recovery_point, &many, clean);
+    const auto actual = LoadCopy("many", std::get<0>(GetParam()), recovery_point, &many, clean);
     ASSERT_EQ(expected.size(), actual.size());
     for (const auto& [name, bytes] : expected) {
       auto it = actual.find(name);
@@ -234,7 +244,8 @@ TEST_P(ParallelRecoveryTest, MissingIndexesOnBothSidesOfTheRecoveryPointGiveTheS
             bytes.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, ParallelRecoveryTest, ::testing::Values(2, 3));
+INSTANTIATE_TEST_SUITE_P(Threads, ParallelRecoveryTest,
+                         ::testing::Combine(::testing::Values(2, 3), ::testing::Bool()));
 
 }  // namespace
 }  // namespace daruma::testing
