@@ -30,6 +30,8 @@ const char* StatusCodeName(StatusCode code) {
       return "Already exists";
     case StatusCode::kTooLarge:
       return "Too large";
+    case StatusCode::kAborted:
+      return "Aborted";
   }
   return "Unknown";
 }

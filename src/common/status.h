@@ -27,6 +27,7 @@ enum class StatusCode {
   kInvalidTxnState,  // producer state forbids the operation
   kAlreadyExists,
   kTooLarge,  // a size limit (decompression, frame) was exceeded
+  kAborted,   // stopped on request before it finished (a compaction round)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -55,6 +56,7 @@ class [[nodiscard]] Status {
   }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status TooLarge(std::string m) { return {StatusCode::kTooLarge, std::move(m)}; }
+  static Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -154,17 +154,28 @@ Status DeleteCleanedFiles(FileSystem* fs, const std::string& dir, int64_t base) 
 Cleaner::Cleaner(FileSystem* fs, const CleanerConfig& config, Throttler* throttler)
     : fs_(fs), config_(config), throttler_(throttler), map_(config.OffsetMapBytesPerThread()) {}
 
-void Cleaner::Throttle(int64_t bytes) {
-  if (throttler_ == nullptr) return;
-  unthrottled_bytes_ += bytes;
-  if (unthrottled_bytes_ < kThrottleStepBytes) return;
-  throttler_->MaybeThrottle(double(unthrottled_bytes_));
-  unthrottled_bytes_ = 0;
+Status Cleaner::Throttle(int64_t bytes) {
+  if (throttler_ != nullptr) {
+    unthrottled_bytes_ += bytes;
+    if (unthrottled_bytes_ >= kThrottleStepBytes) {
+      throttler_->MaybeThrottle(double(unthrottled_bytes_), abort_);
+      unthrottled_bytes_ = 0;
+    }
+  }
+  // Once per batch: Kafka's checkDone, which lets a partition's deletion or
+  // a shutdown end a long clean at once instead of waiting it out.
+  if (abort_ != nullptr && abort_->load(std::memory_order_relaxed)) {
+    return Status::Aborted(fmt::format("cleaning of {} aborted", log_name_));
+  }
+  return Status::Ok();
 }
 
 Result<CleanStats> Cleaner::Clean(Log* log, const Log::CleanerView& view,
                                   const LogToClean& to_clean, const CompactionConfig& config,
-                                  int64_t now_ms, const DisposeSegment& dispose) {
+                                  int64_t now_ms, const DisposeSegment& dispose,
+                                  const std::atomic<bool>* abort) {
+  abort_ = abort;
+  log_name_ = log->topic_partition().ToString();
   CleanStats stats;
   stats.first_dirty_offset = to_clean.first_dirty_offset;
   stats.end_offset = to_clean.first_dirty_offset;
@@ -241,7 +252,7 @@ Result<bool> Cleaner::BuildOffsetMapForSegment(const Log::CleanerSegmentView& se
     DARUMA_RETURN_IF_ERROR(entry->Validate());
     if (entry->prefix_offset() >= end) break;
     stats->map_bytes_read += int64_t(entry->size());
-    Throttle(int64_t(entry->size()));
+    DARUMA_RETURN_IF_ERROR(Throttle(int64_t(entry->size())));
     if (!entry->is_v2()) {
       // Legacy entries are mapped like a v2 batch's records (no transactions).
       DARUMA_ASSIGN_OR_RETURN(
@@ -331,7 +342,7 @@ Status Cleaner::CleanInto(Round* round, const Log::CleanerSegmentView& source, L
     DARUMA_RETURN_IF_ERROR(entry->Validate());
     round->stats->bytes_read += int64_t(entry->size());
     round->stats->batches_read++;
-    Throttle(int64_t(entry->size()));
+    DARUMA_RETURN_IF_ERROR(Throttle(int64_t(entry->size())));
     if (!entry->is_v2()) {
       // Kafka: tombstones of legacy records stay while their segment is newer
       // than the legacy delete horizon.
@@ -415,8 +426,7 @@ Status Cleaner::FilterBatch(Round* round, const RecordBatchView& batch, LogSegme
   round->stats->bytes_written += int64_t(out.size());
   round->stats->batches_written++;
   round->stats->messages_written += int64_t(retained.size());
-  Throttle(int64_t(out.size()));
-  return Status::Ok();
+  return Throttle(int64_t(out.size()));
 }
 
 bool Cleaner::ShouldRetainRecord(const RecordBatchView& batch, const Record& record,

@@ -31,9 +31,11 @@
 // are removed; groups already swapped in stay (each swap is complete).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "common/clock.h"
 #include "common/file_system.h"
@@ -74,10 +76,14 @@ class Cleaner {
   Cleaner(FileSystem* fs, const CleanerConfig& config, Throttler* throttler);
 
   // One round over `log` (see the header comment). `to_clean` must come from
-  // `view`, a fresh Log::ViewForCleaner() of the same log.
+  // `view`, a fresh Log::ViewForCleaner() of the same log. Once `abort` (if
+  // given) is set, the round stops at its next batch (or throttle sleep)
+  // with kAborted: the group being written loses its `.cleaned` files,
+  // groups already swapped in stay, and the checkpoint is not moved, so a
+  // later round cleans from the same first dirty offset.
   Result<CleanStats> Clean(Log* log, const Log::CleanerView& view, const LogToClean& to_clean,
                            const CompactionConfig& config, int64_t now_ms,
-                           const DisposeSegment& dispose);
+                           const DisposeSegment& dispose, const std::atomic<bool>* abort = nullptr);
 
   const SkimpyOffsetMap& offset_map() const { return map_; }
 
@@ -96,13 +102,16 @@ class Cleaner {
   // Filters one v2 batch; appends what is retained (if anything) to `dest`.
   Status FilterBatch(Round* round, const RecordBatchView& batch, LogSegment* dest);
   bool ShouldRetainRecord(const RecordBatchView& batch, const Record& record, int64_t now) const;
-  void Throttle(int64_t bytes);
+  // Counts bytes against the throttler; kAborted once the round is aborted.
+  Status Throttle(int64_t bytes);
 
   FileSystem* fs_;
   CleanerConfig config_;
   Throttler* throttler_;
   SkimpyOffsetMap map_;
   int64_t unthrottled_bytes_ = 0;
+  const std::atomic<bool>* abort_ = nullptr;  // this round's
+  std::string log_name_;                      // this round's, for messages
 };
 
 }  // namespace daruma

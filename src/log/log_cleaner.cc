@@ -40,6 +40,9 @@ void LogCleaner::AddLog(Log* log, const CompactionConfig& config) {
 
 void LogCleaner::RemoveLog(Log* log) {
   std::unique_lock<std::mutex> lock(mu_);
+  auto it = logs_.find(log);
+  if (it == logs_.end()) return;
+  AbortLocked(it->second);
   cv_.wait(lock, [&] { return !logs_.count(log) || !logs_[log].in_progress; });
   logs_.erase(log);
 }
@@ -49,6 +52,7 @@ void LogCleaner::AbortAndPauseCleaning(Log* log) {
   auto it = logs_.find(log);
   if (it == logs_.end()) return;
   it->second.paused++;
+  AbortLocked(it->second);
   cv_.wait(lock, [&] { return !logs_.at(log).in_progress; });
 }
 
@@ -131,6 +135,8 @@ bool LogCleaner::TryClaim(Log* log) {
   auto it = logs_.find(log);
   if (it == logs_.end() || it->second.in_progress || it->second.paused > 0) return false;
   it->second.in_progress = true;
+  // A round claimed while Stop runs stops at its first batch.
+  it->second.abort->store(stopping_, std::memory_order_relaxed);
   return true;
 }
 
@@ -171,6 +177,7 @@ Status LogCleaner::WriteCheckpoint(Log* log, int64_t offset) {
 }
 
 void LogCleaner::HandleError(Log* log, const Status& st) {
+  if (st.code() == StatusCode::kAborted) return;  // asked for; nothing is wrong with the log
   if (st.IsIoError()) {
     if (on_io_error_) on_io_error_(log, st);
   }
@@ -180,7 +187,8 @@ void LogCleaner::HandleError(Log* log, const Status& st) {
 }
 
 Result<CleanStats> LogCleaner::CleanClaimed(Cleaner* cleaner, Log* log,
-                                            const CompactionConfig& config, int64_t now_ms,
+                                            const CompactionConfig& config,
+                                            const std::atomic<bool>* abort, int64_t now_ms,
                                             bool force) {
   DARUMA_ASSIGN_OR_RETURN(auto view, log->ViewForCleaner());
   DARUMA_ASSIGN_OR_RETURN(auto checkpointed, CheckpointedOffset(log));
@@ -193,7 +201,8 @@ Result<CleanStats> LogCleaner::CleanClaimed(Cleaner* cleaner, Log* log,
   stats.first_dirty_offset = stats.end_offset = to_clean.first_dirty_offset;
   if (!force && !to_clean.ShouldClean(config)) return stats;
   if (to_clean.cleanable_bytes == 0) return stats;
-  DARUMA_ASSIGN_OR_RETURN(stats, cleaner->Clean(log, view, to_clean, config, now_ms, dispose_));
+  DARUMA_ASSIGN_OR_RETURN(stats,
+                          cleaner->Clean(log, view, to_clean, config, now_ms, dispose_, abort));
   // Swap protocol step 5: only now does the next round start after end_offset.
   if (stats.cleaned) DARUMA_RETURN_IF_ERROR(WriteCheckpoint(log, stats.end_offset));
   return stats;
@@ -201,6 +210,7 @@ Result<CleanStats> LogCleaner::CleanClaimed(Cleaner* cleaner, Log* log,
 
 Result<CleanStats> LogCleaner::CleanOnce(Log* log, int64_t now_ms) {
   CompactionConfig config;
+  std::shared_ptr<std::atomic<bool>> abort;
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (!logs_.count(log)) logs_[log] = Entry{};
@@ -210,10 +220,11 @@ Result<CleanStats> LogCleaner::CleanOnce(Log* log, int64_t now_ms) {
           fmt::format("{}: cleaning is paused for this log", log->topic_partition().ToString()));
     }
     config = logs_.at(log).config;
+    abort = logs_.at(log).abort;
   }
   std::lock_guard<std::mutex> sync(sync_cleaner_mu_);
   Cleaner* cleaner = CleanerFor(config_.threads > 0 ? size_t(config_.threads) : 1);
-  auto result = CleanClaimed(cleaner, log, config, now_ms, /*force=*/true);
+  auto result = CleanClaimed(cleaner, log, config, abort.get(), now_ms, /*force=*/true);
   if (!result.ok()) HandleError(log, result.status());
   Release(log);
   return result;
@@ -246,12 +257,15 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_i
   Log* best = nullptr;
   double best_ratio = -1;
   CompactionConfig best_config;
+  std::shared_ptr<std::atomic<bool>> best_abort;
   for (Log* log : candidates) {
     CompactionConfig config;
+    std::shared_ptr<std::atomic<bool>> abort;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!TryClaim(log)) continue;
       config = logs_.at(log).config;
+      abort = logs_.at(log).abort;
     }
     auto view = log->ViewForCleaner();
     auto checkpointed = view.ok() ? CheckpointedOffset(log) : view.status();
@@ -268,6 +282,7 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_i
       best = log;
       best_ratio = to_clean->DirtyRatio();
       best_config = config;
+      best_abort = abort;
     } else {
       Release(log);
     }
@@ -275,7 +290,8 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_i
   if (best == nullptr) return std::optional<CleanStats>();
   // Only now: a cleaner's offset map (dedupe.buffer.size / threads bytes,
   // zero-filled) is not worth having before there is a log to clean.
-  auto result = CleanClaimed(CleanerFor(cleaner_index), best, best_config, now_ms, /*force=*/false);
+  auto result = CleanClaimed(CleanerFor(cleaner_index), best, best_config, best_abort.get(), now_ms,
+                             /*force=*/false);
   if (!result.ok()) HandleError(best, result.status());
   Release(best);
   if (!result.ok()) return result.status();
@@ -296,6 +312,7 @@ void LogCleaner::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    for (auto& [log, e] : logs_) AbortLocked(e);
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();

@@ -17,13 +17,16 @@
 //
 // Concurrency contract with the rest of the log manager: anything that
 // deletes or truncates segments of a compacted log (retention, truncation,
-// partition deletion) calls AbortAndPauseCleaning(log) first, which waits for
-// a running clean of that log to finish, and ResumeCleaning(log) afterwards.
+// partition deletion) calls AbortAndPauseCleaning(log) first, which aborts a
+// running clean of that log and waits for it to stop (at its next batch, as
+// Kafka's checkDone), and ResumeCleaning(log) afterwards. RemoveLog and Stop
+// abort the same way.
 // Replaced segments' `.deleted` files are removed by the dispose hook
 // (default: at once; the log manager should schedule the removal after
 // file.delete.delay.ms). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -56,11 +59,12 @@ class LogCleaner {
   LogCleaner& operator=(const LogCleaner&) = delete;
 
   // Registers/unregisters a log; the log must outlive its registration.
-  // RemoveLog waits for a running clean of the log to finish.
+  // RemoveLog aborts a running clean of the log and waits for it to stop.
   void AddLog(Log* log, const CompactionConfig& config = {});
   void RemoveLog(Log* log);
 
-  // Starts/stops the threads (Stop waits for the current rounds to end).
+  // Starts/stops the threads (Stop aborts the running rounds and waits for
+  // them to stop).
   void Start();
   void Stop();
 
@@ -112,12 +116,21 @@ class LogCleaner {
     bool in_progress = false;
     int paused = 0;
     bool uncleanable = false;
+    // Set to stop the running clean (Cleaner::Clean polls it per batch);
+    // cleared when the log is claimed. Shared so the entry stays copyable;
+    // the running clean holds the entry's, which RemoveLog keeps alive
+    // until the clean stopped.
+    std::shared_ptr<std::atomic<bool>> abort = std::make_shared<std::atomic<bool>>(false);
   };
+  // With mu_ held: asks a running clean of `it`'s log to stop.
+  static void AbortLocked(Entry& e) {
+    if (e.in_progress) e.abort->store(true, std::memory_order_relaxed);
+  }
   // Claims `log` for cleaning (false if paused, busy or unknown).
   bool TryClaim(Log* log);
   void Release(Log* log);
   Result<CleanStats> CleanClaimed(Cleaner* cleaner, Log* log, const CompactionConfig& config,
-                                  int64_t now_ms, bool force);
+                                  const std::atomic<bool>* abort, int64_t now_ms, bool force);
   Status WriteCheckpoint(Log* log, int64_t offset);
   Result<std::map<TopicPartition, int64_t>*> CheckpointsFor(const std::string& log_dir);
   void HandleError(Log* log, const Status& st);

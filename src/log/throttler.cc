@@ -1,5 +1,6 @@
 #include "log/throttler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <thread>
@@ -12,7 +13,7 @@ Throttler::Throttler(double desired_bytes_per_second, int64_t check_interval_ms,
       clock_(clock),
       period_start_ns_(clock->NowNanos()) {}
 
-void Throttler::MaybeThrottle(double observed_bytes) {
+void Throttler::MaybeThrottle(double observed_bytes, const std::atomic<bool>* abort) {
   if (desired_rate_ >= std::numeric_limits<double>::max()) return;  // unlimited
   std::unique_lock<std::mutex> lock(mu_);
   observed_so_far_ += observed_bytes;
@@ -26,7 +27,12 @@ void Throttler::MaybeThrottle(double observed_bytes) {
     const int64_t sleep_ms = int64_t(needed_ms - double(elapsed_ns) / 1e6);
     if (sleep_ms > 0) {
       total_sleep_ms_ += sleep_ms;
-      std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+      // In slices, so that an aborted clean (a partition being deleted, a
+      // shutdown) does not sleep out a long throttle first.
+      for (int64_t left = sleep_ms; left > 0; left -= kAbortPollMs) {
+        if (abort != nullptr && abort->load(std::memory_order_relaxed)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(left, kAbortPollMs)));
+      }
     }
   }
   period_start_ns_ = clock_->NowNanos();

@@ -7,6 +7,7 @@
 // the whole cleaner, as in Kafka.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -19,7 +20,10 @@ class Throttler {
   // `clock` measures elapsed time (NowNanos); sleeping uses the real clock.
   Throttler(double desired_bytes_per_second, int64_t check_interval_ms, Clock* clock);
 
-  void MaybeThrottle(double observed_bytes);
+  // Sleeps while the rate is above the target; a sleep ends early, within
+  // kAbortPollMs, once `abort` (if given) is set.
+  void MaybeThrottle(double observed_bytes, const std::atomic<bool>* abort = nullptr);
+  static constexpr int64_t kAbortPollMs = 20;
   // Total time spent sleeping, for stats and tests.
   int64_t total_sleep_ms() const;
 
