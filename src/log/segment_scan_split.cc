@@ -101,6 +101,9 @@ std::optional<int64_t> SplitSegmentScan::SplitPoint() {
     }
     if (size_ < min_split_bytes()) return;
     point_ = FindBatchBoundary(file_, size_ / 2, size_, kSearchWindow, base_offset_);
+    if (!point_ && size_ / 2 + kSearchWindow < size_) {
+      point_ = FindBatchBoundary(file_, size_ / 2, size_, kLargeSearchWindow, base_offset_);
+    }
   });
   return point_;
 }

@@ -65,9 +65,12 @@ class SplitSegmentScan {
   // kMinSplitBytes, unless a test lowered it to split tiny segments.
   static int64_t min_split_bytes();
   static void set_min_split_bytes_for_testing(int64_t bytes);
-  // Where P is looked for: from the middle on. A segment whose batches are
-  // larger than this at its middle is scanned whole.
+  // Where P is looked for: from the middle on, in this much of the file,
+  // then in kLargeSearchWindow when no whole batch lies in it (batches of
+  // hundreds of KiB; a batch is at most message.max.bytes, 1 MiB by default).
+  // A segment whose middle batch is larger still is scanned whole.
   static constexpr int64_t kSearchWindow = int64_t{256} << 10;
+  static constexpr int64_t kLargeSearchWindow = int64_t{4} << 20;
 
   // The segment `file` (of `size` bytes) named `path`, based at
   // `base_offset`, as LogSegment::ScanForRecovery scans it. `split_at`

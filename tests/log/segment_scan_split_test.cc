@@ -331,6 +331,30 @@ TEST_F(SegmentScanSplitTest, TheSplitPointIsABoundaryNearTheMiddleOfALargeSegmen
   ExpectSameScan(Whole(300), joined);
 }
 
+// Batches larger than the first search window (256 KiB): the second, larger
+// window finds the boundary.
+TEST_F(SegmentScanSplitTest, LargeBatchesAreSplitBetween) {
+  std::vector<Bytes> batches;
+  for (int i = 0; i < 12; ++i) {
+    BatchBuilderOptions o;
+    o.base_offset = kScanBase + i;
+    o.partition_leader_epoch = 0;
+    auto b = BuildRecordBatch(o, {{kT0 + i, "k", std::string(300 << 10, char('a' + i)), {}}});
+    ASSERT_TRUE(b.ok());
+    batches.push_back(*b);
+  }
+  ASSERT_NO_FATAL_FAILURE(Write(batches));
+  SplitSegmentScan::set_min_split_bytes_for_testing(1);
+  SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, 4096, std::nullopt);
+  SegmentScanPart first = split.ScanFirst();
+  SegmentScanPart second = split.ScanSecond();
+  SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
+  ASSERT_TRUE(split.split_point().has_value());
+  EXPECT_TRUE(std::binary_search(starts_.begin(), starts_.end(), *split.split_point()));
+  ExpectSameScan(Whole(4096), split.Join(std::move(first), std::move(second)));
+  EXPECT_FALSE(split.rescanned());
+}
+
 TEST_F(SegmentScanSplitTest, SmallSegmentsAreNotSplit) {
   ASSERT_NO_FATAL_FAILURE(Write(PlainBatches(50, kScanBase, 0)));
   SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, 300, std::nullopt);
