@@ -42,6 +42,9 @@ void LogCleaner::RemoveLog(Log* log) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = logs_.find(log);
   if (it == logs_.end()) return;
+  // Paused first: another thread must not claim it again, unaborted,
+  // between the running clean's end and the erase.
+  it->second.paused++;
   AbortLocked(it->second);
   cv_.wait(lock, [&] { return !logs_.count(log) || !logs_[log].in_progress; });
   logs_.erase(log);
@@ -317,6 +320,9 @@ void LogCleaner::Stop() {
   cv_.notify_all();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  // Stopped: CleanOnce and CleanDirtiest run whole again.
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = false;
 }
 
 void LogCleaner::ThreadMain(size_t index) {

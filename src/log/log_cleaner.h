@@ -70,7 +70,8 @@ class LogCleaner {
 
   // One synchronous round over `log` (tests, tools): cleans whatever is
   // cleanable regardless of the dirty ratio and updates the checkpoint.
-  // stats.cleaned is false when there was nothing to clean.
+  // stats.cleaned is false when there was nothing to clean; kAborted when
+  // the log was paused or removed, or the cleaner stopped, meanwhile.
   Result<CleanStats> CleanOnce(Log* log, int64_t now_ms);
   // What one thread does per iteration: clean the dirtiest eligible log.
   // nullopt when no log qualified.
@@ -93,8 +94,9 @@ class LogCleaner {
   // (Kafka's maybeTruncateCheckpoint), then resumes cleaning of `tp`.
   Status ResumeAfterTruncation(const TopicPartition& tp, const std::string& log_dir,
                                int64_t offset);
-  // Waits for a running clean of `tp`, unregisters it and drops it from
-  // `<log_dir>/cleaner-offset-checkpoint` (partition deletion).
+  // Aborts a running clean of `tp` and waits for it to stop, unregisters it
+  // and drops it from `<log_dir>/cleaner-offset-checkpoint` (partition
+  // deletion).
   Status AbortAndForget(const TopicPartition& tp, const std::string& log_dir);
   // Runs after every successful clean of a log by the threads (the log
   // manager's retention for compact,delete logs: LogManager::RunRetention).

@@ -198,6 +198,11 @@ void Scan(const File* file, const std::string& path, int64_t base_offset, int64_
     if (second) {
       if (scan.batch_count == 0) region->first_offset = first;
       if (epoch >= 0 && region->first_epoch < 0) region->first_epoch = epoch;
+      if (region->marks.size() >= region->max_marks) {
+        scan.error = Status::TooLarge(fmt::format("{}: more than {} batches after position {}",
+                                                  path, region->max_marks, from));
+        return;
+      }
       MakeRoom(&region->marks, 1, scan.valid_bytes, total);
       region->marks.push_back(
           {int32_t(scan.valid_bytes), int32_t(last - base_offset), batch_max_ts});
@@ -288,10 +293,12 @@ SegmentRecoveryScan ScanSegmentPart(const File* file, const std::string& path, i
   Scan(file, path, base_offset, from, to, index_interval_bytes, next_segment_base, thinner, scan,
        &violation, info);
   scan.thinned_batches = thinner.Finish();
-  // The whole scan's rescan up to a violation is not done here: a part
-  // that is not clean is scanned again whole (segment_scan_split.h).
-  info->clean = violation.cut_position < 0 && scan.error.ok() && !scan.corrupt_batch &&
-                scan.reader_stop == StopReason::kEndOfFile && scan.valid_bytes == to - from;
+  // The whole scan's rescan up to a violation is not done here: such a
+  // part is scanned again whole (segment_scan_split.h).
+  const bool ordered = violation.cut_position < 0 && scan.error.ok();
+  info->clean = ordered && !scan.corrupt_batch && scan.reader_stop == StopReason::kEndOfFile &&
+                scan.valid_bytes == to - from;
+  info->stopped_at_damage = ordered && !scan.stop_reason.empty();
   return scan;
 }
 

@@ -167,9 +167,18 @@ struct SegmentScanPartInfo {
     int64_t max_timestamp = -1;  // the batch's own
   };
   int64_t file_size = 0;  // the segment's
+  // A second part stops recording (and scanning) after this many marks:
+  // the join is then impossible and the segment is scanned whole.
+  size_t max_marks = std::numeric_limits<size_t>::max();
   // The part ended exactly at its end, with every batch valid and in order
   // (as far as the part can tell alone) and no error.
   bool clean = false;
+  // The part stopped where a whole scan stops for the same bytes, with the
+  // same message: every batch before the stop valid and in order, then a
+  // torn tail, a bad size or a batch failing its checks (stop_reason),
+  // but no order violation (whose cut may lie before the part), offset
+  // overflow, I/O error or exceeded max_marks. Implied by `clean`.
+  bool stopped_at_damage = false;
   // A second part's first batch's baseOffset, and its first
   // partitionLeaderEpoch >= 0 (-1 if none): what the join checks against
   // the first part, as a whole scan checks each batch against those before.

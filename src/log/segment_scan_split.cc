@@ -29,14 +29,16 @@ bool WholeBatchAt(const uint8_t* buf, size_t at, size_t end, int64_t base_offset
   if (base < base_offset) return false;
   if (Crc32c(b + L::kAttributes, n - L::kAttributes) != LoadBe32(b + L::kCrc)) return false;
   *size = n;
-  *last_offset = base + int32_t(LoadBe32(b + L::kLastOffsetDelta));
+  // Unsigned: a CRC-valid batch may still carry any baseOffset.
+  *last_offset =
+      int64_t(uint64_t(base) + uint64_t(int64_t(int32_t(LoadBe32(b + L::kLastOffsetDelta)))));
   return true;
 }
 
 }  // namespace
 
 std::optional<int64_t> FindBatchBoundary(const File* file, int64_t from, int64_t size,
-                                         int64_t window, int64_t base_offset) {
+                                         int64_t window, int64_t base_offset, int64_t* batch_size) {
   const size_t n = size_t(std::max<int64_t>(0, std::min(window, size - from)));
   if (n < size_t(kRecordBatchOverhead)) return std::nullopt;
   Bytes buf(n);
@@ -49,10 +51,11 @@ std::optional<int64_t> FindBatchBoundary(const File* file, int64_t from, int64_t
     const void* hit = std::memchr(data + at + magic, kMagicV2, n - at - magic);
     if (hit == nullptr) break;
     at = size_t(static_cast<const uint8_t*>(hit) - data) - magic;
-    size_t batch_size = 0;
+    size_t found_size = 0;
     int64_t last = 0;
-    if (WholeBatchAt(data, at, n, base_offset, &batch_size, &last)) {
-      const size_t next = at + batch_size;
+    if (WholeBatchAt(data, at, n, base_offset, &found_size, &last)) {
+      if (batch_size != nullptr) *batch_size = int64_t(found_size);
+      const size_t next = at + found_size;
       if (from + int64_t(next) == size) return from + int64_t(at);
       // The batch after it validates too, unless the window ends first.
       size_t next_size = 0;
@@ -83,7 +86,10 @@ SplitSegmentScan::SplitSegmentScan(const File* file, std::string path, int64_t b
 
 namespace {
 std::atomic<int64_t> min_split_bytes{SplitSegmentScan::kMinSplitBytes};
+std::atomic<int64_t> max_marks{SplitSegmentScan::kMaxMarks};
 }  // namespace
+
+std::atomic<int64_t> SplitSegmentScan::joins_{0};
 
 int64_t SplitSegmentScan::min_split_bytes() {
   return daruma::min_split_bytes.load(std::memory_order_relaxed);
@@ -93,6 +99,14 @@ void SplitSegmentScan::set_min_split_bytes_for_testing(int64_t bytes) {
   daruma::min_split_bytes.store(bytes, std::memory_order_relaxed);
 }
 
+int64_t SplitSegmentScan::max_marks() {
+  return daruma::max_marks.load(std::memory_order_relaxed);
+}
+
+void SplitSegmentScan::set_max_marks_for_testing(int64_t marks) {
+  daruma::max_marks.store(marks, std::memory_order_relaxed);
+}
+
 std::optional<int64_t> SplitSegmentScan::SplitPoint() {
   std::call_once(found_, [this] {
     if (split_at_) {
@@ -100,9 +114,15 @@ std::optional<int64_t> SplitSegmentScan::SplitPoint() {
       return;
     }
     if (size_ < min_split_bytes()) return;
-    point_ = FindBatchBoundary(file_, size_ / 2, size_, kSearchWindow, base_offset_);
+    int64_t batch_size = 0;
+    point_ = FindBatchBoundary(file_, size_ / 2, size_, kSearchWindow, base_offset_, &batch_size);
     if (!point_ && size_ / 2 + kSearchWindow < size_) {
-      point_ = FindBatchBoundary(file_, size_ / 2, size_, kLargeSearchWindow, base_offset_);
+      point_ =
+          FindBatchBoundary(file_, size_ / 2, size_, kLargeSearchWindow, base_offset_, &batch_size);
+    }
+    // The second part's marks, if its batches are like the one at P.
+    if (point_ && (size_ - *point_) / std::max<int64_t>(batch_size, 1) > max_marks()) {
+      point_.reset();
     }
   });
   return point_;
@@ -129,6 +149,7 @@ SegmentScanPart SplitSegmentScan::ScanSecond() {
   SegmentScanPart part;
   const std::optional<int64_t> p = SplitPoint();
   if (!p) return part;
+  part.info.max_marks = size_t(2 * max_marks());
   part.scan = ScanSegmentPart(file_, path_, base_offset_, *p, size_, size_, index_interval_bytes_,
                               next_segment_base_, &part.info);
   return part;
@@ -151,17 +172,20 @@ std::optional<SegmentRecoveryScan> SplitSegmentScan::TryJoin(int64_t p, SegmentS
   const SegmentRecoveryScan& y = second.scan;
   const SegmentScanPartInfo& b = second.info;
   // The first part walked from 0 and ended exactly at P: P is a boundary.
-  if (!first.info.clean || !b.clean || x.valid_bytes != p || x.batch_count == 0 ||
-      y.batch_count == 0 || int64_t(b.marks.size()) != y.batch_count) {
+  // The second part may stop at damage (a crash's torn tail, usually): a
+  // whole scan stops there too, with the same message, its positions
+  // being the file's.
+  if (!first.info.clean || !(b.clean || b.stopped_at_damage) || x.valid_bytes != p ||
+      x.batch_count == 0 || int64_t(b.marks.size()) != y.batch_count) {
     return std::nullopt;
   }
   // What a whole scan checks at P's batch against those before it. Later
   // batches of the second part passed the same checks against its own
   // earlier batches, whose maxima are then already above the first part's.
-  if (b.first_offset < x.next_offset) return std::nullopt;
+  if (y.batch_count > 0 && b.first_offset < x.next_offset) return std::nullopt;
   if (b.first_epoch >= 0 && b.first_epoch < first.info.max_epoch) return std::nullopt;
 
-  if (!x.first_gap && b.first_offset > x.next_offset) {
+  if (y.batch_count > 0 && !x.first_gap && b.first_offset > x.next_offset) {
     x.first_gap = SegmentRecoveryScan::OffsetGap{p, x.next_offset - 1, b.first_offset};
   } else if (!x.first_gap) {
     x.first_gap = y.first_gap;  // its position is the file's already
@@ -208,11 +232,15 @@ std::optional<SegmentRecoveryScan> SplitSegmentScan::TryJoin(int64_t p, SegmentS
   x.thinned_batches += y.thinned_batches;
   x.valid_bytes += y.valid_bytes;
   x.batch_count += y.batch_count;
-  x.next_offset = y.next_offset;
+  if (y.batch_count > 0) x.next_offset = y.next_offset;
   if (y.v2_next_offset != kUnknownV2NextOffset) x.v2_next_offset = y.v2_next_offset;
   x.max_timestamp = max_ts;
   x.shallow_offset_of_max = shallow;
   x.reader_stop = y.reader_stop;
+  x.stop_reason = y.stop_reason;
+  x.stop_kind = y.stop_kind;
+  x.corrupt_batch = y.corrupt_batch;
+  joins_.fetch_add(1, std::memory_order_relaxed);
   return std::move(x);
 }
 

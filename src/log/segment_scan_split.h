@@ -30,18 +30,26 @@
 //    replays the segments' retained batches back to back), and every thinner
 //    rule (five later batches of a producer, whole transactions, the local
 //    last stable offset of aborts, new leader epochs) looks only at batches
-//    inside its part. A part may retain batches a whole scan would not
-//    (a batch that raises only its part's leader epoch); those replay to no
-//    effect, as at a segment boundary.
+//    inside its part. A part may retain batches a whole scan would not: each
+//    producer's first batch in the second part, a transaction open across P
+//    (never left out whole), a batch that raises only its part's leader
+//    epoch. Their replay leaves the same state, as at a segment boundary.
+//  * The same stop: the second part may end at damage (a crash's torn tail
+//    of the active segment, usually) and the join keeps its stop, which a
+//    whole scan meets at the same bytes. Damage in the first part, an order
+//    violation (whose cut may lie before P), an offset overflow or an I/O
+//    error make Join scan the segment whole.
 //
 // Memory: the second part's marks, 16 bytes per batch of the half segment
-// (1 MiB for 64 MiB of 1 KiB batches), freed at the join.
+// (1 MiB for 64 MiB of 1 KiB batches; at most 2 x kMaxMarks), freed at the
+// join.
 //
 // Thread safety: ScanFirst and ScanSecond may run at once on two threads;
 // Join after both returned. The segment's file must not change meanwhile
 // (SegmentScanPipeline's contract).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -71,6 +79,14 @@ class SplitSegmentScan {
   // A segment whose middle batch is larger still is scanned whole.
   static constexpr int64_t kSearchWindow = int64_t{256} << 10;
   static constexpr int64_t kLargeSearchWindow = int64_t{4} << 20;
+  // The second part's marks (16 bytes per batch) are bounded: a segment
+  // whose batch at P predicts more than this many batches after P (a 1 GiB
+  // segment of batches under ~256 bytes) is scanned whole, and a second part
+  // that meets twice as many stops, and the segment is scanned whole.
+  static constexpr int64_t kMaxMarks = int64_t{2} << 20;
+  // kMaxMarks, unless a test lowered it.
+  static int64_t max_marks();
+  static void set_max_marks_for_testing(int64_t marks);
 
   // The segment `file` (of `size` bytes) named `path`, based at
   // `base_offset`, as LogSegment::ScanForRecovery scans it. `split_at`
@@ -91,6 +107,8 @@ class SplitSegmentScan {
   std::optional<int64_t> split_point() { return SplitPoint(); }
   // Join could not join the parts and scanned the segment whole.
   bool rescanned() const { return rescanned_; }
+  // Joins done by all instances (tests: that splits really join).
+  static int64_t joins() { return joins_.load(std::memory_order_relaxed); }
 
  private:
   std::optional<int64_t> SplitPoint();
@@ -109,13 +127,16 @@ class SplitSegmentScan {
   std::once_flag found_;
   std::optional<int64_t> point_;
   bool rescanned_ = false;
+  static std::atomic<int64_t> joins_;
 };
 
 // The first position in [from, from + window) of `file` (of `size` bytes)
 // where a whole v2 batch with a valid CRC and a baseOffset >= base_offset
 // starts, and the batch after it, if the window holds it, validates too and
-// starts above its last offset. nullopt if none, or on a read error.
+// starts above its last offset; *batch_size (if given) gets that batch's
+// size. nullopt if none, or on a read error.
 std::optional<int64_t> FindBatchBoundary(const File* file, int64_t from, int64_t size,
-                                         int64_t window, int64_t base_offset);
+                                         int64_t window, int64_t base_offset,
+                                         int64_t* batch_size = nullptr);
 
 }  // namespace daruma

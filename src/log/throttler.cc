@@ -25,14 +25,13 @@ void Throttler::MaybeThrottle(double observed_bytes, const std::atomic<bool>* ab
     // Sleep until the bytes observed this period average out to the target.
     const double needed_ms = observed_so_far_ / desired_rate_ * 1000.0;
     const int64_t sleep_ms = int64_t(needed_ms - double(elapsed_ns) / 1e6);
-    if (sleep_ms > 0) {
-      total_sleep_ms_ += sleep_ms;
-      // In slices, so that an aborted clean (a partition being deleted, a
-      // shutdown) does not sleep out a long throttle first.
-      for (int64_t left = sleep_ms; left > 0; left -= kAbortPollMs) {
-        if (abort != nullptr && abort->load(std::memory_order_relaxed)) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(left, kAbortPollMs)));
-      }
+    // In slices, so that an aborted clean (a partition being deleted, a
+    // shutdown) does not sleep out a long throttle first.
+    for (int64_t left = sleep_ms; left > 0; left -= kAbortPollMs) {
+      if (abort != nullptr && abort->load(std::memory_order_relaxed)) break;
+      const int64_t slice = std::min(left, kAbortPollMs);
+      std::this_thread::sleep_for(std::chrono::milliseconds(slice));
+      total_sleep_ms_ += slice;
     }
   }
   period_start_ns_ = clock_->NowNanos();

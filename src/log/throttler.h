@@ -21,10 +21,12 @@ class Throttler {
   Throttler(double desired_bytes_per_second, int64_t check_interval_ms, Clock* clock);
 
   // Sleeps while the rate is above the target; a sleep ends early, within
-  // kAbortPollMs, once `abort` (if given) is set.
+  // kAbortPollMs, once `abort` (if given) is set. The sleeper holds the
+  // throttler (as Kafka's synchronized one), so with several cleaner
+  // threads an aborted caller may first wait for another's sleep.
   void MaybeThrottle(double observed_bytes, const std::atomic<bool>* abort = nullptr);
   static constexpr int64_t kAbortPollMs = 20;
-  // Total time spent sleeping, for stats and tests.
+  // Total time slept, for stats and tests.
   int64_t total_sleep_ms() const;
 
  private:

@@ -129,11 +129,38 @@ TEST_F(LogCleanerAbortTest, RemoveLogEndsTheRunningClean) {
 TEST(ThrottlerAbortTest, AnAbortedCallerDoesNotSleepOutTheThrottle) {
   ManualClock clock(0);
   Throttler throttler(1000, 0, &clock);  // 1 kB/s
-  std::atomic<bool> abort{true};
+  std::atomic<bool> abort{false};
   clock.Advance(1);
-  // 10 MB at 1 kB/s asks for ~3 hours of sleep.
+  // 10 MB at 1 kB/s asks for ~3 hours of sleep; the abort comes mid-sleep.
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    abort = true;
+  });
   throttler.MaybeThrottle(1e7, &abort);
-  EXPECT_GT(throttler.total_sleep_ms(), 1000 * 1000);
+  aborter.join();
+  EXPECT_LT(throttler.total_sleep_ms(), 1000 * 1000) << "slept what it did, not what it asked";
+}
+
+// After Stop, the cleaner's synchronous rounds run whole again (a round
+// claimed while Stop runs is aborted; one claimed after it is not).
+TEST_F(LogCleanerAbortTest, AStoppedCleanerStillCleansOnce) {
+  LogConfig config;
+  config.compact = true;
+  auto small = Log::CreateEmpty(fs_, tmp_.Join("s-0"), TopicPartition{"s", 0}, config, &clock_);
+  ASSERT_TRUE(small.ok());
+  for (int i = 0; i < 6; ++i) {
+    auto batch = BuildRecordBatch(BatchBuilderOptions{}, {{kT0, "k", std::to_string(i), {}}});
+    ASSERT_TRUE(batch.ok());
+    ASSERT_TRUE((*small)->AppendAsLeader(*batch, 0).ok());
+  }
+  ASSERT_TRUE((*small)->Roll().ok());
+  (*small)->UpdateHighWatermark((*small)->log_end_offset());
+  cleaner_->AddLog(small->get(), CompactionConfig{});
+  cleaner_->Stop();
+  auto stats = cleaner_->CleanOnce(small->get(), kT0);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->cleaned);
+  cleaner_->RemoveLog(small->get());
 }
 
 }  // namespace

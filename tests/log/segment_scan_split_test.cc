@@ -217,15 +217,42 @@ TEST_F(SegmentScanSplitTest, APointInsideABatchIsScannedWhole) {
   ExpectSameScan(Whole(300), got);
 }
 
+// Damage in the first part: the segment is scanned whole. In the second
+// part (from its first batch on): the join keeps the second part's stop,
+// which is the whole scan's.
 TEST_F(SegmentScanSplitTest, DamageInEitherPartIsFoundAsByTheWholeScan) {
   for (size_t damaged : {size_t(5), size_t(20), size_t(35)}) {
+    SCOPED_TRACE(::testing::Message() << "damaged batch " << damaged);
     ASSERT_NO_FATAL_FAILURE(Write(PlainBatches(50, kScanBase, 0)));
     ASSERT_NO_FATAL_FAILURE(Flip(damaged, 70));  // inside the records: a CRC failure
     bool rescanned = false;
     const SegmentRecoveryScan got = Split(starts_[20], 300, &rescanned);
-    EXPECT_TRUE(rescanned) << damaged;
+    EXPECT_EQ(rescanned, damaged < 20);
     const SegmentRecoveryScan want = Whole(300);
     EXPECT_TRUE(want.corrupt_batch);
+    EXPECT_EQ(want.valid_bytes, starts_[damaged]);
+    ExpectSameScan(want, got);
+  }
+}
+
+// A crash's torn tail (a partial last batch, or zeros where the file was
+// extended) in the second part joins without a second scan.
+TEST_F(SegmentScanSplitTest, ATornTailInTheSecondPartJoins) {
+  std::vector<Bytes> batches = PlainBatches(50, kScanBase, 0);
+  for (int tail : {0, 1}) {
+    SCOPED_TRACE(::testing::Message() << (tail == 0 ? "partial batch" : "zeros"));
+    std::vector<Bytes> written = batches;
+    if (tail == 0) {
+      written.back().resize(written.back().size() / 2);
+    } else {
+      written.push_back(Bytes(4096, 0));
+    }
+    ASSERT_NO_FATAL_FAILURE(Write(written));
+    bool rescanned = true;
+    const SegmentRecoveryScan got = Split(starts_[20], 300, &rescanned);
+    EXPECT_FALSE(rescanned);
+    const SegmentRecoveryScan want = Whole(300);
+    EXPECT_FALSE(want.stop_reason.empty());
     ExpectSameScan(want, got);
   }
 }
@@ -353,6 +380,28 @@ TEST_F(SegmentScanSplitTest, LargeBatchesAreSplitBetween) {
   EXPECT_TRUE(std::binary_search(starts_.begin(), starts_.end(), *split.split_point()));
   ExpectSameScan(Whole(4096), split.Join(std::move(first), std::move(second)));
   EXPECT_FALSE(split.rescanned());
+}
+
+// The second part's marks are bounded: a segment predicted to need more is
+// not split, and a second part that meets more anyway is given up.
+TEST_F(SegmentScanSplitTest, MarksAreBounded) {
+  ASSERT_NO_FATAL_FAILURE(Write(PlainBatches(400, kScanBase, 0)));
+  SplitSegmentScan::set_min_split_bytes_for_testing(1);
+  SplitSegmentScan::set_max_marks_for_testing(100);  // ~200 batches after P
+  SplitSegmentScan predicted(file_.get(), kSplitPath, kScanBase, size_, 300, std::nullopt);
+  SegmentScanPart first = predicted.ScanFirst();
+  SegmentScanPart second = predicted.ScanSecond();
+  EXPECT_FALSE(predicted.split_point().has_value());
+  ExpectSameScan(Whole(300), predicted.Join(std::move(first), std::move(second)));
+  // Split at batch 300 (100 batches after it: predicted within the bound)
+  // but allowed only 2 x 40 marks.
+  SplitSegmentScan::set_max_marks_for_testing(40);
+  bool rescanned = false;
+  const SegmentRecoveryScan got = Split(starts_[300], 300, &rescanned);
+  EXPECT_TRUE(rescanned);
+  ExpectSameScan(Whole(300), got);
+  SplitSegmentScan::set_max_marks_for_testing(SplitSegmentScan::kMaxMarks);
+  SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
 }
 
 TEST_F(SegmentScanSplitTest, SmallSegmentsAreNotSplit) {
