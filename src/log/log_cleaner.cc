@@ -190,9 +190,14 @@ void LogCleaner::HandleError(Log* log, const Status& st) {
 }
 
 Result<CleanStats> LogCleaner::CleanClaimed(Cleaner* cleaner, Log* log,
-                                            const CompactionConfig& config,
-                                            const std::atomic<bool>* abort, int64_t now_ms,
+                                            const CompactionConfig& config, int64_t now_ms,
                                             bool force) {
+  // The claimed log's flag: its entry stays until the claim is released.
+  std::shared_ptr<std::atomic<bool>> abort;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abort = logs_.at(log).abort;
+  }
   DARUMA_ASSIGN_OR_RETURN(auto view, log->ViewForCleaner());
   DARUMA_ASSIGN_OR_RETURN(auto checkpointed, CheckpointedOffset(log));
   DARUMA_ASSIGN_OR_RETURN(LogToClean to_clean,
@@ -204,8 +209,8 @@ Result<CleanStats> LogCleaner::CleanClaimed(Cleaner* cleaner, Log* log,
   stats.first_dirty_offset = stats.end_offset = to_clean.first_dirty_offset;
   if (!force && !to_clean.ShouldClean(config)) return stats;
   if (to_clean.cleanable_bytes == 0) return stats;
-  DARUMA_ASSIGN_OR_RETURN(stats,
-                          cleaner->Clean(log, view, to_clean, config, now_ms, dispose_, abort));
+  DARUMA_ASSIGN_OR_RETURN(
+      stats, cleaner->Clean(log, view, to_clean, config, now_ms, dispose_, abort.get()));
   // Swap protocol step 5: only now does the next round start after end_offset.
   if (stats.cleaned) DARUMA_RETURN_IF_ERROR(WriteCheckpoint(log, stats.end_offset));
   return stats;
@@ -213,7 +218,6 @@ Result<CleanStats> LogCleaner::CleanClaimed(Cleaner* cleaner, Log* log,
 
 Result<CleanStats> LogCleaner::CleanOnce(Log* log, int64_t now_ms) {
   CompactionConfig config;
-  std::shared_ptr<std::atomic<bool>> abort;
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (!logs_.count(log)) logs_[log] = Entry{};
@@ -223,11 +227,10 @@ Result<CleanStats> LogCleaner::CleanOnce(Log* log, int64_t now_ms) {
           fmt::format("{}: cleaning is paused for this log", log->topic_partition().ToString()));
     }
     config = logs_.at(log).config;
-    abort = logs_.at(log).abort;
   }
   std::lock_guard<std::mutex> sync(sync_cleaner_mu_);
   Cleaner* cleaner = CleanerFor(config_.threads > 0 ? size_t(config_.threads) : 1);
-  auto result = CleanClaimed(cleaner, log, config, abort.get(), now_ms, /*force=*/true);
+  auto result = CleanClaimed(cleaner, log, config, now_ms, /*force=*/true);
   if (!result.ok()) HandleError(log, result.status());
   Release(log);
   return result;
@@ -260,15 +263,12 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_i
   Log* best = nullptr;
   double best_ratio = -1;
   CompactionConfig best_config;
-  std::shared_ptr<std::atomic<bool>> best_abort;
   for (Log* log : candidates) {
     CompactionConfig config;
-    std::shared_ptr<std::atomic<bool>> abort;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!TryClaim(log)) continue;
       config = logs_.at(log).config;
-      abort = logs_.at(log).abort;
     }
     auto view = log->ViewForCleaner();
     auto checkpointed = view.ok() ? CheckpointedOffset(log) : view.status();
@@ -285,7 +285,6 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_i
       best = log;
       best_ratio = to_clean->DirtyRatio();
       best_config = config;
-      best_abort = abort;
     } else {
       Release(log);
     }
@@ -293,7 +292,7 @@ Result<std::optional<CleanStats>> LogCleaner::CleanDirtiestWith(size_t cleaner_i
   if (best == nullptr) return std::optional<CleanStats>();
   // Only now: a cleaner's offset map (dedupe.buffer.size / threads bytes,
   // zero-filled) is not worth having before there is a log to clean.
-  auto result = CleanClaimed(CleanerFor(cleaner_index), best, best_config, best_abort.get(), now_ms,
+  auto result = CleanClaimed(CleanerFor(cleaner_index), best, best_config, now_ms,
                              /*force=*/false);
   if (!result.ok()) HandleError(best, result.status());
   Release(best);

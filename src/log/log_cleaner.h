@@ -132,7 +132,7 @@ class LogCleaner {
   bool TryClaim(Log* log);
   void Release(Log* log);
   Result<CleanStats> CleanClaimed(Cleaner* cleaner, Log* log, const CompactionConfig& config,
-                                  const std::atomic<bool>* abort, int64_t now_ms, bool force);
+                                  int64_t now_ms, bool force);
   Status WriteCheckpoint(Log* log, int64_t offset);
   Result<std::map<TopicPartition, int64_t>*> CheckpointsFor(const std::string& log_dir);
   void HandleError(Log* log, const Status& st);

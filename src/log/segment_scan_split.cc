@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/bytes.h"
-#include "common/crc32c.h"
 #include "record/record_batch.h"
 
 namespace daruma {
@@ -25,13 +24,10 @@ bool WholeBatchAt(const uint8_t* buf, size_t at, size_t end, int64_t base_offset
   if (length < kRecordBatchOverhead - int32_t(L::kPartitionLeaderEpoch)) return false;
   const size_t n = size_t(length) + L::kPartitionLeaderEpoch;
   if (n > end - at) return false;
-  const int64_t base = int64_t(LoadBe64(b + L::kBaseOffset));
-  if (base < base_offset) return false;
-  if (Crc32c(b + L::kAttributes, n - L::kAttributes) != LoadBe32(b + L::kCrc)) return false;
+  const RecordBatchView batch(ByteSpan(b, n));
+  if (batch.base_offset() < base_offset || !batch.crc_valid()) return false;
   *size = n;
-  // Unsigned: a CRC-valid batch may still carry any baseOffset.
-  *last_offset =
-      int64_t(uint64_t(base) + uint64_t(int64_t(int32_t(LoadBe32(b + L::kLastOffsetDelta)))));
+  *last_offset = batch.last_offset();
   return true;
 }
 

@@ -36,6 +36,11 @@ constexpr char kSplitPath[] = "/d/00000000000000001000.log";
 class SegmentScanSplitTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(fs_.CreateDir("/d").ok()); }
+  // The knobs some tests lower, back to their defaults whatever failed.
+  void TearDown() override {
+    SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
+    SplitSegmentScan::set_max_marks_for_testing(SplitSegmentScan::kMaxMarks);
+  }
 
   // Writes `batches` as the segment; starts_ gets each batch's position.
   void Write(const std::vector<Bytes>& batches) {
@@ -57,15 +62,32 @@ class SegmentScanSplitTest : public ::testing::Test {
     return ScanSegmentForRecovery(file_.get(), kSplitPath, kScanBase, size_, interval);
   }
 
-  // Scans in two parts at `p` and joins them; *rescanned says whether Join
-  // fell back to a whole scan.
-  SegmentRecoveryScan Split(int64_t p, int32_t interval, bool* rescanned) const {
-    SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, interval, std::nullopt, p);
+  // What a SplitSegmentScan's two parts and join gave.
+  struct Parts {
+    std::optional<int64_t> point;  // P, if the segment was split
+    int64_t second_batches = 0;    // the second part's
+    SegmentRecoveryScan joined;
+    bool rescanned = false;  // Join fell back to a whole scan
+  };
+  // Scans in two parts at `split_at`, or where SplitSegmentScan finds P
+  // when nullopt, and joins them.
+  Parts ScanParts(std::optional<int64_t> split_at, int32_t interval) const {
+    SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, interval, std::nullopt,
+                           split_at);
     SegmentScanPart first = split.ScanFirst();
     SegmentScanPart second = split.ScanSecond();
-    SegmentRecoveryScan joined = split.Join(std::move(first), std::move(second));
-    *rescanned = split.rescanned();
-    return joined;
+    Parts out;
+    out.point = split.split_point();
+    out.second_batches = second.scan.batch_count;
+    out.joined = split.Join(std::move(first), std::move(second));
+    out.rescanned = split.rescanned();
+    return out;
+  }
+
+  SegmentRecoveryScan Split(int64_t p, int32_t interval, bool* rescanned) const {
+    Parts parts = ScanParts(p, interval);
+    *rescanned = parts.rescanned;
+    return std::move(parts.joined);
   }
 
   void Flip(size_t batch, size_t byte) {
@@ -344,18 +366,14 @@ TEST_F(SegmentScanSplitTest, TheSplitPointIsABoundaryNearTheMiddleOfALargeSegmen
   std::vector<Bytes> batches = PlainBatches(2000, kScanBase, 0);
   ASSERT_NO_FATAL_FAILURE(Write(batches));
   SplitSegmentScan::set_min_split_bytes_for_testing(1);
-  SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, 300, std::nullopt);
-  SegmentScanPart first = split.ScanFirst();
-  SegmentScanPart second = split.ScanSecond();
-  SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
-  ASSERT_TRUE(split.split_point().has_value());
-  const int64_t p = *split.split_point();
+  const Parts parts = ScanParts(std::nullopt, 300);
+  ASSERT_TRUE(parts.point.has_value());
+  const int64_t p = *parts.point;
   EXPECT_TRUE(std::binary_search(starts_.begin(), starts_.end(), p));
   EXPECT_GE(p, size_ / 2);
   EXPECT_LT(p - size_ / 2, int64_t(batches[0].size()));
-  const SegmentRecoveryScan joined = split.Join(std::move(first), std::move(second));
-  EXPECT_FALSE(split.rescanned());
-  ExpectSameScan(Whole(300), joined);
+  EXPECT_FALSE(parts.rescanned);
+  ExpectSameScan(Whole(300), parts.joined);
 }
 
 // Batches larger than the first search window (256 KiB): the second, larger
@@ -372,14 +390,11 @@ TEST_F(SegmentScanSplitTest, LargeBatchesAreSplitBetween) {
   }
   ASSERT_NO_FATAL_FAILURE(Write(batches));
   SplitSegmentScan::set_min_split_bytes_for_testing(1);
-  SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, 4096, std::nullopt);
-  SegmentScanPart first = split.ScanFirst();
-  SegmentScanPart second = split.ScanSecond();
-  SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
-  ASSERT_TRUE(split.split_point().has_value());
-  EXPECT_TRUE(std::binary_search(starts_.begin(), starts_.end(), *split.split_point()));
-  ExpectSameScan(Whole(4096), split.Join(std::move(first), std::move(second)));
-  EXPECT_FALSE(split.rescanned());
+  const Parts parts = ScanParts(std::nullopt, 4096);
+  ASSERT_TRUE(parts.point.has_value());
+  EXPECT_TRUE(std::binary_search(starts_.begin(), starts_.end(), *parts.point));
+  ExpectSameScan(Whole(4096), parts.joined);
+  EXPECT_FALSE(parts.rescanned);
 }
 
 // The second part's marks are bounded: a segment predicted to need more is
@@ -388,11 +403,9 @@ TEST_F(SegmentScanSplitTest, MarksAreBounded) {
   ASSERT_NO_FATAL_FAILURE(Write(PlainBatches(400, kScanBase, 0)));
   SplitSegmentScan::set_min_split_bytes_for_testing(1);
   SplitSegmentScan::set_max_marks_for_testing(100);  // ~200 batches after P
-  SplitSegmentScan predicted(file_.get(), kSplitPath, kScanBase, size_, 300, std::nullopt);
-  SegmentScanPart first = predicted.ScanFirst();
-  SegmentScanPart second = predicted.ScanSecond();
-  EXPECT_FALSE(predicted.split_point().has_value());
-  ExpectSameScan(Whole(300), predicted.Join(std::move(first), std::move(second)));
+  const Parts predicted = ScanParts(std::nullopt, 300);
+  EXPECT_FALSE(predicted.point.has_value());
+  ExpectSameScan(Whole(300), predicted.joined);
   // Split at batch 300 (100 batches after it: predicted within the bound)
   // but allowed only 2 x 40 marks.
   SplitSegmentScan::set_max_marks_for_testing(40);
@@ -400,18 +413,14 @@ TEST_F(SegmentScanSplitTest, MarksAreBounded) {
   const SegmentRecoveryScan got = Split(starts_[300], 300, &rescanned);
   EXPECT_TRUE(rescanned);
   ExpectSameScan(Whole(300), got);
-  SplitSegmentScan::set_max_marks_for_testing(SplitSegmentScan::kMaxMarks);
-  SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
 }
 
 TEST_F(SegmentScanSplitTest, SmallSegmentsAreNotSplit) {
   ASSERT_NO_FATAL_FAILURE(Write(PlainBatches(50, kScanBase, 0)));
-  SplitSegmentScan split(file_.get(), kSplitPath, kScanBase, size_, 300, std::nullopt);
-  SegmentScanPart first = split.ScanFirst();
-  SegmentScanPart second = split.ScanSecond();
-  EXPECT_FALSE(split.split_point().has_value());
-  EXPECT_EQ(second.scan.batch_count, 0);
-  ExpectSameScan(Whole(300), split.Join(std::move(first), std::move(second)));
+  const Parts parts = ScanParts(std::nullopt, 300);
+  EXPECT_FALSE(parts.point.has_value());
+  EXPECT_EQ(parts.second_batches, 0);
+  ExpectSameScan(Whole(300), parts.joined);
 }
 
 }  // namespace
