@@ -211,6 +211,21 @@ void RequestHandler::LoadTransactions() {
   }
 }
 
+// open_txns_at_start_ was taken before the coordinator loaded, and the
+// coordinator may have ended one of them since: a transaction it had left
+// Ongoing whose timeout passed while the broker was down is aborted by its
+// own timer, which can finish before this runs. The partition's producer
+// state is the truth: its ABORT marker is there once the coordinator let go
+// (it writes the markers before it records CompleteAbort).
+bool RequestHandler::StillOpen(const OpenTxnAtStart& open) const {
+  Log* log = ctx_.log_manager->GetLog(open.tp);
+  if (log == nullptr) return false;
+  for (const ProducerSnapshotEntry& e : log->ActiveProducerEntries()) {
+    if (e.producer_id == open.producer_id) return e.current_txn_first_offset == open.first_offset;
+  }
+  return false;
+}
+
 void RequestHandler::AbortHangingTransactions() {
   if (!txns_->loaded()) return;
   const std::set<std::pair<int64_t, TopicPartition>> owned = txns_->OpenTransactionPartitions();
@@ -218,7 +233,9 @@ void RequestHandler::AbortHangingTransactions() {
   for (const OpenTxnAtStart& open : open_txns_at_start_) {
     // A producer id the coordinator does not know never becomes one it
     // owns: new ids start above every id the logs hold (OpenProducerIds).
-    if (owned.count({open.producer_id, open.tp}) > 0) continue;
+    // Owned now or ended already, in either order: the coordinator writes
+    // the markers before it lets go.
+    if (owned.count({open.producer_id, open.tp}) > 0 || !StillOpen(open)) continue;
     const int64_t delay =
         std::max<int64_t>(0, open.last_timestamp + ctx_.transactions.max_timeout_ms - now);
     if (ctx_.log != nullptr) {
@@ -231,16 +248,23 @@ void RequestHandler::AbortHangingTransactions() {
                           .Add("abort_in_ms", delay));
     }
     scheduler_->ScheduleOnce("hanging-transaction-abort", delay, [this, open] {
-      Status s = txn_markers_->WriteMarker(open.tp, open.producer_id, open.producer_epoch, false);
+      // Ended meanwhile (a retried EndTxn of a producer that came back, a
+      // marker written by hand): nothing is left to abort, and a marker
+      // with the old epoch would be refused.
+      const bool open_still = StillOpen(open);
+      Status s = open_still ? txn_markers_->WriteMarker(open.tp, open.producer_id,
+                                                        open.producer_epoch, false)
+                            : Status::Ok();
       if (ctx_.log == nullptr) return;
       LogFields f;
       f.Add("partition", open.tp.ToString())
           .Add("producer_id", open.producer_id)
           .Add("first_offset", open.first_offset);
       if (!s.ok()) f.Add("reason", s.ToString());
-      ctx_.log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError,
-                      s.ok() ? "hanging_transaction_aborted" : "hanging_transaction_abort_failed",
-                      f);
+      const char* event = !open_still ? "hanging_transaction_ended_meanwhile"
+                          : s.ok()    ? "hanging_transaction_aborted"
+                                      : "hanging_transaction_abort_failed";
+      ctx_.log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError, event, f);
     });
   }
   open_txns_at_start_.clear();

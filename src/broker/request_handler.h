@@ -103,6 +103,10 @@ class RequestHandler final : public FrameHandler {
   // stable offsets would stay behind for good. Run once, after the load, on
   // the transactions OpenProducerIds found.
   void AbortHangingTransactions();
+  struct OpenTxnAtStart;
+  // Whether the partition's producer state still has `open` as the
+  // producer's open transaction.
+  bool StillOpen(const OpenTxnAtStart& open) const;
   // A coordinator's view of its internal topic: `create` creates every
   // partition with `overrides`; a partition found at start-up but not
   // loaded is kNotFound, one that does not exist nullptr.

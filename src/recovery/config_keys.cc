@@ -82,6 +82,7 @@ constexpr std::array kDarumaKeys = {
     "num.recovery.threads.per.data.dir",
     "producer.id.expiration.ms",
     "queued.max.request.bytes",
+    "replica.high.watermark.checkpoint.interval.ms",
     "socket.request.max.bytes",
     "unclean.leader.election.enable",
 };
@@ -223,7 +224,6 @@ constexpr std::array kKafkaOnlyKeys = {
     "replica.fetch.min.bytes",
     "replica.fetch.response.max.bytes",
     "replica.fetch.wait.max.ms",
-    "replica.high.watermark.checkpoint.interval.ms",
     "replica.lag.time.max.ms",
     "replica.selector.class",
     "replica.socket.receive.buffer.bytes",

@@ -156,6 +156,10 @@ OffsetMap LogDirs::ReadCheckpoint(LogDir& d, const char* name) {
 Status LogDirs::WriteCheckpoints(LogDir& d, bool keep_found) {
   DARUMA_RETURN_IF_ERROR(CheckpointRecoveryPointsOf(d, keep_found));
   DARUMA_RETURN_IF_ERROR(CheckpointLogStartOffsetsOf(d, keep_found));
+  return CheckpointHighWatermarksOf(d, keep_found);
+}
+
+Status LogDirs::CheckpointHighWatermarksOf(LogDir& d, bool keep_found) {
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   return WriteCheckpointFile(
       d, kReplicationOffsetCheckpointFile,
@@ -188,16 +192,23 @@ OffsetMap LogDirs::CollectOffsets(LogDir& d, const OffsetMap& carried,
 
 Status LogDirs::WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap& offsets,
                                     bool keep_found, FileSystem* via) {
-  std::string text;
-  if (keep_found) {
-    text = OffsetCheckpointFile::Serialize(offsets);
-    auto found = d.checkpoints_found.find(name);
-    if (found != d.checkpoints_found.end() && found->second == text) return Status::Ok();
+  // checkpoints_found holds what the file holds, as read or as last written
+  // (every write updates it, with keep_found or not), so skipping a write
+  // whose text equals it never leaves the file stale.
+  std::string text = OffsetCheckpointFile::Serialize(offsets);
+  auto found = d.checkpoints_found.find(name);
+  if (keep_found && found != d.checkpoints_found.end() && found->second == text) {
+    return Status::Ok();
   }
   DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
                           OffsetCheckpointFile::Open(JoinPath(d.path, name), via ? via : fs_));
-  DARUMA_RETURN_IF_ERROR(file.Write(offsets));
-  if (keep_found) d.checkpoints_found[name] = std::move(text);
+  Status written = file.Write(offsets);
+  if (!written.ok()) {
+    // The file may hold either text now: the next write must not be skipped.
+    d.checkpoints_found.erase(name);
+    return written;
+  }
+  d.checkpoints_found[name] = std::move(text);
   return Status::Ok();
 }
 

@@ -121,9 +121,10 @@ struct LogDir {
   // A load lowered its log's recovery point below the checkpoint's
   // (Log::LeaveUnsyncedUntilFlush; guarded by mu() while loading).
   bool points_lowered = false;
-  // The text of each checkpoint file ReadState could read, by name: a start
-  // whose checkpoint would say the same leaves the file as found
-  // (WriteCheckpoints with keep_found).
+  // The text of each checkpoint file ReadState could read, by name, then as
+  // last written: a start whose checkpoint would say the same leaves the
+  // file as found, and a periodic job writes only what changed
+  // (WriteCheckpoints, CheckpointHighWatermarksOf with keep_found).
   std::map<std::string, std::string> checkpoints_found;
   std::optional<int64_t> marker_out;  // the epoch Shutdown wrote; nullopt: none
   std::string marker_why;
@@ -175,6 +176,10 @@ class LogDirs {
   Status WriteCheckpoints(LogDir& d, bool keep_found = false);
   Status CheckpointRecoveryPointsOf(LogDir& d, bool keep_found = false, FileSystem* via = nullptr);
   Status CheckpointLogStartOffsetsOf(LogDir& d, bool keep_found = false);
+  // replication-offset-checkpoint. Kafka's ReplicaManager writes it every
+  // replica.high.watermark.checkpoint.interval.ms, so a crash loses at most
+  // that much of the high watermarks' progress.
+  Status CheckpointHighWatermarksOf(LogDir& d, bool keep_found = false);
 
   // Takes `d` offline and drops its logs without flushing (their files may
   // be unwritable); even for a lack of descriptors, since callers found the

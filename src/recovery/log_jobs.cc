@@ -19,6 +19,7 @@ LogManagerJobsConfig LogManagerJobsConfig::From(const ServerConfig& config) {
   jobs.log_start_offset_checkpoint_interval_ms =
       config.log_flush_start_offset_checkpoint_interval_ms;
   jobs.dirty_checkpoint_tick_ms = config.recovery_point_checkpoint_tick_ms;
+  jobs.high_watermark_checkpoint_interval_ms = config.replica_high_watermark_checkpoint_interval_ms;
   jobs.cleaner_enabled = config.log_cleaner_enable;
   jobs.cleaner = config.cleaner;
   return jobs;
@@ -32,9 +33,20 @@ LogJobs::~LogJobs() {
   StopCleaner();
 }
 
+// Removals still waiting out file.delete.delay.ms are done now: the delay
+// lets readers of the removed segments finish, and none is left once the
+// scheduler and the cleaner stopped (a fetch's open descriptor keeps reading
+// an unlinked file anyway). Left on disk, the next start would find them as
+// leftovers and move them into the quarantine, where they would stay.
 void LogJobs::Stop() {
   if (hooks_.stop) hooks_.stop();
   if (scheduler_) scheduler_->Shutdown();
+  std::vector<std::shared_ptr<Log::RetentionResult>> pending;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending.swap(pending_deletions_);
+  }
+  for (const auto& removed : pending) DeleteRemoved(*removed);
 }
 
 // Creates the scheduler (always: AsyncDelete needs it) and, with
@@ -93,6 +105,9 @@ Status LogJobs::Start(const LogConfig& defaults) {
                      [this] { (void)CheckpointLogStartOffsets(); });
   s.SchedulePeriodic("daruma-dirty-recovery-point-checkpoint", jobs.dirty_checkpoint_tick_ms,
                      jobs.dirty_checkpoint_tick_ms, [this] { (void)CheckpointRecoveryPoints(); });
+  s.SchedulePeriodic("highwatermark-checkpoint", jobs.high_watermark_checkpoint_interval_ms,
+                     jobs.high_watermark_checkpoint_interval_ms,
+                     [this] { (void)CheckpointHighWatermarks(); });
   StartCleaner();
   return Status::Ok();
 }
@@ -160,17 +175,32 @@ Result<int> LogJobs::RetainLocked(Log* log) {
 // deleted meanwhile) is not an error.
 void LogJobs::ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms) {
   auto owned = std::make_shared<Log::RetentionResult>(std::move(removed));
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_deletions_.push_back(owned);
+  }
   scheduler_->ScheduleOnce("delete-file", delay_ms, [this, owned] {
-    for (auto& segment : owned->segments) {
-      Status st = segment->DeleteFiles();
-      if (!st.ok()) OnJobError(ParentDir(segment->dir()), st);
+    {
+      std::lock_guard<std::mutex> lock(pending_mu_);
+      auto it = std::find(pending_deletions_.begin(), pending_deletions_.end(), owned);
+      if (it == pending_deletions_.end()) return;  // Stop took it
+      pending_deletions_.erase(it);
     }
-    for (const std::string& path : owned->deleted_snapshots) {
-      Status st = fs_->Remove(path);
-      if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(ParentDir(path)), st);
-    }
-    owned->segments.clear();
+    DeleteRemoved(*owned);
   });
+}
+
+void LogJobs::DeleteRemoved(Log::RetentionResult& removed) {
+  for (auto& segment : removed.segments) {
+    Status st = segment->DeleteFiles();
+    if (!st.ok()) OnJobError(ParentDir(segment->dir()), st);
+  }
+  for (const std::string& path : removed.deleted_snapshots) {
+    Status st = fs_->Remove(path);
+    if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(ParentDir(path)), st);
+  }
+  removed.segments.clear();
+  removed.deleted_snapshots.clear();
 }
 
 // Kafka's kafka-delete-logs: the Log is closed (destroyed) first, then its
@@ -250,6 +280,20 @@ Status LogJobs::CheckpointLogStartOffsets() {
   for (auto& d : dirs_->dirs()) {
     if (!dirs_->IsServing(*d)) continue;
     Status st = dirs_->CheckpointLogStartOffsetsOf(*d);
+    if (st.ok()) continue;
+    OnJobError(d->path, st);
+    if (first_error.ok()) first_error = st;
+  }
+  return first_error;
+}
+
+// Kafka writes the file on every tick; an unchanged one is skipped here
+// (keep_found), so an idle broker pays no fsync for it.
+Status LogJobs::CheckpointHighWatermarks() {
+  Status first_error;
+  for (auto& d : dirs_->dirs()) {
+    if (!dirs_->IsServing(*d)) continue;
+    Status st = dirs_->CheckpointHighWatermarksOf(*d, /*keep_found=*/true);
     if (st.ok()) continue;
     OnJobError(d->path, st);
     if (first_error.ok()) first_error = st;

@@ -67,7 +67,8 @@ struct LogManagerJobsConfig {
   int64_t flush_scheduler_interval_ms = INT64_MAX;          // log.flush.scheduler.interval.ms
   int64_t recovery_point_checkpoint_interval_ms = 60000;    // log.flush.offset.checkpoint...
   int64_t log_start_offset_checkpoint_interval_ms = 60000;  // log.flush.start.offset.checkpoint...
-  int64_t dirty_checkpoint_tick_ms = 1000;  // daruma.recovery.point.checkpoint.tick.ms
+  int64_t dirty_checkpoint_tick_ms = 1000;               // daruma.recovery.point.checkpoint.tick.ms
+  int64_t high_watermark_checkpoint_interval_ms = 5000;  // replica.high.watermark.checkpoint...
   // The log cleaner (only with `enabled`). Off by default here; From() takes
   // log.cleaner.enable (Kafka's default: on).
   bool cleaner_enabled = false;  // log.cleaner.enable
@@ -133,6 +134,9 @@ class LogJobs {
   // marked dirty (all serving dirs if `all`).
   Status CheckpointRecoveryPoints(bool all = false);
   Status CheckpointLogStartOffsets();
+  // replication-offset-checkpoint of every serving dir whose high
+  // watermarks moved since it was last written.
+  Status CheckpointHighWatermarks();
 
   // Held while a partition's log is taken away (no job is using it).
   std::unique_lock<std::mutex> LockJobs() { return std::unique_lock<std::mutex>(jobs_mu_); }
@@ -158,7 +162,9 @@ class LogJobs {
   int RunDueJobs() { return scheduler_ ? scheduler_->RunDueJobs() : 0; }
 
  private:
+  // Kafka's "delete-file" task after delay_ms; Stop runs those still waiting.
   void ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms);
+  void DeleteRemoved(Log::RetentionResult& removed);
   void RetentionJob();
   Result<int> RetainLocked(Log* log);  // jobs_mu_ held
   void FlushJob();
@@ -181,6 +187,9 @@ class LogJobs {
   std::mutex jobs_mu_;                // jobs touching logs, and a partition's deletion
   mutable std::mutex errors_mu_;
   std::vector<std::string> job_errors_;  // guarded by errors_mu_
+  std::mutex pending_mu_;
+  // Scheduled by ScheduleFileDeletion and not yet run (guarded by pending_mu_).
+  std::vector<std::shared_ptr<Log::RetentionResult>> pending_deletions_;
   // Before scheduler_: its dispose hook schedules on scheduler_, so it is
   // stopped explicitly (StopCleaner) before either is destroyed.
   std::unique_ptr<LogCleaner> log_cleaner_;

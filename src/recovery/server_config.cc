@@ -282,6 +282,8 @@ Status ResolveManagerSettings(Resolver& r, ServerConfig* c) {
                                &c->log_flush_start_offset_checkpoint_interval_ms, 0));
   DARUMA_RETURN_IF_ERROR(r.Set("log.initial.task.delay.ms", &c->log_initial_task_delay_ms, 0));
   DARUMA_RETURN_IF_ERROR(r.Set("background.threads", &c->background_threads, 1));
+  DARUMA_RETURN_IF_ERROR(r.Set("replica.high.watermark.checkpoint.interval.ms",
+                               &c->replica_high_watermark_checkpoint_interval_ms, 1));
   DARUMA_RETURN_IF_ERROR(
       r.Set("daruma.recovery.point.checkpoint.tick.ms", &c->recovery_point_checkpoint_tick_ms, 1));
   DARUMA_RETURN_IF_ERROR(

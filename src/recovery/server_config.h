@@ -42,6 +42,8 @@ struct ServerConfig {
   int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
   int64_t log_initial_task_delay_ms = 30000;         // log.initial.task.delay.ms (internal)
   int32_t background_threads = 10;                   // background.threads
+  int64_t replica_high_watermark_checkpoint_interval_ms =
+      5000;  // replica.high.watermark.checkpoint.interval.ms
   // Beyond Kafka: how often recovery points moved by flushes are checkpointed
   // (daruma.recovery.point.checkpoint.tick.ms).
   int64_t recovery_point_checkpoint_tick_ms = 1000;

@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
+#include "broker/event_log.h"
 #include "broker/handler_harness.h"
+#include "coordinator/offsets_records.h"
+#include "coordinator/transaction_log_records.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker::testing {
@@ -228,6 +232,73 @@ TEST(HandlerHangingTransactions, AnOpenTransactionNoCoordinatorKnowsIsAbortedAft
   ASSERT_TRUE(f.aborted_transactions.has_value());
   ASSERT_EQ(f.aborted_transactions->size(), 1u);
   EXPECT_EQ(f.aborted_transactions->at(0).producer_id, 9000);
+}
+
+// A transaction the coordinator had decided when the broker stopped, but
+// whose markers it had not written: its load writes them, then records
+// CompleteAbort. The broker's sweep for hanging transactions works from the
+// open transactions the logs held before that load, and must not take this
+// one, ended meanwhile and no longer the coordinator's, for one nobody owns:
+// it used to warn, then write a second ABORT marker, or fail with
+// INVALID_PRODUCER_EPOCH where the coordinator had bumped the epoch (an
+// Ongoing transaction whose timeout passed while the broker was down).
+TEST(HandlerHangingTransactions, ATransactionTheCoordinatorEndsAtLoadIsNotReportedHanging) {
+  std::ostringstream out;
+  EventLog events{{&out, LogLevel::kInfo, 1000, "", {}}};
+  {
+    HandlerHarness h([&](BrokerContext& ctx) {
+      ctx.log = &events;
+      ctx.transactions.max_timeout_ms = 100;
+    });
+    ASSERT_EQ(h.CreateTopic("t", 1).topics.at(0).error_code, ErrorCode::kNone);
+    InitProducerIdRequest init;
+    init.transactional_id = kTid;
+    init.transaction_timeout_ms = 100;
+    InitProducerIdResponse p = h.Call(ApiKey::kInitProducerId, 4, init, EncodeInitProducerIdRequest,
+                                      DecodeInitProducerIdResponse);
+    ASSERT_EQ(p.error_code, ErrorCode::kNone);
+    AddPartitionsToTxnRequest add;
+    add.v3_and_below_transactional_id = kTid;
+    add.v3_and_below_producer_id = p.producer_id;
+    add.v3_and_below_producer_epoch = p.producer_epoch;
+    add.v3_and_below_topics.emplace_back();
+    add.v3_and_below_topics.back().name = "t";
+    add.v3_and_below_topics.back().partitions = {0};
+    h.Call(ApiKey::kAddPartitionsToTxn, 3, add, EncodeAddPartitionsToTxnRequest,
+           DecodeAddPartitionsToTxnResponse);
+    // OneBatch refers to the batch's bytes: they must outlive the call.
+    const Bytes batch = TxnBatch(p.producer_id, p.producer_epoch, 0, {"open", "at", "stop"});
+    ProduceRequest produce = HandlerHarness::OneBatch("t", 0, batch);
+    produce.transactional_id = kTid;
+    produce.acks = -1;
+    ProduceResponse produced =
+        h.Call(ApiKey::kProduce, 9, produce, EncodeProduceRequest, DecodeProduceResponse);
+    ASSERT_EQ(produced.responses.at(0).partition_responses.at(0).error_code, ErrorCode::kNone);
+    // EndTxn(abort)'s first record, without its markers: a crash in between.
+    TransactionMetadata prepare;
+    prepare.transactional_id = kTid;
+    prepare.producer_id = p.producer_id;
+    prepare.producer_epoch = p.producer_epoch;
+    prepare.timeout_ms = 100;
+    prepare.state = TransactionState::kPrepareAbort;
+    prepare.partitions = {TopicPartition{"t", 0}};
+    prepare.start_timestamp_ms = prepare.last_update_timestamp_ms = 1;
+    RecordInput record;
+    record.key = std::string(AsStringView(EncodeTransactionLogKey(kTid)));
+    record.value = std::string(AsStringView(EncodeTransactionLogValue(prepare)));
+    Result<Bytes> state = BuildRecordBatch({}, {record});
+    ASSERT_TRUE(state.ok());
+    Log* state_log = h.manager().GetLog({kTransactionStateTopic, OffsetsPartitionFor(kTid, 50)});
+    ASSERT_NE(state_log, nullptr);
+    ASSERT_TRUE(state_log->AppendAsLeader(*state, 0).ok());
+    const int64_t end_with_marker = h.manager().GetLog({"t", 0})->log_end_offset() + 1;
+    h.Restart();
+    EXPECT_EQ(h.Fetch("t", 0, 0, 11, /*isolation=*/1).last_stable_offset, end_with_marker);
+    // Past any abort the sweep would have scheduled (max timeout 100 ms).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(h.manager().GetLog({"t", 0})->log_end_offset(), end_with_marker);
+  }
+  EXPECT_EQ(out.str().find("hanging_transaction"), std::string::npos) << out.str();
 }
 
 }  // namespace
