@@ -23,6 +23,13 @@
 //   txn_aborts_1seg   txn_aborts in one segment (Kafka's default
 //                     log.segment.bytes is 1 GiB): with 2 threads the
 //                     segment is scanned in two parts (segment_scan_split.h)
+//   txn_aborts_1seg_offsets  txn_aborts_1seg beside __consumer_offsets' 50
+//                     partitions (1 MiB each: the first batches of bench-0),
+//                     as every broker's dir holds them: with more partitions
+//                     than threads each partition has one thread, and a
+//                     thread done with the small ones scans the big
+//                     segment's second part (recovery/scan_help_pool.h).
+//                     ns_per_batch counts bench-0's batches only.
 //
 // Each iteration first reads the same .log files with read() + CRC-32C on one
 // thread (counter read_crc_gbps, and vs_read_crc = recovery / that pass), so
@@ -83,6 +90,7 @@ struct Shape {
   bool transactional = false;
   CompressionType compression = CompressionType::kNone;
   int64_t segment_bytes = kSegmentBytes;
+  int offsets_partitions = 0;  // __consumer_offsets-N beside bench-0
 };
 
 const Shape kShapes[] = {
@@ -94,6 +102,7 @@ const Shape kShapes[] = {
     {"txn_aborts_100b", 1, 27, 100, true, CompressionType::kNone},
     {"lz4_1k", 8, 100, 1, false, CompressionType::kLz4},
     {"txn_aborts_1seg", 8, 100, 100, true, CompressionType::kNone, int64_t{1} << 31},
+    {"txn_aborts_1seg_offsets", 8, 100, 100, true, CompressionType::kNone, int64_t{1} << 31, 50},
 };
 
 int64_t ShapeBytes() {
@@ -173,6 +182,28 @@ uint64_t NextRandom(uint64_t* s) {
   return *s;
 }
 
+// The first whole batches of `from`'s first segment, 1 MiB or just over,
+// as the one segment of each __consumer_offsets partition.
+void WriteSmallPartitions(const Shape& shape, const std::string& log_dir, const std::string& from) {
+  std::ifstream in(LogFileName(from, 0), std::ios::binary);
+  std::string head(size_t(4) << 20, '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  size_t end = 0;
+  while (end < (size_t(1) << 20) && end + size_t(kLogOverhead) <= head.size()) {
+    const size_t next =
+        end + size_t(kLogOverhead) +
+        LoadBe32(reinterpret_cast<const uint8_t*>(head.data()) + end + batch_layout::kLength);
+    if (next > head.size()) break;
+    end = next;
+  }
+  for (int p = 0; p < shape.offsets_partitions; ++p) {
+    const std::string dir = log_dir + "/__consumer_offsets-" + std::to_string(p);
+    fs::create_directories(dir);
+    std::ofstream(LogFileName(dir, 0), std::ios::binary).write(head.data(), std::streamsize(end));
+  }
+}
+
 void GenerateShape(const Shape& shape, const std::string& log_dir) {
   fs::remove_all(log_dir);
   const std::string dir = log_dir + "/bench-0";
@@ -227,6 +258,7 @@ std::string ShapeDir(const Shape& shape) {
   if (!fs::exists(d + "/.kafka_cleanshutdown")) {
     std::fprintf(stderr, "producer_recovery_bench: generating %s\n", d.c_str());
     GenerateShape(shape, d);
+    if (shape.offsets_partitions > 0) WriteSmallPartitions(shape, d, d + "/bench-0");
     LogManager manager;
     if (Status s = manager.Startup({d}, ShapeConfig(), 2); !s.ok()) Die("startup", s);
     if (manager.HasFailures()) Die("generation", Status::Corruption(manager.ReportJson().dump()));

@@ -176,15 +176,26 @@ void LogDirLoader::LoadDirs() {
       } else if (unclean) {
         EstimateBytesToScan(*dir);
       }
+      // One thread per partition (RecoveryThreadsPerPartition): a thread
+      // with no partition left to claim scans for those still recovering,
+      // until the last one is loaded.
+      std::optional<ScanHelpPool> help;
+      if (options_.threads_per_dir > 1 && !dir->partitions.empty() &&
+          RecoveryThreadsPerPartition(*dir) == 1) {
+        help.emplace();
+      }
       std::atomic<size_t> next{0};
+      std::atomic<size_t> unloaded{dir->partitions.size()};
       RunThreads(options_.threads_per_dir, [&](int thread_index) {
         size_t loaded = 0;
         for (size_t i = next++; i < dir->partitions.size(); i = next++) {
           ReserveHugePagesForPartitions(&loaded);
-          LoadPartition(*dir, dir->partitions[i], thread_index);
+          LoadPartition(*dir, dir->partitions[i], thread_index, help ? &*help : nullptr);
           dir->counters->remaining_logs.fetch_sub(1);
           remaining_logs_.fetch_sub(1);
+          if (unloaded.fetch_sub(1) == 1 && help) help->Close();
         }
+        if (help) help->Serve();
       });
       if (batching_) FinishBatchedLoads(*dir);
       dir->duration_ms = ElapsedMs(options_.clock, start);
@@ -447,7 +458,14 @@ Status LogDirLoader::FinishSealedInParallel(
   return first_error;
 }
 
-void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_index) {
+// Threads a dir has more of than partitions scan segments of one partition
+// ahead of its recovery.
+int LogDirLoader::RecoveryThreadsPerPartition(const LogDir& d) const {
+  return std::max(1, options_.threads_per_dir / std::max(1, int(d.partitions.size())));
+}
+
+void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_index,
+                                 ScanHelpPool* help) {
   if (dirs_->IsOffline(d)) return;  // the dir is lost anyway
   const int64_t start = options_.clock->NowNanos();
   const TopicPartition& tp = p.name.tp;
@@ -481,10 +499,8 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
                        .quarantine = options_.quarantine,
                        .remaining_segments = &d.counters->remaining_segments[size_t(thread_index)],
                        .scanned_bytes_progress = &scanned_bytes_,
-                       // Threads a dir has more of than partitions scan
-                       // segments of one partition ahead of its recovery.
-                       .recovery_threads = std::max(
-                           1, options_.threads_per_dir / std::max(1, int(d.partitions.size()))),
+                       .recovery_threads = RecoveryThreadsPerPartition(d),
+                       .scan_help = help,
                        .transactional = options_.load_undo_log,
                        .pack_rolled_back = true};
   // Batched syncs: this manager owns the load's transaction, sealed on

@@ -36,6 +36,7 @@
 #include "recovery/log_dirs.h"
 #include "recovery/progress_reporter.h"
 #include "recovery/recovery_report.h"
+#include "recovery/scan_help_pool.h"
 
 namespace daruma {
 
@@ -121,7 +122,8 @@ class LogDirLoader {
   // FinishDerivedOnlyLoads removed without one.
   Status SyncPackRemovals();
   Result<PresaveList> PresavePaths(const LogDir& d, const PartitionDir& p);
-  void LoadPartition(LogDir& d, const PartitionDir& p, int thread_index);
+  void LoadPartition(LogDir& d, const PartitionDir& p, int thread_index, ScanHelpPool* help);
+  int RecoveryThreadsPerPartition(const LogDir& d) const;
 
   LogDirs* dirs_;
   LogDirLoaderOptions options_;

@@ -495,13 +495,13 @@ Status Loader::LoadSegmentFiles() {
     }
   }
   std::optional<SegmentScanPipeline> pipeline;
-  if (p_.recovery_threads > 1 && ahead.size() > 1) {
+  if ((p_.recovery_threads > 1 || p_.scan_help != nullptr) && ahead.size() > 1) {
     std::vector<SegmentScanPipeline::Scan> scans;
     for (int64_t base : ahead) {
       const std::optional<int64_t> next_base = NextLogBase(base);
       scans.push_back([this, base, next_base] { return ScanLogFile(base, next_base); });
     }
-    pipeline.emplace(std::move(scans), p_.recovery_threads);
+    pipeline.emplace(std::move(scans), p_.recovery_threads, p_.scan_help);
   }
   size_t taken = 0;
   // Kafka recovers a segment with a missing or corrupt index here, and then
@@ -545,6 +545,9 @@ Status Loader::LoadSegmentFiles() {
     if (!HasSuffix(name, kLogFileSuffix)) continue;
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
     if (order_cut_base_ && base > *order_cut_base_) {
+      // The pipeline may be scanning this segment ahead: it stops before
+      // the segment's files go (its contract), and nothing is taken after.
+      if (pipeline) pipeline->Stop();
       DARUMA_RETURN_IF_ERROR(DropSegmentAfterOrderCut(base));
       continue;
     }
@@ -1076,7 +1079,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
   BackgroundSyncs syncs(p_.recovery_threads > 1 ? kMaxSyncsInFlight : 0);
   // Scans run ahead on the pool; this thread applies them in order and is
   // the only one that modifies segments.
-  SegmentScanPipeline pipeline(to_scan, p_.recovery_threads);
+  SegmentScanPipeline pipeline(to_scan, p_.recovery_threads, p_.scan_help);
   // Each segment's recovery deletes the snapshots above it and the next
   // ones write them again: retired instead, they are kept where the bytes
   // agree, while segments recover whole (StopRetiringUnlessWhole).

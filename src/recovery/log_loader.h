@@ -61,6 +61,7 @@
 #include "log/topic_partition.h"
 #include "recovery/load_transaction.h"
 #include "recovery/recovery_report.h"
+#include "recovery/scan_help_pool.h"
 
 namespace daruma {
 
@@ -87,6 +88,13 @@ struct LoadLogParams {
   // Threads scanning this partition's segments ahead of recovery (pass 5;
   // 1 = scan on the loading thread). Only speed depends on it.
   int recovery_threads = 1;
+  // With recovery_threads 1: the dir's loading threads that have no
+  // partition left to claim, which scan this partition's segments ahead
+  // (pass 4's and pass 5's) and the second part of its last segment, split
+  // for them (scan_help_pool.h). Null: none. The files a load leaves do not
+  // depend on it; its speed and memory (the split's marks, two segments'
+  // scans waiting) do.
+  ScanHelpPool* scan_help = nullptr;
   // All or nothing (load_transaction.h): every change goes through an undo
   // log, rolled back if the load fails, so a refused partition's dir is left
   // byte for byte as it was. `transaction` set: the caller's transaction

@@ -15,13 +15,21 @@
 //  * `threads` counts the caller's: threads - 1 helpers scan ahead, and
 //    Take() scans the next unclaimed part on the caller's thread rather
 //    than wait for a helper, so all threads stay busy and none competes with
-//    the fold for a core. With threads <= 1 no thread is started: Take(i)
-//    scans segment i, so the one-thread path is exactly a sequential scan.
+//    the fold for a core. With threads <= 1 and no pool no thread is
+//    started: Take(i) scans segment i, so the one-thread path is exactly a
+//    sequential scan.
 //  * With threads > 1, the last LogSegment of SplitSegmentScan::kMinSplitBytes
 //    or more is scanned in two parts, which the threads claim like any scan,
 //    and Take() joins them (log/segment_scan_split.h): a segment per thread
 //    left one thread idle while the other scanned the last segment, the
 //    only one scanned after most crashes.
+//  * With threads <= 1 and a ScanHelpPool (a dir with no thread to spare
+//    per partition), the last segment large enough is split too, and a
+//    pipeline of more than one part registers with the pool until Stop(): a
+//    loading thread with no partition left scans its parts, within a window
+//    of two segments. Without help the caller scans the parts in order and
+//    joins them, as above. A split costs its second part's marks (16 bytes
+//    per batch, bounded: segment_scan_split.h) whether or not help comes.
 #pragma once
 
 #include <condition_variable>
@@ -36,6 +44,7 @@
 #include "log/log_segment.h"
 #include "log/segment_recovery_scan.h"
 #include "log/segment_scan_split.h"
+#include "recovery/scan_help_pool.h"
 
 namespace daruma {
 
@@ -43,12 +52,13 @@ class SegmentScanPipeline {
  public:
   using Scan = std::function<SegmentRecoveryScan()>;
 
-  SegmentScanPipeline(std::vector<Scan> scans, int threads);
+  SegmentScanPipeline(std::vector<Scan> scans, int threads, ScanHelpPool* help = nullptr);
   // The segments' ScanForRecovery (in parts, see above). `segments` are
   // consecutive (each one's next segment is the one after it in the vector,
   // the last one's is none): each scan checks its offsets against the next
   // segment's base offset.
-  SegmentScanPipeline(const std::vector<const LogSegment*>& segments, int threads);
+  SegmentScanPipeline(const std::vector<const LogSegment*>& segments, int threads,
+                      ScanHelpPool* help = nullptr);
   ~SegmentScanPipeline();  // Stop()
   SegmentScanPipeline(const SegmentScanPipeline&) = delete;
   SegmentScanPipeline& operator=(const SegmentScanPipeline&) = delete;
@@ -56,8 +66,14 @@ class SegmentScanPipeline {
   // The scan of segment i (i counts up from 0 by one per call); blocks until
   // it is done. A split segment's parts are joined on the caller's thread.
   SegmentRecoveryScan Take(size_t i);
-  // Abandons scans not taken yet and joins the threads. Idempotent.
+  // Abandons scans not taken yet, joins the threads and waits for the
+  // parts helpers run. Idempotent.
   void Stop();
+
+  // A helper's claim, under the pool's mutex (ScanHelpPool::Serve): the
+  // next claimable part, which the helper must then run (RunForHelper).
+  std::optional<size_t> ClaimForHelper();
+  void RunForHelper(size_t part);
 
  private:
   using Part = std::function<SegmentScanPart()>;
@@ -69,7 +85,7 @@ class SegmentScanPipeline {
   };
 
   explicit SegmentScanPipeline(int threads);
-  void Start(int threads);
+  void Start(int threads, ScanHelpPool* help);
   void Work();
   // With mu_ held: a part is left to claim within the window.
   bool CanClaimLocked() const;
@@ -88,6 +104,8 @@ class SegmentScanPipeline {
   size_t taken_ = 0;         // jobs
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  ScanHelpPool* help_ = nullptr;  // registered with while not stopped
+  size_t helping_ = 0;            // parts helpers claimed and have not stored
 };
 
 }  // namespace daruma

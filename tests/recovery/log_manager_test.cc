@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
 #include "log/clean_shutdown_file.h"
 #include "log/offset_checkpoint_file.h"
+#include "log/segment_scan_split.h"
 #include "record/record_batch_builder.h"
 #include "recovery/dir_lock.h"
 #include "recovery/log_checker.h"
@@ -515,6 +517,47 @@ TEST(LogManagerTest, DestroyWithoutShutdownLeavesTheDirUnclean) {
   }
   EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
   EXPECT_TRUE(DirLock::Acquire(a.path()).ok());
+}
+
+// More partitions than threads: each partition is recovered on one thread,
+// and a loading thread with no partition left to claim may scan parts of
+// those still recovering (ScanHelpPool; whether it gets one is timing).
+// Every last segment is split here (the knob), so each partition's parts
+// are joined whoever scanned them, and the dir loads as with one thread.
+TEST(LogManagerTest, ADirWithMorePartitionsThanThreadsSplitsAndLoadsAsWithOneThread) {
+  struct SplitEverySegment {
+    SplitEverySegment() { SplitSegmentScan::set_min_split_bytes_for_testing(1); }
+    ~SplitEverySegment() {
+      SplitSegmentScan::set_min_split_bytes_for_testing(SplitSegmentScan::kMinSplitBytes);
+    }
+  } split;
+  TempDir one, two;
+  for (int p = 0; p < 5; ++p) MakePartition(one.path(), {"orders", p}, p == 4 ? 3000 : 40);
+  testing::CopyTree(one.path(), two.path());
+  const int64_t joins = SplitSegmentScan::joins();
+  std::map<TopicPartition, int64_t> ends[2];
+  int i = 0;
+  for (const std::string& dir : {one.path(), two.path()}) {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir}, LogConfig{}, i == 0 ? 1 : 2).ok());
+    EXPECT_FALSE(manager.report().log_dirs[0].clean_shutdown);
+    for (int p = 0; p < 5; ++p) {
+      Log* log = manager.GetLog({"orders", p});
+      ASSERT_NE(log, nullptr);
+      ends[i][{"orders", p}] = log->log_end_offset();
+    }
+    ASSERT_TRUE(manager.Shutdown().ok());
+    ++i;
+  }
+  EXPECT_EQ(ends[0], ends[1]);
+  EXPECT_EQ(ends[1].at({"orders", 4}), 3000);
+  EXPECT_GE(SplitSegmentScan::joins(), joins + 5) << "each partition of the 2-thread load";
+  for (const char* name : {"00000000000000000000.index", "00000000000000000000.timeindex",
+                           "00000000000000000000.log"}) {
+    EXPECT_EQ(ReadFileToString(one.Join(std::string("orders-4/") + name)),
+              ReadFileToString(two.Join(std::string("orders-4/") + name)))
+        << name;
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -91,6 +92,9 @@ std::map<std::string, std::string> Snapshot(const std::string& root) {
 
 // (recovery threads, the last segment's scan split in two even when tiny:
 // SplitSegmentScan splits only segments of 8 MiB and more unless told).
+// Threads 0: one recovery thread, and a loading thread with no partition
+// left lends itself through a ScanHelpPool (a dir with more partitions than
+// threads).
 class ParallelRecoveryTest : public ::testing::TestWithParam<std::tuple<int, bool>> {
  protected:
   void SetUp() override {
@@ -149,8 +153,16 @@ class ParallelRecoveryTest : public ::testing::TestWithParam<std::tuple<int, boo
     p.clock = &clock;
     p.recovery_point_checkpoint = recovery_point;
     p.had_clean_shutdown = clean;
-    p.recovery_threads = threads;
+    p.recovery_threads = std::max(1, threads);
+    ScanHelpPool pool;
+    std::thread helper;
+    if (threads == 0) {
+      p.scan_help = &pool;
+      helper = std::thread([&pool] { pool.Serve(); });
+    }
     auto log = LoadLog(p, report);
+    pool.Close();
+    if (helper.joinable()) helper.join();
     EXPECT_TRUE(log.ok()) << log.status().ToString();
     if (log.ok()) {
       EXPECT_TRUE((*log)->Close().ok());
@@ -250,7 +262,7 @@ TEST_P(ParallelRecoveryTest, MissingIndexesOnBothSidesOfTheRecoveryPointGiveTheS
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, ParallelRecoveryTest,
-                         ::testing::Combine(::testing::Values(2, 3), ::testing::Bool()));
+                         ::testing::Combine(::testing::Values(0, 2, 3), ::testing::Bool()));
 
 }  // namespace
 }  // namespace daruma::testing
