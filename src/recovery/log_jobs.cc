@@ -46,7 +46,7 @@ void LogJobs::Stop() {
     std::lock_guard<std::mutex> lock(pending_mu_);
     pending.swap(pending_deletions_);
   }
-  for (const auto& removed : pending) DeleteRemoved(*removed);
+  for (const auto& removed : pending) DeleteRemoved(*removed, /*stopping=*/true);
 }
 
 // Creates the scheduler (always: AsyncDelete needs it) and, with
@@ -186,18 +186,26 @@ void LogJobs::ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_m
       if (it == pending_deletions_.end()) return;  // Stop took it
       pending_deletions_.erase(it);
     }
-    DeleteRemoved(*owned);
+    DeleteRemoved(*owned, /*stopping=*/false);
   });
 }
 
-void LogJobs::DeleteRemoved(Log::RetentionResult& removed) {
+void LogJobs::DeleteRemoved(Log::RetentionResult& removed, bool stopping) {
+  auto failed = [&](const std::string& log_dir, const Status& st) {
+    // At shutdown a file that could not go stays for the next start's
+    // loader (a leftover, as after a crash): taking the dir offline for it
+    // would cost the dir its clean shutdown.
+    if (!stopping) return OnJobError(log_dir, st);
+    std::lock_guard<std::mutex> lock(errors_mu_);
+    job_errors_.push_back(st.ToString());
+  };
   for (auto& segment : removed.segments) {
     Status st = segment->DeleteFiles();
-    if (!st.ok()) OnJobError(ParentDir(segment->dir()), st);
+    if (!st.ok()) failed(ParentDir(segment->dir()), st);
   }
   for (const std::string& path : removed.deleted_snapshots) {
     Status st = fs_->Remove(path);
-    if (!st.ok() && !st.IsNotFound()) OnJobError(ParentDir(ParentDir(path)), st);
+    if (!st.ok() && !st.IsNotFound()) failed(ParentDir(ParentDir(path)), st);
   }
   removed.segments.clear();
   removed.deleted_snapshots.clear();

@@ -164,7 +164,7 @@ class LogJobs {
  private:
   // Kafka's "delete-file" task after delay_ms; Stop runs those still waiting.
   void ScheduleFileDeletion(Log::RetentionResult removed, int64_t delay_ms);
-  void DeleteRemoved(Log::RetentionResult& removed);
+  void DeleteRemoved(Log::RetentionResult& removed, bool stopping);
   void RetentionJob();
   Result<int> RetainLocked(Log* log);  // jobs_mu_ held
   void FlushJob();

@@ -77,6 +77,9 @@ class FaultyFileSystem : public FileSystem {
   }
   Status Remove(const std::string& path) override {
     DARUMA_RETURN_IF_ERROR(Check(path));
+    if (fail_removes_of_deleted_ && path.ends_with(".deleted")) {
+      return Status::IoError("injected I/O error removing " + path);
+    }
     Record("remove " + BaseName(path));
     return base_->Remove(path);
   }
@@ -103,6 +106,8 @@ class FaultyFileSystem : public FileSystem {
     std::lock_guard<std::mutex> lock(mu_);
     return events_;
   }
+  // Removing a `*.deleted` file fails (set before the manager starts).
+  void FailRemovesOfDeletedFiles() { fail_removes_of_deleted_ = true; }
 
  private:
   Status Check(const std::string& path) const {
@@ -117,6 +122,7 @@ class FaultyFileSystem : public FileSystem {
   }
 
   std::string prefix_;
+  bool fail_removes_of_deleted_ = false;
   FileSystem* base_ = FileSystem::Default();
   std::mutex mu_;
   std::vector<std::string> events_;
@@ -558,6 +564,53 @@ TEST(LogManagerTest, ADirWithMorePartitionsThanThreadsSplitsAndLoadsAsWithOneThr
               ReadFileToString(two.Join(std::string("orders-4/") + name)))
         << name;
   }
+}
+
+// A clean shutdown deletes the files of removed segments still waiting out
+// file.delete.delay.ms; one it cannot delete stays for the next start (a
+// leftover, as after a crash) and does not take the dir offline: the dir
+// still shuts down cleanly.
+TEST(LogManagerTest, AFileThatCannotBeDeletedAtShutdownDoesNotCostTheCleanShutdown) {
+  TempDir a;
+  FaultyFileSystem fs;
+  fs.FailRemovesOfDeletedFiles();
+  ManualClock clock(1700000000000);
+  LogManagerOptions o;
+  o.fs = &fs;
+  o.clock = &clock;
+  o.jobs.enabled = true;
+  o.jobs.mode = Scheduler::Mode::kManual;
+  o.jobs.initial_delay_ms = 1000;
+  LogConfig config;
+  config.segment_bytes = 100;
+  config.retention_ms = 3600000;
+  std::string dir;
+  {
+    LogManager manager(o);
+    ASSERT_TRUE(manager.Startup({a.path()}, config, 1).ok());
+    auto log = manager.GetOrCreateLog(kOrders, Uuid::Random(), config);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    dir = (*log)->dir();
+    for (int64_t ts : {int64_t{1700000000000} - 2 * 3600000, int64_t{1700000000000}}) {
+      RecordInput record;
+      record.timestamp = ts;
+      record.value = std::string(80, 'v');
+      auto batch = BuildRecordBatch({}, {record});
+      ASSERT_TRUE(batch.ok());
+      ASSERT_TRUE((*log)->AppendAsLeader(*batch, 0).ok());
+    }
+    (*log)->UpdateHighWatermark((*log)->log_end_offset());
+    clock.Set(1700000000000 + 1000);
+    manager.RunDueJobsForTest();  // retention: segment 0 becomes *.deleted
+    ASSERT_TRUE(std::filesystem::exists(JoinPath(dir, "00000000000000000000.log.deleted")));
+    ASSERT_TRUE(manager.Shutdown().ok());
+    EXPECT_TRUE(manager.report().log_dirs[0].marker_out.has_value())
+        << manager.report().log_dirs[0].marker_why;
+    ASSERT_FALSE(manager.JobErrors().empty());
+    EXPECT_NE(manager.JobErrors().front().find(".deleted"), std::string::npos);
+  }
+  EXPECT_TRUE(std::filesystem::exists(JoinPath(dir, "00000000000000000000.log.deleted")));
+  EXPECT_TRUE(std::filesystem::exists(a.Join(".kafka_cleanshutdown")));
 }
 
 }  // namespace
