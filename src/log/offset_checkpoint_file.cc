@@ -47,7 +47,11 @@ Result<OffsetMap> OffsetCheckpointFile::Read(std::string* text) const {
 }
 
 Status OffsetCheckpointFile::Write(const OffsetMap& offsets) const {
-  return fs_->WriteFileAtomically(path_, AsBytes(Serialize(offsets)));
+  return WriteSerialized(Serialize(offsets));
+}
+
+Status OffsetCheckpointFile::WriteSerialized(std::string_view text) const {
+  return fs_->WriteFileAtomically(path_, AsBytes(text));
 }
 
 }  // namespace daruma

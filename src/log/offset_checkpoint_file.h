@@ -37,6 +37,8 @@ class OffsetCheckpointFile {
   // a checkpoint that would not change as found).
   Result<OffsetMap> Read(std::string* text = nullptr) const;
   Status Write(const OffsetMap& offsets) const;
+  // Writes `text`, which Serialize gave (for a caller that keeps the text).
+  Status WriteSerialized(std::string_view text) const;
   const std::string& path() const { return path_; }
 
   // The codec, for tools and tests. `path` only names the file in errors.

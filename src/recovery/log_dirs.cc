@@ -202,7 +202,7 @@ Status LogDirs::WriteCheckpointFile(LogDir& d, const char* name, const OffsetMap
   }
   DARUMA_ASSIGN_OR_RETURN(OffsetCheckpointFile file,
                           OffsetCheckpointFile::Open(JoinPath(d.path, name), via ? via : fs_));
-  Status written = file.Write(offsets);
+  Status written = file.WriteSerialized(text);
   if (!written.ok()) {
     // The file may hold either text now: the next write must not be skipped.
     d.checkpoints_found.erase(name);

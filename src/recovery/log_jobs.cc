@@ -117,6 +117,10 @@ void LogJobs::OnJobError(const std::string& log_dir, const Status& st) {
     dirs_->failure_channel().MaybeAddOfflineLogDir(log_dir, st);
     return;
   }
+  KeepJobError(st);
+}
+
+void LogJobs::KeepJobError(const Status& st) {
   std::lock_guard<std::mutex> lock(errors_mu_);
   job_errors_.push_back(st.ToString());
 }
@@ -195,9 +199,8 @@ void LogJobs::DeleteRemoved(Log::RetentionResult& removed, bool stopping) {
     // At shutdown a file that could not go stays for the next start's
     // loader (a leftover, as after a crash): taking the dir offline for it
     // would cost the dir its clean shutdown.
-    if (!stopping) return OnJobError(log_dir, st);
-    std::lock_guard<std::mutex> lock(errors_mu_);
-    job_errors_.push_back(st.ToString());
+    if (stopping) return KeepJobError(st);
+    OnJobError(log_dir, st);
   };
   for (auto& segment : removed.segments) {
     Status st = segment->DeleteFiles();

@@ -142,6 +142,8 @@ class LogJobs {
   std::unique_lock<std::mutex> LockJobs() { return std::unique_lock<std::mutex>(jobs_mu_); }
   // kIoError: `log_dir` goes offline; anything else is kept in JobErrors().
   void OnJobError(const std::string& log_dir, const Status& st);
+  // Adds `st` to JobErrors() whatever its kind.
+  void KeepJobError(const Status& st);
   std::vector<std::string> JobErrors() const;
   const CleanerHooks& cleaner_hooks() const { return hooks_; }
   // Replaces the hooks (Start installs the built-in cleaner's, if any).
