@@ -45,6 +45,11 @@
 // read_only_ns_per_batch (the kernel's copy alone) and mapped_crc_ns_per_batch
 // (CRC over a populated mapping).
 //
+// $DARUMA_BENCH_PAGE_CACHE=appended|reloaded first puts the shape's .log
+// files in the page cache as a crash leaves them (small folios) or as a
+// reboot does (large folios where the kernel has them): the read+CRC floor
+// differs by 2-4x between the two on the benchmark VM (recovery_support.h).
+//
 // Data: written once under $TMPDIR as raw segments (template batches with
 // offsets, producer ids and sequences patched, CRCs recomputed), then brought
 // to a clean shutdown by one LogManager start; timestamps are those of the
@@ -350,6 +355,8 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
   const std::string dir = ShapeDir(shape);
   const std::vector<std::string> files = FilesWithSuffix(dir + "/bench-0", ".log");
   const int threads = int(state.range(0));
+  const PageCacheMode page_cache = PageCacheModeFromEnv();
+  PreparePageCache(files, page_cache);
   ReadAndCrc(files);  // warm the page cache
   PrepareUnclean(dir);
   const int64_t batches = CountBatches(dir);
@@ -374,6 +381,7 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
   state.counters["read_crc_gbps"] = double(bytes) / crc_seconds / 1e9;
   state.counters["vs_read_crc"] = crc_seconds / seconds;
   state.counters["cpu_ms"] = cpu_seconds * 1e3 / iterations;
+  state.counters["page_cache_mode"] = double(int(page_cache));
   // Per batch, what reading the bytes costs at all (issue 23's "<= 100 ns
   // per batch" beside it): with ~1 KiB batches the kernel's copy alone can
   // exceed it, and a mapping costs more than the copy on some VMs.
@@ -410,11 +418,12 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
     }
   }
   std::fprintf(stderr,
-               "producer_recovery_bench: %s, %lld MiB, %lld batches, %d thread(s): %.2f GB/s "
-               "(%.0f ns/batch), read+CRC %.2f GB/s in the same iterations; floors per batch: "
-               "read+CRC %.0f ns, read alone %.0f ns, mapped+CRC %.0f ns\n",
+               "producer_recovery_bench: %s, %lld MiB, %lld batches, %d thread(s), page cache "
+               "%s: %.2f GB/s (%.0f ns/batch), read+CRC %.2f GB/s in the same iterations; "
+               "floors per batch: read+CRC %.0f ns, read alone %.0f ns, mapped+CRC %.0f ns\n",
                shape.name, static_cast<long long>(ShapeBytes() >> 20),
-               static_cast<long long>(batches), threads, double(bytes) / seconds / 1e9,
+               static_cast<long long>(batches), threads, PageCacheModeName(page_cache),
+               double(bytes) / seconds / 1e9,
                seconds / iterations * 1e9 / double(std::max<int64_t>(1, batches)),
                double(bytes) / crc_seconds / 1e9, crc_seconds / iterations * per_batch,
                floors.read_only_seconds * per_batch, floors.mapped_crc_seconds * per_batch);
