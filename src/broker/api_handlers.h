@@ -97,6 +97,16 @@ ResponseFrame EncodeResponseFrame(const HandlerEnv& env, const RequestHeader& he
   return writer.ReleaseFrame();
 }
 
+// New partitions one CreateTopics or CreatePartitions request may make, all
+// its topics together. Kafka's controller refuses an operation that would
+// write more than 10,000 metadata records (MAX_RECORDS_PER_USER_OP, one per
+// partition) with POLICY_VIOLATION and this message. Uncapped, one request
+// for 2^31 - 1 partitions held the admin lock while it filled the disk
+// with directories, and its pending creation resumed at every start.
+inline constexpr int64_t kMaxNewPartitionsPerRequest = 10000;
+inline constexpr const char* kExcessiveBatchMessage =
+    "Unable to perform excessively large batch operation.";
+
 // A body that does not decode: logged, and the connection closed without an
 // answer (Kafka's behaviour for a request it cannot parse).
 void CloseMalformed(const HandlerEnv& env, const RequestHeader& header, const Status& why,
@@ -120,6 +130,12 @@ std::vector<ApiVersionsResponse::Key> HandledApiKeys();
 
 // Maps a storage Status to the Kafka error a client sees for a partition.
 ErrorCode ErrorCodeForStorageStatus(const Status& status);
+// The same for an operation on `log`, served for `tp` when the request
+// began: an I/O error on a log that DeleteTopics removed meanwhile (its
+// directory renamed under it) is UNKNOWN_TOPIC_OR_PARTITION, as Kafka
+// answers for a partition it no longer hosts, not KAFKA_STORAGE_ERROR.
+ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartition& tp,
+                                const Log* log, const Status& status);
 
 void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond);

@@ -5,6 +5,8 @@
 //   a topic named twice           INVALID_REQUEST (every entry for it)
 //   unknown topic                 UNKNOWN_TOPIC_OR_PARTITION
 //   Count not above the current   INVALID_PARTITIONS
+//   more than kMaxNewPartitionsPerRequest new partitions in the request,
+//   all topics together           POLICY_VIOLATION
 //   Assignments not one per new partition, or naming any broker but this
 //   one (or this one twice)       INVALID_REPLICA_ASSIGNMENT
 // ValidateOnly checks all of it and creates nothing.
@@ -58,8 +60,10 @@ Outcome CheckAssignments(const HandlerEnv& env, const CreatePartitionsRequest::T
   return {};
 }
 
-Outcome CreateOne(HandlerEnv& env, const CreatePartitionsRequest::Topic& topic,
-                  bool validate_only) {
+// `budget`: the new partitions the request may still make, less this
+// topic's when they are made.
+Outcome CreateOne(HandlerEnv& env, const CreatePartitionsRequest::Topic& topic, bool validate_only,
+                  int64_t* budget) {
   std::optional<TopicInfo> info = env.topics.Find(topic.name);
   if (!info) {
     return Fail(ErrorCode::kUnknownTopicOrPartition,
@@ -70,8 +74,12 @@ Outcome CreateOne(HandlerEnv& env, const CreatePartitionsRequest::Topic& topic,
         grow.IsNotFound() ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kInvalidPartitions,
         grow.message());
   }
+  const int64_t additional = int64_t(topic.count) - info->partitions;
+  if (additional > *budget) return Fail(ErrorCode::kPolicyViolation, kExcessiveBatchMessage);
   Outcome assigned = CheckAssignments(env, topic, info->partitions);
-  if (assigned.error != ErrorCode::kNone || validate_only) return assigned;
+  if (assigned.error != ErrorCode::kNone) return assigned;
+  *budget -= additional;
+  if (validate_only) return assigned;
   Result<TopicInfo> grown = env.topics.AddPartitions(topic.name, topic.count);
   if (!grown.ok()) {
     const Status& st = grown.status();
@@ -94,10 +102,11 @@ void HandleCreatePartitions(HandlerEnv& env, const RequestHeader& header, Protoc
   std::map<std::string, int> count;
   for (const auto& topic : request->topics) count[topic.name]++;
   CreatePartitionsResponse response;
+  int64_t budget = kMaxNewPartitionsPerRequest;
   for (const auto& topic : request->topics) {
     Outcome outcome = count[topic.name] > 1
                           ? Fail(ErrorCode::kInvalidRequest, "Duplicate topic in request.")
-                          : CreateOne(env, topic, request->validate_only);
+                          : CreateOne(env, topic, request->validate_only, &budget);
     response.results.push_back(
         {.name = topic.name, .error_code = outcome.error, .error_message = outcome.message});
   }

@@ -82,8 +82,10 @@ TopicOutcome ResolvePartitions(const HandlerEnv& env, const CreateTopicsRequest:
   return {};
 }
 
-TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
-                       bool validate_only) {
+// `budget`: the new partitions the request may still make
+// (kMaxNewPartitionsPerRequest), less this topic's when it is made.
+TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic, bool validate_only,
+                       int64_t* budget) {
   if (Status name = ValidateTopicName(topic.name); !name.ok()) {
     return FailTopic(ErrorCode::kInvalidTopicException, name.message());
   }
@@ -97,6 +99,7 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
   int32_t partitions = 0;
   TopicOutcome resolved = ResolvePartitions(env, topic, &partitions);
   if (resolved.error != ErrorCode::kNone) return resolved;
+  if (partitions > *budget) return FailTopic(ErrorCode::kPolicyViolation, kExcessiveBatchMessage);
   TopicOutcome done;
   done.partitions = partitions;
   TopicOverrides overrides;
@@ -113,6 +116,7 @@ TopicOutcome CreateOne(HandlerEnv& env, const CreateTopicsRequest::Topic& topic,
                                                         : ErrorCode::kInvalidConfig,
                      valid.status().message());
   }
+  *budget -= partitions;
   if (validate_only) return done;
   Result<TopicInfo> created = env.topics.Create(topic.name, partitions, overrides);
   if (!created.ok()) {
@@ -130,7 +134,8 @@ void Describe(const HandlerEnv& env, const TopicOutcome& outcome, CreateTopicsRe
   t->num_partitions = outcome.partitions;
   t->replication_factor = 1;
   t->configs.emplace();
-  for (SourcedTopicConfig& c : DescribeTopicConfigSources(env.ctx.config.log, outcome.overrides)) {
+  for (SourcedTopicConfig& c :
+       DescribeTopicConfigSources(env.ctx.config.log, outcome.overrides, env.ctx.config.given)) {
     CreateTopicsResponse::Config config;
     config.name = std::move(c.name);
     config.value = std::move(c.value);
@@ -148,6 +153,7 @@ void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
   std::map<std::string, int> count;
   for (const auto& topic : request->topics) count[topic.name]++;
   CreateTopicsResponse response;
+  int64_t budget = kMaxNewPartitionsPerRequest;
   for (const auto& topic : request->topics) {
     // A name given twice gets one answer, as Kafka's ControllerApis gives.
     if (count[topic.name] > 1) {
@@ -160,7 +166,7 @@ void HandleCreateTopics(HandlerEnv& env, const RequestHeader& header, ProtocolRe
       continue;
     }
     if (count[topic.name] < 0) continue;
-    TopicOutcome outcome = CreateOne(env, topic, request->validate_only);
+    TopicOutcome outcome = CreateOne(env, topic, request->validate_only, &budget);
     CreateTopicsResponse::Topic t;
     t.name = topic.name;
     t.error_code = outcome.error;

@@ -33,7 +33,8 @@ DeleteRecordsResult DeleteOne(HandlerEnv& env, const std::string& topic,
     out.error_code = ErrorCode::kInvalidTopicException;
     return out;
   }
-  Log* log = env.topics.ServedLog({topic, p.partition_index}, &out.error_code);
+  const TopicPartition tp{topic, p.partition_index};
+  Log* log = env.topics.ServedLog(tp, &out.error_code);
   if (log == nullptr) return out;
   if (!log->config_snapshot().delete_policy) {
     out.error_code = ErrorCode::kPolicyViolation;
@@ -46,7 +47,7 @@ DeleteRecordsResult DeleteOne(HandlerEnv& env, const std::string& topic,
   }
   const int64_t before = log->log_start_offset();
   if (Status st = log->MaybeIncrementLogStartOffset(offset); !st.ok()) {
-    out.error_code = ErrorCodeForStorageStatus(st);  // kOutOfRange: above the HW
+    out.error_code = ErrorCodeForLogStatus(env.topics, tp, log, st);  // kOutOfRange: above the HW
     return out;
   }
   out.low_watermark = log->log_start_offset();

@@ -1,10 +1,10 @@
 // DescribeConfigs (spec §3.9): topic configs with Kafka's names, values and
 // sources (TOPIC_CONFIG for an override, STATIC_BROKER_CONFIG where
-// server.properties changed the broker default, DEFAULT_CONFIG otherwise),
-// and the handful of broker settings this node honours.
-#include <set>
-
+// server.properties sets a broker synonym or changed the broker default,
+// DEFAULT_CONFIG otherwise) and, from v1, their synonyms down to Kafka's
+// default; and every broker config as Kafka lists it (broker_configs.h).
 #include "broker/api_handlers.h"
+#include "broker/broker_configs.h"
 #include "protocol/messages.h"
 
 namespace daruma::broker {
@@ -13,8 +13,8 @@ namespace {
 using Config = DescribeConfigsResponse::Config;
 using ResourceResult = DescribeConfigsResponse::ResourceResult;
 
-Config MakeConfig(std::string name, std::string value, ConfigSource source, ConfigType type,
-                  bool read_only, bool synonyms) {
+Config MakeConfig(std::string name, std::optional<std::string> value, ConfigSource source,
+                  ConfigType type, bool read_only) {
   Config c;
   c.config_type = int8_t(type);
   c.name = std::move(name);
@@ -22,7 +22,6 @@ Config MakeConfig(std::string name, std::string value, ConfigSource source, Conf
   c.read_only = read_only;
   c.is_default = source == ConfigSource::kDefaultConfig;
   c.config_source = int8_t(source);
-  if (synonyms) c.synonyms.push_back({c.name, c.value, c.config_source});
   return c;
 }
 
@@ -42,10 +41,13 @@ void DescribeTopic(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, b
     out->error_message = "unknown topic " + r.resource_name;
     return;
   }
-  for (SourcedTopicConfig& e : DescribeTopicConfigSources(env.ctx.config.log, info->overrides)) {
+  const PropertyMap& given = env.ctx.config.given;
+  for (SourcedTopicConfig& e :
+       DescribeTopicConfigSources(env.ctx.config.log, info->overrides, given)) {
     if (!Wanted(r, e.name)) continue;
-    out->configs.push_back(
-        MakeConfig(std::move(e.name), std::move(e.value), e.source, e.type, false, synonyms));
+    Config c = MakeConfig(e.name, e.value, e.source, e.type, false);
+    if (synonyms) c.synonyms = TopicConfigSynonyms(e.name, e.value, e.source, given);
+    out->configs.push_back(std::move(c));
   }
 }
 
@@ -56,26 +58,14 @@ void DescribeBroker(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, 
     out->error_message = "unexpected broker id " + r.resource_name;
     return;
   }
-  const BrokerContext& c = env.ctx;
-  const BrokerContext kafka;  // Kafka's defaults
-  auto add = [&](const std::string& name, const std::string& value, const std::string& def,
-                 ConfigType type) {
-    if (!Wanted(r, name)) return;
-    ConfigSource source =
-        value == def ? ConfigSource::kDefaultConfig : ConfigSource::kStaticBrokerConfig;
-    out->configs.push_back(MakeConfig(name, value, source, type, true, synonyms));
-  };
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  add("auto.create.topics.enable", flag(c.auto_create_topics_enable),
-      flag(kafka.auto_create_topics_enable), ConfigType::kBoolean);
-  add("delete.topic.enable", flag(c.delete_topic_enable), flag(kafka.delete_topic_enable),
-      ConfigType::kBoolean);
-  add("fetch.max.bytes", std::to_string(c.fetch_max_bytes), std::to_string(kafka.fetch_max_bytes),
-      ConfigType::kInt);
-  add("message.max.bytes", std::to_string(c.config.log.max_message_bytes),
-      std::to_string(LogConfig{}.max_message_bytes), ConfigType::kInt);
-  add("num.partitions", std::to_string(c.num_partitions), std::to_string(kafka.num_partitions),
-      ConfigType::kInt);
+  for (DescribedBrokerConfig& e : DescribeBrokerConfigs(env.ctx.config.given)) {
+    if (!Wanted(r, e.name)) continue;
+    // No broker config changes at runtime: every one is read-only.
+    Config c = MakeConfig(std::move(e.name), std::move(e.value), e.source, e.type, true);
+    c.is_sensitive = e.sensitive;
+    if (synonyms) c.synonyms.push_back({c.name, c.value, c.config_source});
+    out->configs.push_back(std::move(c));
+  }
 }
 
 }  // namespace

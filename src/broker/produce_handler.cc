@@ -129,7 +129,7 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
         recompressed ? std::span<uint8_t>(*recompressed) : Writable(env, *p.records),
         LeaderEpochOf(*log));
     if (!info.ok()) {
-      out.error_code = ErrorCodeForStorageStatus(info.status());
+      out.error_code = ErrorCodeForLogStatus(env.topics, tp, log, info.status());
       return;
     }
     // At or above this append's last offset; other producers' appends below
@@ -141,7 +141,7 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
     if (acks == -1 && config.flush_messages <= 1 && log->recovery_point() < end) {
       Status flushed = log->Flush(end);
       if (!flushed.ok()) {
-        out.error_code = ErrorCodeForStorageStatus(flushed);
+        out.error_code = ErrorCodeForLogStatus(env.topics, tp, log, flushed);
         return;
       }
     }

@@ -412,6 +412,20 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
   row->handle(env, header, reader, respond);
 }
 
+ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartition& tp,
+                                const Log* log, const Status& status) {
+  const ErrorCode code = ErrorCodeForStorageStatus(status);
+  if (code != ErrorCode::kKafkaStorageError) return code;
+  ErrorCode now = ErrorCode::kNone;
+  const Log* served = topics.ServedLog(tp, &now);
+  // Gone, or a new log of a topic created again under the name; an offline
+  // dir stays a storage error.
+  if (served != log && now != ErrorCode::kKafkaStorageError) {
+    return ErrorCode::kUnknownTopicOrPartition;
+  }
+  return code;
+}
+
 ErrorCode ErrorCodeForStorageStatus(const Status& status) {
   switch (status.code()) {
     case StatusCode::kOk:

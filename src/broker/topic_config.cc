@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "broker/broker_configs.h"
 #include "log/topic_config_overrides.h"
 
 namespace daruma::broker {
@@ -64,7 +65,8 @@ ConfigType TopicConfigType(std::string_view name) {
 }  // namespace
 
 std::vector<SourcedTopicConfig> DescribeTopicConfigSources(const LogConfig& broker_defaults,
-                                                           const TopicOverrides& overrides) {
+                                                           const TopicOverrides& overrides,
+                                                           const PropertyMap& given) {
   // Kafka's own defaults, to tell a server.properties value from a default.
   const std::vector<TopicConfigEntry> kafka_defaults = DescribeTopicConfigs(LogConfig{}, {});
   const std::vector<TopicConfigEntry> entries = DescribeTopicConfigs(broker_defaults, overrides);
@@ -73,8 +75,9 @@ std::vector<SourcedTopicConfig> DescribeTopicConfigSources(const LogConfig& brok
     const TopicConfigEntry& e = entries[i];
     ConfigSource source = ConfigSource::kTopicConfig;
     if (e.is_default) {
-      source = e.value == kafka_defaults[i].value ? ConfigSource::kDefaultConfig
-                                                  : ConfigSource::kStaticBrokerConfig;
+      source = e.value == kafka_defaults[i].value && !BrokerSetsSynonymOf(e.name, given)
+                   ? ConfigSource::kDefaultConfig
+                   : ConfigSource::kStaticBrokerConfig;
     }
     out.push_back({e.name, e.value, source, TopicConfigType(e.name)});
   }

@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "log/log_config.h"
 #include "protocol/messages.h"
+#include "recovery/server_config.h"
 
 namespace daruma::broker {
 
@@ -56,8 +57,12 @@ struct SourcedTopicConfig {
   ConfigType type = ConfigType::kString;  // Kafka's ConfigDef type of the name
 };
 // Every known topic config, sorted by name, with its source and type;
-// `broker_defaults` is the broker's configured LogConfig.
+// `broker_defaults` is the broker's configured LogConfig, `given` the keys
+// its server.properties sets (ServerConfig::given): a config whose broker
+// synonym is set there is STATIC_BROKER_CONFIG even at Kafka's default
+// value, as Kafka names it.
 std::vector<SourcedTopicConfig> DescribeTopicConfigSources(const LogConfig& broker_defaults,
-                                                           const TopicOverrides& overrides);
+                                                           const TopicOverrides& overrides,
+                                                           const PropertyMap& given = {});
 
 }  // namespace daruma::broker

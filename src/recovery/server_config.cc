@@ -328,6 +328,7 @@ Result<ServerConfig> ServerConfig::FromProperties(const PropertyMap& props) {
   Resolver r(props);
   DARUMA_RETURN_IF_ERROR(Resolve(r, &config));
   config.other = r.Unused();
+  config.given = props;
   return config;
 }
 

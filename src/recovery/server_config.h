@@ -58,6 +58,9 @@ struct ServerConfig {
   // max.compaction.lag.ms} defaults go into `log`.
   CleanerConfig cleaner;
   PropertyMap other;  // every key not listed above, as given
+  // Every key as given (the file, then each --set): what DescribeConfigs
+  // reports as STATIC_BROKER_CONFIG, by the name the operator used.
+  PropertyMap given;
   // One line per key of the --config file that is neither Daruma's nor
   // Kafka's (recovery/config_keys.h): "<file>:<line>: unknown key ...".
   // Each command prints them on stderr; the keys are ignored.

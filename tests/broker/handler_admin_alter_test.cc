@@ -4,6 +4,7 @@
 // at several versions including the flexible ones.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -65,6 +66,36 @@ TEST(HandlerCreatePartitions, CountNotLargerIsInvalidPartitions) {
     EXPECT_EQ(CreatePartitions(h, "t", 1, v).error_code, ErrorCode::kInvalidPartitions);
   }
   EXPECT_EQ(h.handler().topics().Find("t")->partitions, 2);
+}
+
+TEST(HandlerCreatePartitions, MoreThanTenThousandNewPartitionsIsAPolicyViolation) {
+  HandlerHarness h;
+  h.CreateTopic("t", 2);
+  for (int32_t count : {std::numeric_limits<int32_t>::max(), 10003}) {
+    auto huge = CreatePartitions(h, "t", count, 3);
+    EXPECT_EQ(huge.error_code, ErrorCode::kPolicyViolation);
+    EXPECT_EQ(huge.error_message,
+              std::optional<std::string>("Unable to perform excessively large batch operation."));
+  }
+  EXPECT_EQ(h.handler().topics().Find("t")->partitions, 2);
+  EXPECT_EQ(CreatePartitions(h, "t", 10002, 3, /*validate_only=*/true).error_code,
+            ErrorCode::kNone);
+}
+
+TEST(HandlerDeleteRecords, AnErrorOnALogDeletedMeanwhileIsUnknownTopicNotStorage) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  const TopicPartition tp{"t", 0};
+  ErrorCode error = ErrorCode::kNone;
+  Log* log = h.handler().topics().ServedLog(tp, &error);
+  ASSERT_NE(log, nullptr);
+  const TopicRegistry& topics = h.handler().topics();
+  const Status io = Status::IoError("t-0/00000000000000000000.log: No such file or directory");
+  EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, io), ErrorCode::kKafkaStorageError);
+  EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, Status::OutOfRange("above")),
+            ErrorCode::kOffsetOutOfRange);
+  ASSERT_TRUE(h.handler().topics().Delete("t").ok());
+  EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, io), ErrorCode::kUnknownTopicOrPartition);
 }
 
 TEST(HandlerCreatePartitions, UnknownTopic) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
+#include <map>
 
 #include "broker/api_handlers.h"
 #include "broker/handler_harness.h"
@@ -406,6 +408,108 @@ TEST(HandlerDescribeConfigs, TopicConfigsWithSources) {
   for (const auto& c : v0.results.at(0).configs) {
     EXPECT_EQ(c.is_default, c.name != "retention.ms") << c.name;
   }
+}
+
+TEST(HandlerDescribeConfigs, BrokerConfigsAreAllListedWithTheirSources) {
+  HandlerHarness h([](BrokerContext& ctx) {
+    ctx.config.given = {{"log.retention.hours", "100"},
+                        {"num.network.threads", "8"},
+                        {"ssl.keystore.password", "hunter2"},
+                        {"num.replica.alter.log.dirs.threads", "2"}};
+  });
+  DescribeConfigsRequest request;
+  request.resources.push_back({kResourceTypeBroker, std::to_string(kNodeId), std::nullopt});
+  request.resources.push_back(
+      {kResourceTypeBroker, "", std::vector<std::string>{"log.segment.bytes"}});
+  request.include_synonyms = true;
+  DescribeConfigsResponse r = h.Call(ApiKey::kDescribeConfigs, 4, request,
+                                     EncodeDescribeConfigsRequest, DecodeDescribeConfigsResponse);
+  ASSERT_EQ(r.results.size(), 2u);
+  ASSERT_EQ(r.results[0].error_code, ErrorCode::kNone);
+  std::map<std::string, DescribeConfigsResponse::Config> by_name;
+  for (const auto& c : r.results[0].configs) by_name[c.name] = c;
+  EXPECT_GT(by_name.size(), 100u);
+  auto source = [&](const std::string& name) { return by_name.at(name).config_source; };
+  EXPECT_EQ(by_name.at("log.retention.hours").value, "100");
+  EXPECT_EQ(source("log.retention.hours"), int8_t(ConfigSource::kStaticBrokerConfig));
+  EXPECT_EQ(by_name.at("log.segment.bytes").value, "1073741824");
+  EXPECT_EQ(source("log.segment.bytes"), int8_t(ConfigSource::kDefaultConfig));
+  EXPECT_EQ(by_name.at("log.segment.bytes").config_type, int8_t(ConfigType::kInt));
+  // No default: null, as Kafka describes log.retention.ms when unset.
+  EXPECT_EQ(by_name.at("log.retention.ms").value, std::nullopt);
+  EXPECT_EQ(by_name.at("num.network.threads").value, "8");
+  // A secret is never returned.
+  EXPECT_EQ(by_name.at("ssl.keystore.password").value, std::nullopt);
+  EXPECT_TRUE(by_name.at("ssl.keystore.password").is_sensitive);
+  // A Kafka key outside the table, set in server.properties.
+  EXPECT_EQ(by_name.at("num.replica.alter.log.dirs.threads").value, "2");
+  for (const auto& [name, c] : by_name) {
+    EXPECT_TRUE(c.read_only) << name;
+    ASSERT_EQ(c.synonyms.size(), 1u) << name;
+  }
+  ASSERT_EQ(r.results[1].configs.size(), 1u);
+  EXPECT_EQ(r.results[1].configs[0].name, "log.segment.bytes");
+}
+
+TEST(HandlerDescribeConfigs, TopicConfigSynonymsFollowKafkasPrecedence) {
+  HandlerHarness h([](BrokerContext& ctx) {
+    ctx.config.given = {{"log.retention.hours", "100"}, {"log.segment.bytes", "1073741824"}};
+    ctx.config.log.retention_ms = 100 * 3600000LL;
+  });
+  h.CreateTopic("t", 1, {{"cleanup.policy", "compact"}});
+  DescribeConfigsRequest request;
+  request.resources.push_back({kResourceTypeTopic, "t", std::nullopt});
+  request.include_synonyms = true;
+  DescribeConfigsResponse r = h.Call(ApiKey::kDescribeConfigs, 1, request,
+                                     EncodeDescribeConfigsRequest, DecodeDescribeConfigsResponse);
+  std::map<std::string, DescribeConfigsResponse::Config> by_name;
+  for (const auto& c : r.results.at(0).configs) by_name[c.name] = c;
+  using Synonym = DescribeConfigsResponse::Synonym;
+  auto synonym = [](std::string name, std::string value, ConfigSource source) {
+    return Synonym{.name = std::move(name), .value = std::move(value), .source = int8_t(source)};
+  };
+  const DescribeConfigsResponse::Config& retention = by_name.at("retention.ms");
+  EXPECT_EQ(retention.value, "360000000");
+  EXPECT_EQ(retention.config_source, int8_t(ConfigSource::kStaticBrokerConfig));
+  EXPECT_EQ(retention.synonyms,
+            (std::vector<Synonym>{
+                synonym("log.retention.hours", "100", ConfigSource::kStaticBrokerConfig),
+                synonym("log.retention.hours", "168", ConfigSource::kDefaultConfig)}));
+  // Set in server.properties to Kafka's default: still its source.
+  EXPECT_EQ(by_name.at("segment.bytes").config_source, int8_t(ConfigSource::kStaticBrokerConfig));
+  const DescribeConfigsResponse::Config& policy = by_name.at("cleanup.policy");
+  EXPECT_EQ(policy.synonyms,
+            (std::vector<Synonym>{
+                synonym("cleanup.policy", "compact", ConfigSource::kTopicConfig),
+                synonym("log.cleanup.policy", "delete", ConfigSource::kDefaultConfig)}));
+  EXPECT_EQ(by_name.at("segment.ms").synonyms,
+            (std::vector<Synonym>{synonym("log.roll.hours", "168", ConfigSource::kDefaultConfig)}));
+}
+
+TEST(HandlerCreateTopics, MoreThanTenThousandNewPartitionsIsAPolicyViolation) {
+  HandlerHarness h;
+  CreateTopicsRequest request;
+  request.topics.push_back({"huge", std::numeric_limits<int32_t>::max(), 1, {}, {}});
+  request.topics.push_back({"small", 2, 1, {}, {}});
+  request.topics.push_back({"rest", 9999, 1, {}, {}});  // 2 + 9,999 > 10,000
+  CreateTopicsResponse r = h.Call(ApiKey::kCreateTopics, 4, request, EncodeCreateTopicsRequest,
+                                  DecodeCreateTopicsResponse);
+  ASSERT_EQ(r.topics.size(), 3u);
+  EXPECT_EQ(r.topics[0].error_code, ErrorCode::kPolicyViolation);
+  EXPECT_EQ(r.topics[0].error_message,
+            std::optional<std::string>("Unable to perform excessively large batch operation."));
+  EXPECT_EQ(r.topics[1].error_code, ErrorCode::kNone);
+  EXPECT_EQ(r.topics[2].error_code, ErrorCode::kPolicyViolation);
+  EXPECT_EQ(DirNames(h.dir()), (std::vector<std::string>{"small-0", "small-1"}));
+  // The limit is per request: a validate-only request of 10,000 passes.
+  CreateTopicsRequest dry;
+  dry.topics.push_back({"dry", 10000, 1, {}, {}});
+  dry.validate_only = true;
+  EXPECT_EQ(
+      h.Call(ApiKey::kCreateTopics, 4, dry, EncodeCreateTopicsRequest, DecodeCreateTopicsResponse)
+          .topics.at(0)
+          .error_code,
+      ErrorCode::kNone);
 }
 
 TEST(HandlerListOffsets, PartitionNamedTwiceIsAnInvalidRequest) {
