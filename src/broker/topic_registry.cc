@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log/partition_metadata_file.h"
+#include "recovery/quarantine.h"
 
 namespace daruma::broker {
 
@@ -15,6 +16,23 @@ bool IsInternalTopic(std::string_view topic) {
 
 TopicRegistry::TopicRegistry(LogRegistry* logs, LogConfig defaults, FileSystem* fs)
     : logs_(logs), defaults_(defaults), fs_(fs) {}
+
+// A partition.metadata that does not parse goes to the partition's
+// quarantine (its bytes kept, a manifest line says why), so that the loop
+// can write it again like a missing one.
+Status TopicRegistry::SetAsideCorruptMetadata(const Log& log, const Status& why,
+                                              std::vector<std::string>* notes) {
+  const std::string path = log.dir() + "/" + kPartitionMetadataFileName;
+  Quarantine quarantine(fs_, log.dir(), BaseName(log.dir()), /*enabled=*/true, nullptr);
+  DARUMA_RETURN_IF_ERROR(quarantine.MoveFile(
+      path, {DamageKind::kCorruptMetadata, std::nullopt, std::nullopt, why.message()}));
+  if (notes != nullptr) {
+    notes->push_back(
+        fmt::format("{}: unreadable ({}); set aside in {} and written again with the topic's id",
+                    path, why.message(), quarantine.dir()));
+  }
+  return Status::Ok();
+}
 
 Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
                            std::vector<std::string>* notes) {
@@ -33,12 +51,21 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
     PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
     std::optional<Uuid> id;
     if (file.Exists()) {
-      DARUMA_ASSIGN_OR_RETURN(PartitionMetadata meta, file.Read());
-      if (logs_->IsDeletedTopic(meta.topic_id)) {
-        of_deleted_topics.push_back(tp);
-        continue;
+      Result<PartitionMetadata> meta = file.Read();
+      if (meta.ok()) {
+        if (logs_->IsDeletedTopic(meta->topic_id)) {
+          of_deleted_topics.push_back(tp);
+          continue;
+        }
+        id = meta->topic_id;
+      } else if (meta.status().IsCorruption()) {
+        // One unreadable file must not stop the broker: set aside, and
+        // written again below like a missing one, with the id the topic's
+        // other partitions (or its recorded creation) hold.
+        DARUMA_RETURN_IF_ERROR(SetAsideCorruptMetadata(*log, meta.status(), notes));
+      } else {
+        return meta.status();
       }
-      id = meta.topic_id;
     }
     // Becoming leader with ISR = {this node}: everything in the log is
     // committed (Kafka's maybeIncrementLeaderHW).

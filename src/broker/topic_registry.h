@@ -154,6 +154,8 @@ class TopicRegistry {
   TopicInfo ToInfo(const std::string& name, const Topic& t) const;
   // mu_ held, from Load.
   void CompletePendingCreationsLocked(std::vector<std::string>* notes);
+  Status SetAsideCorruptMetadata(const Log& log, const Status& why,
+                                 std::vector<std::string>* notes);
   // Creates the partition logs and registers the topic; admin_mu_ held.
   Result<TopicInfo> CreateLogs(const std::string& name, int32_t partitions,
                                const TopicOverrides& overrides, const LogConfig& config);

@@ -370,17 +370,44 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
   snapshots_changed_ = true;  // pass 2 deletes snapshots in the swapped range
   int64_t min_swap = std::numeric_limits<int64_t>::max();
   int64_t max_swap = std::numeric_limits<int64_t>::min();
+  std::set<int64_t> damaged;  // bases of .log.swap files that are not whole batches
   for (const std::string& name : swaps) {
     if (!HasSuffix(StripSuffix(name, kSwapFileSuffix), kLogFileSuffix)) continue;
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true,
                                                            std::string(kSwapFileSuffix)));
+    // A .swap is the whole output of a clean or a split: its .cleaned was
+    // written and flushed before the rename, so every byte of it is a valid
+    // batch. One that is not is damage, not a swap to finish: finishing it
+    // would replace segments with bytes that prove nothing (a garbage .swap
+    // whose range read as empty was renamed over the valid .log of its
+    // name). It goes to quarantine and the segments it names stay.
+    const SegmentRecoveryScan scan = segment->ScanForRecovery();
+    DARUMA_RETURN_IF_ERROR(scan.error);
+    if (!scan.stop_reason.empty() || scan.valid_bytes != segment->size()) {
+      DARUMA_RETURN_IF_ERROR(segment->Close());
+      damaged.insert(base);
+      Warn(fmt::format(
+          "{}: an interrupted swap that is not whole batches ({}); not finished, the segments "
+          "it would replace are kept",
+          PathOf(name), scan.stop_reason.empty() ? "valid bytes end early" : scan.stop_reason));
+      continue;
+    }
     DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
     DARUMA_RETURN_IF_ERROR(segment->Close());
     min_swap = std::min(min_swap, base);
     max_swap = std::max(max_swap, next);
   }
   DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+  for (const std::string& name : names) {
+    if (!HasSuffix(name, kSwapFileSuffix)) continue;
+    auto offset = OffsetFromFileName(name);
+    if (!offset.ok() || damaged.count(*offset) == 0) continue;
+    DARUMA_RETURN_IF_ERROR(
+        DeleteFile(PathOf(name), {DamageKind::kInterruptedSwap, *offset, std::nullopt,
+                                  "an interrupted swap that is not whole batches (pass 2)"}));
+  }
+  DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
   for (const std::string& name : names) {
     if (HasSuffix(name, kSwapFileSuffix)) continue;
     auto offset = OffsetFromFileName(name);
@@ -392,9 +419,22 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
     }
   }
   DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
+  const std::set<std::string> present(names.begin(), names.end());
   for (const std::string& name : names) {
     if (!HasSuffix(name, kSwapFileSuffix)) continue;
-    DARUMA_RETURN_IF_ERROR(fs_->Rename(PathOf(name), PathOf(StripSuffix(name, kSwapFileSuffix))));
+    // A file of the final name outside the swapped range (an empty .swap's
+    // range is empty) is replaced, as Kafka's rename replaces it: aside
+    // first, so its bytes are kept.
+    const std::string final_name = StripSuffix(name, kSwapFileSuffix);
+    if (present.count(final_name) > 0) {
+      auto offset = OffsetFromFileName(final_name);
+      DARUMA_RETURN_IF_ERROR(
+          DeleteFile(PathOf(final_name),
+                     {DamageKind::kInterruptedSwap,
+                      offset.ok() ? std::optional<int64_t>(*offset) : std::nullopt, std::nullopt,
+                      "replaced by an interrupted swap of the same name (pass 3)"}));
+    }
+    DARUMA_RETURN_IF_ERROR(fs_->Rename(PathOf(name), PathOf(final_name)));
   }
   return fs_->SyncDir(dir_);
 }

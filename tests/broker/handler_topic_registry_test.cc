@@ -12,6 +12,7 @@
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 #include "log/partition_metadata_file.h"
+#include "support/test_support.h"
 
 namespace daruma::broker::testing {
 namespace {
@@ -276,6 +277,27 @@ TEST(HandlerTopicRegistry, AnInternalTopicFoundWithoutItsPolicyIsCompacted) {
   std::optional<TopicInfo> txns = h.handler().topics().Find("__transaction_state");
   ASSERT_TRUE(txns.has_value());
   EXPECT_EQ(txns->overrides.at("cleanup.policy"), "compact,delete");
+}
+
+// One unreadable partition.metadata once stopped every start of the broker.
+TEST(HandlerTopicRegistry, AnUnreadablePartitionMetadataIsSetAsideAndWrittenAgain) {
+  HandlerHarness h;
+  h.CreateTopic("t", 2);
+  const Uuid id = h.handler().topics().Find("t")->id;
+  const std::string path = h.dir() + "/t-1/partition.metadata";
+  // Nothing rewrites the file before the next start reads it.
+  for (const char* bad : {"", "version: 0\ntopic_id: not-a-uuid\n"}) {
+    daruma::testing::WriteStringToFile(path, bad);
+    h.Restart();
+    std::optional<TopicInfo> t = h.handler().topics().Find("t");
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->id, id);
+    EXPECT_EQ(t->partitions, 2);
+    auto written = PartitionMetadataFile(path).Read();
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    EXPECT_EQ(written->topic_id, id);
+    EXPECT_TRUE(std::filesystem::exists(h.dir() + "/t-1/daruma-quarantine/MANIFEST.jsonl"));
+  }
 }
 
 TEST(HandlerTopicRegistry, CreateValidatesBeforeTouchingDisk) {

@@ -232,6 +232,44 @@ TEST_F(LogLoaderTest, InterruptedSwapIsCompleted) {
   EXPECT_EQ(fsys::file_size(File(0, ".timeindex")), 0u);
 }
 
+// A .swap is a clean's or a split's whole output, so every byte of it is a
+// valid batch. Garbage under that name (a header read as a huge batch) once
+// read as an empty range and was renamed over the valid .log of its name.
+TEST_F(LogLoaderTest, ASwapThatIsNotWholeBatchesIsQuarantinedAndItsSegmentsStay) {
+  WriteLog(2, 5);
+  const std::string seg15 = ReadFileToString(File(15, ".log"));
+  std::string garbage(5000, '\x5a');
+  garbage[8] = '\x33';  // length 0x335a5a5a: a batch far past the end
+  WriteStringToFile(File(15, ".log.swap"), garbage);
+  auto log = Load(true, 30);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 30);
+  EXPECT_EQ((*log)->num_segments(), 2u);
+  EXPECT_EQ(ReadFileToString(File(15, ".log")), seg15);
+  EXPECT_FALSE(fsys::exists(File(15, ".log.swap")));
+  ASSERT_EQ(report_.quarantined.size(), 1u);
+  EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path), garbage);
+  ASSERT_FALSE(report_.warnings.empty());
+  EXPECT_NE(report_.warnings.back().find("not whole batches"), std::string::npos)
+      << report_.warnings.back();
+}
+
+// An empty .swap (a clean that kept nothing of its segments) replaces the
+// .log of its name, as Kafka's rename does; that .log goes aside first.
+TEST_F(LogLoaderTest, AFileASwapReplacesByNameIsQuarantinedFirst) {
+  WriteLog(2, 5);
+  const std::string seg15 = ReadFileToString(File(15, ".log"));
+  WriteStringToFile(File(15, ".log.swap"), "");
+  auto log = Load(true, 30);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(fsys::file_size(File(15, ".log")), 0u);
+  bool kept = false;
+  for (const auto& q : report_.quarantined) {
+    kept = kept || ReadFileToString(q.quarantine_path) == seg15;
+  }
+  EXPECT_TRUE(kept);
+}
+
 TEST_F(LogLoaderTest, CorruptSnapshotIsIgnoredAndQuarantined) {
   WriteLog(2, 5);
   WriteStringToFile(File(30, ".snapshot"), "garbage!");
