@@ -645,9 +645,13 @@ Status PartitionChecker::CheckLeaderEpochs(
                         (base == out_->cut->segment_base && b.position >= out_->cut->position))) {
         return Status::Ok();  // repair cuts the log here; the batches after it go
       }
+      // A log start offset inside the batch (DeleteRecords moves it to any
+      // offset) starts the first epoch entry there: Kafka's truncateFromStart
+      // writes that, and so does start-up.
+      const int64_t first = std::max(b.base_offset, p_.log_start_offset_checkpoint);
       std::optional<int32_t> mapped;
       for (const EpochEntry& e : *entries) {
-        if (e.second <= b.base_offset) mapped = e.first;
+        if (e.second <= first) mapped = e.first;
       }
       if (mapped && *mapped == b.leader_epoch) continue;
       Problem(DamageKind::kCorruptCheckpoint, path, -1, b.base_offset,

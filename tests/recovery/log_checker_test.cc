@@ -94,6 +94,17 @@ TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
   EXPECT_NE(p.what.find("found 0"), std::string::npos) << p.what;
 }
 
+// DeleteRecords may leave the log start offset inside a batch; start-up
+// then writes the first epoch entry at it, as Kafka's truncateFromStart does.
+// Check once reported that very file as damage, and repair could not mend it.
+TEST_F(LogCheckerTest, AnEpochEntryAtALogStartOffsetInsideTheFirstBatchIsNoProblem) {
+  WriteStringToFile(JoinPath(dir_, "log-start-offset-checkpoint"), "0\n1\nt 0 1\n");
+  WriteStringToFile(JoinPath(dir_, "t-0/leader-epoch-checkpoint"), "0\n3\n0 1\n1 30\n2 60\n");
+  const LogDirCheck d = Check();
+  for (const CheckProblem& p : d.partitions.at(0).problems)
+    ADD_FAILURE() << p.file << ": " << p.what;
+}
+
 // A checkpoint that does not parse is one finding, not two (the plan's
 // quarantine of it and the epoch check's own reading), and it names what is
 // wrong with it.
