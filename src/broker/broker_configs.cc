@@ -141,11 +141,24 @@ const BrokerConfigDef* FindDef(std::string_view name) {
 // Kafka's PASSWORD-type broker configs, by name: their values are never
 // returned.
 bool IsSensitive(std::string_view name) {
+  if (name.starts_with("password.encoder.")) return name.ends_with("secret");
   return name.find("password") != std::string_view::npos ||
          name.find("jaas.config") != std::string_view::npos ||
          name.find("secret") != std::string_view::npos ||
          name.find("master.key") != std::string_view::npos || name.ends_with("keystore.key") ||
          name.ends_with("keystore.certificate.chain") || name.ends_with("truststore.certificates");
+}
+
+// A key under one of Kafka's open-ended prefixes (a plug-in's or a
+// listener's settings) has no type Kafka knows, and Kafka describes every
+// such config as sensitive (KafkaConfig.maybeSensitive): storage account
+// keys and vault tokens live there.
+bool UnderOpenEndedPrefix(std::string_view name) {
+  for (std::string_view prefix :
+       {"listener.name.", "config.providers.", "rsm.config.", "rlmm.config."}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
 }
 
 // Kafka's ServerTopicConfigSynonyms: a topic config and the broker configs
@@ -195,7 +208,8 @@ std::vector<DescribedBrokerConfig> DescribeBrokerConfigs(const PropertyMap& give
   std::vector<DescribedBrokerConfig> out;
   auto add = [&](std::string_view name, std::optional<std::string> value, ConfigSource source,
                  ConfigType type) {
-    DescribedBrokerConfig c{std::string(name), std::move(value), source, type, IsSensitive(name)};
+    DescribedBrokerConfig c{std::string(name), std::move(value), source, type,
+                            IsSensitive(name) || UnderOpenEndedPrefix(name)};
     if (c.sensitive) {
       c.value.reset();
       c.type = ConfigType::kPassword;

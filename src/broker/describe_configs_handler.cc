@@ -60,6 +60,12 @@ void DescribeBroker(HandlerEnv& env, const DescribeConfigsRequest::Resource& r, 
   }
   for (DescribedBrokerConfig& e : DescribeBrokerConfigs(env.ctx.config.given)) {
     if (!Wanted(r, e.name)) continue;
+    // The id this node runs as (meta.properties' or the default's), not
+    // Kafka's -1 for an unset key.
+    if ((e.name == "node.id" || e.name == "broker.id") &&
+        e.source == ConfigSource::kDefaultConfig) {
+      e.value = std::to_string(env.ctx.node_id);
+    }
     // No broker config changes at runtime: every one is read-only.
     Config c = MakeConfig(std::move(e.name), std::move(e.value), e.source, e.type, true);
     c.is_sensitive = e.sensitive;

@@ -28,7 +28,8 @@ Status TopicRegistry::SetAsideCorruptMetadata(const Log& log, const Status& why,
       path, {DamageKind::kCorruptMetadata, std::nullopt, std::nullopt, why.message()}));
   if (notes != nullptr) {
     notes->push_back(
-        fmt::format("{}: unreadable ({}); set aside in {} and written again with the topic's id",
+        fmt::format("{}: unreadable ({}); set aside in {} and written again with the topic's id "
+                    "(that of its other partitions, else a new one)",
                     path, why.message(), quarantine.dir()));
   }
   return Status::Ok();

@@ -196,6 +196,9 @@ class Loader {
   std::vector<std::string> listing_;
   bool listing_current_ = false;
   bool snapshots_changed_ = false;
+  // Pass 1 found a segment renamed `.log.deleted`: a swap may have taken
+  // the place of segments that are no longer there (CompleteInterruptedSwaps).
+  bool found_deleted_segment_ = false;
   // The caller's listing (LoadLogParams::listing) until the first listing
   // takes it or the loader changes the dir before that.
   const std::vector<DirEntry>* given_listing_ = nullptr;
@@ -331,6 +334,9 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
   int64_t min_cleaned = std::numeric_limits<int64_t>::max();
   for (const std::string& name : *names) {
     if (HasSuffix(name, kDeletedFileSuffix) && !HasSuffix(name, kCheckpointDeletedSuffix)) {
+      if (HasSuffix(StripSuffix(name, kDeletedFileSuffix), kLogFileSuffix)) {
+        found_deleted_segment_ = true;
+      }
       DARUMA_RETURN_IF_ERROR(
           DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
                                     "leftover .deleted file (pass 1)"}));
@@ -370,44 +376,70 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
   snapshots_changed_ = true;  // pass 2 deletes snapshots in the swapped range
   int64_t min_swap = std::numeric_limits<int64_t>::max();
   int64_t max_swap = std::numeric_limits<int64_t>::min();
-  std::set<int64_t> damaged;  // bases of .log.swap files that are not whole batches
+  std::vector<std::string> damaged;  // why each damaged .log.swap is
   for (const std::string& name : swaps) {
     if (!HasSuffix(StripSuffix(name, kSwapFileSuffix), kLogFileSuffix)) continue;
     DARUMA_ASSIGN_OR_RETURN(int64_t base, OffsetFromFileName(name));
     DARUMA_ASSIGN_OR_RETURN(auto segment, LogSegment::Open(fs_, dir_, base, p_.config, true,
                                                            std::string(kSwapFileSuffix)));
-    // A .swap is the whole output of a clean or a split: its .cleaned was
-    // written and flushed before the rename, so every byte of it is a valid
-    // batch. One that is not is damage, not a swap to finish: finishing it
-    // would replace segments with bytes that prove nothing (a garbage .swap
-    // whose range read as empty was renamed over the valid .log of its
-    // name). It goes to quarantine and the segments it names stay.
+    // A .swap is a clean's or a split's whole output, written and flushed
+    // as .cleaned before the rename: it should scan as whole batches to its
+    // end. (A split copies batches as they are, so a damaged batch of the
+    // old segment can be in it, and so in the old segment too.)
     const SegmentRecoveryScan scan = segment->ScanForRecovery();
-    DARUMA_RETURN_IF_ERROR(scan.error);
-    if (!scan.stop_reason.empty() || scan.valid_bytes != segment->size()) {
-      DARUMA_RETURN_IF_ERROR(segment->Close());
-      damaged.insert(base);
-      Warn(fmt::format(
-          "{}: an interrupted swap that is not whole batches ({}); not finished, the segments "
-          "it would replace are kept",
-          PathOf(name), scan.stop_reason.empty() ? "valid bytes end early" : scan.stop_reason));
-      continue;
+    if (scan.error.IsIoError()) return scan.error;
+    const bool whole =
+        scan.error.ok() && scan.stop_reason.empty() && scan.valid_bytes == segment->size();
+    int64_t next = base;
+    if (whole) {
+      DARUMA_ASSIGN_OR_RETURN(next, segment->ReadNextOffset());
+    } else {
+      damaged.push_back(fmt::format("{} ({})", PathOf(name),
+                                    !scan.error.ok()            ? scan.error.message()
+                                    : !scan.stop_reason.empty() ? scan.stop_reason
+                                                                : "valid bytes end early"));
+      // Kafka's range, where it can be read: used only if the swap is
+      // finished anyway (below).
+      if (Result<int64_t> read = segment->ReadNextOffset(); read.ok()) next = *read;
     }
-    DARUMA_ASSIGN_OR_RETURN(int64_t next, segment->ReadNextOffset());
     DARUMA_RETURN_IF_ERROR(segment->Close());
     min_swap = std::min(min_swap, base);
     max_swap = std::max(max_swap, next);
   }
-  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
-  for (const std::string& name : names) {
-    if (!HasSuffix(name, kSwapFileSuffix)) continue;
-    auto offset = OffsetFromFileName(name);
-    if (!offset.ok() || damaged.count(*offset) == 0) continue;
-    DARUMA_RETURN_IF_ERROR(
-        DeleteFile(PathOf(name), {DamageKind::kInterruptedSwap, *offset, std::nullopt,
-                                  "an interrupted swap that is not whole batches (pass 2)"}));
+  // A damaged .swap while every segment it replaces is still here (none
+  // was renamed .deleted yet): finishing it would replace whole segments
+  // with bytes that do not hold up (a garbage .swap whose range read as
+  // empty was renamed over the valid .log of its name). The swaps of one
+  // operation go together, so all of them go to quarantine and the old
+  // segments stay. Once an old segment was renamed .deleted (pass 1 set it
+  // aside), the swap is finished as Kafka finishes it, and the recovery of
+  // the segment it becomes cuts the damage into quarantine.
+  if (!damaged.empty() && !found_deleted_segment_) {
+    for (const std::string& why : damaged) {
+      Warn(
+          fmt::format("{}: an interrupted swap that is not whole batches; not finished, the "
+                      "segments it would replace are kept",
+                      why));
+    }
+    DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
+    // The .log.swap files last: a crash in between leaves them, so the next
+    // start sets the rest aside too instead of renaming orphaned index swaps
+    // over the kept segments' indexes.
+    for (const bool log_swaps : {false, true}) {
+      for (const std::string& name : names) {
+        if (!HasSuffix(name, kSwapFileSuffix)) continue;
+        if (HasSuffix(StripSuffix(name, kSwapFileSuffix), kLogFileSuffix) != log_swaps) continue;
+        auto offset = OffsetFromFileName(name);
+        DARUMA_RETURN_IF_ERROR(
+            DeleteFile(PathOf(name),
+                       {DamageKind::kInterruptedSwap,
+                        offset.ok() ? std::optional<int64_t>(*offset) : std::nullopt, std::nullopt,
+                        "an interrupted swap that is not whole batches (pass 2)"}));
+      }
+    }
+    return fs_->SyncDir(dir_);
   }
-  DARUMA_ASSIGN_OR_RETURN(names, RegularFileNames());
+  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> names, RegularFileNames());
   for (const std::string& name : names) {
     if (HasSuffix(name, kSwapFileSuffix)) continue;
     auto offset = OffsetFromFileName(name);

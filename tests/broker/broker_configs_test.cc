@@ -59,10 +59,10 @@ TEST(BrokerConfigsTest, TheListedDefaultsAreTheOnesDarumaApplies) {
 }
 
 TEST(BrokerConfigsTest, GivenKeysAreStaticAndSecretsAreHidden) {
-  const PropertyMap given = {{"log.segment.bytes", "1048576"},
-                             {"sasl.jaas.config", "org.example.Login required;"},
-                             {"daruma.max.open.files", "4096"},
-                             {"not.a.kafka.key", "x"}};
+  const PropertyMap given = {
+      {"log.segment.bytes", "1048576"},        {"sasl.jaas.config", "org.example.Login required;"},
+      {"daruma.max.open.files", "4096"},       {"rsm.config.storage.account.key", "abc"},
+      {"password.encoder.iterations", "4096"}, {"not.a.kafka.key", "x"}};
   std::map<std::string, DescribedBrokerConfig> by_name;
   for (DescribedBrokerConfig& c : DescribeBrokerConfigs(given)) by_name[c.name] = c;
   EXPECT_EQ(by_name.at("log.segment.bytes").value, "1048576");
@@ -71,6 +71,10 @@ TEST(BrokerConfigsTest, GivenKeysAreStaticAndSecretsAreHidden) {
   EXPECT_TRUE(by_name.at("sasl.jaas.config").sensitive);
   EXPECT_EQ(by_name.at("sasl.jaas.config").type, ConfigType::kPassword);
   EXPECT_EQ(by_name.at("daruma.max.open.files").value, "4096");
+  // A plug-in's setting has no known type: sensitive, as Kafka treats it.
+  EXPECT_EQ(by_name.at("rsm.config.storage.account.key").value, std::nullopt);
+  EXPECT_TRUE(by_name.at("rsm.config.storage.account.key").sensitive);
+  EXPECT_EQ(by_name.at("password.encoder.iterations").value, "4096");
   // An unknown key was already warned about at start; it is not a config.
   EXPECT_EQ(by_name.count("not.a.kafka.key"), 0u);
 }
