@@ -149,18 +149,6 @@ bool IsSensitive(std::string_view name) {
          name.ends_with("keystore.certificate.chain") || name.ends_with("truststore.certificates");
 }
 
-// A key under one of Kafka's open-ended prefixes (a plug-in's or a
-// listener's settings) has no type Kafka knows, and Kafka describes every
-// such config as sensitive (KafkaConfig.maybeSensitive): storage account
-// keys and vault tokens live there.
-bool UnderOpenEndedPrefix(std::string_view name) {
-  for (std::string_view prefix :
-       {"listener.name.", "config.providers.", "rsm.config.", "rlmm.config."}) {
-    if (name.starts_with(prefix)) return true;
-  }
-  return false;
-}
-
 // Kafka's ServerTopicConfigSynonyms: a topic config and the broker configs
 // behind it, most precedent first.
 struct SynonymDef {
@@ -208,8 +196,11 @@ std::vector<DescribedBrokerConfig> DescribeBrokerConfigs(const PropertyMap& give
   std::vector<DescribedBrokerConfig> out;
   auto add = [&](std::string_view name, std::optional<std::string> value, ConfigSource source,
                  ConfigType type) {
+    // A setting of unknown type (a plug-in's, under Kafka's open-ended
+    // prefixes, where storage account keys and vault tokens live) is
+    // sensitive to Kafka too (KafkaConfig.maybeSensitive).
     DescribedBrokerConfig c{std::string(name), std::move(value), source, type,
-                            IsSensitive(name) || UnderOpenEndedPrefix(name)};
+                            IsSensitive(name) || IsUnderKafkaPrefix(name)};
     if (c.sensitive) {
       c.value.reset();
       c.type = ConfigType::kPassword;

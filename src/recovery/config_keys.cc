@@ -363,11 +363,14 @@ bool IsDarumaConfigKey(std::string_view key) {
   return Contains(kDarumaKeys, key);
 }
 
-bool IsKnownConfigKey(std::string_view key) {
-  if (IsDarumaConfigKey(key) || Contains(kKafkaOnlyKeys, key)) return true;
+bool IsUnderKafkaPrefix(std::string_view key) {
   return std::any_of(kKafkaPrefixes.begin(), kKafkaPrefixes.end(), [&](const char* prefix) {
     return key.starts_with(prefix) && key.size() > std::string_view(prefix).size();
   });
+}
+
+bool IsKnownConfigKey(std::string_view key) {
+  return IsDarumaConfigKey(key) || Contains(kKafkaOnlyKeys, key) || IsUnderKafkaPrefix(key);
 }
 
 namespace {

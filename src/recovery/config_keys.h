@@ -23,6 +23,11 @@ bool IsKnownConfigKey(std::string_view key);
 // True for the keys Daruma itself reads (the rest are accepted and ignored).
 bool IsDarumaConfigKey(std::string_view key);
 
+// True for a key under one of Kafka's open-ended prefixes (listener.name.<l>.*,
+// config.providers.*, rsm.config.*, rlmm.config.*): a plug-in's or a
+// listener's setting, whose type Kafka does not know.
+bool IsUnderKafkaPrefix(std::string_view key);
+
 // The known key closest to `key` by edit distance (ties: the key Daruma
 // reads, then the alphabetically first).
 std::string NearestConfigKey(std::string_view key);

@@ -32,6 +32,13 @@ namespace daruma {
 
 namespace {
 
+// The offset a file's name starts with, if it does (a quarantine manifest's
+// firstOffset).
+std::optional<int64_t> OffsetOfFileName(const std::string& name) {
+  Result<int64_t> offset = OffsetFromFileName(name);
+  return offset.ok() ? std::optional<int64_t>(*offset) : std::nullopt;
+}
+
 constexpr std::string_view kCheckpointDeletedSuffix = ".checkpoint.deleted";
 constexpr std::string_view kDeletedDirSuffix = "-delete";
 // Pass-5 segments whose fsyncs may be in flight at once (background_syncs.h):
@@ -429,12 +436,9 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
       for (const std::string& name : names) {
         if (!HasSuffix(name, kSwapFileSuffix)) continue;
         if (HasSuffix(StripSuffix(name, kSwapFileSuffix), kLogFileSuffix) != log_swaps) continue;
-        auto offset = OffsetFromFileName(name);
-        DARUMA_RETURN_IF_ERROR(
-            DeleteFile(PathOf(name),
-                       {DamageKind::kInterruptedSwap,
-                        offset.ok() ? std::optional<int64_t>(*offset) : std::nullopt, std::nullopt,
-                        "an interrupted swap that is not whole batches (pass 2)"}));
+        DARUMA_RETURN_IF_ERROR(DeleteFile(
+            PathOf(name), {DamageKind::kInterruptedSwap, OffsetOfFileName(name), std::nullopt,
+                           "an interrupted swap that is not whole batches (pass 2)"}));
       }
     }
     return fs_->SyncDir(dir_);
@@ -459,11 +463,9 @@ Status Loader::CompleteInterruptedSwaps(const std::vector<std::string>& swaps) {
     // first, so its bytes are kept.
     const std::string final_name = StripSuffix(name, kSwapFileSuffix);
     if (present.count(final_name) > 0) {
-      auto offset = OffsetFromFileName(final_name);
       DARUMA_RETURN_IF_ERROR(
           DeleteFile(PathOf(final_name),
-                     {DamageKind::kInterruptedSwap,
-                      offset.ok() ? std::optional<int64_t>(*offset) : std::nullopt, std::nullopt,
+                     {DamageKind::kInterruptedSwap, OffsetOfFileName(final_name), std::nullopt,
                       "replaced by an interrupted swap of the same name (pass 3)"}));
     }
     DARUMA_RETURN_IF_ERROR(fs_->Rename(PathOf(name), PathOf(final_name)));
