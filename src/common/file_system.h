@@ -140,6 +140,17 @@ inline bool IsTooManyOpenFiles(const Status& status) {
   return status.IsIoError() && status.detail() == kTooManyOpenFilesDetail;
 }
 
+// The kIoError detail of an operation refused for the file's or directory's
+// permissions (EACCES, EPERM: a mode, an owner, an immutable attribute): a
+// fault of that one file, which an operator mends with chmod/chown/chattr,
+// not of the disk under it. A partition whose load meets it fails alone
+// (recovery/log_dir_loader.cc) instead of taking its log dir offline.
+inline constexpr int kAccessDeniedDetail = 0x4144;
+
+inline bool IsAccessDenied(const Status& status) {
+  return status.IsIoError() && status.detail() == kAccessDeniedDetail;
+}
+
 struct DirEntry {
   std::string name;
   bool is_directory = false;

@@ -21,6 +21,7 @@ namespace {
 Status ErrnoStatus(const std::string& op, const std::string& path, int err) {
   Status status = Status::IoError(op + " " + path + ": " + std::strerror(err));
   if (err == EMFILE || err == ENFILE) return status.WithDetail(kTooManyOpenFilesDetail);
+  if (err == EACCES || err == EPERM) return status.WithDetail(kAccessDeniedDetail);
   return status;
 }
 

@@ -290,8 +290,14 @@ Status LoadTransaction::RollBackInterruptedWithPack(FileSystem* base, const std:
 Status LoadTransaction::RollbackAfter(const Status& failure, PartitionRecoveryReport* report) {
   Status undone = Rollback();
   if (!undone.ok()) {
-    return Status(failure.code(), fmt::format("{}; undoing the changes failed too: {}",
-                                              failure.message(), undone.ToString()));
+    Status both(failure.code(), fmt::format("{}; undoing the changes failed too: {}",
+                                            failure.message(), undone.ToString()));
+    // Refused permissions on both counts (a partition dir the broker's user
+    // may not write) stay that partition's fault, not its log dir's.
+    if (IsAccessDenied(failure) && IsAccessDenied(undone)) {
+      return both.WithDetail(kAccessDeniedDetail);
+    }
+    return both;
   }
   report->quarantined.clear();
   report->not_kept.clear();

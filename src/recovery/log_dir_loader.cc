@@ -618,8 +618,10 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   }
   d.counters->remaining_segments[size_t(thread_index)].store(0);
   // Out of descriptors (IsTooManyOpenFiles, after the cache released what it
-  // could) fails this partition only, like any non-I/O error.
-  const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st);
+  // could) fails this partition only, like any non-I/O error; so does a file
+  // or partition dir whose permissions refuse us (IsAccessDenied): one such
+  // file must not take every other partition of the dir offline.
+  const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st) && !IsAccessDenied(st);
   if (!st.ok()) {
     pr.errors.push_back(st.ToString());
     pr.damage.push_back({DamageKindOfFailure(st), st.ToString()});

@@ -1194,10 +1194,13 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       continue;
     }
     if (!truncated.ok()) {
-      const StatusCode code = truncated.status().code();
-      if (code != StatusCode::kInvalidOffset && code != StatusCode::kIoError) {
-        return truncated.status();
-      }
+      // Spec §10.3 pass 5: an invalid offset or an I/O error reading the
+      // segment cuts it. Not a refused permission or a lack of descriptors:
+      // those say nothing of the bytes, which stay for the next start.
+      const Status& st = truncated.status();
+      const bool cut = st.code() == StatusCode::kInvalidOffset ||
+                       (st.IsIoError() && !IsAccessDenied(st) && !IsTooManyOpenFiles(st));
+      if (!cut) return st;
       Warn(DamageKind::kNonMonotonicOffset,
            fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "
                        "creating an empty one with starting offset {} ({})",

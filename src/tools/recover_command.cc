@@ -129,10 +129,11 @@ std::string DirState(const LogDirReport& d, const RecoveryReport& r) {
   if (d.offline) return "OFFLINE: " + d.error;
   const RecoverTotals t = SumDir(r, d.path);
   if (t.partitions == 0) return "empty log dir: nothing to recover";
+  // Those that failed are counted once, as NOT loaded below.
+  const int64_t loaded = t.partitions - t.failed;
   std::string state =
-      d.clean_shutdown
-          ? fmt::format("clean shutdown: {} loaded", Plural(t.partitions, "partition"))
-          : fmt::format("unclean shutdown: {} recovered", Plural(t.partitions, "partition"));
+      d.clean_shutdown ? fmt::format("clean shutdown: {} loaded", Plural(loaded, "partition"))
+                       : fmt::format("unclean shutdown: {} recovered", Plural(loaded, "partition"));
   const std::string changes = Changes(t);
   state += changes.empty() ? ", nothing changed" : ", " + changes;
   if (t.failed > 0) state += fmt::format(", {} NOT loaded", t.failed);

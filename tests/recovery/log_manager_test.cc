@@ -108,13 +108,17 @@ class FaultyFileSystem : public FileSystem {
   }
   // Removing a `*.deleted` file fails (set before the manager starts).
   void FailRemovesOfDeletedFiles() { fail_removes_of_deleted_ = true; }
+  // Under `prefix`, fail as POSIX does for a file whose mode refuses us.
+  void DenyAccessInstead() { access_denied_ = true; }
 
  private:
   Status Check(const std::string& path) const {
-    if (!prefix_.empty() && path.starts_with(prefix_)) {
-      return Status::IoError("injected I/O error on " + path);
+    if (prefix_.empty() || !path.starts_with(prefix_)) return Status::Ok();
+    if (access_denied_) {
+      return Status::IoError("open " + path + ": Permission denied")
+          .WithDetail(kAccessDeniedDetail);
     }
-    return Status::Ok();
+    return Status::IoError("injected I/O error on " + path);
   }
   void Record(std::string event) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -123,6 +127,7 @@ class FaultyFileSystem : public FileSystem {
 
   std::string prefix_;
   bool fail_removes_of_deleted_ = false;
+  bool access_denied_ = false;
   FileSystem* base_ = FileSystem::Default();
   std::mutex mu_;
   std::vector<std::string> events_;
@@ -443,6 +448,52 @@ TEST(LogManagerTest, IoErrorTakesOnlyThatDirOffline) {
   ASSERT_TRUE(manager.Shutdown().ok());
   EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
   EXPECT_TRUE(FileSystem::Default()->Exists(b.Join(kCleanShutdownFileName)));
+}
+
+// A file the broker's user may not open (chmod 000, another owner) is that
+// file's fault, not the disk's: its partition fails to load and is reported,
+// and every other partition of the dir is served. The dir had crashed, so it
+// stays unclean for the next start to scan the refused partition.
+// Denied: the partition dir, or only its segment (whose recovery must not
+// cut it as it would a segment that cannot be read).
+void CheckAccessDeniedFailsOnlyThatPartition(const std::string& denied) {
+  TempDir a;
+  MakePartition(a.path(), kOrders, 3);
+  MakePartition(a.path(), kPayments, 5);
+  const std::string segment = a.Join("orders-0/00000000000000000000.log");
+  const std::string bytes = ReadFileToString(segment);
+  FaultyFileSystem fs(a.Join(denied));
+  fs.DenyAccessInstead();
+  LogManager manager({.fs = &fs});
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_TRUE(manager.HasFailures());
+  EXPECT_FALSE(manager.failure_channel().IsOffline(a.path()));
+  EXPECT_FALSE(manager.report().log_dirs[0].offline);
+  EXPECT_EQ(manager.GetLog(kOrders), nullptr);
+  ASSERT_NE(manager.GetLog(kPayments), nullptr);
+  EXPECT_EQ(manager.GetLog(kPayments)->log_end_offset(), 5);
+  const PartitionRecoveryReport* orders = nullptr;
+  for (const auto& p : manager.report().partitions) {
+    if (p.topic == "orders") orders = &p;
+  }
+  ASSERT_NE(orders, nullptr);
+  ASSERT_FALSE(orders->errors.empty());
+  EXPECT_NE(orders->errors[0].find(a.Join("orders-0")), std::string::npos) << orders->errors[0];
+  EXPECT_NE(orders->errors[0].find("Permission denied"), std::string::npos) << orders->errors[0];
+  // No empty log is created over the refused one.
+  EXPECT_FALSE(manager.GetOrCreateLog(kOrders, Uuid{}, LogConfig{}).ok());
+
+  ASSERT_TRUE(manager.Shutdown().ok());
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+  EXPECT_EQ(ReadCheckpoint(a.path(), kRecoveryPointCheckpointFile)[kPayments], 5);
+  EXPECT_EQ(ReadFileToString(segment), bytes);
+  EXPECT_FALSE(FileSystem::Default()->Exists(a.Join("orders-0/daruma-quarantine")));
+}
+
+TEST(LogManagerTest, AccessDeniedFailsOnlyThatPartition) {
+  CheckAccessDeniedFailsOnlyThatPartition("orders-0");
+  CheckAccessDeniedFailsOnlyThatPartition("orders-0/00000000000000000000.log");
 }
 
 // A partition that cannot load is reported, and its dir left as found
