@@ -136,6 +136,10 @@ ErrorCode ErrorCodeForStorageStatus(const Status& status);
 // answers for a partition it no longer hosts, not KAFKA_STORAGE_ERROR.
 ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartition& tp,
                                 const Log* log, const Status& status);
+// The same for a read (Fetch, ListOffsets): damaged bytes of our own log are
+// KAFKA_STORAGE_ERROR, not the client's CORRUPT_MESSAGE.
+ErrorCode ErrorCodeForLogRead(const TopicRegistry& topics, const TopicPartition& tp, const Log* log,
+                              const Status& status);
 
 void HandleApiVersions(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
                        const Respond& respond);

@@ -124,10 +124,7 @@ FetchResponse::Partition ReadPartition(HandlerEnv& env, const FetchRequest& requ
     Result<FetchDataInfo> data = log->Read(
         p.fetch_offset, int32_t(std::clamp<int64_t>(max_bytes, 0, INT32_MAX)), isolation, min_one);
     if (!data.ok()) {
-      out.error_code = ErrorCodeForStorageStatus(data.status());
-      if (out.error_code == ErrorCode::kCorruptMessage) {
-        out.error_code = ErrorCode::kKafkaStorageError;  // our own bytes, not the client's
-      }
+      out.error_code = ErrorCodeForLogRead(env.topics, {topic, p.partition}, log, data.status());
       out.aborted_transactions.reset();
       return out;
     }

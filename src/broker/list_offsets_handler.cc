@@ -39,10 +39,8 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
     auto found = p.timestamp == kListOffsetsMaxTimestamp ? log->FetchMaxTimestampOffset()
                                                          : log->FetchOffsetByTimestamp(p.timestamp);
     if (!found.ok()) {
-      out.error_code = ErrorCodeForStorageStatus(found.status());
-      if (out.error_code == ErrorCode::kCorruptMessage) {
-        out.error_code = ErrorCode::kKafkaStorageError;
-      }
+      out.error_code =
+          ErrorCodeForLogRead(env.topics, {topic, p.partition_index}, log, found.status());
     } else if (*found && (*found)->second < bound) {
       out.timestamp = (*found)->first;
       out.offset = (*found)->second;

@@ -426,6 +426,14 @@ ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartitio
   return code;
 }
 
+ErrorCode ErrorCodeForLogRead(const TopicRegistry& topics, const TopicPartition& tp, const Log* log,
+                              const Status& status) {
+  if (status.IsCorruption()) {
+    return ErrorCodeForLogStatus(topics, tp, log, Status::IoError(status.message()));
+  }
+  return ErrorCodeForLogStatus(topics, tp, log, status);
+}
+
 ErrorCode ErrorCodeForStorageStatus(const Status& status) {
   switch (status.code()) {
     case StatusCode::kOk:

@@ -82,7 +82,7 @@ TEST(HandlerCreatePartitions, MoreThanTenThousandNewPartitionsIsAPolicyViolation
             ErrorCode::kNone);
 }
 
-TEST(HandlerDeleteRecords, AnErrorOnALogDeletedMeanwhileIsUnknownTopicNotStorage) {
+TEST(HandlerLogErrors, AnErrorOnALogDeletedMeanwhileIsUnknownTopicNotStorage) {
   HandlerHarness h;
   h.CreateTopic("t", 1);
   const TopicPartition tp{"t", 0};
@@ -94,8 +94,14 @@ TEST(HandlerDeleteRecords, AnErrorOnALogDeletedMeanwhileIsUnknownTopicNotStorage
   EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, io), ErrorCode::kKafkaStorageError);
   EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, Status::OutOfRange("above")),
             ErrorCode::kOffsetOutOfRange);
+  // Reads (Fetch, ListOffsets): damaged bytes of our own log are a storage error.
+  const Status damaged = Status::Corruption("t-0/00000000000000000000.log: CRC mismatch");
+  EXPECT_EQ(ErrorCodeForLogRead(topics, tp, log, damaged), ErrorCode::kKafkaStorageError);
+  EXPECT_EQ(ErrorCodeForLogRead(topics, tp, log, io), ErrorCode::kKafkaStorageError);
   ASSERT_TRUE(h.handler().topics().Delete("t").ok());
   EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, io), ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(ErrorCodeForLogRead(topics, tp, log, io), ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(ErrorCodeForLogRead(topics, tp, log, damaged), ErrorCode::kUnknownTopicOrPartition);
 }
 
 TEST(HandlerCreatePartitions, UnknownTopic) {
