@@ -16,6 +16,7 @@
 #include "log/log_cleaner.h"
 #include "log/log_file_names.h"
 #include "log/meta_properties.h"
+#include "log/partition_metadata_file.h"
 #include "log/transaction_index.h"
 #include "record/file_batch_reader.h"
 #include "recovery/batch_order_check.h"
@@ -215,7 +216,9 @@ void PartitionChecker::Run() {
   }
   if (!st.ok()) {
     Problem(DamageKindOfFailure(st), p_.partition_dir, -1, std::nullopt, st.ToString(),
-            "check the disk");
+            IsAccessDenied(st) ? "give the broker's user access to the file (chmod, chown, "
+                                 "chattr -i), then check again"
+                               : "check the disk");
   }
   OneRecommendationWhenUnloadable();
 }
@@ -842,6 +845,74 @@ void CheckCheckpoints(const CheckOptions& o, LogDirCheck* d) {
   }
 }
 
+// partition.metadata (Kafka >= 2.8). A missing one is no problem: the
+// broker writes it. One that does not parse stops nothing either: `daruma
+// serve` sets it aside in the partition's quarantine and writes it again;
+// repair leaves it to that.
+void ReadPartitionMetadata(const CheckOptions& o, PartitionCheck* p) {
+  PartitionMetadataFile file(JoinPath(p->dir, kPartitionMetadataFileName), o.fs);
+  Result<PartitionMetadata> meta = file.Read();
+  if (meta.ok()) {
+    p->topic_id = meta->topic_id;
+    return;
+  }
+  if (meta.status().IsNotFound()) return;
+  const bool io = meta.status().IsIoError();
+  p->problems.push_back(
+      {io ? DamageKind::kIoError : DamageKind::kCorruptMetadata, file.path(), -1, std::nullopt,
+       meta.status().message(),
+       io ? "check the disk and the file's permissions"
+          : "`daruma serve` sets it aside in the partition's daruma-quarantine/ and writes it "
+            "again with the id of the topic's other partitions (a new id if none has one); "
+            "restore it first if the topic's id matters to your clients",
+       /*operator_only=*/true});
+}
+
+// The partitions of one topic share its id. One whose partition.metadata
+// names another (a partition dir left from a deleted topic of the same name,
+// or copied from another cluster) is stray to Kafka, which sets it aside
+// (`-stray`) instead of serving it; Daruma would serve it under the first id.
+void CheckTopicIdsAgree(LogDirCheck* d) {
+  std::map<std::string, const PartitionCheck*> first;  // by topic
+  for (const PartitionCheck& p : d->partitions) {
+    if (!p.topic_id) continue;
+    auto [it, inserted] = first.emplace(p.tp.topic, &p);
+    if (inserted || *it->second->topic_id == *p.topic_id) continue;
+    CheckProblem problem{
+        DamageKind::kDirConflict,
+        JoinPath(p.dir, kPartitionMetadataFileName),
+        -1,
+        std::nullopt,
+        fmt::format("topic id {} differs from {} in {}: the partitions belong to different "
+                    "topics of the same name, and Kafka treats the one its metadata does not "
+                    "know as stray",
+                    p.topic_id->ToString(), it->second->topic_id->ToString(),
+                    JoinPath(it->second->dir, kPartitionMetadataFileName)),
+        "move the partition dir of the other topic out of the log dir (compare both with "
+        "`daruma dump`)",
+        /*operator_only=*/true};
+    problem.partition = p.tp;
+    d->problems.push_back(std::move(problem));
+  }
+}
+
+// A meta.properties that does not parse stops Kafka, `daruma serve` and
+// `daruma recover` from opening the dir; only an operator knows its ids.
+void CheckMetaPropertiesFile(const CheckOptions& o, LogDirCheck* d) {
+  const std::string path = JoinPath(d->path, kMetaPropertiesFileName);
+  if (!o.fs->Exists(path)) return;
+  Result<MetaProperties> meta = MetaProperties::Read(path, o.fs);
+  if (meta.ok()) return;
+  const bool io = meta.status().IsIoError();
+  d->problems.push_back(
+      {io ? DamageKind::kIoError : DamageKind::kCorruptMetadata, path, -1, std::nullopt,
+       meta.status().message() + " (Kafka, `daruma serve` and `daruma recover` refuse to start)",
+       io ? "check the disk and the file's permissions"
+          : "write it again with this broker's cluster.id and node.id (as in its other log dirs "
+            "or its server.properties)",
+       /*operator_only=*/true});
+}
+
 OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name) {
   const std::string path = JoinPath(d->path, name);
   if (!o.fs->Exists(path)) return {};
@@ -996,6 +1067,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   auto worker = [&]() {
     for (size_t i = next.fetch_add(1); i < todo.size(); i = next.fetch_add(1)) {
       d.partitions[i] = CheckPartition(todo[i], o);
+      ReadPartitionMetadata(o, &d.partitions[i]);
       if (o.remaining_partitions != nullptr) o.remaining_partitions->fetch_sub(1);
     }
   };
@@ -1010,6 +1082,8 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   }
 
   CheckCheckpoints(o, &d);
+  CheckTopicIdsAgree(&d);
+  CheckMetaPropertiesFile(o, &d);
   CheckTopicConfigsFile(o.fs, &d);
   CheckScrubFindings(o.fs, &d);
   return d;

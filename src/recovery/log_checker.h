@@ -74,6 +74,7 @@
 #include "log/log_config.h"
 #include "log/offset_checkpoint_file.h"
 #include "log/topic_partition.h"
+#include "log/uuid.h"
 #include "recovery/recovery_report.h"
 
 namespace daruma {
@@ -126,6 +127,9 @@ struct PartitionCheck {
   // The partition's segments (`.log` files with offset names) as found,
   // before the load's plan keeps or drops any: what the check read.
   int64_t segment_files = 0;
+  // The topic id its partition.metadata holds (none: missing or unreadable,
+  // the latter a problem).
+  std::optional<Uuid> topic_id;
 };
 
 // A topic's entry in daruma-topic-configs.json (recovery/topic_config_check.h).

@@ -10,6 +10,7 @@
 
 #include "log/clean_shutdown_file.h"
 #include "log/meta_properties.h"
+#include "log/partition_metadata_file.h"
 #include "log/transaction_index.h"
 #include "record/record_batch_builder.h"
 #include "support/test_support.h"
@@ -240,6 +241,47 @@ TEST_F(LogCheckerTest, APartitionLiveInTwoDirsAndDisagreeingMetaPropertiesAreRep
       << dirs[1].problems[0].what;
   EXPECT_EQ(dirs[1].problems[1].file, JoinPath(other, kMetaPropertiesFileName));
   for (const CheckProblem& p : dirs[1].problems) EXPECT_TRUE(p.operator_only);
+}
+
+// What stops a start, or that `daruma serve` sets aside, check reports
+// before: an unreadable partition.metadata or meta.properties, and
+// partitions of one topic whose partition.metadata name different topics.
+TEST_F(LogCheckerTest, UnreadablePartitionMetadataAndMetaPropertiesAreOperatorProblems) {
+  const std::string metadata = JoinPath(dir_, "t-0/partition.metadata");
+  const CheckProblem p = OnlyProblemAfterWriting(metadata, "garbage");
+  EXPECT_EQ(p.kind, DamageKind::kCorruptMetadata);
+  EXPECT_TRUE(p.operator_only);
+  EXPECT_NE(p.action.find("daruma-quarantine"), std::string::npos) << p.action;
+
+  WriteStringToFile(metadata, PartitionMetadataFile::Serialize(Uuid::Random()));
+  const std::string meta = JoinPath(dir_, kMetaPropertiesFileName);
+  WriteStringToFile(meta, "version=1\ncluster.id=\n");
+  const LogDirCheck d = Check();
+  EXPECT_TRUE(d.partitions.at(0).problems.empty());
+  ASSERT_EQ(d.problems.size(), 1u);
+  EXPECT_EQ(d.problems[0].file, meta);
+  EXPECT_EQ(d.problems[0].kind, DamageKind::kCorruptMetadata);
+  EXPECT_TRUE(d.problems[0].operator_only);
+  EXPECT_NE(d.problems[0].what.find("refuse to start"), std::string::npos) << d.problems[0].what;
+}
+
+TEST_F(LogCheckerTest, PartitionsOfOneTopicWithDifferentTopicIdsAreReported) {
+  std::filesystem::copy(JoinPath(dir_, "t-0"), JoinPath(dir_, "t-1"),
+                        std::filesystem::copy_options::recursive);
+  const Uuid a = Uuid::Random();
+  WriteStringToFile(JoinPath(dir_, "t-0/partition.metadata"), PartitionMetadataFile::Serialize(a));
+  WriteStringToFile(JoinPath(dir_, "t-1/partition.metadata"), PartitionMetadataFile::Serialize(a));
+  EXPECT_FALSE(Check().HasProblems());
+
+  const Uuid b = Uuid::Random();
+  WriteStringToFile(JoinPath(dir_, "t-1/partition.metadata"), PartitionMetadataFile::Serialize(b));
+  const LogDirCheck d = Check();
+  ASSERT_EQ(d.problems.size(), 1u);
+  EXPECT_EQ(d.problems[0].file, JoinPath(dir_, "t-1/partition.metadata"));
+  EXPECT_EQ(d.problems[0].kind, DamageKind::kDirConflict);
+  EXPECT_TRUE(d.problems[0].operator_only);
+  EXPECT_NE(d.problems[0].what.find(b.ToString()), std::string::npos) << d.problems[0].what;
+  EXPECT_NE(d.problems[0].what.find(a.ToString()), std::string::npos) << d.problems[0].what;
 }
 
 // KRaft's metadata log is not loaded, but named and verified read-only.
