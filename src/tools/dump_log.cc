@@ -7,15 +7,22 @@
 #include <ostream>
 
 #include "common/file_system.h"
+#include "common/utf8.h"
 #include "log/log_file_names.h"
 #include "record/control_record.h"
 #include "record/file_batch_reader.h"
 #include "record/legacy_message.h"
+#include "tools/kraft_control_record_decoder.h"
 
 namespace daruma::tools {
 
+// Kafka's StringDecoder is `new String(bytes, UTF_8)`: ill-formed bytes
+// print as U+FFFD, as they do in kafka-dump-log.
 DecodedKeyValue DecodeAsStrings(const Record& record) {
-  return {record.key, record.value};
+  DecodedKeyValue out;
+  if (record.key) out.key = ReplaceInvalidUtf8(*record.key);
+  if (record.value) out.payload = ReplaceInvalidUtf8(*record.value);
+  return out;
 }
 
 namespace {
@@ -24,7 +31,7 @@ std::string HeaderKeys(const Record& r) {
   std::string out = "[";
   for (size_t i = 0; i < r.headers.size(); ++i) {
     if (i) out += ",";
-    out += r.headers[i].key;
+    out += ReplaceInvalidUtf8(r.headers[i].key);  // Kafka decodes header keys as UTF-8
   }
   return out + "]";
 }
@@ -44,7 +51,11 @@ std::string ControlSuffix(const Record& r) {
     return fmt::format(" endTxnMarker: {} coordinatorEpoch: {}", ControlRecordTypeName(*type),
                        epoch.ok() ? *epoch : -1);
   }
-  // Other types as kafka-dump-log prints them: name and the raw type id.
+  // KRaft's as kafka-dump-log decodes them; other types (and a KRaft record
+  // that does not decode) by name and raw type id.
+  if (r.value) {
+    if (auto kraft = DescribeKraftControlRecord(*type, *r.value)) return " " + *kraft;
+  }
   const int16_t id = int16_t(LoadBe16(AsBytes(*r.key).data() + 2));
   return fmt::format(" controlType: {}({})", ControlRecordTypeName(*type), id);
 }
@@ -291,7 +302,7 @@ class LogDumper {
     } else {
       j["sequence"] = r.sequence;
       nlohmann::ordered_json keys = nlohmann::ordered_json::array();
-      for (const auto& h : r.headers) keys.push_back(h.key);
+      for (const auto& h : r.headers) keys.push_back(ReplaceInvalidUtf8(h.key));
       j["headerKeys"] = keys;
     }
     if (control) {

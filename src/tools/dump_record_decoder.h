@@ -15,7 +15,8 @@ struct DecodedKeyValue {
   std::optional<std::string> payload;
 };
 
-// Kafka's default StringDecoder: the raw key and value bytes.
+// Kafka's default StringDecoder: the key and value bytes as UTF-8 text, each
+// ill-formed sequence shown as U+FFFD (common/utf8.h), as Java decodes them.
 DecodedKeyValue DecodeAsStrings(const Record& record);
 
 using RecordDecoder = DecodedKeyValue (*)(const Record& record);

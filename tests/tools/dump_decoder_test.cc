@@ -13,6 +13,7 @@
 #include "record/record_batch_builder.h"
 #include "support/test_support.h"
 #include "tools/dump_command.h"
+#include "tools/kraft_control_record_decoder.h"
 #include "tools/offsets_message_decoder.h"
 #include "tools/transaction_log_decoder.h"
 
@@ -76,6 +77,46 @@ std::string OffsetKey(int16_t type) {
 
 constexpr char kOffsetKeyJson[] =
     R"({"type":"1","data":{"group":"g1","topic":"orders","partition":3}})";
+
+// KRaft's control records as kafka-dump-log prints them (its generated JSON
+// converters); a value that does not decode gets no description.
+TEST(KraftControlRecordTest, SnapshotHeaderFooterKraftVersionAndVoters) {
+  EXPECT_EQ(DescribeKraftControlRecord(ControlRecordType::kSnapshotHeader,
+                                       Enc(true).I16(0).I64(1728565330138).NoTags().str()),
+            R"(SnapshotHeader {"version":0,"lastContainedLogTimestamp":1728565330138})");
+  EXPECT_EQ(DescribeKraftControlRecord(ControlRecordType::kSnapshotFooter,
+                                       Enc(true).I16(0).Tag(7, "xy").str()),
+            R"(SnapshotFooter {"version":0})");
+  EXPECT_EQ(DescribeKraftControlRecord(ControlRecordType::kKraftVersion,
+                                       Enc(true).I16(0).I16(1).NoTags().str()),
+            R"(KRaftVersion {"version":0,"kRaftVersion":1})");
+  const std::string voters = Enc(true)
+                                 .I16(0)
+                                 .Array(1)
+                                 .I32(1)
+                                 .I64(0x0102030405060708)
+                                 .I64(0x090a0b0c0d0e0f10)
+                                 .Array(1)
+                                 .Str("CONTROLLER")
+                                 .Str("localhost")
+                                 .I16(int16_t(uint16_t(60000)))
+                                 .NoTags()
+                                 .I16(0)
+                                 .I16(1)
+                                 .NoTags()
+                                 .NoTags()
+                                 .NoTags()
+                                 .str();
+  EXPECT_EQ(DescribeKraftControlRecord(ControlRecordType::kKraftVoters, voters),
+            R"(KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":")"
+            R"(AQIDBAUGBwgJCgsMDQ4PEA","endpoints":[{"name":"CONTROLLER","host":"localhost",)"
+            R"("port":60000}],"kRaftVersionFeature":{"minSupportedVersion":0,)"
+            R"("maxSupportedVersion":1}}]})");
+  EXPECT_EQ(DescribeKraftControlRecord(ControlRecordType::kSnapshotHeader, "\x00"), std::nullopt);
+  EXPECT_EQ(DescribeKraftControlRecord(ControlRecordType::kLeaderChange,
+                                       Enc(true).I16(0).I32(1).Array(0).Array(0).NoTags().str()),
+            std::nullopt);
+}
 
 TEST(OffsetsDecoderTest, OffsetCommitKeyAndValueV3) {
   auto d = DecodeOffsetsRecord(

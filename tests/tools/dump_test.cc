@@ -182,6 +182,24 @@ TEST(DumpTest, PrintDataLogAppendsKeyAndPayload) {
             "payload: abc");
 }
 
+// Kafka decodes keys, values and header keys as Java Strings: bytes that are
+// not UTF-8 print as U+FFFD, one per ill-formed sequence.
+TEST(DumpTest, BytesThatAreNotUtf8PrintAsReplacementCharacters) {
+  TempDir dir;
+  std::vector<RecordInput> records(1);
+  records[0].timestamp = 5;
+  records[0].key = std::string("k\xff", 2);
+  records[0].value = std::string("\x00\xc3\xa9\xe2\x82!", 6);
+  records[0].headers = {{std::string("h\x80", 2), std::nullopt}};
+  auto batch = BuildRecordBatch(BatchBuilderOptions{}, records);
+  ASSERT_TRUE(batch.ok());
+  DumpRun run = DumpFile(WriteLog(dir, {*batch}), false, /*print_data=*/true);
+  EXPECT_EQ(Lines(run.out).at(3), std::string("| offset: 0 CreateTime: 5 keySize: 2 valueSize: 6 "
+                                              "sequence: -1 headerKeys: [h\xEF\xBF\xBD] key: "
+                                              "k\xEF\xBF\xBD payload: ") +
+                                      std::string("\x00\xC3\xA9\xEF\xBF\xBD!", 7));
+}
+
 TEST(DumpTest, NullValuePrintsNoPayload) {
   TempDir dir;
   BatchBuilderOptions o;
