@@ -50,6 +50,13 @@ Result<uint32_t> MessageReader::UnsignedVarint(const char* field) {
   return v;
 }
 
+Result<std::string_view> MessageReader::Raw(size_t n, const char* field) {
+  DARUMA_RETURN_IF_ERROR(Need(n, field));
+  std::string_view out = data_.substr(pos_, n);
+  pos_ += n;
+  return out;
+}
+
 Result<std::optional<std::string>> MessageReader::Blob(int64_t length, const char* field) {
   if (length < 0) return std::optional<std::string>();
   DARUMA_RETURN_IF_ERROR(Need(size_t(length), field));

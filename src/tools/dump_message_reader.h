@@ -41,9 +41,12 @@ class MessageReader {
   Result<int32_t> ArrayLength(const char* field);
   // Skips the tagged-field section of a flexible struct (no-op otherwise).
   Status SkipTaggedFields(const char* field);
+  // For a decoder that reads a tagged-field section itself: its count, tags
+  // and sizes, and the next `n` bytes (a tagged field's data).
+  Result<uint32_t> UnsignedVarint(const char* field);
+  Result<std::string_view> Raw(size_t n, const char* field);
 
  private:
-  Result<uint32_t> UnsignedVarint(const char* field);
   Status Need(size_t n, const char* field) const;
   // A length-prefixed blob; `length` < 0 means null.
   Result<std::optional<std::string>> Blob(int64_t length, const char* field);

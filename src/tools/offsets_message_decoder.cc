@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/consumer_group_records_decoder.h"
 #include "tools/dump_message_reader.h"
 
 namespace daruma::tools {
@@ -174,16 +175,23 @@ Result<std::string> ReadValue(const std::string& value, int16_t record_type) {
   MessageReader versions(value, false);
   auto version = versions.Int16("version");
   if (!version.ok()) return Status::Corruption("Could not read version from value's buffer.");
-  const char* name = record_type == 2 ? "GroupMetadataValue" : "OffsetCommitValue";
-  if (*version < 0 || *version > 4) {
+  const bool consumer_group = IsConsumerGroupRecordType(record_type);
+  const char* name = consumer_group     ? ConsumerGroupValueName(record_type)
+                     : record_type == 2 ? "GroupMetadataValue"
+                                        : "OffsetCommitValue";
+  // KIP-848's values exist at version 0 only, always flexible.
+  const int16_t highest = consumer_group ? 0 : 4;
+  if (*version < 0 || *version > highest) {
     return Status::Corruption(
         fmt::format("Could not read record with version {} from value's buffer due to: Can't "
                     "read version {} of {}.",
                     *version, *version, name));
   }
-  MessageReader r(std::string_view(value).substr(2), /*flexible=*/*version >= 4);
-  auto data =
-      record_type == 2 ? ReadGroupMetadataValue(r, *version) : ReadOffsetCommitValue(r, *version);
+  MessageReader r(std::string_view(value).substr(2),
+                  /*flexible=*/consumer_group || *version >= 4);
+  auto data = consumer_group     ? ReadConsumerGroupValue(r, record_type)
+              : record_type == 2 ? ReadGroupMetadataValue(r, *version)
+                                 : ReadOffsetCommitValue(r, *version);
   if (!data.ok()) {
     return Status::Corruption(
         fmt::format("Could not read record with version {} from value's buffer due to: {}.",
@@ -209,11 +217,13 @@ DecodedKeyValue DecodeOffsetsRecord(const Record& record) {
   MessageReader r(*record.key, /*flexible=*/false);
   auto type = r.Int16("key version");
   if (!type.ok()) return error("Could not read version from key's buffer.");
-  if (*type < 0 || *type > 2) {
+  if (*type < 0 || *type > 8) {
     return {fmt::format("Unknown record type {} at offset {}, skipping.", *type, record.offset),
             std::nullopt};
   }
-  auto key_data = *type == 2 ? ReadGroupMetadataKey(r) : ReadOffsetCommitKey(r);
+  auto key_data = IsConsumerGroupRecordType(*type) ? ReadConsumerGroupKey(r, *type)
+                  : *type == 2                     ? ReadGroupMetadataKey(r)
+                                                   : ReadOffsetCommitKey(r);
   if (!key_data.ok()) {
     return error(fmt::format("Could not read record with version {} from key's buffer due to: {}.",
                              *type, key_data.status().message()));

@@ -21,9 +21,10 @@
 // protocolType is "consumer", each member's subscription and assignment are
 // replaced by their decoded ConsumerProtocolSubscription (v0-3) /
 // ConsumerProtocolAssignment (v0-3) JSON; undecodable ones keep the Base64.
-// A null value prints "<DELETE>". Other record types (KIP-848 consumer-group
-// and share-group records) print "Unknown record type <t> at offset <o>,
-// skipping." (Daruma does not decode them yet); a malformed record prints
+// A null value prints "<DELETE>". KIP-848's consumer-group records (types
+// 3-8) are decoded as tools/consumer_group_records_decoder.h describes. Other
+// record types (share groups, 9+) print "Unknown record type <t> at offset
+// <o>, skipping.", as Kafka 3.9's tool does; a malformed record prints
 // "Error at offset <o>, skipping. <reason>" as the key and no payload.
 #pragma once
 

@@ -250,9 +250,91 @@ TEST(OffsetsDecoderTest, FlexibleGroupMetadataV4) {
             R"("userData":null}}]}})");
 }
 
+// KIP-848's records (types 3-8), as Kafka 3.9's JSON converters print them.
+TEST(OffsetsDecoderTest, ConsumerGroupRecordsOfKip848) {
+  auto metadata = DecodeOffsetsRecord(MakeRecord(
+      Enc().I16(3).Str("g1").str(), Enc().I16(0).I32(5).NoTags().str() + std::string(1, '\0')));
+  EXPECT_EQ(metadata.key, R"({"type":"3","data":{"groupId":"g1"}})");
+  EXPECT_EQ(metadata.payload, R"({"version":"0","data":{"epoch":5}})");
+
+  const std::string topic_id = Enc().I64(0x0102030405060708).I64(0x090a0b0c0d0e0f10).str();
+  const std::string id_text = "AQIDBAUGBwgJCgsMDQ4PEA";
+  auto partitions = DecodeOffsetsRecord(MakeRecord(
+      Enc().I16(4).Str("g1").str(), Enc().I16(0).str() + Enc(true).Array(1).str() + topic_id +
+                                        Enc(true)
+                                            .Str("orders")
+                                            .I32(2)
+                                            .Array(1)
+                                            .I32(0)
+                                            .Array(1)
+                                            .Str("rack-a")
+                                            .NoTags()
+                                            .NoTags()
+                                            .NoTags()
+                                            .str()));
+  EXPECT_EQ(partitions.payload,
+            R"({"version":"0","data":{"topics":[{"topicId":")" + id_text +
+                R"(","topicName":"orders","numPartitions":2,)"
+                R"("partitionMetadata":[{"partition":0,"racks":["rack-a"]}]}]}})");
+
+  // A member of a classic consumer (tag 0 present) and one without it.
+  const std::string member_fields = Enc(true)
+                                        .NullStr()
+                                        .Str("r1")
+                                        .Str("c1")
+                                        .Str("/10.0.0.1")
+                                        .Array(1)
+                                        .Str("orders")
+                                        .NullStr()
+                                        .I32(45000)
+                                        .Str("uniform")
+                                        .str();
+  const std::string classic =
+      Enc(true).I8(1).I32(10000).Array(1).Str("range").Blob("ab").NoTags().NoTags().str();
+  auto member = DecodeOffsetsRecord(
+      MakeRecord(Enc().I16(5).Str("g1").Str("m1").str(),
+                 Enc().I16(0).str() + member_fields + Enc(true).Tag(0, classic).str()));
+  EXPECT_EQ(member.key, R"({"type":"5","data":{"groupId":"g1","memberId":"m1"}})");
+  const std::string member_json =
+      R"({"instanceId":null,"rackId":"r1","clientId":"c1","clientHost":"/10.0.0.1",)"
+      R"("subscribedTopicNames":["orders"],"subscribedTopicRegex":null,)"
+      R"("rebalanceTimeoutMs":45000,"serverAssignor":"uniform")";
+  EXPECT_EQ(member.payload, R"({"version":"0","data":)" + member_json +
+                                R"(,"classicMemberMetadata":{"sessionTimeoutMs":10000,)"
+                                R"("supportedProtocols":[{"name":"range","metadata":"YWI="}]}}})");
+  auto plain = DecodeOffsetsRecord(
+      MakeRecord(Enc().I16(5).Str("g1").Str("m1").str(),
+                 Enc().I16(0).str() + member_fields + Enc(true).NoTags().str()));
+  EXPECT_EQ(plain.payload, R"({"version":"0","data":)" + member_json + "}}");
+
+  auto epoch = DecodeOffsetsRecord(MakeRecord(
+      Enc().I16(6).Str("g1").str(), Enc().I16(0).I32(7).NoTags().str() + std::string(1, '\0')));
+  EXPECT_EQ(epoch.payload, R"({"version":"0","data":{"assignmentEpoch":7}})");
+
+  auto target =
+      DecodeOffsetsRecord(MakeRecord(Enc().I16(7).Str("g1").Str("m1").str(),
+                                     Enc().I16(0).str() + Enc(true).Array(1).str() + topic_id +
+                                         Enc(true).Array(2).I32(0).I32(1).NoTags().NoTags().str()));
+  EXPECT_EQ(target.key, R"({"type":"7","data":{"groupId":"g1","memberId":"m1"}})");
+  EXPECT_EQ(target.payload, R"({"version":"0","data":{"topicPartitions":[{"topicId":")" + id_text +
+                                R"(","partitions":[0,1]}]}})");
+
+  auto current = DecodeOffsetsRecord(MakeRecord(
+      Enc().I16(8).Str("g1").Str("m1").str(),
+      Enc().I16(0).I32(3).I32(2).str() + Enc(true).I8(1).Array(0).Array(0).NoTags().str()));
+  EXPECT_EQ(current.payload,
+            R"({"version":"0","data":{"memberEpoch":3,"previousMemberEpoch":2,"state":1,)"
+            R"("assignedPartitions":[],"partitionsPendingRevocation":[]}})");
+
+  auto later = DecodeOffsetsRecord(MakeRecord(Enc().I16(3).Str("g1").str(), Enc().I16(1).str()));
+  EXPECT_EQ(later.key,
+            "Error at offset 17, skipping. Could not read record with version 1 from value's "
+            "buffer due to: Can't read version 1 of ConsumerGroupMetadataValue.");
+}
+
 TEST(OffsetsDecoderTest, UnknownTypeAndErrors) {
-  auto unknown = DecodeOffsetsRecord(MakeRecord(Enc().I16(3).Str("g").str(), "v"));
-  EXPECT_EQ(unknown.key, "Unknown record type 3 at offset 17, skipping.");
+  auto unknown = DecodeOffsetsRecord(MakeRecord(Enc().I16(9).Str("g").str(), "v"));
+  EXPECT_EQ(unknown.key, "Unknown record type 9 at offset 17, skipping.");
   EXPECT_EQ(unknown.payload, std::nullopt);
   auto bad_version = DecodeOffsetsRecord(MakeRecord(OffsetKey(1), Enc().I16(9).str()));
   EXPECT_EQ(bad_version.key,
