@@ -121,6 +121,7 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
   // Kept while a dir is offline or a partition did not load.
   if (unloaded_.empty() && all_deleted) logs_->ForgetTopicDeletions();
   CompletePendingCreationsLocked(notes);
+  CreateMissingPartitionsLocked(notes);
   names_by_id_.clear();
   for (const auto& [name, t] : topics_) names_by_id_[t.id] = name;
   return Status::Ok();
@@ -283,6 +284,75 @@ void TopicRegistry::CompletePendingCreationsLocked(std::vector<std::string>* not
                             "({}); the next start tries again",
                             name, failed.ToString()));
     }
+  }
+}
+
+namespace {
+
+// "0-4, 7, 9-10" for sorted partition numbers.
+std::string Ranges(const std::vector<int32_t>& sorted) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? std::to_string(sorted[i]) : fmt::format("{}-{}", sorted[i], sorted[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Metadata advertises partitions 0..count-1. One that no log dir holds (the
+// dirs of one broker of a multi-broker cluster hold only its replicas; a
+// partition dir moved away) would be advertised and never served: producers
+// time out and consumers retry for ever. Created empty with the topic's id
+// and configs, the topic is whole on this node, as a new partition of
+// CreatePartitions would be. Not while a log dir is offline (the partition
+// may be there) or for one that failed to load (its dir is there).
+void TopicRegistry::CreateMissingPartitionsLocked(std::vector<std::string>* notes) {
+  if (logs_->HasOfflineLogDir()) return;
+  int32_t budget = kMaxMissingPartitionsCreatedAtStart;
+  for (auto& [name, t] : topics_) {
+    std::vector<int32_t> missing;
+    for (int32_t p = 0; p < t.partitions; ++p) {
+      const TopicPartition tp{name, p};
+      if (unloaded_.count(tp) == 0 && logs_->GetLog(tp) == nullptr) missing.push_back(p);
+    }
+    if (missing.empty()) continue;
+    if (int32_t(missing.size()) > budget) {
+      if (notes != nullptr) {
+        notes->push_back(fmt::format(
+            "topic '{}': partitions {} have no directory in any log dir; more than the {} "
+            "this start may create, so they are advertised but not served (create them "
+            "with fewer topics at once, or move the dirs that hold them here)",
+            name, Ranges(missing), kMaxMissingPartitionsCreatedAtStart));
+      }
+      continue;
+    }
+    std::vector<int32_t> created;
+    Status failed = Status::Ok();
+    for (int32_t p : missing) {
+      Result<Log*> log = logs_->GetOrCreateLog({name, p}, t.id, t.config);
+      if (!log.ok()) {
+        failed = log.status();
+        break;
+      }
+      (*log)->UpdateHighWatermark((*log)->log_end_offset());
+      created.push_back(p);
+    }
+    budget -= int32_t(created.size());
+    if (notes == nullptr) continue;
+    notes->push_back(
+        failed.ok()
+            ? fmt::format("topic '{}': partitions {} had no directory in any log dir (the dirs "
+                          "of one broker of a larger cluster?); created them empty so that all "
+                          "{} partitions are served",
+                          name, Ranges(created), t.partitions)
+            : fmt::format("topic '{}': creating its missing partitions {} failed ({}); they "
+                          "are advertised but not served",
+                          name, Ranges(missing), failed.ToString()));
   }
 }
 

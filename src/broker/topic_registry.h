@@ -5,7 +5,9 @@
 // topic's id is the one in its partitions' `partition.metadata`; a partition
 // without that file (data from Kafka < 2.8) gets the topic's id written, or a
 // fresh random id when no partition of the topic has one. The partition count
-// is the highest loaded partition index + 1.
+// is the highest loaded partition index + 1; partitions below it that no log
+// dir holds (the dirs of one broker of a larger Kafka cluster) are created
+// empty at start-up, so every partition Metadata advertises is served.
 //
 // Creation and deletion are whole across a crash (LogRegistry's topic
 // intents): a creation is recorded before its first partition dir and Load
@@ -54,6 +56,10 @@ inline constexpr char kConsumerOffsetsTopic[] = "__consumer_offsets";
 inline constexpr char kTransactionStateTopic[] = "__transaction_state";
 
 bool IsInternalTopic(std::string_view topic);
+
+// At most this many partitions missing below a topic's highest one are
+// created at one start, all topics together (CreateTopics' per-request cap).
+inline constexpr int32_t kMaxMissingPartitionsCreatedAtStart = 10000;
 
 struct TopicInfo {
   std::string name;
@@ -154,6 +160,7 @@ class TopicRegistry {
   TopicInfo ToInfo(const std::string& name, const Topic& t) const;
   // mu_ held, from Load.
   void CompletePendingCreationsLocked(std::vector<std::string>* notes);
+  void CreateMissingPartitionsLocked(std::vector<std::string>* notes);
   Status SetAsideCorruptMetadata(const Log& log, const Status& why,
                                  std::vector<std::string>* notes);
   // Creates the partition logs and registers the topic; admin_mu_ held.

@@ -1,6 +1,7 @@
 // TopicRegistry (topic ids from partition.metadata, partition counts,
 // creation and deletion through LogManager), ResolveBrokerSettings, and
 // produce durability/timestamp settings seen through the handler.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -37,6 +38,42 @@ TEST(HandlerTopicRegistry, UnloadedPartitionsKeepTheTopicsPartitionCount) {
   EXPECT_EQ(registry.GetLog({"__consumer_offsets", 2}), nullptr);
   // A topic none of whose partitions loaded is not invented.
   EXPECT_FALSE(registry.Find("gone").has_value());
+}
+
+// The dirs of one broker of a larger cluster hold only its replicas: the
+// partitions below the highest one that no dir holds are created empty with
+// the topic's id, so that every partition Metadata advertises is served.
+TEST(HandlerTopicRegistry, PartitionsMissingBelowTheHighestAreCreatedEmpty) {
+  daruma::testing::TempDir dir;
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  const Uuid id = Uuid::Random();
+  for (int32_t p : {1, 4}) ASSERT_TRUE(manager.GetOrCreateLog({"orders", p}, id, LogConfig{}).ok());
+  ASSERT_TRUE(manager.GetLog({"orders", 4})->AppendAsLeader(ClientBatch({"a"}), 0).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  std::vector<std::string> notes;
+  // Partition 2 failed to load: its dir is there, so it is not created over.
+  ASSERT_TRUE(registry.Load({{"orders", 2}}, &notes).ok());
+  std::optional<TopicInfo> orders = registry.Find("orders");
+  ASSERT_TRUE(orders.has_value());
+  EXPECT_EQ(orders->partitions, 5);
+  EXPECT_EQ(orders->id, id);
+  for (int32_t p : {0, 3}) {
+    Log* log = registry.GetLog({"orders", p});
+    ASSERT_NE(log, nullptr) << p;
+    EXPECT_EQ(log->log_end_offset(), 0);
+    auto written =
+        PartitionMetadataFile(dir.Join(fmt::format("orders-{}/partition.metadata", p))).Read();
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    EXPECT_EQ(written->topic_id, id);
+  }
+  EXPECT_EQ(registry.GetLog({"orders", 2}), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("orders-2")));
+  EXPECT_EQ(registry.GetLog({"orders", 4})->log_end_offset(), 1);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("topic 'orders': partitions 0, 3 had no directory"), std::string::npos)
+      << notes[0];
+  EXPECT_TRUE(manager.Shutdown().ok());
 }
 
 TEST(HandlerTopicRegistry, ReloadKeepsIdsAndPartitionCountsAndWritesMissingIds) {
