@@ -317,6 +317,9 @@ void PartitionChecker::ProblemsFromPlan() {
                       q.file, LeftBy(q.file), q.bytes));
       continue;
     }
+    // A copy of a snapshot or epoch file above the recovered end: evidence
+    // kept of records the damage reported here took, not damage of its own.
+    if (q.kind == DamageKind::kLostRecords) continue;
     if (HasSuffix(q.file, kLogFileSuffix)) out_->data_bytes_dropped += q.bytes;
     Problem(q.kind, q.file, q.from_position, q.first_offset,
             fmt::format("{} ({} bytes would be dropped)", q.reason, q.bytes), kRepairAction);

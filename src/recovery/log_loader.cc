@@ -220,6 +220,10 @@ class Loader {
   ProducerStateManager::SnapshotMap retired_snapshots_;
   // Snapshots copied into the quarantine by this load (each once).
   std::set<std::string> quarantined_snapshots_;
+  // The bytes of each valid snapshot removed during the load, by offset: one
+  // above the recovered end is the last record of producers whose batches
+  // are gone, and goes to quarantine once that end is known.
+  std::map<int64_t, std::pair<std::string, std::vector<uint8_t>>> removed_snapshots_;
   bool retire_snapshots_ = false;
   // Deletes the retired snapshots still on disk and stops retiring: from then
   // on the dir is as if each had been deleted when it was retired.
@@ -320,8 +324,15 @@ Status Loader::QuarantineSnapshot(const std::string& path, const Status& why) {
 
 Status Loader::QuarantineSnapshotIfCorrupt(const std::string& path) {
   if (!quarantine_.enabled() || quarantined_snapshots_.count(path) > 0) return Status::Ok();
-  auto read = ReadProducerSnapshot(fs_, path);
-  if (read.ok() || read.status().IsNotFound()) return Status::Ok();
+  Result<std::vector<uint8_t>> bytes = fs_->ReadFile(path);
+  if (!bytes.ok()) return bytes.status().IsNotFound() ? Status::Ok() : bytes.status();
+  auto read = DecodeProducerSnapshot(*bytes, path);
+  if (read.ok()) {
+    if (Result<int64_t> offset = OffsetFromFileName(BaseName(path)); offset.ok()) {
+      removed_snapshots_[*offset] = {path, std::move(*bytes)};
+    }
+    return Status::Ok();
+  }
   if (!read.status().IsCorruption()) return read.status();
   return QuarantineSnapshot(path, read.status());
 }
@@ -1397,11 +1408,39 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   }
 
   // Pass 6. Kafka flushes these truncations asynchronously; flushing now gives
-  // the same file a moment earlier.
-  epochs_->TruncateFromEnd(offsets.next_offset);
+  // the same file a moment earlier. An entry at the recovered end is routine
+  // (a leader that wrote nothing since its election); one above it names
+  // records that are gone, and nothing left can rebuild it: then the file
+  // as it was goes to quarantine.
+  std::optional<std::vector<uint8_t>> epochs_before;
+  if (quarantine_.enabled() && !epochs_file_missing_) {
+    Result<std::vector<uint8_t>> read = fs_->ReadFile(epochs_->path());
+    if (read.ok()) epochs_before = std::move(*read);
+  }
+  const std::vector<EpochEntry> entries_before = epochs_->entries();
+  const bool dropped_above_end =
+      epochs_->TruncateFromEnd(offsets.next_offset) &&
+      std::any_of(entries_before.begin(), entries_before.end(),
+                  [&](const EpochEntry& e) { return e.second > offsets.next_offset; });
   const int64_t log_start = std::max(p_.log_start_offset_checkpoint, segments_.begin()->first);
   epochs_->TruncateFromStart(p_.log_start_offset_checkpoint);
   if (epochs_->dirty()) DARUMA_RETURN_IF_ERROR(epochs_->Flush());
+  if (dropped_above_end && epochs_before) {
+    std::string dropped;
+    for (const EpochEntry& e : entries_before) {
+      if (e.second >= offsets.next_offset) {
+        dropped += fmt::format("{}epoch {} from offset {}", dropped.empty() ? "" : ", ", e.first,
+                               e.second);
+      }
+    }
+    DARUMA_RETURN_IF_ERROR(quarantine_.SaveBytes(
+        epochs_->path(), *epochs_before,
+        {DamageKind::kLostRecords, offsets.next_offset, std::nullopt,
+         fmt::format("leader-epoch-checkpoint as found: its entries at or above the recovered "
+                     "log end offset {} ({}) were dropped, as Kafka drops them, and records "
+                     "above it are gone",
+                     offsets.next_offset, dropped)}));
+  }
 
   std::vector<int64_t> bases;
   for (const auto& [base, segment] : segments_) bases.push_back(base);
@@ -1447,6 +1486,28 @@ Result<std::unique_ptr<Log>> Loader::Run() {
                      "{}: the records from {} to {} were in the log before and are gone",
                      psm_->SnapshotPath(*latest), *latest, offsets.next_offset, offsets.next_offset,
                      *latest - 1));
+  }
+  // The snapshots above the recovered end went with the truncations
+  // (Kafka's truncateAndReload) or go with the rebuild below; they are the
+  // last record of those producers, so a copy stays.
+  if (quarantine_.enabled() && !HasSuffix(dir_, kDeletedDirSuffix)) {
+    for (int64_t offset : psm_->SnapshotOffsets()) {
+      const std::string path = psm_->SnapshotPath(offset);
+      if (offset <= offsets.next_offset || removed_snapshots_.count(offset) > 0 ||
+          quarantined_snapshots_.count(path) > 0) {
+        continue;
+      }
+      Result<std::vector<uint8_t>> bytes = fs_->ReadFile(path);
+      if (bytes.ok()) removed_snapshots_[offset] = {path, std::move(*bytes)};
+    }
+    for (const auto& [offset, removed] : removed_snapshots_) {
+      if (offset <= offsets.next_offset) continue;
+      DARUMA_RETURN_IF_ERROR(quarantine_.SaveBytes(
+          removed.first, removed.second,
+          {DamageKind::kLostRecords, offsets.next_offset, offset - 1,
+           fmt::format("producer snapshot above the recovered log end offset {}",
+                       offsets.next_offset)}));
+    }
   }
   int64_t scanned = 0;
   DARUMA_RETURN_IF_ERROR(

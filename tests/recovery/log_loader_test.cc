@@ -40,7 +40,14 @@ TEST_F(LogLoaderTest, TornTailAtEveryByteOfTheLastBatch) {
     EXPECT_EQ((*log)->log_end_offset(), last.base_offset);
     EXPECT_EQ((*log)->active_segment_size(), last.position);
     EXPECT_EQ(report_.truncated_bytes, cut - last.position);
-    ASSERT_EQ(report_.quarantined.size(), 1u);
+    // The torn bytes, then (first cut only: the load removes it) the producer
+    // snapshot the clean close wrote at the old end, which proves the loss.
+    ASSERT_EQ(report_.quarantined.size(), cut == last.position + 1 ? 2u : 1u);
+    if (report_.quarantined.size() == 2) {
+      EXPECT_EQ(report_.quarantined[1].kind, DamageKind::kLostRecords);
+      EXPECT_TRUE(report_.quarantined[1].file.ends_with(".snapshot"))
+          << report_.quarantined[1].file;
+    }
     EXPECT_EQ(report_.quarantined[0].from_position, last.position);
     EXPECT_EQ(report_.quarantined[0].bytes, cut - last.position);
     EXPECT_EQ(ReadFileToString(report_.quarantined[0].quarantine_path),
@@ -58,6 +65,44 @@ TEST_F(LogLoaderTest, TornTailAtEveryByteOfTheLastBatch) {
   }
 }
 
+// Segments gone (deleted by hand, a bad copy): the producer snapshots and
+// leader epochs above the recovered end are the last trace of the records
+// that were there. Kafka deletes the snapshots and drops the epochs; a copy
+// of each goes to quarantine. An epoch entry at the end itself is routine.
+TEST_F(LogLoaderTest, SnapshotsAndEpochsAboveALostTailAreKeptInQuarantine) {
+  WriteLog(3, 10);
+  for (int64_t base : {30, 60}) {
+    for (const char* ext : {".log", ".index", ".timeindex"}) fsys::remove(File(base, ext));
+  }
+  const std::string epochs = ReadFileToString(part_ + "/leader-epoch-checkpoint");
+  const std::string snapshot = ReadFileToString(File(90, ".snapshot"));
+  auto log = Load(false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 30);
+  EXPECT_EQ((*log)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}}));
+  std::map<std::string, std::string> kept;  // file -> quarantined bytes
+  for (const auto& entry : Manifest(part_)) {
+    EXPECT_EQ(entry["kind"], "lost_records") << entry.dump();
+    kept[entry["file"]] = ReadFileToString(entry["quarantinePath"]);
+  }
+  ASSERT_EQ(kept.count("leader-epoch-checkpoint"), 1u);
+  EXPECT_EQ(kept["leader-epoch-checkpoint"], epochs);
+  ASSERT_EQ(kept.count(FilenamePrefixFromOffset(90) + ".snapshot"), 1u);
+  EXPECT_EQ(kept[FilenamePrefixFromOffset(90) + ".snapshot"], snapshot);
+  EXPECT_FALSE(fsys::exists(File(90, ".snapshot")));
+  ASSERT_TRUE((*log)->Close().ok());
+
+  // Closed at 30 with its epoch {0, 0}; a new leader epoch starting at the
+  // end, with nothing written since, is dropped at the next load as routine.
+  fsys::remove_all(part_ + "/" + kQuarantineDirName);
+  WriteStringToFile(part_ + "/leader-epoch-checkpoint", "0\n2\n0 0\n1 30\n");
+  auto again = Load(false, 0);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->leader_epochs(), (std::vector<EpochEntry>{{0, 0}}));
+  EXPECT_FALSE(fsys::exists(part_ + "/" + kQuarantineDirName));
+  ASSERT_TRUE((*again)->Close().ok());
+}
+
 TEST_F(LogLoaderTest, BitFlipInCrcCoveredHeaderTruncatesAtThatBatch) {
   WriteLog(1, 5);
   const auto batches = Batches(File(0, ".log"));
@@ -68,7 +113,8 @@ TEST_F(LogLoaderTest, BitFlipInCrcCoveredHeaderTruncatesAtThatBatch) {
   EXPECT_EQ((*log)->log_end_offset(), batches[2].base_offset);
   EXPECT_EQ((*log)->active_segment_size(), batches[2].position);
   auto manifest = Manifest(part_);
-  ASSERT_EQ(manifest.size(), 1u);
+  ASSERT_EQ(manifest.size(), 2u);  // and the snapshot at the old end (lost_records)
+  EXPECT_EQ(manifest[1]["kind"], "lost_records");
   EXPECT_EQ(manifest[0]["fromPosition"], batches[2].position);
   EXPECT_EQ(manifest[0]["firstOffset"], batches[2].base_offset);
   EXPECT_EQ(manifest[0]["kind"], "bad_crc");
@@ -413,7 +459,8 @@ TEST_F(LogLoaderTest, CrashDuringLoadingThenUncleanReloadIsStable) {
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   EXPECT_EQ((*log)->log_end_offset(), 27);
   EXPECT_EQ(report_.truncated_bytes, 0);
-  EXPECT_EQ(Manifest(part_).size(), 1u);
+  // The first load's: the torn bytes and the snapshot at the old end.
+  EXPECT_EQ(Manifest(part_).size(), 2u);
 }
 
 TEST_F(LogLoaderTest, UncleanStartWithMissingIndexesReadsEachSegmentOnce) {
