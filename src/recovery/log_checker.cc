@@ -934,6 +934,8 @@ OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name
 void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
   std::map<TopicPartition, std::string> live;  // partition -> its first dir
   std::optional<std::pair<std::string, MetaProperties>> first_meta;
+  std::vector<std::pair<std::string, MetaProperties>> metas;  // for the directory ids
+  std::map<std::string, LogDirCheck*> dir_of_meta;
   for (LogDirCheck& d : *dirs) {
     for (const PartitionCheck& p : d.partitions) {
       if (BaseName(p.dir) != LogDirName(p.tp)) continue;  // a `-future` copy may coexist
@@ -950,6 +952,8 @@ void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
     if (!fs->Exists(meta_path)) continue;
     Result<MetaProperties> meta = MetaProperties::Read(meta_path, fs);
     if (!meta.ok()) continue;  // reported by the dir's own checks
+    metas.emplace_back(meta_path, *meta);
+    dir_of_meta[meta_path] = &d;
     if (!first_meta) {
       first_meta.emplace(meta_path, *meta);
       continue;
@@ -963,6 +967,14 @@ void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
                        first_meta->first),
            "give each broker its own log dirs", true});
     }
+  }
+  for (const DirectoryIdProblem& p : FindDirectoryIdProblems(metas)) {
+    dir_of_meta.at(p.path)->problems.push_back(
+        {DamageKind::kDirConflict, p.path, -1, std::nullopt,
+         p.what + " (Kafka, `daruma serve` and `daruma recover` refuse to start)",
+         "delete that directory.id line (from the copy, for a shared id): Kafka writes a new "
+         "one at its next start",
+         true});
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/bytes.h"
 #include "log/clean_shutdown_file.h"
+#include "log/meta_properties.h"
 #include "log/offset_checkpoint_file.h"
 #include "log/segment_scan_split.h"
 #include "record/record_batch_builder.h"
@@ -218,6 +219,54 @@ TEST(LogManagerTest, BadPartitionDirNameIsFatalBeforeAnythingChanges) {
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("not_a_partition"), std::string::npos) << st.message();
   EXPECT_TRUE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
+}
+
+// Kafka's MetaPropertiesEnsemble.verify refuses log dirs that share a
+// directory.id (one copied whole) or one that names a reserved id; so does
+// start-up, naming the files, before anything is touched.
+TEST(LogManagerTest, SharedOrReservedDirectoryIdIsFatalAndNamesTheFiles) {
+  TempDir a, b;
+  MakePartition(a.path(), kOrders, 2);
+  const std::string marker = a.Join(kCleanShutdownFileName);
+  WriteStringToFile(marker, "{\"version\":0,\"brokerEpoch\":4}");
+  const std::string ids = "version=1\nnode.id=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n";
+  const std::string meta_a = a.Join(kMetaPropertiesFileName);
+  const std::string meta_b = b.Join(kMetaPropertiesFileName);
+  WriteStringToFile(meta_a, ids + "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  WriteStringToFile(meta_b, ids + "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  {
+    LogManager manager;
+    Status st = manager.Startup({a.path(), b.path()}, LogConfig{}, 1);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find(meta_b +
+                                ": directory.id WvVzx-Xl3swcqvxXsPbjww is also the directory.id "
+                                "of " +
+                                meta_a),
+              std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("Kafka refuses to start"), std::string::npos) << st.message();
+    EXPECT_TRUE(manager.AllLogs().empty());
+  }
+  EXPECT_TRUE(FileSystem::Default()->Exists(marker));  // nothing was loaded
+
+  WriteStringToFile(meta_b, ids + "directory.id=AAAAAAAAAAAAAAAAAAAAAA\n");
+  {
+    LogManager manager;
+    Status st = manager.Startup({a.path(), b.path()}, LogConfig{}, 1);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(
+        st.message().find(meta_b + ": directory.id AAAAAAAAAAAAAAAAAAAAAA is an id Kafka reserves "
+                                   "(MIGRATING)"),
+        std::string::npos)
+        << st.message();
+  }
+  EXPECT_TRUE(FileSystem::Default()->Exists(marker));
+
+  WriteStringToFile(meta_b, ids);  // Kafka writes a new id into a file without one
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 1).ok());
+  EXPECT_EQ(manager.AllLogs().size(), 1u);
 }
 
 TEST(LogManagerTest, IgnoresKafkaNonPartitionDirs) {
