@@ -661,7 +661,8 @@ Status PartitionChecker::CheckLeaderEpochs(
               fmt::format("expected epoch {} (the batch at {}:{}), found {}", b.leader_epoch,
                           LogFileName(p_.partition_dir, base), b.position,
                           mapped ? std::to_string(*mapped) : std::string("no epoch")),
-              "run `daruma repair` (start-up reassigns epochs from the batches)");
+              "run `daruma repair`, which rebuilds it from the batches (`daruma recover` and "
+              "`daruma serve` keep it, as Kafka does)");
       return Status::Ok();
     }
   }
@@ -1054,13 +1055,16 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
       continue;
     }
     if (name->kind == DirKind::kDelete) {
-      // A deleted partition waits file.delete.delay.ms (60 s) before the
-      // broker removes it, in Daruma as in Kafka, and one that a shutdown
-      // came before goes after the next start: the normal state of a dir
-      // whose topic was just deleted, not a problem to exit 1 for.
+      // A deleted partition waits the broker's log.segment.delete.delay.ms
+      // (60 s by default) before the broker removes it, in Daruma as in
+      // Kafka (LogManager.deleteLogs takes the broker's value, never the
+      // topic's file.delete.delay.ms), and one that a shutdown came before
+      // goes after the next start: the normal state of a dir whose topic
+      // was just deleted, not a problem to exit 1 for.
       d.notes.push_back(fmt::format(
           "{}: a deleted partition's directory, awaiting removal (the broker removes it "
-          "file.delete.delay.ms after it starts)",
+          "log.segment.delete.delay.ms after it starts, 60 s by default; the broker-wide "
+          "setting applies, not the topic's file.delete.delay.ms)",
           path));
       continue;
     }

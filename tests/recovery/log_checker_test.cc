@@ -93,6 +93,10 @@ TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
   EXPECT_EQ(p.offset, SegmentBase(1));
   EXPECT_NE(p.what.find("expected epoch 1"), std::string::npos) << p.what;
   EXPECT_NE(p.what.find("found 0"), std::string::npos) << p.what;
+  // A start keeps a parsable checkpoint, as Kafka does; only repair rebuilds it.
+  EXPECT_EQ(p.action,
+            "run `daruma repair`, which rebuilds it from the batches (`daruma recover` and "
+            "`daruma serve` keep it, as Kafka does)");
 }
 
 // DeleteRecords may leave the log start offset inside a batch; start-up
