@@ -413,6 +413,58 @@ TEST(LogManagerTest, ADeletedPartitionsBytesAreNotBytesToScan) {
   EXPECT_EQ(manager.Progress().total_bytes, manager.Progress().scanned_bytes);
 }
 
+// A `-delete` or `-stray` copy of a partition shares its name, not its
+// checkpoint entries, which are the live partition's (the topic was created
+// again): neither copy gets the high watermark (Kafka's ReplicaManager
+// gives them none), the log start offset or the recovery point, and
+// neither reports damage for them. Applied, the live log start offset 5
+// would lie beyond the stray copy's end and empty it, and the high
+// watermark 8 would be reported "above the log end offset" of the deleted
+// copy, which is not recovered and ends at 0, as in Kafka.
+TEST(LogManagerTest, TheLivePartitionsCheckpointEntriesAreNotItsDeletedOrStrayCopys) {
+  TempDir a;
+  const std::string deleted = a.Join(DeleteDirName(kOrders, "0123456789abcdef0123456789abcdef"));
+  const std::string stray = a.Join(StrayDirName(kOrders, "fedcba9876543210fedcba9876543210"));
+  MakePartition(a.path(), kOrders, 2);
+  std::filesystem::rename(a.Join("orders-0"), deleted);
+  MakePartition(a.path(), kOrders, 2);
+  std::filesystem::rename(a.Join("orders-0"), stray);
+  MakePartition(a.path(), kOrders, 8);
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kReplicationOffsetCheckpointFile))
+                  ->Write({{kOrders, 8}})
+                  .ok());
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kLogStartOffsetCheckpointFile))
+                  ->Write({{kOrders, 5}})
+                  .ok());
+  ASSERT_TRUE(
+      OffsetCheckpointFile::Open(a.Join(kRecoveryPointCheckpointFile))->Write({{kOrders, 8}}).ok());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_EQ(manager.GetLog(kOrders)->high_watermark(), 8);
+  EXPECT_EQ(manager.GetLog(kOrders)->log_start_offset(), 5);
+  std::map<std::string, PartitionRecoveryReport> by_dir;
+  for (const PartitionRecoveryReport& pr : manager.report().partitions) by_dir[pr.dir] = pr;
+  ASSERT_EQ(by_dir.size(), 3u);
+  const PartitionRecoveryReport& d = by_dir.at(deleted);
+  EXPECT_TRUE(d.damage.empty()) << d.damage[0].text;
+  EXPECT_TRUE(d.warnings.empty());
+  EXPECT_EQ(d.high_watermark, 0);
+  EXPECT_EQ(d.log_start_offset, 0);
+  EXPECT_EQ(d.log_end_offset, 0);  // a deleted copy is not recovered (Kafka's LogLoader)
+  const PartitionRecoveryReport& s = by_dir.at(stray);
+  EXPECT_TRUE(s.damage.empty()) << s.damage[0].text;
+  EXPECT_EQ(s.log_start_offset, 0);
+  EXPECT_EQ(s.log_end_offset, 2);
+  EXPECT_EQ(s.high_watermark, 0);
+  EXPECT_EQ(s.recovered_segments, 1);  // from its first segment
+  EXPECT_TRUE(s.quarantined.empty());
+  EXPECT_TRUE(by_dir.at(a.Join("orders-0")).damage.empty());
+  // The checkpoints still hold the live partition's entries, and only them.
+  EXPECT_EQ(ReadCheckpoint(a.path(), kReplicationOffsetCheckpointFile), (OffsetMap{{kOrders, 8}}));
+  EXPECT_EQ(ReadCheckpoint(a.path(), kLogStartOffsetCheckpointFile), (OffsetMap{{kOrders, 5}}));
+}
+
 TEST(LogManagerTest, SecondStartAfterCleanShutdownScansNothing) {
   TempDir a;
   MakePartition(a.path(), kOrders, 3);
