@@ -435,11 +435,12 @@ Status Broker::WriteMetaProperties() {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (!log_manager_.failure_channel().IsOffline(dir)) online.push_back(dir);
   }
-  DARUMA_ASSIGN_OR_RETURN(std::vector<std::string> written,
+  DARUMA_ASSIGN_OR_RETURN(std::vector<WrittenMetaProperties> written,
                           WriteMissingMetaProperties(online, identity_, options_.log_manager.fs));
-  for (const std::string& path : written) {
-    Log(fmt::format("wrote {} (node.id={}, cluster.id={})", path, identity_.node_id,
-                    identity_.cluster_id));
+  for (const WrittenMetaProperties& w : written) {
+    Log(fmt::format("wrote {} (version={}, {}={}, {})", w.path, w.meta.version,
+                    w.meta.version == 0 ? "broker.id" : "node.id", identity_.node_id,
+                    w.meta.cluster_id ? "cluster.id=" + *w.meta.cluster_id : "no cluster.id"));
   }
   return Status::Ok();
 }

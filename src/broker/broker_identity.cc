@@ -68,19 +68,38 @@ Result<BrokerIdentity> ResolveBrokerIdentity(const ServerConfig& config, FileSys
   return identity;
 }
 
-Result<std::vector<std::string>> WriteMissingMetaProperties(
+Result<std::vector<WrittenMetaProperties>> WriteMissingMetaProperties(
     const std::vector<std::string>& log_dirs, const BrokerIdentity& identity, FileSystem* fs) {
-  std::vector<std::string> written;
+  std::vector<std::string> missing;
+  bool any_v0 = false;
+  std::optional<std::string> stored_cluster;
   for (const std::string& dir : log_dirs) {
     const std::string path = MetaPath(dir);
-    if (fs->Exists(path)) continue;
+    if (!fs->Exists(path)) {
+      missing.push_back(path);
+      continue;
+    }
+    Result<MetaProperties> meta = MetaProperties::Read(path, fs);
+    if (!meta.ok()) continue;  // LogManager::Startup refused it already
+    any_v0 = any_v0 || meta->version == 0;
+    if (!stored_cluster) stored_cluster = meta->cluster_id;
+  }
+  std::vector<WrittenMetaProperties> written;
+  for (const std::string& path : missing) {
     MetaProperties meta;
-    meta.version = 1;
     meta.node_id = identity.node_id;
-    meta.cluster_id = identity.cluster_id;
-    meta.directory_id = Uuid::Random();
+    if (any_v0) {
+      // ZooKeeper's cluster id is the one the v0 files hold; without one,
+      // Kafka fills it in at its next start, where any other would clash.
+      meta.version = 0;
+      meta.cluster_id = stored_cluster;
+    } else {
+      meta.version = 1;
+      meta.cluster_id = identity.cluster_id;
+      meta.directory_id = Uuid::Random();
+    }
     DARUMA_RETURN_IF_ERROR(meta.Write(path, fs));
-    written.push_back(path);
+    written.push_back({path, std::move(meta)});
   }
   return written;
 }

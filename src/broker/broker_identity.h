@@ -17,8 +17,22 @@
 //
 //   WriteMissingMetaProperties (after, the dirs exist and are locked): every
 //   given dir without meta.properties gets one, written atomically (temp file,
-//   fsync, rename): version=1, node.id, cluster.id and a fresh directory.id,
-//   the KRaft layout Kafka 3.7+ writes. Existing files are never rewritten.
+//   fsync, rename), in the version the broker's other dirs have, so that the
+//   Kafka broker that wrote them still starts on all of them:
+//     - some readable file is version 0 (a ZooKeeper-mode broker's, which
+//       refuses any other version: KafkaServer verifies REQUIRE_V0):
+//       version=0, broker.id and the stored cluster.id if a file has one,
+//       what KafkaServer writes into an empty dir. No directory.id: a
+//       ZooKeeper broker that migrates to KRaft adds one itself, and so does
+//       a KRaft broker, which also accepts a v0 file with both ids;
+//     - otherwise, including when no dir has meta.properties yet: version=1,
+//       node.id, cluster.id and a fresh directory.id, the layout of Kafka
+//       3.7+ in KRaft mode. With no file at all nothing shows a ZooKeeper
+//       broker ever ran on the dirs (it writes every dir's file at its
+//       first start), and a v0 file would have to carry Daruma's invented
+//       cluster.id, which such a broker refuses anyway (it takes its id
+//       from ZooKeeper), or none, which a KRaft broker refuses.
+//   Existing files are never rewritten.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +41,7 @@
 
 #include "common/file_system.h"
 #include "common/status.h"
+#include "log/meta_properties.h"
 #include "recovery/server_config.h"
 
 namespace daruma::broker {
@@ -41,8 +56,13 @@ struct BrokerIdentity {
 Result<BrokerIdentity> ResolveBrokerIdentity(const ServerConfig& config,
                                              FileSystem* fs = FileSystem::Default());
 
-// The paths written (in `log_dirs` order) or the first write error.
-Result<std::vector<std::string>> WriteMissingMetaProperties(
+struct WrittenMetaProperties {
+  std::string path;
+  MetaProperties meta;
+};
+
+// The files written (in `log_dirs` order) or the first write error.
+Result<std::vector<WrittenMetaProperties>> WriteMissingMetaProperties(
     const std::vector<std::string>& log_dirs, const BrokerIdentity& identity,
     FileSystem* fs = FileSystem::Default());
 

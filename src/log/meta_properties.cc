@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <vector>
 
 #include "common/bytes.h"
@@ -249,6 +250,50 @@ Result<MetaProperties> MetaProperties::Read(const std::string& path, FileSystem*
 
 Status MetaProperties::Write(const std::string& path, FileSystem* fs) const {
   return fs->WriteFileAtomically(path, AsBytes(Serialize(JavaDateString())));
+}
+
+namespace {
+
+// Java's Uuid: the big-endian high and low 64 bits.
+uint64_t UuidHalf(const Uuid& id, size_t first_byte) {
+  uint64_t v = 0;
+  for (size_t i = first_byte; i < first_byte + 8; ++i) v = (v << 8) | id.bytes()[i];
+  return v;
+}
+
+// Kafka's names for the reserved ids it uses (DirectoryId.java).
+std::string ReservedName(const Uuid& id) {
+  static constexpr const char* kNames[] = {"MIGRATING", "UNASSIGNED", "LOST"};
+  const uint64_t low = UuidHalf(id, 8);
+  return low < 3 ? kNames[low] : "one of its first 100";
+}
+
+}  // namespace
+
+bool IsReservedDirectoryId(const Uuid& id) {
+  // Java compares the low half as a signed long: a negative one counts too.
+  return UuidHalf(id, 0) == 0 && int64_t(UuidHalf(id, 8)) < 100;
+}
+
+std::vector<DirectoryIdProblem> FindDirectoryIdProblems(
+    const std::vector<std::pair<std::string, MetaProperties>>& files) {
+  std::vector<DirectoryIdProblem> out;
+  std::map<Uuid, const std::string*> seen;  // id -> the first file with it
+  for (const auto& [path, meta] : files) {
+    if (!meta.directory_id) continue;
+    const Uuid& id = *meta.directory_id;
+    if (IsReservedDirectoryId(id)) {
+      out.push_back({path, "directory.id " + id.ToString() + " is an id Kafka reserves (" +
+                               ReservedName(id) + "), never a log dir's"});
+      continue;  // one finding per file
+    }
+    auto [it, inserted] = seen.emplace(id, &path);
+    if (!inserted) {
+      out.push_back({path, "directory.id " + id.ToString() + " is also the directory.id of " +
+                               *it->second + ": each log dir needs its own"});
+    }
+  }
+  return out;
 }
 
 }  // namespace daruma

@@ -22,6 +22,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/file_system.h"
 #include "common/status.h"
@@ -55,5 +57,25 @@ struct MetaProperties {
   // Serializes with the current time as the date comment and writes atomically.
   Status Write(const std::string& path, FileSystem* fs = FileSystem::Default()) const;
 };
+
+// Kafka's DirectoryId.reserved: its first 100 ids (high 64 bits zero, low 64
+// bits below 100 as a signed Java long), among them MIGRATING (the all-zero
+// AAAAAAAAAAAAAAAAAAAAAA), UNASSIGNED (...AQ) and LOST (...Ag), which its
+// controller uses for replicas not placed in a known dir. Kafka never
+// generates one and refuses to start with one in a meta.properties.
+bool IsReservedDirectoryId(const Uuid& id);
+
+// What Kafka's MetaPropertiesEnsemble.verify refuses in the directory.id of
+// one broker's meta.properties files: a reserved id, or an id two files
+// share (a log dir copied whole, meta.properties included). `files` are
+// (path, contents) in log-dir order. One finding per file at fault (of two
+// that share an id, the later), its `what` naming the id and, for a shared
+// one, the earlier file; the caller says what it means for it.
+struct DirectoryIdProblem {
+  std::string path;
+  std::string what;
+};
+std::vector<DirectoryIdProblem> FindDirectoryIdProblems(
+    const std::vector<std::pair<std::string, MetaProperties>>& files);
 
 }  // namespace daruma

@@ -8,7 +8,8 @@
 //   * AsyncDelete renames the partition dir to `<tp>.<uuid>-delete`, drops it
 //     from the live set and from both offset checkpoints of its dir at once,
 //     forgets the topic's overrides with its last partition, and removes the
-//     files after file.delete.delay.ms (LogJobs::ScheduleDirDeletion). The
+//     files after the broker's log.segment.delete.delay.ms, not the topic's
+//     file.delete.delay.ms, as Kafka (LogJobs::ScheduleDirDeletion). The
 //     Log object stays valid (but must no longer be used) until then or until
 //     shutdown.
 //   * TruncateTo / TruncateFullyAndStartAt run between the cleaner hooks and

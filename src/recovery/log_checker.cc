@@ -664,7 +664,8 @@ Status PartitionChecker::CheckLeaderEpochs(
               fmt::format("expected epoch {} (the batch at {}:{}), found {}", b.leader_epoch,
                           LogFileName(p_.partition_dir, base), b.position,
                           mapped ? std::to_string(*mapped) : std::string("no epoch")),
-              "run `daruma repair` (start-up reassigns epochs from the batches)");
+              "run `daruma repair`, which rebuilds it from the batches (`daruma recover` and "
+              "`daruma serve` keep it, as Kafka does)");
       return Status::Ok();
     }
   }
@@ -937,6 +938,8 @@ OffsetMap ReadCheckpoint(const CheckOptions& o, LogDirCheck* d, const char* name
 void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
   std::map<TopicPartition, std::string> live;  // partition -> its first dir
   std::optional<std::pair<std::string, MetaProperties>> first_meta;
+  std::vector<std::pair<std::string, MetaProperties>> metas;  // for the directory ids
+  std::map<std::string, LogDirCheck*> dir_of_meta;
   for (LogDirCheck& d : *dirs) {
     for (const PartitionCheck& p : d.partitions) {
       if (BaseName(p.dir) != LogDirName(p.tp)) continue;  // a `-future` copy may coexist
@@ -953,6 +956,8 @@ void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
     if (!fs->Exists(meta_path)) continue;
     Result<MetaProperties> meta = MetaProperties::Read(meta_path, fs);
     if (!meta.ok()) continue;  // reported by the dir's own checks
+    metas.emplace_back(meta_path, *meta);
+    dir_of_meta[meta_path] = &d;
     if (!first_meta) {
       first_meta.emplace(meta_path, *meta);
       continue;
@@ -966,6 +971,14 @@ void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs) {
                        first_meta->first),
            "give each broker its own log dirs", true});
     }
+  }
+  for (const DirectoryIdProblem& p : FindDirectoryIdProblems(metas)) {
+    dir_of_meta.at(p.path)->problems.push_back(
+        {DamageKind::kDirConflict, p.path, -1, std::nullopt,
+         p.what + " (Kafka, `daruma serve` and `daruma recover` refuse to start)",
+         "delete that directory.id line (from the copy, for a shared id): Kafka writes a new "
+         "one at its next start",
+         true});
   }
 }
 
@@ -1045,13 +1058,16 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
       continue;
     }
     if (name->kind == DirKind::kDelete) {
-      // A deleted partition waits file.delete.delay.ms (60 s) before the
-      // broker removes it, in Daruma as in Kafka, and one that a shutdown
-      // came before goes after the next start: the normal state of a dir
-      // whose topic was just deleted, not a problem to exit 1 for.
+      // A deleted partition waits the broker's log.segment.delete.delay.ms
+      // (60 s by default) before the broker removes it, in Daruma as in
+      // Kafka (LogManager.deleteLogs takes the broker's value, never the
+      // topic's file.delete.delay.ms), and one that a shutdown came before
+      // goes after the next start: the normal state of a dir whose topic
+      // was just deleted, not a problem to exit 1 for.
       d.notes.push_back(fmt::format(
           "{}: a deleted partition's directory, awaiting removal (the broker removes it "
-          "file.delete.delay.ms after it starts)",
+          "log.segment.delete.delay.ms after it starts, 60 s by default; the broker-wide "
+          "setting applies, not the topic's file.delete.delay.ms)",
           path));
       continue;
     }

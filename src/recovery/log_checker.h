@@ -195,9 +195,12 @@ PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions&
 Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& options);
 
 // What start-up refuses across dirs, as operator-only problems of the later
-// dir: a partition live in two dirs, and meta.properties files that disagree
-// on cluster.id / node.id (the dirs belong to different brokers). Run once
-// every dir is checked, like CheckTopicConfigTopics.
+// dir: a partition live in two dirs, meta.properties files that disagree on
+// cluster.id / node.id (the dirs belong to different brokers) or share a
+// directory.id, and a reserved directory.id (FindDirectoryIdProblems, a
+// dir_conflict too though one dir has it: the check that finds it is this
+// one across all of a broker's meta.properties). Run once every dir is
+// checked, like CheckTopicConfigTopics.
 void CheckDirsAgree(std::vector<LogDirCheck>* dirs, FileSystem* fs = FileSystem::Default());
 
 // What a check of the dirs will read (stat only), for the progress bar:

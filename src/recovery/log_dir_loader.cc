@@ -62,12 +62,30 @@ int64_t LogBytesFrom(FileSystem* fs, const std::string& dir,
   return total;
 }
 
-// A deleted partition's dir (`-delete`, removed file.delete.delay.ms after
-// the start) loads without a scan (LoadLog recovers no segment of it): its
-// bytes are not bytes to scan, or the progress of an unclean start soon
-// after a DeleteTopics stays short of 100 % once the start is done.
+// A deleted partition's dir (`-delete`, removed the broker's
+// log.segment.delete.delay.ms after the start) loads without a scan (LoadLog recovers no segment of
+// it): its bytes are not bytes to scan, or the progress of an unclean start soon after a
+// DeleteTopics stays short of 100 % once the start is done.
 bool IsScanned(const PartitionDir& p) {
   return p.name.kind != DirKind::kDelete;
+}
+
+// Whether the dir's checkpoint entries for p's topic-partition (recovery
+// point, log start offset, high watermark) are p's own. Kafka writes them
+// for live and future logs only, one entry per partition and dir
+// (LogManager.logsByDir, ReplicaManager.checkpointHighWatermarks), and never
+// keeps a partition's live and future logs in one dir: a `-future` dir's
+// entry is its own. A `-delete` or `-stray` dir's entry is the live
+// partition's of the same name (the topic was created again) or one left
+// from before the rename. Kafka applies no high watermark to either
+// (ReplicaManager knows no such partition); its loadLog still hands both the
+// recovery point and log start offset by name, but a deleted copy is never
+// recovered (LogLoader) and a stray one never served, so Daruma gives them
+// neither: the stray copy is recovered from its first segment, which costs
+// a scan, and keeps all its records, instead of trusting another log's
+// offsets.
+bool OwnsCheckpointEntries(const PartitionDir& p) {
+  return p.name.kind == DirKind::kLive || p.name.kind == DirKind::kFuture;
 }
 
 // Whether the load's repairs, if any, were of derived files only: indexes
@@ -106,8 +124,9 @@ void LogDirLoader::Plan(LogDir& d) {
 
 // The recovery point a load of `p` starts from (0: the first segment).
 int64_t LogDirLoader::RecoveryPointOf(const LogDir& d, const PartitionDir& p) const {
+  if (options_.full_rescan || !OwnsCheckpointEntries(p)) return 0;
   auto rp = d.recovery_points.find(p.name.tp);
-  return options_.full_rescan || rp == d.recovery_points.end() ? 0 : rp->second;
+  return rp == d.recovery_points.end() ? 0 : rp->second;
 }
 
 // Bytes an unclean start scans: every .log from the segment holding the
@@ -476,7 +495,9 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   if (d.pack_rolled_back.count(p.path) > 0) {
     pr.warnings.push_back(LoadTransaction::RolledBackWarning(p.path, kLoadUndoPackFileName));
   }
-  auto find = [&tp](const OffsetMap& m) {
+  const bool own_entries = OwnsCheckpointEntries(p);
+  auto find = [&tp, own_entries](const OffsetMap& m) {
+    if (!own_entries) return int64_t{0};
     auto it = m.find(tp);
     return it == m.end() ? int64_t{0} : it->second;
   };

@@ -84,11 +84,16 @@ Status LogDirs::PrepareDir(LogDir& d) {
 }
 
 // Every dir that has meta.properties must agree on cluster.id and node.id
-// (Kafka refuses to start otherwise: the dirs belong to different brokers).
+// (Kafka refuses to start otherwise: the dirs belong to different brokers),
+// and no two may share a directory.id nor name a reserved one: Kafka's
+// MetaPropertiesEnsemble.verify refuses that too, so a start that accepted
+// it would leave dirs that only Daruma opens.
 Status LogDirs::CheckMetaProperties() const {
   const LogDir* first = nullptr;
+  std::vector<std::pair<std::string, MetaProperties>> files;
   for (const auto& d : dirs_) {
     if (!d->meta) continue;
+    files.emplace_back(JoinPath(d->path, kMetaPropertiesFileName), *d->meta);
     if (!first) {
       first = d.get();
       continue;
@@ -100,6 +105,14 @@ Status LogDirs::CheckMetaProperties() const {
           " disagree on cluster.id / node.id: the directories belong to different brokers");
     }
   }
+  std::string message;
+  for (const DirectoryIdProblem& p : FindDirectoryIdProblems(files)) {
+    if (!message.empty()) message += "; ";
+    message += p.path + ": " + p.what +
+               " (Kafka refuses to start: delete that directory.id line, from the copy for a "
+               "shared id, and Kafka writes a new one at its next start)";
+  }
+  if (!message.empty()) return Status::InvalidArgument(message);
   return Status::Ok();
 }
 

@@ -155,10 +155,12 @@ class LogDirs {
   Status Add(const std::vector<std::string>& paths);
   // Per dir: create it if missing, take its `.lock`, read meta.properties and
   // list its partition directories; then the dirs must agree on cluster.id /
-  // node.id and no partition may be live twice. An I/O error takes only its
-  // dir offline; a lock held elsewhere, a bad meta.properties, a bad
-  // partition directory name or a duplicate partition is fatal (returned,
-  // with every fatal problem named). kIoError when no dir is usable.
+  // node.id, share no directory.id and name no reserved one (what Kafka's
+  // MetaPropertiesEnsemble.verify refuses), and no partition may be live
+  // twice. An I/O error takes only its dir offline; a lock held elsewhere, a
+  // bad meta.properties, a bad partition directory name or a duplicate
+  // partition is fatal (returned, with every fatal problem named). kIoError
+  // when no dir is usable.
   Status Prepare();
   // Reads and DELETES the clean-shutdown marker (fsyncing the dir, so a
   // crash while loading counts as unclean) and reads the three checkpoints

@@ -28,6 +28,12 @@ class IdentityTest : public ::testing::Test {
     config_.log_dirs = {a_, b_ + "/"};
   }
   std::string Meta(const std::string& dir) { return dir + "/meta.properties"; }
+  // The paths WriteMissingMetaProperties wrote.
+  static std::vector<std::string> Paths(const std::vector<WrittenMetaProperties>& written) {
+    std::vector<std::string> out;
+    for (const WrittenMetaProperties& w : written) out.push_back(w.path);
+    return out;
+  }
 
   TempDir dir_;
   std::string a_, b_;
@@ -43,7 +49,7 @@ TEST_F(IdentityTest, FreshDirsGetVersion1FilesWithOneClusterIdAndOwnDirectoryIds
   EXPECT_NE(identity->cluster_id, kDefaultClusterId);
   auto written = WriteMissingMetaProperties(config_.log_dirs, *identity);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_EQ(*written, (std::vector<std::string>{Meta(a_), Meta(b_)}));
+  EXPECT_EQ(Paths(*written), (std::vector<std::string>{Meta(a_), Meta(b_)}));
 
   const std::string text = ReadFileToString(Meta(a_));
   EXPECT_EQ(text.substr(0, 3), "#\n#");
@@ -78,12 +84,76 @@ TEST_F(IdentityTest, StoredIdsAreAdoptedAndTheFileIsNeverRewritten) {
   EXPECT_EQ(identity->cluster_id, "XB4QhweWTe-kZwMNW25y1A");
   auto written = WriteMissingMetaProperties(config_.log_dirs, *identity);
   ASSERT_TRUE(written.ok());
-  EXPECT_EQ(*written, std::vector<std::string>{Meta(b_)});
+  EXPECT_EQ(Paths(*written), std::vector<std::string>{Meta(b_)});
   EXPECT_EQ(ReadFileToString(Meta(a_)), kStoredV0);
   auto mb = MetaProperties::Read(Meta(b_));
   ASSERT_TRUE(mb.ok());
   EXPECT_EQ(mb->node_id, 1);
   EXPECT_EQ(mb->cluster_id, "XB4QhweWTe-kZwMNW25y1A");
+}
+
+// Beside a ZooKeeper-mode broker's v0 files, a new dir gets what KafkaServer
+// writes into an empty dir: version=0, broker.id and the cluster.id, and no
+// directory.id. A v1 file there would stop that broker ("Found unexpected
+// version in .../meta.properties", MetaPropertiesEnsemble.verify REQUIRE_V0).
+TEST_F(IdentityTest, ADirBesideVersion0FilesGetsAVersion0File) {
+  const std::string c = dir_.Join("c");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(c).ok());
+  config_.log_dirs.push_back(c);
+  WriteStringToFile(Meta(b_), kStoredV0);
+  auto identity = ResolveBrokerIdentity(config_);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  auto written = WriteMissingMetaProperties(config_.log_dirs, *identity);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(Paths(*written), (std::vector<std::string>{Meta(a_), Meta(c)}));
+  for (const std::string& dir : {a_, c}) {
+    const std::string text = ReadFileToString(Meta(dir));
+    EXPECT_NE(text.find("\nversion=0\nbroker.id=1\ncluster.id=XB4QhweWTe-kZwMNW25y1A\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("directory.id"), std::string::npos) << text;
+    EXPECT_EQ(text.find("node.id"), std::string::npos) << text;
+  }
+  EXPECT_EQ(written->at(0).meta.version, 0);
+  EXPECT_EQ(written->at(0).meta, *MetaProperties::Read(Meta(a_)));
+  EXPECT_EQ(ReadFileToString(Meta(b_)), kStoredV0);
+}
+
+// A v0 file without cluster.id (written before Kafka 0.10.1, or by hand):
+// the new file has none either. Kafka takes ZooKeeper's at its next start,
+// and any id Daruma invented would clash with it.
+TEST_F(IdentityTest, AVersion0FileWithoutClusterIdGetsASiblingWithout) {
+  WriteStringToFile(Meta(a_), "version=0\nbroker.id=2\n");
+  auto identity = ResolveBrokerIdentity(config_);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  EXPECT_EQ(identity->cluster_id, kDefaultClusterId);  // what Daruma answers with
+  auto written = WriteMissingMetaProperties(config_.log_dirs, *identity);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(Paths(*written), std::vector<std::string>{Meta(b_)});
+  auto mb = MetaProperties::Read(Meta(b_));
+  ASSERT_TRUE(mb.ok()) << mb.status().ToString();
+  MetaProperties expected;
+  expected.version = 0;
+  expected.node_id = 2;
+  EXPECT_EQ(*mb, expected);
+}
+
+// Beside KRaft's v1 files a new dir gets a v1 file with its own directory.id.
+TEST_F(IdentityTest, ADirBesideVersion1FilesGetsAVersion1File) {
+  WriteStringToFile(Meta(a_),
+                    "version=1\nnode.id=4\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n"
+                    "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  auto identity = ResolveBrokerIdentity(config_);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  auto written = WriteMissingMetaProperties(config_.log_dirs, *identity);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  auto mb = MetaProperties::Read(Meta(b_));
+  ASSERT_TRUE(mb.ok()) << mb.status().ToString();
+  EXPECT_EQ(mb->version, 1);
+  EXPECT_EQ(mb->node_id, 4);
+  EXPECT_EQ(mb->cluster_id, "MkU3OEVBNTcwNTJENDM2Qk");
+  ASSERT_TRUE(mb->directory_id.has_value());
+  EXPECT_NE(mb->directory_id->ToString(), "WvVzx-Xl3swcqvxXsPbjww");
 }
 
 TEST_F(IdentityTest, MatchingConfiguredBrokerIdIsAccepted) {

@@ -111,5 +111,56 @@ TEST(MetaPropertiesTest, SerializeLikeJavaStoreAndWriteReadsBack) {
   EXPECT_EQ(*back, meta);
 }
 
+// Kafka's DirectoryId.reserved: the first 100 ids, the high half zero and the
+// low half compared as a signed long.
+TEST(DirectoryIdTest, KafkasFirstHundredIdsAreReserved) {
+  for (const char* id : {"AAAAAAAAAAAAAAAAAAAAAA",     // MIGRATING (Uuid.ZERO_UUID)
+                         "AAAAAAAAAAAAAAAAAAAAAQ",     // UNASSIGNED
+                         "AAAAAAAAAAAAAAAAAAAAAg",     // LOST
+                         "AAAAAAAAAAAAAAAAAAAAYw",     // 99
+                         "AAAAAAAAAAD__________w"}) {  // low half -1 to Java
+    EXPECT_TRUE(IsReservedDirectoryId(*Uuid::FromString(id))) << id;
+  }
+  for (const char* id : {"AAAAAAAAAAAAAAAAAAAAZA",  // 100
+                         "AAAAAAAAAAEAAAAAAAAAAA",  // high half 1
+                         "WvVzx-Xl3swcqvxXsPbjww"}) {
+    EXPECT_FALSE(IsReservedDirectoryId(*Uuid::FromString(id))) << id;
+  }
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(IsReservedDirectoryId(Uuid::Random()));
+}
+
+// What MetaPropertiesEnsemble.verify refuses: one finding per file at fault,
+// naming the id and, for a shared one, the file it was first seen in.
+TEST(DirectoryIdTest, SharedAndReservedIdsAreFoundPerFile) {
+  auto meta = [](std::optional<std::string> id) {
+    MetaProperties m;
+    m.version = 1;
+    m.node_id = 1;
+    m.cluster_id = "c";
+    if (id) m.directory_id = *Uuid::FromString(*id);
+    return m;
+  };
+  const std::string shared = "WvVzx-Xl3swcqvxXsPbjww";
+  const std::vector<DirectoryIdProblem> found = FindDirectoryIdProblems({
+      {"/a/meta.properties", meta(shared)},
+      {"/b/meta.properties", meta(std::nullopt)},
+      {"/c/meta.properties", meta("AAAAAAAAAAAAAAAAAAAAAQ")},
+      {"/d/meta.properties", meta(shared)},
+      {"/e/meta.properties", meta("ROP8qUaSlk7r55i85yz4Cg")},
+  });
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].path, "/c/meta.properties");
+  EXPECT_EQ(found[0].what,
+            "directory.id AAAAAAAAAAAAAAAAAAAAAQ is an id Kafka reserves (UNASSIGNED), never a "
+            "log dir's");
+  EXPECT_EQ(found[1].path, "/d/meta.properties");
+  EXPECT_EQ(found[1].what, "directory.id " + shared +
+                               " is also the directory.id of /a/meta.properties: each log dir "
+                               "needs its own");
+  EXPECT_TRUE(FindDirectoryIdProblems({{"/a/meta.properties", meta(shared)},
+                                       {"/b/meta.properties", meta("ROP8qUaSlk7r55i85yz4Cg")}})
+                  .empty());
+}
+
 }  // namespace
 }  // namespace daruma

@@ -93,6 +93,10 @@ TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
   EXPECT_EQ(p.offset, SegmentBase(1));
   EXPECT_NE(p.what.find("expected epoch 1"), std::string::npos) << p.what;
   EXPECT_NE(p.what.find("found 0"), std::string::npos) << p.what;
+  // A start keeps a parsable checkpoint, as Kafka does; only repair rebuilds it.
+  EXPECT_EQ(p.action,
+            "run `daruma repair`, which rebuilds it from the batches (`daruma recover` and "
+            "`daruma serve` keep it, as Kafka does)");
 }
 
 // DeleteRecords may leave the log start offset inside a batch; start-up
@@ -241,6 +245,50 @@ TEST_F(LogCheckerTest, APartitionLiveInTwoDirsAndDisagreeingMetaPropertiesAreRep
       << dirs[1].problems[0].what;
   EXPECT_EQ(dirs[1].problems[1].file, JoinPath(other, kMetaPropertiesFileName));
   for (const CheckProblem& p : dirs[1].problems) EXPECT_TRUE(p.operator_only);
+}
+
+// Log dirs that share a directory.id (one copied whole), or one naming an id
+// Kafka reserves, stop Kafka and every start of Daruma's (LogDirs); check
+// names each file at fault, for the operator.
+TEST_F(LogCheckerTest, SharedAndReservedDirectoryIdsAreReported) {
+  const std::string other = tmp_.Join("other");
+  const std::string third = tmp_.Join("third");
+  std::filesystem::create_directories(other);
+  std::filesystem::create_directories(third);
+  const std::string ids = "version=1\ncluster.id=aaaaaaaaaaaaaaaaaaaaaa\nnode.id=1\n";
+  WriteStringToFile(JoinPath(dir_, kMetaPropertiesFileName),
+                    ids + "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  WriteStringToFile(JoinPath(other, kMetaPropertiesFileName),
+                    ids + "directory.id=AAAAAAAAAAAAAAAAAAAAAg\n");
+  WriteStringToFile(JoinPath(third, kMetaPropertiesFileName),
+                    ids + "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  std::vector<LogDirCheck> dirs;
+  for (const std::string& d : {dir_, other, third}) {
+    auto checked = CheckLogDir(d, CheckOptions{});
+    ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+    EXPECT_FALSE(checked->HasProblems());  // each file alone is fine
+    dirs.push_back(std::move(*checked));
+  }
+  CheckDirsAgree(&dirs);
+  EXPECT_TRUE(dirs[0].problems.empty());
+  ASSERT_EQ(dirs[1].problems.size(), 1u);
+  ASSERT_EQ(dirs[2].problems.size(), 1u);
+  const CheckProblem& reserved = dirs[1].problems[0];
+  EXPECT_EQ(reserved.file, JoinPath(other, kMetaPropertiesFileName));
+  EXPECT_EQ(reserved.what,
+            "directory.id AAAAAAAAAAAAAAAAAAAAAg is an id Kafka reserves (LOST), never a log "
+            "dir's (Kafka, `daruma serve` and `daruma recover` refuse to start)");
+  const CheckProblem& shared = dirs[2].problems[0];
+  EXPECT_EQ(shared.file, JoinPath(third, kMetaPropertiesFileName));
+  EXPECT_EQ(shared.what, "directory.id WvVzx-Xl3swcqvxXsPbjww is also the directory.id of " +
+                             JoinPath(dir_, kMetaPropertiesFileName) +
+                             ": each log dir needs its own (Kafka, `daruma serve` and `daruma "
+                             "recover` refuse to start)");
+  for (const CheckProblem* p : {&reserved, &shared}) {
+    EXPECT_EQ(p->kind, DamageKind::kDirConflict);
+    EXPECT_TRUE(p->operator_only);
+    EXPECT_NE(p->action.find("delete that directory.id line"), std::string::npos) << p->action;
+  }
 }
 
 // What stops a start, or that `daruma serve` sets aside, check reports

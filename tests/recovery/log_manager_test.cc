@@ -12,6 +12,7 @@
 
 #include "common/bytes.h"
 #include "log/clean_shutdown_file.h"
+#include "log/meta_properties.h"
 #include "log/offset_checkpoint_file.h"
 #include "log/segment_scan_split.h"
 #include "record/record_batch_builder.h"
@@ -220,6 +221,54 @@ TEST(LogManagerTest, BadPartitionDirNameIsFatalBeforeAnythingChanges) {
   EXPECT_TRUE(FileSystem::Default()->Exists(a.Join(kCleanShutdownFileName)));
 }
 
+// Kafka's MetaPropertiesEnsemble.verify refuses log dirs that share a
+// directory.id (one copied whole) or one that names a reserved id; so does
+// start-up, naming the files, before anything is touched.
+TEST(LogManagerTest, SharedOrReservedDirectoryIdIsFatalAndNamesTheFiles) {
+  TempDir a, b;
+  MakePartition(a.path(), kOrders, 2);
+  const std::string marker = a.Join(kCleanShutdownFileName);
+  WriteStringToFile(marker, "{\"version\":0,\"brokerEpoch\":4}");
+  const std::string ids = "version=1\nnode.id=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n";
+  const std::string meta_a = a.Join(kMetaPropertiesFileName);
+  const std::string meta_b = b.Join(kMetaPropertiesFileName);
+  WriteStringToFile(meta_a, ids + "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  WriteStringToFile(meta_b, ids + "directory.id=WvVzx-Xl3swcqvxXsPbjww\n");
+  {
+    LogManager manager;
+    Status st = manager.Startup({a.path(), b.path()}, LogConfig{}, 1);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find(meta_b +
+                                ": directory.id WvVzx-Xl3swcqvxXsPbjww is also the directory.id "
+                                "of " +
+                                meta_a),
+              std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("Kafka refuses to start"), std::string::npos) << st.message();
+    EXPECT_TRUE(manager.AllLogs().empty());
+  }
+  EXPECT_TRUE(FileSystem::Default()->Exists(marker));  // nothing was loaded
+
+  WriteStringToFile(meta_b, ids + "directory.id=AAAAAAAAAAAAAAAAAAAAAA\n");
+  {
+    LogManager manager;
+    Status st = manager.Startup({a.path(), b.path()}, LogConfig{}, 1);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(
+        st.message().find(meta_b + ": directory.id AAAAAAAAAAAAAAAAAAAAAA is an id Kafka reserves "
+                                   "(MIGRATING)"),
+        std::string::npos)
+        << st.message();
+  }
+  EXPECT_TRUE(FileSystem::Default()->Exists(marker));
+
+  WriteStringToFile(meta_b, ids);  // Kafka writes a new id into a file without one
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path(), b.path()}, LogConfig{}, 1).ok());
+  EXPECT_EQ(manager.AllLogs().size(), 1u);
+}
+
 TEST(LogManagerTest, IgnoresKafkaNonPartitionDirs) {
   TempDir a;
   MakePartition(a.path(), kOrders, 2);
@@ -362,6 +411,58 @@ TEST(LogManagerTest, ADeletedPartitionsBytesAreNotBytesToScan) {
   EXPECT_FALSE(manager.report().log_dirs[0].clean_shutdown);
   EXPECT_GT(manager.Progress().scanned_bytes, 0);
   EXPECT_EQ(manager.Progress().total_bytes, manager.Progress().scanned_bytes);
+}
+
+// A `-delete` or `-stray` copy of a partition shares its name, not its
+// checkpoint entries, which are the live partition's (the topic was created
+// again): neither copy gets the high watermark (Kafka's ReplicaManager
+// gives them none), the log start offset or the recovery point, and
+// neither reports damage for them. Applied, the live log start offset 5
+// would lie beyond the stray copy's end and empty it, and the high
+// watermark 8 would be reported "above the log end offset" of the deleted
+// copy, which is not recovered and ends at 0, as in Kafka.
+TEST(LogManagerTest, TheLivePartitionsCheckpointEntriesAreNotItsDeletedOrStrayCopys) {
+  TempDir a;
+  const std::string deleted = a.Join(DeleteDirName(kOrders, "0123456789abcdef0123456789abcdef"));
+  const std::string stray = a.Join(StrayDirName(kOrders, "fedcba9876543210fedcba9876543210"));
+  MakePartition(a.path(), kOrders, 2);
+  std::filesystem::rename(a.Join("orders-0"), deleted);
+  MakePartition(a.path(), kOrders, 2);
+  std::filesystem::rename(a.Join("orders-0"), stray);
+  MakePartition(a.path(), kOrders, 8);
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kReplicationOffsetCheckpointFile))
+                  ->Write({{kOrders, 8}})
+                  .ok());
+  ASSERT_TRUE(OffsetCheckpointFile::Open(a.Join(kLogStartOffsetCheckpointFile))
+                  ->Write({{kOrders, 5}})
+                  .ok());
+  ASSERT_TRUE(
+      OffsetCheckpointFile::Open(a.Join(kRecoveryPointCheckpointFile))->Write({{kOrders, 8}}).ok());
+  LogManager manager;
+  ASSERT_TRUE(manager.Startup({a.path()}, LogConfig{}, 1).ok());
+
+  EXPECT_EQ(manager.GetLog(kOrders)->high_watermark(), 8);
+  EXPECT_EQ(manager.GetLog(kOrders)->log_start_offset(), 5);
+  std::map<std::string, PartitionRecoveryReport> by_dir;
+  for (const PartitionRecoveryReport& pr : manager.report().partitions) by_dir[pr.dir] = pr;
+  ASSERT_EQ(by_dir.size(), 3u);
+  const PartitionRecoveryReport& d = by_dir.at(deleted);
+  EXPECT_TRUE(d.damage.empty()) << d.damage[0].text;
+  EXPECT_TRUE(d.warnings.empty());
+  EXPECT_EQ(d.high_watermark, 0);
+  EXPECT_EQ(d.log_start_offset, 0);
+  EXPECT_EQ(d.log_end_offset, 0);  // a deleted copy is not recovered (Kafka's LogLoader)
+  const PartitionRecoveryReport& s = by_dir.at(stray);
+  EXPECT_TRUE(s.damage.empty()) << s.damage[0].text;
+  EXPECT_EQ(s.log_start_offset, 0);
+  EXPECT_EQ(s.log_end_offset, 2);
+  EXPECT_EQ(s.high_watermark, 0);
+  EXPECT_EQ(s.recovered_segments, 1);  // from its first segment
+  EXPECT_TRUE(s.quarantined.empty());
+  EXPECT_TRUE(by_dir.at(a.Join("orders-0")).damage.empty());
+  // The checkpoints still hold the live partition's entries, and only them.
+  EXPECT_EQ(ReadCheckpoint(a.path(), kReplicationOffsetCheckpointFile), (OffsetMap{{kOrders, 8}}));
+  EXPECT_EQ(ReadCheckpoint(a.path(), kLogStartOffsetCheckpointFile), (OffsetMap{{kOrders, 5}}));
 }
 
 TEST(LogManagerTest, SecondStartAfterCleanShutdownScansNothing) {
