@@ -2,11 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
-
-#include "common/bytes.h"
-#include "log/uuid.h"
-
 namespace daruma::tools {
 namespace {
 
@@ -14,15 +9,6 @@ using Json = nlohmann::ordered_json;
 
 Json NullableText(const std::optional<std::string>& s) {
   return s ? Json(*s) : Json();
-}
-
-Result<std::string> ReadUuid(MessageReader& r, const char* field) {
-  std::array<uint8_t, 16> bytes{};
-  DARUMA_ASSIGN_OR_RETURN(int64_t high, r.Int64(field));
-  DARUMA_ASSIGN_OR_RETURN(int64_t low, r.Int64(field));
-  StoreBe64(bytes.data(), uint64_t(high));
-  StoreBe64(bytes.data() + 8, uint64_t(low));
-  return Uuid(bytes).ToString();
 }
 
 Result<int32_t> NonNullArray(MessageReader& r, const char* field) {
@@ -57,7 +43,7 @@ Result<Json> ReadTopicIdPartitions(MessageReader& r, const char* field) {
   Json list = Json::array();
   for (int32_t i = 0; i < n; ++i) {
     Json tp;
-    DARUMA_ASSIGN_OR_RETURN(tp["topicId"], ReadUuid(r, "TopicId"));
+    DARUMA_ASSIGN_OR_RETURN(tp["topicId"], r.Uuid("TopicId"));
     DARUMA_ASSIGN_OR_RETURN(tp["partitions"], ReadInt32s(r, "Partitions"));
     DARUMA_RETURN_IF_ERROR(r.SkipTaggedFields(field));
     list.push_back(std::move(tp));
@@ -70,7 +56,7 @@ Result<Json> ReadPartitionMetadataValue(MessageReader& r) {
   Json topics = Json::array();
   for (int32_t i = 0; i < n; ++i) {
     Json t;
-    DARUMA_ASSIGN_OR_RETURN(t["topicId"], ReadUuid(r, "TopicId"));
+    DARUMA_ASSIGN_OR_RETURN(t["topicId"], r.Uuid("TopicId"));
     DARUMA_ASSIGN_OR_RETURN(t["topicName"], r.String("TopicName"));
     DARUMA_ASSIGN_OR_RETURN(t["numPartitions"], r.Int32("NumPartitions"));
     DARUMA_ASSIGN_OR_RETURN(int32_t partitions, NonNullArray(r, "PartitionMetadata"));

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstring>
+
 #include "common/varint.h"
+#include "log/uuid.h"
 
 namespace daruma::tools {
 
@@ -48,6 +52,14 @@ Result<uint32_t> MessageReader::UnsignedVarint(const char* field) {
   }
   pos_ += n;
   return v;
+}
+
+Result<std::string> MessageReader::Uuid(const char* field) {
+  DARUMA_RETURN_IF_ERROR(Need(16, field));
+  std::array<uint8_t, 16> bytes{};
+  std::memcpy(bytes.data(), data_.data() + pos_, bytes.size());
+  pos_ += bytes.size();
+  return daruma::Uuid(bytes).ToString();
 }
 
 Result<std::string_view> MessageReader::Raw(size_t n, const char* field) {

@@ -37,6 +37,8 @@ class MessageReader {
   Result<std::optional<std::string>> NullableString(const char* field);
   // BYTES / COMPACT_BYTES, nullable.
   Result<std::optional<std::string>> NullableBytes(const char* field);
+  // A UUID (16 bytes) as Kafka prints one: 22 characters of base64url.
+  Result<std::string> Uuid(const char* field);
   // An array's element count (-1 = null).
   Result<int32_t> ArrayLength(const char* field);
   // Skips the tagged-field section of a flexible struct (no-op otherwise).

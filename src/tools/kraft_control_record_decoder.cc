@@ -1,25 +1,13 @@
 #include "tools/kraft_control_record_decoder.h"
 
-#include <array>
 #include <nlohmann/json.hpp>
 
-#include "common/bytes.h"
-#include "log/uuid.h"
 #include "tools/dump_message_reader.h"
 
 namespace daruma::tools {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Result<std::string> ReadUuid(MessageReader& r, const char* field) {
-  std::array<uint8_t, 16> bytes{};
-  DARUMA_ASSIGN_OR_RETURN(int64_t high, r.Int64(field));
-  DARUMA_ASSIGN_OR_RETURN(int64_t low, r.Int64(field));
-  StoreBe64(bytes.data(), uint64_t(high));
-  StoreBe64(bytes.data() + 8, uint64_t(low));
-  return Uuid(bytes).ToString();
-}
 
 Result<Json> Endpoint(MessageReader& r) {
   Json j;
@@ -37,7 +25,7 @@ Result<Json> Voter(MessageReader& r) {
   Json j;
   DARUMA_ASSIGN_OR_RETURN(int32_t id, r.Int32("VoterId"));
   j["voterId"] = id;
-  DARUMA_ASSIGN_OR_RETURN(j["voterDirectoryId"], ReadUuid(r, "VoterDirectoryId"));
+  DARUMA_ASSIGN_OR_RETURN(j["voterDirectoryId"], r.Uuid("VoterDirectoryId"));
   DARUMA_ASSIGN_OR_RETURN(int32_t endpoints, r.ArrayLength("Endpoints"));
   if (endpoints < 0) return Status::Corruption("field Endpoints: null array");
   j["endpoints"] = Json::array();
