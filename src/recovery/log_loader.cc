@@ -1412,16 +1412,17 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   // (a leader that wrote nothing since its election); one above it names
   // records that are gone, and nothing left can rebuild it: then the file
   // as it was goes to quarantine.
+  // The file is read only then: every load of every partition comes here.
+  const std::vector<EpochEntry> entries_before = epochs_->entries();
+  const bool dropped_above_end =
+      std::any_of(entries_before.begin(), entries_before.end(),
+                  [&](const EpochEntry& e) { return e.second > offsets.next_offset; });
   std::optional<std::vector<uint8_t>> epochs_before;
-  if (quarantine_.enabled() && !epochs_file_missing_) {
+  if (dropped_above_end && quarantine_.enabled() && !epochs_file_missing_) {
     Result<std::vector<uint8_t>> read = fs_->ReadFile(epochs_->path());
     if (read.ok()) epochs_before = std::move(*read);
   }
-  const std::vector<EpochEntry> entries_before = epochs_->entries();
-  const bool dropped_above_end =
-      epochs_->TruncateFromEnd(offsets.next_offset) &&
-      std::any_of(entries_before.begin(), entries_before.end(),
-                  [&](const EpochEntry& e) { return e.second > offsets.next_offset; });
+  epochs_->TruncateFromEnd(offsets.next_offset);
   const int64_t log_start = std::max(p_.log_start_offset_checkpoint, segments_.begin()->first);
   epochs_->TruncateFromStart(p_.log_start_offset_checkpoint);
   if (epochs_->dirty()) DARUMA_RETURN_IF_ERROR(epochs_->Flush());
