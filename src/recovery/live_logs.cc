@@ -120,11 +120,51 @@ Status LiveLogs::AsyncDelete(const TopicPartition& tp) {
   }
   jobs_->ScheduleDirDeletion(std::move(log), deleted, configs_->defaults().file_delete_delay_ms);
   configs_->ForgetIfUnused(tp.topic);
+  Status future = DeleteFutureLogs(tp);
   // Kafka rewrites both checkpoints of the dir at once, without the partition.
   st = dirs_->CheckpointRecoveryPointsOf(*dir);
   if (st.ok()) st = dirs_->CheckpointLogStartOffsetsOf(*dir);
   if (!st.ok()) jobs_->OnJobError(dir->path, st);
-  return st;
+  return st.ok() ? future : st;
+}
+
+Status LiveLogs::DeleteFutureLogs(const TopicPartition& tp) {
+  for (;;) {
+    LogDir* dir = nullptr;
+    std::string path;
+    std::unique_ptr<Log> log;
+    {
+      std::lock_guard<std::mutex> lock(dirs_->mu());
+      for (auto& d : dirs_->dirs()) {
+        for (auto it = d->logs.begin(); it != d->logs.end(); ++it) {
+          auto kind = d->kinds.find(it->first);
+          if (kind == d->kinds.end() || kind->second != DirKind::kFuture ||
+              it->second->topic_partition() != tp) {
+            continue;
+          }
+          dir = d.get();
+          path = it->first;
+          log = std::move(it->second);
+          d->logs.erase(it);
+          d->kinds.erase(kind);
+          break;
+        }
+        if (log) break;
+      }
+    }
+    if (!log) return Status::Ok();
+    const std::string deleted = JoinPath(dir->path, DeleteDirName(tp, Uuid::Random().ToHex()));
+    Status st = fs_->Rename(path, deleted);
+    if (st.ok()) st = fs_->SyncDir(dir->path);
+    if (!st.ok()) {
+      if (st.IsIoError()) dirs_->failure_channel().MaybeAddOfflineLogDir(dir->path, st);
+      std::lock_guard<std::mutex> lock(dirs_->mu());
+      dir->kinds[path] = DirKind::kFuture;
+      dir->logs[path] = std::move(log);
+      return st.WithContext("deleting the future log of " + tp.ToString());
+    }
+    jobs_->ScheduleDirDeletion(std::move(log), deleted, configs_->defaults().file_delete_delay_ms);
+  }
 }
 
 Result<bool> LiveLogs::TruncateTo(const TopicPartition& tp, int64_t offset) {

@@ -11,7 +11,9 @@
 //     files after the broker's log.segment.delete.delay.ms, not the topic's
 //     file.delete.delay.ms, as Kafka (LogJobs::ScheduleDirDeletion). The
 //     Log object stays valid (but must no longer be used) until then or until
-//     shutdown.
+//     shutdown. The partition's `-future` log, if a dir holds one, goes the
+//     same way (Kafka's stopPartitions deletes both); left, it would be
+//     loaded again at the next start.
 //   * TruncateTo / TruncateFullyAndStartAt run between the cleaner hooks and
 //     rewrite the dir's recovery-point checkpoint before returning: a
 //     checkpointed recovery point above data appended after the truncation
@@ -78,6 +80,10 @@ class LiveLogs final : public LogRegistry {
   // Kafka: a live log whose partition.metadata names another topic id belongs
   // to a deleted-and-recreated topic; a missing file is written now.
   Status CheckIdentity(LogDir& d, const std::string& path, const Uuid& topic_id);
+  // After tp's live log went: renames each of its `-future` logs to a
+  // `-delete` dir and schedules its removal. A failed rename leaves that one
+  // loaded, its error returned (an I/O error takes its dir offline).
+  Status DeleteFutureLogs(const TopicPartition& tp);
   // Runs `truncate` on tp's live log between the cleaner hooks, then
   // checkpoints the dir's recovery points.
   Result<bool> Truncate(const TopicPartition& tp, int64_t new_end,

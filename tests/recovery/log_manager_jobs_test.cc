@@ -213,6 +213,30 @@ TEST_F(LogManagerJobsTest, AsyncDeleteRenamesDropsFromCheckpointsAndDeletesAfter
   EXPECT_NE(manager_->GetLog({"keep", 0}), nullptr);
 }
 
+// Kafka deletes a partition's future log with it; left, it would be loaded
+// again at the next start.
+TEST_F(LogManagerJobsTest, AsyncDeleteTakesThePartitionsFutureLogToo) {
+  Start();
+  Append(Create(kJobsOrders, config_), {kJobsNow});
+  ASSERT_TRUE(manager_->Shutdown().ok());
+  const std::string future = "orders-0." + std::string(32, 'a') + "-future";
+  std::filesystem::copy(a_.Join("orders-0"), a_.Join(future),
+                        std::filesystem::copy_options::recursive);
+  Start();
+  ASSERT_NE(manager_->GetLog(kJobsOrders), nullptr);
+  ASSERT_TRUE(manager_->AsyncDelete(kJobsOrders).ok());
+  int deleted = 0;
+  for (const std::string& name : Entries(a_.path())) {
+    EXPECT_FALSE(name.ends_with("-future")) << name;
+    EXPECT_NE(name, "orders-0");
+    deleted += name.starts_with("orders-0.") && name.ends_with("-delete") ? 1 : 0;
+  }
+  EXPECT_EQ(deleted, 2);
+  ASSERT_TRUE(manager_->Shutdown().ok());
+  Start();
+  EXPECT_TRUE(manager_->AllLogs().empty());
+}
+
 TEST_F(LogManagerJobsTest, DeleteDirsLeftByAShutdownAreRemovedAfterTheNextStart) {
   Start();
   Append(Create(kJobsOrders, config_), {kJobsNow});
