@@ -107,18 +107,8 @@ Status LiveLogs::AsyncDelete(const TopicPartition& tp) {
   dir->topic_ids.erase(path);
   const CleanerHooks& cleaner = jobs_->cleaner_hooks();
   if (cleaner.abort_and_forget) cleaner.abort_and_forget(tp, dir->path);
-  const std::string deleted = JoinPath(dir->path, DeleteDirName(tp, Uuid::Random().ToHex()));
-  Status st = fs_->Rename(path, deleted);
-  if (st.ok()) st = fs_->SyncDir(dir->path);
-  if (!st.ok()) {
-    // The log was not moved away: it stays live (and its dir goes offline).
-    if (st.IsIoError()) dirs_->failure_channel().MaybeAddOfflineLogDir(dir->path, st);
-    std::lock_guard<std::mutex> lock(dirs_->mu());
-    dir->kinds[path] = DirKind::kLive;
-    dir->logs[path] = std::move(log);
-    return st.WithContext("deleting " + tp.ToString());
-  }
-  jobs_->ScheduleDirDeletion(std::move(log), deleted, configs_->defaults().file_delete_delay_ms);
+  Status st = MoveToDeleteDir(*dir, path, DirKind::kLive, std::move(log));
+  if (!st.ok()) return st.WithContext("deleting " + tp.ToString());
   configs_->ForgetIfUnused(tp.topic);
   Status future = DeleteFutureLogs(tp);
   // Kafka rewrites both checkpoints of the dir at once, without the partition.
@@ -153,18 +143,27 @@ Status LiveLogs::DeleteFutureLogs(const TopicPartition& tp) {
       }
     }
     if (!log) return Status::Ok();
-    const std::string deleted = JoinPath(dir->path, DeleteDirName(tp, Uuid::Random().ToHex()));
-    Status st = fs_->Rename(path, deleted);
-    if (st.ok()) st = fs_->SyncDir(dir->path);
-    if (!st.ok()) {
-      if (st.IsIoError()) dirs_->failure_channel().MaybeAddOfflineLogDir(dir->path, st);
-      std::lock_guard<std::mutex> lock(dirs_->mu());
-      dir->kinds[path] = DirKind::kFuture;
-      dir->logs[path] = std::move(log);
-      return st.WithContext("deleting the future log of " + tp.ToString());
-    }
-    jobs_->ScheduleDirDeletion(std::move(log), deleted, configs_->defaults().file_delete_delay_ms);
+    Status st = MoveToDeleteDir(*dir, path, DirKind::kFuture, std::move(log));
+    if (!st.ok()) return st.WithContext("deleting the future log of " + tp.ToString());
   }
+}
+
+Status LiveLogs::MoveToDeleteDir(LogDir& dir, const std::string& path, DirKind kind,
+                                 std::unique_ptr<Log> log) {
+  const std::string deleted =
+      JoinPath(dir.path, DeleteDirName(log->topic_partition(), Uuid::Random().ToHex()));
+  Status st = fs_->Rename(path, deleted);
+  if (st.ok()) st = fs_->SyncDir(dir.path);
+  if (!st.ok()) {
+    // The log was not moved away: it stays loaded (and its dir goes offline).
+    if (st.IsIoError()) dirs_->failure_channel().MaybeAddOfflineLogDir(dir.path, st);
+    std::lock_guard<std::mutex> lock(dirs_->mu());
+    dir.kinds[path] = kind;
+    dir.logs[path] = std::move(log);
+    return st;
+  }
+  jobs_->ScheduleDirDeletion(std::move(log), deleted, configs_->defaults().file_delete_delay_ms);
+  return Status::Ok();
 }
 
 Result<bool> LiveLogs::TruncateTo(const TopicPartition& tp, int64_t offset) {

@@ -84,6 +84,11 @@ class LiveLogs final : public LogRegistry {
   // `-delete` dir and schedules its removal. A failed rename leaves that one
   // loaded, its error returned (an I/O error takes its dir offline).
   Status DeleteFutureLogs(const TopicPartition& tp);
+  // Renames `log`'s dir `path` in `dir`, already taken out of the dir's
+  // logs, to a `-delete` dir and schedules its removal; on failure puts it
+  // back as `kind` and returns the error.
+  Status MoveToDeleteDir(LogDir& dir, const std::string& path, DirKind kind,
+                         std::unique_ptr<Log> log);
   // Runs `truncate` on tp's live log between the cleaner hooks, then
   // checkpoints the dir's recovery points.
   Result<bool> Truncate(const TopicPartition& tp, int64_t new_end,
