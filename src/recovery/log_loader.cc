@@ -328,7 +328,7 @@ Status Loader::QuarantineSnapshotIfCorrupt(const std::string& path) {
   if (!bytes.ok()) return bytes.status().IsNotFound() ? Status::Ok() : bytes.status();
   auto read = DecodeProducerSnapshot(*bytes, path);
   if (read.ok()) {
-    if (Result<int64_t> offset = OffsetFromFileName(BaseName(path)); offset.ok()) {
+    if (std::optional<int64_t> offset = OffsetOfFileName(BaseName(path))) {
       removed_snapshots_[*offset] = {path, std::move(*bytes)};
     }
     return Status::Ok();
@@ -1412,13 +1412,14 @@ Result<std::unique_ptr<Log>> Loader::Run() {
   // (a leader that wrote nothing since its election); one above it names
   // records that are gone, and nothing left can rebuild it: then the file
   // as it was goes to quarantine.
-  // The file is read only then: every load of every partition comes here.
-  const std::vector<EpochEntry> entries_before = epochs_->entries();
-  const bool dropped_above_end =
-      std::any_of(entries_before.begin(), entries_before.end(),
-                  [&](const EpochEntry& e) { return e.second > offsets.next_offset; });
+  // The entries ascend, so the latest says; the file is read only then:
+  // every load of every partition comes here.
+  const std::optional<EpochEntry> latest_epoch = epochs_->LatestEntry();
+  const bool dropped_above_end = latest_epoch && latest_epoch->second > offsets.next_offset;
+  std::vector<EpochEntry> entries_before;
   std::optional<std::vector<uint8_t>> epochs_before;
   if (dropped_above_end && quarantine_.enabled() && !epochs_file_missing_) {
+    entries_before = epochs_->entries();
     Result<std::vector<uint8_t>> read = fs_->ReadFile(epochs_->path());
     if (read.ok()) epochs_before = std::move(*read);
   }
