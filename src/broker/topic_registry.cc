@@ -89,11 +89,34 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
     // A crash between a new partition's dir and its partition.metadata: the
     // recorded creation knows the id.
     if (auto c = pending.find(topic); t.id.IsZero() && c != pending.end()) t.id = c->second.id;
+    // Dirs a Kafka broker wrote: Kafka flushes partition.metadata after
+    // creating the log, so a crash can leave a topic without it in every
+    // partition. Its metadata log has the id, which Kafka checks every
+    // partition dir against (a new one would make the dir stray to Kafka).
+    if (std::optional<Uuid> kafka = logs_->KafkaTopicIdOf(topic);
+        t.id.IsZero() && kafka && !kafka->IsZero() && !logs_->IsDeletedTopic(*kafka)) {
+      t.id = *kafka;
+      if (notes != nullptr) {
+        notes->push_back(fmt::format(
+            "topic {}: {} partition dir(s) without partition.metadata get topic id {}, the id "
+            "in the Kafka metadata log",
+            topic, logs.size(), t.id.ToString()));
+      }
+    }
     if (t.id.IsZero()) t.id = Uuid::Random();
     for (Log* log : logs) {
       PartitionMetadataFile file(log->dir() + "/" + kPartitionMetadataFileName, fs_);
       DARUMA_RETURN_IF_ERROR(file.Write(t.id));
     }
+  }
+  for (const auto& [topic, t] : topics_) {
+    std::optional<Uuid> kafka = logs_->KafkaTopicIdOf(topic);
+    if (!kafka || t.id == *kafka || notes == nullptr) continue;
+    notes->push_back(fmt::format(
+        "topic {}: partition.metadata names topic id {}, the Kafka metadata log {}; Daruma "
+        "serves it as {}, and a Kafka broker on these dirs would take its partitions for stray "
+        "ones",
+        topic, t.id.ToString(), kafka->ToString(), t.id.ToString()));
   }
   for (const TopicPartition& tp : unloaded_) {
     auto it = topics_.find(tp.topic);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,12 @@ class LogRegistry {
   virtual void ForgetTopicDeletions() = 0;
   // Whether a log dir is offline (its partition dirs are then unknown).
   virtual bool HasOfflineLogDir() const = 0;
+  // The id a Kafka broker's KRaft metadata gives `topic`, when this start
+  // imported that metadata (dirs a Kafka broker wrote): a partition dir
+  // without partition.metadata must get this id, not a new one.
+  virtual std::optional<Uuid> KafkaTopicIdOf(const std::string& /*topic*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace daruma

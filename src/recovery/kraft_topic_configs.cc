@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -179,6 +181,9 @@ class Replay {
       }
     }
     for (const auto& [id, name] : topic_names_) {
+      std::array<uint8_t, 16> bytes{};
+      std::memcpy(bytes.data(), id.data(), bytes.size());
+      out->topic_ids[name] = Uuid(bytes);
       TopicConfigOverrides configs = inherited;
       if (auto it = topic_configs_.find(name); it != topic_configs_.end()) {
         for (const auto& [key, value] : it->second) configs[key] = value;

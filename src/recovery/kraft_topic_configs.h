@@ -14,7 +14,7 @@
 // Kafka would truncate). Of the records (value: frame version, api key and
 // version as unsigned varints, then the record in Kafka's flexible encoding)
 // three matter:
-//   TopicRecord (2)        name, id: the topic exists;
+//   TopicRecord (2)        name, id: the topic exists (its id is kept);
 //   ConfigRecord (4)       resource type (2 = topic), resource name, config
 //                          name, value (null: the config was deleted);
 //   RemoveTopicRecord (9)  id: the topic and all its configs are gone;
@@ -45,6 +45,7 @@
 #include "common/file_system.h"
 #include "common/status.h"
 #include "log/topic_config_overrides.h"
+#include "log/uuid.h"
 
 namespace daruma {
 
@@ -61,6 +62,10 @@ struct KraftTopicConfigs {
   // `kafka-configs --entity-default` change of log.retention.ms, say,
   // becomes retention.ms), as Kafka resolved them.
   std::map<std::string, TopicConfigOverrides> topics;
+  // Every live topic's id (TopicRecord), by name: what a partition dir of it
+  // whose partition.metadata Kafka never flushed (it writes the file after
+  // creating the log, asynchronously) must name for Kafka to serve it.
+  std::map<std::string, Uuid> topic_ids;
   // The cluster defaults and this broker's configs `topics` carries:
   // "cluster default log.retention.ms=1 (as retention.ms)".
   std::vector<std::string> cluster_defaults;

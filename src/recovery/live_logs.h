@@ -75,6 +75,9 @@ class LiveLogs final : public LogRegistry {
   void ForgetTopicDeletion(const Uuid& id) override { configs_->ForgetDeletion(id); }
   void ForgetTopicDeletions() override { configs_->ForgetDeletions(); }
   bool HasOfflineLogDir() const override { return configs_->AnyLogDirOffline(); }
+  std::optional<Uuid> KafkaTopicIdOf(const std::string& topic) const override {
+    return configs_->KafkaTopicId(topic);
+  }
 
  private:
   // Kafka: a live log whose partition.metadata names another topic id belongs

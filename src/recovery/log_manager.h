@@ -228,6 +228,9 @@ class LogManager final : public LogRegistry {
   void ForgetTopicDeletion(const Uuid& id) override { live_.ForgetTopicDeletion(id); }
   void ForgetTopicDeletions() override { live_.ForgetTopicDeletions(); }
   bool HasOfflineLogDir() const override { return live_.HasOfflineLogDir(); }
+  std::optional<Uuid> KafkaTopicIdOf(const std::string& topic) const override {
+    return live_.KafkaTopicIdOf(topic);
+  }
 
   // ---- Jobs (log_jobs.h) ---------------------------------------------------------
   // Rewrites recovery-point-offset-checkpoint of every serving dir a flush

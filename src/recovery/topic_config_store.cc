@@ -329,6 +329,7 @@ void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_d
     report.broker_configs = std::move(read->broker_configs);
     report.cluster_defaults = std::move(read->cluster_defaults);
     report.next_producer_id = read->next_producer_id;
+    if (read->complete) report.topic_ids = std::move(read->topic_ids);
     report.notes = std::move(read->notes);
     mark.end_offset = read->end_offset;
     mark.pending = !read->complete;
@@ -367,6 +368,14 @@ std::optional<int32_t> TopicConfigStore::NodeIdOfLogDirs() const {
     if (meta.ok() && meta->node_id) return meta->node_id;
   }
   return std::nullopt;
+}
+
+std::optional<Uuid> TopicConfigStore::KafkaTopicId(const std::string& topic) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!import_report_) return std::nullopt;
+  auto it = import_report_->topic_ids.find(topic);
+  if (it == import_report_->topic_ids.end()) return std::nullopt;
+  return it->second;
 }
 
 bool TopicConfigStore::kafka_import_pending() const {

@@ -59,10 +59,11 @@ struct KafkaConfigImportReport {
   // configs not imported (KraftTopicConfigs::broker_configs).
   std::vector<std::string> cluster_defaults;
   std::vector<std::string> broker_configs;
-  int64_t next_producer_id = -1;   // KraftTopicConfigs::next_producer_id
-  std::vector<std::string> notes;  // what the replay skipped or where it stopped
-  std::string error;               // reading the metadata failed (retried next start)
-  std::string not_recorded;        // recording the import failed (imported again next start)
+  int64_t next_producer_id = -1;          // KraftTopicConfigs::next_producer_id
+  std::map<std::string, Uuid> topic_ids;  // KraftTopicConfigs::topic_ids (when complete)
+  std::vector<std::string> notes;         // what the replay skipped or where it stopped
+  std::string error;                      // reading the metadata failed (retried next start)
+  std::string not_recorded;               // recording the import failed (imported again next start)
 };
 
 class TopicConfigStore {
@@ -90,6 +91,9 @@ class TopicConfigStore {
   // An import of a Kafka broker's topic configs could not be done whole and
   // waits for a later start (retention holds off meanwhile).
   bool kafka_import_pending() const;
+  // The id the imported metadata gives `topic` (this start's import only:
+  // later starts find it in the partition.metadata files written meanwhile).
+  std::optional<Uuid> KafkaTopicId(const std::string& topic) const;
   const LogConfig& defaults() const { return defaults_; }
 
   // The topic's resolved config and the overrides persisted for it; applied

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "broker/broker_context.h"
@@ -13,6 +14,7 @@
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 #include "log/partition_metadata_file.h"
+#include "record/record_batch_builder.h"
 #include "support/test_support.h"
 
 namespace daruma::broker::testing {
@@ -116,6 +118,71 @@ TEST(HandlerTopicRegistry, ReloadKeepsIdsAndPartitionCountsAndWritesMissingIds) 
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].name, "legacy");
   EXPECT_EQ(all[1].name, "orders");
+  EXPECT_TRUE(manager.Shutdown().ok());
+}
+
+// A KRaft metadata record (frame version 1, api key, version 0) naming a
+// topic and its id: TopicRecord.
+std::string KraftTopicRecord(const std::string& name, const Uuid& id) {
+  std::string out = {1, 2, 0, char(name.size() + 1)};
+  out += name;
+  out.append(reinterpret_cast<const char*>(id.bytes().data()), id.bytes().size());
+  out.push_back(0);  // no tagged fields
+  return out;
+}
+
+// Dirs a Kafka broker wrote, where a crash came before Kafka flushed a new
+// topic's partition.metadata: the partitions get the id the metadata log
+// holds, which Kafka checks them against, not a new one. A partition.metadata
+// that names another id is served as it says, with a warning.
+TEST(HandlerTopicRegistry, PartitionsWithoutMetadataTakeTheKafkaMetadataLogsTopicId) {
+  daruma::testing::TempDir dir;
+  const Uuid own = Uuid::Random();
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    for (int32_t p : {0, 1})
+      ASSERT_TRUE(manager.GetOrCreateLog({"orders", p}, Uuid::Zero(), LogConfig{}).ok());
+    ASSERT_TRUE(manager.GetOrCreateLog({"other", 0}, own, LogConfig{}).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  std::filesystem::remove(dir.Join("daruma-topic-configs.json"));
+  const Uuid orders_id = Uuid::Random();
+  const Uuid other_id = Uuid::Random();
+  BatchBuilderOptions o;
+  Result<Bytes> batch =
+      BuildRecordBatch(o, {{0, std::nullopt, KraftTopicRecord("orders", orders_id), {}},
+                           {0, std::nullopt, KraftTopicRecord("other", other_id), {}}});
+  ASSERT_TRUE(batch.ok());
+  std::filesystem::create_directories(dir.Join("__cluster_metadata-0"));
+  std::ofstream(dir.Join("__cluster_metadata-0/00000000000000000000.log"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(batch->data()), std::streamsize(batch->size()));
+
+  LogManagerOptions options;
+  options.import_kafka_topic_configs = true;
+  LogManager manager(options);
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  TopicRegistry registry(&manager, LogConfig{});
+  std::vector<std::string> notes;
+  ASSERT_TRUE(registry.Load({}, &notes).ok());
+  EXPECT_EQ(registry.Find("orders")->id, orders_id);
+  for (int32_t p : {0, 1}) {
+    auto written =
+        PartitionMetadataFile(dir.Join(fmt::format("orders-{}/partition.metadata", p))).Read();
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    EXPECT_EQ(written->topic_id, orders_id);
+  }
+  EXPECT_EQ(registry.Find("other")->id, own);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("topic orders: 2 partition dir(s) without partition.metadata get topic "
+                          "id " +
+                          orders_id.ToString()),
+            std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("topic other: partition.metadata names topic id " + own.ToString() +
+                          ", the Kafka metadata log " + other_id.ToString()),
+            std::string::npos)
+      << notes[1];
   EXPECT_TRUE(manager.Shutdown().ok());
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -197,6 +198,13 @@ TEST_F(KraftTopicConfigsTest, ALogReplayedFromZeroGivesTheLiveTopicsConfigs) {
                                                             "broker 1 log.cleaner.threads=2"}));
   EXPECT_EQ(image.next_producer_id, 3000);
   EXPECT_EQ(image.skipped_records, 0);
+  auto id = [](char c) {
+    std::array<uint8_t, 16> bytes;
+    bytes.fill(uint8_t(c));
+    return Uuid(bytes);
+  };
+  EXPECT_EQ(image.topic_ids, (std::map<std::string, Uuid>{
+                                 {"_schemas", id('a')}, {"events", id('b')}, {"plain", id('d')}}));
 }
 
 // The writing broker's own dynamic configs apply over the cluster defaults
