@@ -50,7 +50,7 @@ enum class DamageKind : uint8_t {
   kMissingIndex,       // a segment without its `.index` or `.timeindex`
   kOrphanIndex,        // an index file without its `.log`
   kCorruptIndex,       // an index (offset, time, transaction) that disagrees with its log
-  kCorruptSnapshot,    // a producer snapshot that does not parse or disagrees with the log
+  kCorruptSnapshot,    // a producer or KRaft snapshot that is unreadable or contradicts
   kStraySnapshot,      // a producer snapshot outside the log's offsets (Kafka deletes it)
   kCorruptCheckpoint,  // a checkpoint file that does not parse, or names impossible offsets
   kCorruptMetadata,    // meta.properties, partition.metadata or a Daruma JSON file

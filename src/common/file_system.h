@@ -151,6 +151,13 @@ inline bool IsAccessDenied(const Status& status) {
   return status.IsIoError() && status.detail() == kAccessDeniedDetail;
 }
 
+// An I/O error that says something of the disk or the bytes on it: not a
+// lack of descriptors, not a refused permission (both above), which concern
+// the process or one file and leave the bytes as they are.
+inline bool IsStorageIoError(const Status& status) {
+  return status.IsIoError() && !IsTooManyOpenFiles(status) && !IsAccessDenied(status);
+}
+
 struct DirEntry {
   std::string name;
   bool is_directory = false;

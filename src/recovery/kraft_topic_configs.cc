@@ -300,6 +300,14 @@ Result<bool> ReplayFile(FileSystem* fs, const std::string& path, bool snapshot, 
   return true;
 }
 
+// The metadata could not be replayed whole, for `why`: no topics, no configs.
+KraftTopicConfigs Incomplete(KraftTopicConfigs out, std::string why) {
+  out.complete = false;
+  out.notes.push_back(why);
+  out.incomplete_reason = std::move(why);
+  return out;
+}
+
 }  // namespace
 
 Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::string& dir,
@@ -337,6 +345,7 @@ Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::strin
         bool whole, ReplayFile(fs, path, /*snapshot=*/true, 0, &attempt, &next, &expected, &stop));
     if (!whole) {
       out.notes.push_back(fmt::format("snapshot {} not used: {}", path, stop.where));
+      out.damaged_snapshots.push_back({path, stop.where});
       continue;
     }
     out.snapshot = path;
@@ -348,18 +357,16 @@ Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::strin
     if (logs.empty()) {
       // A KRaft broker's metadata is never empty (its controller wrote the
       // features and registrations first): the files are gone.
-      out.complete = false;
-      out.notes.push_back(
-          fmt::format("{} holds neither a snapshot nor a log: the metadata is missing", dir));
-      return out;
+      return Incomplete(std::move(out), fmt::format("{} holds neither a snapshot nor a log: the "
+                                                    "metadata is missing",
+                                                    dir));
     }
     if (logs.begin()->first != 0) {
-      out.complete = false;
-      out.notes.push_back(fmt::format(
-          "no readable snapshot, and the log starts at offset {} (its older segments were "
-          "replaced by a snapshot): the metadata cannot be replayed",
-          logs.begin()->first));
-      return out;
+      return Incomplete(std::move(out),
+                        fmt::format("no readable snapshot, and the log starts at offset {} (its "
+                                    "older segments were replaced by a snapshot): the metadata "
+                                    "cannot be replayed",
+                                    logs.begin()->first));
     }
     replay.emplace();
   }
@@ -384,12 +391,11 @@ Result<KraftTopicConfigs> ReadKraftTopicConfigs(FileSystem* fs, const std::strin
     // A torn or damaged end of the last segment is the tail of a crash,
     // which Kafka truncates; anywhere else the records after it are lost.
     if (stop.lost || following != logs.end()) {
-      out.complete = false;
       // What was replayed still bounds the ids Kafka handed out from below.
       out.next_producer_id = replay->next_producer_id();
-      out.notes.push_back(
-          fmt::format("replay stopped at {}: the metadata cannot be replayed", stop.where));
-      return out;
+      return Incomplete(std::move(out), fmt::format("replay stopped at {}: the metadata cannot "
+                                                    "be replayed",
+                                                    stop.where));
     }
     out.notes.push_back(
         fmt::format("replay stopped at {} (a crashed tail, which Kafka truncates)", stop.where));

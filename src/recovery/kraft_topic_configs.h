@@ -77,6 +77,16 @@ struct KraftTopicConfigs {
   // every id Kafka handed out lies below it; -1 when no record says.
   int64_t next_producer_id = -1;
   int64_t skipped_records = 0;
+  // Snapshots newer than the one the replay started from (none: newer than
+  // every one) that do not read whole, newest first, and why; the first of
+  // them is the one a Kafka broker would load, and stop at its damage.
+  struct DamagedSnapshot {
+    std::string path;
+    std::string why;
+  };
+  std::vector<DamagedSnapshot> damaged_snapshots;
+  // When not `complete`: why, naming file and offset (also in `notes`).
+  std::string incomplete_reason;
   // What was skipped or where the replay stopped, naming file and offset.
   std::vector<std::string> notes;
 };

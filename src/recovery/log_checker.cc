@@ -1042,8 +1042,10 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
       MetadataLogCheck meta = CheckMetadataLog(o.fs, path, o.config.index_interval_bytes);
       d.notes.push_back(fmt::format(
           "{}: KRaft's metadata log, not a partition Daruma loads; verified read-only: {} "
-          "segment(s), {}, {}",
+          "segment(s), {}, {}, {}",
           path, meta.segments, HumanBytes(meta.bytes),
+          meta.snapshot.empty() ? std::string("no whole snapshot")
+                                : "newest whole snapshot " + BaseName(meta.snapshot),
           meta.problems.empty() ? std::string("no damage")
                                 : fmt::format("{} problem(s)", meta.problems.size())));
       for (CheckProblem& p : meta.problems) d.problems.push_back(std::move(p));

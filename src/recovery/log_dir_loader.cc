@@ -642,7 +642,7 @@ void LogDirLoader::LoadPartition(LogDir& d, const PartitionDir& p, int thread_in
   // could) fails this partition only, like any non-I/O error; so does a file
   // or partition dir whose permissions refuse us (IsAccessDenied): one such
   // file must not take every other partition of the dir offline.
-  const bool dir_failed = st.IsIoError() && !IsTooManyOpenFiles(st) && !IsAccessDenied(st);
+  const bool dir_failed = IsStorageIoError(st);
   if (!st.ok()) {
     pr.errors.push_back(st.ToString());
     pr.damage.push_back({DamageKindOfFailure(st), st.ToString()});

@@ -1209,8 +1209,7 @@ Result<std::optional<int64_t>> Loader::RecoverSegmentsFrom(int64_t from) {
       // segment cuts it. Not a refused permission or a lack of descriptors:
       // those say nothing of the bytes, which stay for the next start.
       const Status& st = truncated.status();
-      const bool cut = st.code() == StatusCode::kInvalidOffset ||
-                       (st.IsIoError() && !IsAccessDenied(st) && !IsTooManyOpenFiles(st));
+      const bool cut = st.code() == StatusCode::kInvalidOffset || IsStorageIoError(st);
       if (!cut) return st;
       Warn(DamageKind::kNonMonotonicOffset,
            fmt::format("Found invalid offset during recovery. Deleting the corrupt segment and "

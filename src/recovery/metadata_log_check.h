@@ -3,7 +3,10 @@
 // broker serves), but `check` says it is there and verifies it read-only:
 // every `.log` segment is scanned as recovery would scan it (sizes, CRCs, the
 // header fields the CRC does not cover), and a segment that does not end
-// where its last valid batch ends is an operator-only problem.
+// where its last valid batch ends is an operator-only problem. So are what
+// a Kafka broker would stop at when it starts: a damaged newest snapshot
+// (`<end offset>-<epoch>.checkpoint`), metadata that cannot be replayed
+// whole (kraft_topic_configs.h), and a `quorum-state` Kafka cannot read.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@ namespace daruma {
 struct MetadataLogCheck {
   int64_t segments = 0;
   int64_t bytes = 0;
+  std::string snapshot;  // the newest whole snapshot; "" for none
   std::vector<CheckProblem> problems;
 };
 

@@ -356,6 +356,44 @@ TEST_F(LogCheckerTest, TheMetadataLogIsNamedAndVerifiedReadOnly) {
   EXPECT_EQ(ReadFileToString(segment), whole + std::string(100, '\x7f'));  // read-only
 }
 
+// What a Kafka broker stops at when it starts, beside the segments: a
+// newest snapshot that is not a whole snapshot, a quorum-state it cannot read.
+TEST_F(LogCheckerTest, ADamagedKraftSnapshotAndQuorumStateAreOperatorProblems) {
+  const std::string meta = JoinPath(dir_, "__cluster_metadata-0");
+  std::filesystem::create_directories(meta);
+  std::filesystem::copy_file(SegmentFile(dir_, 0, ".log"),
+                             JoinPath(meta, "00000000000000000000.log"));
+  const std::string quorum = JoinPath(meta, "quorum-state");
+  WriteStringToFile(quorum,
+                    R"({"clusterId":"","leaderId":1,"leaderEpoch":1,"votedId":-1,)"
+                    R"("appliedOffset":0,"currentVoters":[{"voterId":1}],"data_version":0})");
+  EXPECT_FALSE(Check().HasProblems());
+
+  // Batches without the SnapshotHeader and SnapshotFooter control records.
+  const std::string snapshot = JoinPath(meta, "00000000000000000003-0000000001.checkpoint");
+  std::filesystem::copy_file(SegmentFile(dir_, 0, ".log"), snapshot);
+  WriteStringToFile(quorum, R"({"leaderId":1,"leaderEpoch":1})");
+  LogDirCheck d = Check();
+  ASSERT_EQ(d.problems.size(), 2u);
+  EXPECT_EQ(d.problems[0].kind, DamageKind::kCorruptSnapshot);
+  EXPECT_EQ(d.problems[0].file, snapshot);
+  EXPECT_NE(d.problems[0].what.find("not a whole snapshot"), std::string::npos)
+      << d.problems[0].what;
+  EXPECT_NE(d.problems[0].what.find("the newest"), std::string::npos) << d.problems[0].what;
+  EXPECT_EQ(d.problems[1].kind, DamageKind::kCorruptMetadata);
+  EXPECT_EQ(d.problems[1].file, quorum);
+  EXPECT_NE(d.problems[1].what.find("no data_version field"), std::string::npos)
+      << d.problems[1].what;
+  for (const CheckProblem& p : d.problems) EXPECT_TRUE(p.operator_only);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("no whole snapshot"), std::string::npos) << d.notes[0];
+
+  WriteStringToFile(quorum, "not json");
+  d = Check();
+  ASSERT_EQ(d.problems.size(), 2u);
+  EXPECT_NE(d.problems[1].what.find("not valid JSON"), std::string::npos) << d.problems[1].what;
+}
+
 TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {
   CheckProblem p{DamageKind::kTornTail,         "/d/t-0/0.log",       12, 34,
                  "the last batch is cut short", "run `daruma repair`"};
