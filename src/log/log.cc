@@ -290,8 +290,8 @@ Result<LogAppendInfo> Log::AppendLocked(ByteSpan records, const BatchFacts& fact
 }
 
 Status Log::MaybeRoll(int32_t messages_size, const LogAppendInfo& info) {
-  LogSegment::RollParams p{config_.segment_ms, config_.segment_bytes, info.max_timestamp,
-                           info.last_offset,   messages_size,         clock_->NowMs()};
+  LogSegment::RollParams p{config_.MaxSegmentMs(), config_.segment_bytes, info.max_timestamp,
+                           info.last_offset,       messages_size,         clock_->NowMs()};
   DARUMA_ASSIGN_OR_RETURN(bool roll, active()->ShouldRoll(p));
   if (!roll) return Status::Ok();
   // Kafka rolls at the append's first offset, or lower when the append alone

@@ -3,6 +3,7 @@
 // one of these by the layer that reads configuration.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -73,6 +74,14 @@ struct LogConfig {
   int64_t local_retention_ms = -2;
   int64_t local_retention_bytes = -2;
 
+  // Kafka's maxSegmentMs: how old the active segment may grow before an
+  // append rolls it. A compacted topic's max.compaction.lag.ms bounds it too,
+  // since the cleaner never touches the active segment: without the roll, a
+  // quiet topic's records would outlive the lag by up to segment.ms.
+  int64_t MaxSegmentMs() const {
+    return compact && max_compaction_lag_ms > 0 ? std::min(max_compaction_lag_ms, segment_ms)
+                                                : segment_ms;
+  }
   // Kafka's initFileSize: segment.bytes when preallocating, else 0.
   int64_t InitFileSize() const { return preallocate ? segment_bytes : 0; }
 };

@@ -48,7 +48,9 @@ std::string_view TrimValue(std::string_view s) {
 Status ParseCleanupPolicy(std::string_view name, std::string_view value, LogConfig* c) {
   bool compact = false;
   bool del = false;
-  size_t start = 0;
+  // Kafka's LIST type: an empty value is an empty list (neither deletion nor
+  // compaction), which its ValidList accepts; an empty item is not valid.
+  size_t start = TrimValue(value).empty() ? value.size() + 1 : 0;
   while (start <= value.size()) {
     size_t comma = value.find(',', start);
     if (comma == std::string_view::npos) comma = value.size();
@@ -69,6 +71,7 @@ Status ParseCleanupPolicy(std::string_view name, std::string_view value, LogConf
 
 std::string RenderCleanupPolicy(const LogConfig& c) {
   if (c.compact && c.delete_policy) return "compact,delete";
+  if (!c.compact && !c.delete_policy) return "";
   return c.compact ? "compact" : "delete";
 }
 
@@ -335,6 +338,13 @@ Result<LogConfig> ApplyTopicConfigOverrides(const LogConfig& defaults,
   LogConfig config = defaults;
   for (const auto& [name, value] : overrides) {
     DARUMA_RETURN_IF_ERROR(ApplyTopicConfigOverride(name, value, &config));
+  }
+  // Kafka's LogConfig.validateValues, on the values the topic would run with.
+  if (config.min_compaction_lag_ms > config.max_compaction_lag_ms) {
+    return Status::InvalidArgument(
+        fmt::format("conflict topic config setting min.compaction.lag.ms ({}) > "
+                    "max.compaction.lag.ms ({})",
+                    config.min_compaction_lag_ms, config.max_compaction_lag_ms));
   }
   return config;
 }

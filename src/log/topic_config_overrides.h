@@ -33,7 +33,9 @@ bool IsKnownTopicConfigName(std::string_view name);
 // a bad value (naming both); *config is unchanged then.
 Status ApplyTopicConfigOverride(std::string_view name, std::string_view value, LogConfig* config);
 
-// Applies every override onto a copy of `defaults`; the first error wins.
+// Applies every override onto a copy of `defaults`; the first error wins,
+// then Kafka's check across configs (min.compaction.lag.ms above
+// max.compaction.lag.ms is kInvalidArgument, as Kafka's validateValues).
 Result<LogConfig> ApplyTopicConfigOverrides(const LogConfig& defaults,
                                             const TopicConfigOverrides& overrides);
 

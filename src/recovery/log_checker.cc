@@ -126,7 +126,10 @@ class PartitionChecker {
   Status CheckTxnIndexes(const std::vector<int64_t>& bases);
   // The .txnindex of segment `base` against the entries the control batches
   // put there.
-  void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected);
+  // `rescanned`: a start rebuilds this file (unclean, at or past the
+  // recovery point): a short one is no problem.
+  void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected,
+                     bool rescanned);
   Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
   // Base offsets and leader epochs in order (recovery/batch_order_check.h);
   // sets out_->cut.
@@ -565,20 +568,26 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
     while (end < expected.size() && (s + 1 == bases.size() || expected[end][2] < bases[s + 1])) {
       ++end;
     }
-    CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k));
+    // Without the marker, a start rescans the segments from the one holding
+    // the recovery point on and rebuilds their .txnindex (Kafka's
+    // recoverLog, LogSegment.recover): a crash between an ABORT marker and
+    // its entry leaves these short, which is routine.
+    const bool rescanned = !p_.clean_shutdown &&
+                           (s + 1 == bases.size() || bases[s + 1] > p_.recovery_point_checkpoint);
+    CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k), rescanned);
     k = end;
   }
   return Status::Ok();
 }
 
-void PartitionChecker::CheckTxnIndex(int64_t base,
-                                     std::span<const std::array<int64_t, 4>> expected) {
+void PartitionChecker::CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected,
+                                     bool rescanned) {
   const std::string path = TxnIndexFileName(p_.partition_dir, base);
   auto describe = [](const std::array<int64_t, 4>& e) {
     return fmt::format("(pid {}, first {}, last {}, lso {})", e[0], e[1], e[2], e[3]);
   };
   if (!o_.fs->Exists(path)) {
-    if (!expected.empty()) {
+    if (!expected.empty() && !rescanned) {
       Problem(DamageKind::kMissingIndex, path, -1, expected[0][2],
               fmt::format("missing: the control batches abort {} transaction(s) in this "
                           "segment, the first {}; a read_committed consumer would get their "
@@ -590,6 +599,7 @@ void PartitionChecker::CheckTxnIndex(int64_t base,
   }
   Result<uint64_t> size = o_.fs->FileSize(path);
   if (size.ok() && *size % AbortedTxn::kSize != 0) {
+    if (rescanned) return;  // an entry torn by the crash
     Problem(DamageKind::kCorruptIndex, path, int64_t(*size - *size % AbortedTxn::kSize),
             std::nullopt,
             fmt::format("expected a size that is a multiple of {}, found {} bytes",
@@ -606,6 +616,7 @@ void PartitionChecker::CheckTxnIndex(int64_t base,
   }
   for (size_t i = 0; i < std::max(entries->size(), expected.size()); ++i) {
     if (i >= entries->size()) {
+      if (rescanned) return;  // cut short by the crash
       Problem(DamageKind::kCorruptIndex, path, int64_t(i * AbortedTxn::kSize), expected[i][2],
               fmt::format("missing aborted transaction {}: the control batches abort it in "
                           "this segment but its .txnindex ends after {} entries",
@@ -1079,8 +1090,8 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
                             "remove it once you know its data is not needed"});
       continue;
     }
-    todo.push_back(
-        {log_dir, path, name->tp, Lookup(d.log_start_offsets, name->tp), d.clean_shutdown});
+    todo.push_back({log_dir, path, name->tp, Lookup(d.log_start_offsets, name->tp),
+                    d.clean_shutdown, Lookup(d.recovery_points, name->tp)});
   }
 
   d.partitions.resize(todo.size());

@@ -182,6 +182,9 @@ struct CheckPartitionParams {
   // The dir has `.kafka_cleanshutdown`: a start would trust the producer
   // snapshots instead of rebuilding the state from the log.
   bool clean_shutdown = true;
+  // recovery-point-offset-checkpoint's entry (0 if none): without the
+  // marker, a start rescans the segments from the one holding it on.
+  int64_t recovery_point_checkpoint = 0;
 };
 
 PartitionCheck CheckPartition(const CheckPartitionParams& p, const CheckOptions& options);

@@ -350,14 +350,30 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
   DARUMA_ASSIGN_OR_RETURN(const std::vector<std::string>* names, CurrentListing());
   std::vector<std::string> swaps, cleaned;
   int64_t min_cleaned = std::numeric_limits<int64_t>::max();
+  // A `.deleted` file is one the log deleted (retention, DeleteRecords, a
+  // finished compaction or split) and a crash kept: Kafka removes it here,
+  // and so does Daruma, since keeping it would keep records the topic's
+  // policy or a user deleted, for as long as nobody cleans the quarantine.
+  // Only beside a `.swap` (a replacement cut short) can it hold the last
+  // good copy of records a damaged swap lost: then it goes to quarantine.
+  const bool replacing = std::any_of(names->begin(), names->end(), [](const std::string& name) {
+    return HasSuffix(name, kSwapFileSuffix);
+  });
   for (const std::string& name : *names) {
     if (HasSuffix(name, kDeletedFileSuffix) && !HasSuffix(name, kCheckpointDeletedSuffix)) {
       if (HasSuffix(StripSuffix(name, kDeletedFileSuffix), kLogFileSuffix)) {
         found_deleted_segment_ = true;
       }
-      DARUMA_RETURN_IF_ERROR(
-          DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
-                                    "leftover .deleted file (pass 1)"}));
+      if (replacing) {
+        DARUMA_RETURN_IF_ERROR(
+            DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
+                                      "leftover .deleted file (pass 1)"}));
+      } else {
+        ListingIsStale();
+        report_->deleted_files.push_back(PathOf(name));
+        Status st = fs_->Remove(PathOf(name));
+        if (!st.ok() && !st.IsNotFound()) return st;
+      }
     } else if (HasSuffix(name, kCleanedFileSuffix)) {
       DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
       min_cleaned = std::min(min_cleaned, offset);

@@ -38,6 +38,10 @@ void ProducerSnapshotCheck::OnBatch(const LogEntry& entry) {
   if (!entry.is_v2()) return;
   RecordBatchView batch = entry.batch();
   saw_producer_batches_ = saw_producer_batches_ || batch.has_producer_id();
+  if (next_offset_ && batch.base_offset() > *next_offset_ && !first_gap_) {
+    first_gap_ = *next_offset_;
+  }
+  next_offset_ = batch.next_offset();
   if (stopped_ || pending_.empty()) return;
   if (!first_offset_) {
     first_offset_ = batch.base_offset();
@@ -67,8 +71,11 @@ void ProducerSnapshotCheck::CompareUpTo(int64_t offset) {
   }
 }
 
-std::optional<std::string> ProducerSnapshotCheck::Difference(
-    const ProducerSnapshotEntry& replayed, const ProducerSnapshotEntry& stored) const {
+std::optional<std::string> ProducerSnapshotCheck::Difference(const ProducerSnapshotEntry& replayed,
+                                                             const ProducerSnapshotEntry& stored,
+                                                             bool thinned) const {
+  // The batches the file saw after the replayed one were cleaned away.
+  if (thinned && stored.last_offset > replayed.last_offset) return std::nullopt;
   ProducerSnapshotEntry expected = replayed;
   const bool partial = first_offset_.value_or(0) > 0;
   if (partial && replayed.coordinator_epoch == -1) {
@@ -100,6 +107,7 @@ void ProducerSnapshotCheck::Compare(int64_t offset, const std::string& path) {
   for (size_t i = 0; i < stored->size(); ++i) by_id[(*stored)[i].producer_id] = {i, (*stored)[i]};
   auto mtime = fs_->ModifiedTimeMs(path);
   const int64_t written_ms = mtime.ok() ? *mtime : INT64_MAX;
+  const bool thinned = first_gap_ && *first_gap_ < offset;
   auto position = [](size_t i) {
     return int64_t(producer_snapshot_layout::kEntriesOffset +
                    i * producer_snapshot_layout::kEntrySize);
@@ -117,14 +125,14 @@ void ProducerSnapshotCheck::Compare(int64_t offset, const std::string& path) {
                        r.producer_id, Describe(r), offset)});
       return;
     }
-    if (auto diff = Difference(r, it->second.second)) {
+    if (auto diff = Difference(r, it->second.second, thinned)) {
       problems_.push_back({path, position(it->second.first), offset,
                            fmt::format("producer id {}: {}", r.producer_id, *diff)});
       return;
     }
     by_id.erase(it);
   }
-  if (by_id.empty() || first_offset_.value_or(0) > 0) return;
+  if (by_id.empty() || first_offset_.value_or(0) > 0 || thinned) return;
   const auto& [pid, entry] = *by_id.begin();
   problems_.push_back({path, position(entry.first), offset,
                        fmt::format("producer id {}: expected no entry (no batch of it below offset "

@@ -20,6 +20,12 @@
 //  * When the log does not start at offset 0 (retention, deletes), earlier
 //    producers are unknown to the replay: producers only in the file are
 //    accepted, and a coordinator epoch the replay never saw is not compared.
+//  * Compaction removes batches after the snapshots were written (Kafka's
+//    cleaner never rewrites them; it keeps only each producer's last batch
+//    of the whole log). Once offsets are missing below a snapshot's offset,
+//    the file may be ahead of the replay: an entry whose last offset is
+//    above the replayed one, and producers only in the file, are accepted;
+//    an entry behind the replay is not (the log has a batch the file missed).
 // One problem per file: the first producer that disagrees, with the byte
 // position of its 46-byte entry (-1 when the entry is missing), the producer
 // id and both values ("expected X (replay), found Y (file)").
@@ -71,8 +77,9 @@ class ProducerSnapshotCheck {
   void CompareUpTo(int64_t offset);
   Result<std::vector<ProducerSnapshotEntry>> Read(const std::string& path);
   void Compare(int64_t offset, const std::string& path);
+  // `thinned`: offsets are missing below the snapshot's (compaction).
   std::optional<std::string> Difference(const ProducerSnapshotEntry& replayed,
-                                        const ProducerSnapshotEntry& stored) const;
+                                        const ProducerSnapshotEntry& stored, bool thinned) const;
 
   FileSystem* fs_;
   OverlayFileSystem overlay_;
@@ -81,6 +88,8 @@ class ProducerSnapshotCheck {
   bool drop_cache_;
   std::unique_ptr<ProducerStateManager> replay_;
   std::optional<int64_t> first_offset_;  // of the first batch fed
+  std::optional<int64_t> next_offset_;   // after the last batch fed
+  std::optional<int64_t> first_gap_;     // the first offset missing between two batches
   bool stopped_ = false;                 // the replay failed: nothing more is compared
   bool saw_producer_batches_ = false;
   std::vector<SnapshotProblem> problems_;

@@ -235,6 +235,27 @@ TEST_F(LogTest, RollsOnSegmentMsMeasuredByTheClockWithoutTimestamps) {
   EXPECT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 2}));
 }
 
+// Kafka's maxSegmentMs: a compacted topic rolls at max.compaction.lag.ms
+// when that is below segment.ms, so the cleaner can meet the lag; a topic
+// that is not compacted ignores it.
+TEST_F(LogTest, ACompactedLogRollsAtMaxCompactionLagBelowSegmentMs) {
+  config_.compact = true;
+  config_.max_compaction_lag_ms = 1000;
+  OpenLog();
+  Append({.records = 1, .timestamp = kT0});
+  Append({.records = 1, .timestamp = kT0 + 1000});
+  EXPECT_EQ(log_->num_segments(), 1u);
+  Append({.records = 1, .timestamp = kT0 + 1001});
+  EXPECT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 2}));
+
+  LogConfig deleted = config_;
+  deleted.compact = false;
+  EXPECT_EQ(deleted.MaxSegmentMs(), deleted.segment_ms);
+  LogConfig longer = config_;
+  longer.max_compaction_lag_ms = longer.segment_ms + 1;
+  EXPECT_EQ(longer.MaxSegmentMs(), longer.segment_ms);
+}
+
 TEST_F(LogTest, RollsWhenAnOffsetCannotBeRelativeToTheSegmentBase) {
   OpenLog();
   Bytes first = MakeBatch({.records = 1});

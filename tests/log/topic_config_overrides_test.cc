@@ -42,6 +42,30 @@ TEST(TopicConfigOverridesTest, BadValuesNameTheConfigAndTheValueAndChangeNothing
   EXPECT_TRUE(IsKnownTopicConfigName("segment.jitter.ms"));
 }
 
+// Kafka's LIST type and LogConfig.validateValues: an empty cleanup.policy
+// is an empty list (neither deletion nor compaction); a minimum compaction
+// lag above the maximum is refused, whichever of the two comes from the
+// defaults.
+TEST(TopicConfigOverridesTest, EmptyCleanupPolicyAndCompactionLagsInConflict) {
+  LogConfig c;
+  ASSERT_TRUE(ApplyTopicConfigOverride("cleanup.policy", " ", &c).ok());
+  EXPECT_FALSE(c.compact);
+  EXPECT_FALSE(c.delete_policy);
+  EXPECT_EQ(DiffTopicConfig(LogConfig{}, c), (TopicConfigOverrides{{"cleanup.policy", ""}}));
+  EXPECT_FALSE(ApplyTopicConfigOverride("cleanup.policy", "compact,", &c).ok());
+
+  Result<LogConfig> conflict = ApplyTopicConfigOverrides(
+      LogConfig{}, {{"min.compaction.lag.ms", "10000"}, {"max.compaction.lag.ms", "5000"}});
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.status().message(),
+            "conflict topic config setting min.compaction.lag.ms (10000) > max.compaction.lag.ms "
+            "(5000)");
+  LogConfig defaults;
+  defaults.min_compaction_lag_ms = 10000;
+  EXPECT_FALSE(ApplyTopicConfigOverrides(defaults, {{"max.compaction.lag.ms", "5000"}}).ok());
+  EXPECT_TRUE(ApplyTopicConfigOverrides(defaults, {{"max.compaction.lag.ms", "10000"}}).ok());
+}
+
 // Every topic config of Kafka 3.x is known, so tools that set them work:
 // those that mean nothing here (one node, no tiered storage, no
 // down-conversion) are validated as Kafka validates them and described back.

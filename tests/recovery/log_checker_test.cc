@@ -12,6 +12,7 @@
 #include "log/meta_properties.h"
 #include "log/partition_metadata_file.h"
 #include "log/transaction_index.h"
+#include "record/control_record.h"
 #include "record/record_batch_builder.h"
 #include "support/test_support.h"
 #include "tools/generated_log_dir.h"
@@ -84,6 +85,59 @@ TEST_F(LogCheckerTest, TxnIndexDisagreeingWithControlBatches) {
   ASSERT_NE(entry, problems.end());
   EXPECT_EQ(entry->position, 0);
   EXPECT_EQ(entry->offset, 35);
+}
+
+// A crash between an ABORT marker and its .txnindex entry leaves the file
+// short; a start without the marker rescans the segments from the recovery
+// point on and rebuilds it (Kafka's recoverLog), so that is no problem. The
+// same file after a clean shutdown is one.
+TEST_F(LogCheckerTest, AShortTxnIndexThatAnUncleanStartRebuildsIsNoProblem) {
+  const std::string dir = tmp_.Join("txn");
+  std::filesystem::create_directories(dir);
+  const int64_t now = kT0;
+  {
+    ManualClock clock(now);
+    auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(dir, "t-0"), TopicPartition{"t", 0},
+                                tools::testlog::TestConfig(), &clock);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    BatchBuilderOptions o;
+    o.producer_id = 11;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.is_transactional = true;
+    auto data = BuildRecordBatch(o, {{now, "k", "v", {}}, {now, "k", "v", {}}});
+    ASSERT_TRUE(data.ok());
+    ASSERT_TRUE((*log)->AppendAsLeader(*data, 0).ok());
+    const Bytes marker = BuildEndTxnMarkerBatch(0, 0, 11, 0, ControlRecordType::kAbort, 0, now);
+    ASSERT_TRUE((*log)->AppendAsLeader(marker, 0, AppendOrigin::kCoordinator).ok());
+    (*log)->UpdateHighWatermark(3);
+    ASSERT_TRUE((*log)->FlushAll().ok());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  const std::string txnindex = JoinPath(dir, "t-0/00000000000000000000.txnindex");
+  ASSERT_EQ(std::filesystem::file_size(txnindex), 34u);
+  std::filesystem::resize_file(txnindex, 0);
+  auto check = [&] {
+    CheckOptions o;
+    auto d = CheckLogDir(dir, o);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    std::vector<CheckProblem> txn;
+    for (const CheckProblem& p : d->partitions.at(0).problems) {
+      if (p.file == txnindex) txn.push_back(p);
+    }
+    return txn;
+  };
+  // Crashed (no marker), recovery point at 0: the start rebuilds it.
+  WriteCheckpoints(dir, 0, 3);
+  EXPECT_TRUE(check().empty());
+  // A clean shutdown trusts it: a read_committed consumer would get the
+  // aborted records.
+  ASSERT_TRUE(CleanShutdownFile(dir).Write(7).ok());
+  std::vector<CheckProblem> problems = check();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, DamageKind::kCorruptIndex);
+  EXPECT_NE(problems[0].what.find("missing aborted transaction (pid 11"), std::string::npos)
+      << problems[0].what;
 }
 
 TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
