@@ -90,9 +90,11 @@ Status TopicRegistry::Load(const std::set<TopicPartition>& unloaded,
     // recorded creation knows the id.
     if (auto c = pending.find(topic); t.id.IsZero() && c != pending.end()) t.id = c->second.id;
     // Dirs a Kafka broker wrote: Kafka flushes partition.metadata after
-    // creating the log, so a crash can leave a topic without it in every
-    // partition. Its metadata log has the id, which Kafka checks every
-    // partition dir against (a new one would make the dir stray to Kafka).
+    // creating the log (and before its first append), so a crash can leave a
+    // new topic without it in every partition. Kafka takes such a dir, or
+    // one naming another id than its metadata log's, for a stray one
+    // (LogManager.isStrayKraftReplica); with the metadata log's id it keeps
+    // the partition, and what Daruma appended to it.
     if (std::optional<Uuid> kafka = logs_->KafkaTopicIdOf(topic);
         t.id.IsZero() && kafka && !kafka->IsZero() && !logs_->IsDeletedTopic(*kafka)) {
       t.id = *kafka;

@@ -127,7 +127,7 @@ class PartitionChecker {
   // The .txnindex of segment `base` against the entries the control batches
   // put there.
   // `rescanned`: a start rebuilds this file (unclean, at or past the
-  // recovery point): a short one is no problem.
+  // recovery point), so whatever it holds is no problem.
   void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected,
                      bool rescanned);
   Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
@@ -571,7 +571,8 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
     // Without the marker, a start rescans the segments from the one holding
     // the recovery point on and rebuilds their .txnindex (Kafka's
     // recoverLog, LogSegment.recover): a crash between an ABORT marker and
-    // its entry leaves these short, which is routine.
+    // its entry (or the entry's page written back and not the marker's)
+    // leaves them out of step, which is routine.
     const bool rescanned = !p_.clean_shutdown &&
                            (s + 1 == bases.size() || bases[s + 1] > p_.recovery_point_checkpoint);
     CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k), rescanned);
@@ -586,8 +587,10 @@ void PartitionChecker::CheckTxnIndex(int64_t base, std::span<const std::array<in
   auto describe = [](const std::array<int64_t, 4>& e) {
     return fmt::format("(pid {}, first {}, last {}, lso {})", e[0], e[1], e[2], e[3]);
   };
+  // A start rebuilds it whatever it holds (LogSegment.recover resets it).
+  if (rescanned) return;
   if (!o_.fs->Exists(path)) {
-    if (!expected.empty() && !rescanned) {
+    if (!expected.empty()) {
       Problem(DamageKind::kMissingIndex, path, -1, expected[0][2],
               fmt::format("missing: the control batches abort {} transaction(s) in this "
                           "segment, the first {}; a read_committed consumer would get their "
@@ -599,7 +602,6 @@ void PartitionChecker::CheckTxnIndex(int64_t base, std::span<const std::array<in
   }
   Result<uint64_t> size = o_.fs->FileSize(path);
   if (size.ok() && *size % AbortedTxn::kSize != 0) {
-    if (rescanned) return;  // an entry torn by the crash
     Problem(DamageKind::kCorruptIndex, path, int64_t(*size - *size % AbortedTxn::kSize),
             std::nullopt,
             fmt::format("expected a size that is a multiple of {}, found {} bytes",
@@ -616,7 +618,6 @@ void PartitionChecker::CheckTxnIndex(int64_t base, std::span<const std::array<in
   }
   for (size_t i = 0; i < std::max(entries->size(), expected.size()); ++i) {
     if (i >= entries->size()) {
-      if (rescanned) return;  // cut short by the crash
       Problem(DamageKind::kCorruptIndex, path, int64_t(i * AbortedTxn::kSize), expected[i][2],
               fmt::format("missing aborted transaction {}: the control batches abort it in "
                           "this segment but its .txnindex ends after {} entries",

@@ -350,21 +350,37 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
   DARUMA_ASSIGN_OR_RETURN(const std::vector<std::string>* names, CurrentListing());
   std::vector<std::string> swaps, cleaned;
   int64_t min_cleaned = std::numeric_limits<int64_t>::max();
-  // A `.deleted` file is one the log deleted (retention, DeleteRecords, a
-  // finished compaction or split) and a crash kept: Kafka removes it here,
-  // and so does Daruma, since keeping it would keep records the topic's
-  // policy or a user deleted, for as long as nobody cleans the quarantine.
-  // Only beside a `.swap` (a replacement cut short) can it hold the last
-  // good copy of records a damaged swap lost: then it goes to quarantine.
+  // A `.deleted` file is one the log deleted and a crash kept; Kafka
+  // removes it here. Kafka renames segments `.deleted` for retention and
+  // DeleteRecords (a prefix of the log), a finished compaction or split
+  // (never of the active segment), and a truncation (start-up recovery cut
+  // damage, a follower truncated), which leaves them at or above the base of
+  // the segment that is then last. Below the last live segment, with no
+  // `.swap` beside it (a replacement cut short, whose damaged swap it may
+  // back up), its records were deleted by the topic's policy or a user:
+  // removed, as Kafka does, not kept in the quarantine for good. Otherwise
+  // it may be the only copy of records past a cut: quarantined.
   const bool replacing = std::any_of(names->begin(), names->end(), [](const std::string& name) {
     return HasSuffix(name, kSwapFileSuffix);
   });
+  std::optional<int64_t> last_live_base;
+  for (const std::string& name : *names) {
+    if (!HasSuffix(name, kLogFileSuffix)) continue;
+    if (Result<int64_t> base = OffsetFromFileName(name); base.ok()) {
+      last_live_base = std::max(last_live_base.value_or(*base), *base);
+    }
+  }
+  auto superseded = [&](const std::string& name) {
+    if (replacing || !last_live_base) return false;
+    Result<int64_t> base = OffsetFromFileName(name);
+    return base.ok() && *base < *last_live_base;
+  };
   for (const std::string& name : *names) {
     if (HasSuffix(name, kDeletedFileSuffix) && !HasSuffix(name, kCheckpointDeletedSuffix)) {
       if (HasSuffix(StripSuffix(name, kDeletedFileSuffix), kLogFileSuffix)) {
         found_deleted_segment_ = true;
       }
-      if (replacing) {
+      if (!superseded(name)) {
         DARUMA_RETURN_IF_ERROR(
             DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
                                       "leftover .deleted file (pass 1)"}));

@@ -118,6 +118,8 @@ MetadataLogCheck CheckMetadataLog(FileSystem* fs, const std::string& dir,
   }
   // What a Kafka broker reads at start besides the segments: the newest
   // snapshot, and the replay must reach the log's end.
+  const bool segments_damaged = !out.problems.empty();
+  CheckQuorumState(fs, JoinPath(dir, kQuorumStateFileName), &out);
   Result<KraftTopicConfigs> image = ReadKraftTopicConfigs(fs, dir);
   if (!image.ok()) {
     out.problems.push_back(
@@ -135,12 +137,11 @@ MetadataLogCheck CheckMetadataLog(FileSystem* fs, const std::string& dir,
          kAction, true});
   }
   // Damage a segment scan or a snapshot already names is not told twice.
-  if (!image->complete && out.problems.empty()) {
+  if (!image->complete && !segments_damaged && image->damaged_snapshots.empty()) {
     out.problems.push_back({DamageKind::kCorruptMetadata, dir, -1, std::nullopt,
                             fmt::format("KRaft metadata log: {}", image->incomplete_reason),
                             kAction, true});
   }
-  CheckQuorumState(fs, JoinPath(dir, kQuorumStateFileName), &out);
   return out;
 }
 

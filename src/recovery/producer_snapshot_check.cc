@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 namespace daruma {
 namespace {
 
@@ -35,13 +38,13 @@ ProducerSnapshotCheck::ProducerSnapshotCheck(FileSystem* fs, std::string partiti
 }
 
 void ProducerSnapshotCheck::OnBatch(const LogEntry& entry) {
+  // Legacy entries hold offsets too: a gap is only what no entry holds.
+  const int64_t first = entry.is_v2() ? entry.batch().base_offset() : entry.prefix_offset();
+  if (next_offset_ && first > *next_offset_) gaps_.emplace_back(*next_offset_, first);
+  next_offset_ = std::max(next_offset_.value_or(0), entry.last_offset() + 1);
   if (!entry.is_v2()) return;
   RecordBatchView batch = entry.batch();
   saw_producer_batches_ = saw_producer_batches_ || batch.has_producer_id();
-  if (next_offset_ && batch.base_offset() > *next_offset_ && !first_gap_) {
-    first_gap_ = *next_offset_;
-  }
-  next_offset_ = batch.next_offset();
   if (stopped_ || pending_.empty()) return;
   if (!first_offset_) {
     first_offset_ = batch.base_offset();
@@ -71,11 +74,20 @@ void ProducerSnapshotCheck::CompareUpTo(int64_t offset) {
   }
 }
 
+bool ProducerSnapshotCheck::InGap(int64_t offset) const {
+  auto it = std::upper_bound(gaps_.begin(), gaps_.end(), offset,
+                             [](int64_t o, const auto& gap) { return o < gap.first; });
+  return it != gaps_.begin() && offset < std::prev(it)->second;
+}
+
 std::optional<std::string> ProducerSnapshotCheck::Difference(const ProducerSnapshotEntry& replayed,
                                                              const ProducerSnapshotEntry& stored,
-                                                             bool thinned) const {
-  // The batches the file saw after the replayed one were cleaned away.
-  if (thinned && stored.last_offset > replayed.last_offset) return std::nullopt;
+                                                             int64_t snapshot_offset) const {
+  // The file saw a later batch of the producer, which was cleaned away.
+  if (stored.last_offset > replayed.last_offset && stored.last_offset < snapshot_offset &&
+      InGap(stored.last_offset)) {
+    return std::nullopt;
+  }
   ProducerSnapshotEntry expected = replayed;
   const bool partial = first_offset_.value_or(0) > 0;
   if (partial && replayed.coordinator_epoch == -1) {
@@ -107,7 +119,6 @@ void ProducerSnapshotCheck::Compare(int64_t offset, const std::string& path) {
   for (size_t i = 0; i < stored->size(); ++i) by_id[(*stored)[i].producer_id] = {i, (*stored)[i]};
   auto mtime = fs_->ModifiedTimeMs(path);
   const int64_t written_ms = mtime.ok() ? *mtime : INT64_MAX;
-  const bool thinned = first_gap_ && *first_gap_ < offset;
   auto position = [](size_t i) {
     return int64_t(producer_snapshot_layout::kEntriesOffset +
                    i * producer_snapshot_layout::kEntrySize);
@@ -125,14 +136,19 @@ void ProducerSnapshotCheck::Compare(int64_t offset, const std::string& path) {
                        r.producer_id, Describe(r), offset)});
       return;
     }
-    if (auto diff = Difference(r, it->second.second, thinned)) {
+    if (auto diff = Difference(r, it->second.second, offset)) {
       problems_.push_back({path, position(it->second.first), offset,
                            fmt::format("producer id {}: {}", r.producer_id, *diff)});
       return;
     }
     by_id.erase(it);
   }
-  if (by_id.empty() || first_offset_.value_or(0) > 0 || thinned) return;
+  if (first_offset_.value_or(0) > 0) return;
+  // Producers whose batches below the snapshot were all cleaned away.
+  std::erase_if(by_id, [&](const auto& e) {
+    return e.second.second.last_offset < offset && InGap(e.second.second.last_offset);
+  });
+  if (by_id.empty()) return;
   const auto& [pid, entry] = *by_id.begin();
   problems_.push_back({path, position(entry.first), offset,
                        fmt::format("producer id {}: expected no entry (no batch of it below offset "

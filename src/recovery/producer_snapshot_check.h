@@ -22,10 +22,11 @@
 //    accepted, and a coordinator epoch the replay never saw is not compared.
 //  * Compaction removes batches after the snapshots were written (Kafka's
 //    cleaner never rewrites them; it keeps only each producer's last batch
-//    of the whole log). Once offsets are missing below a snapshot's offset,
-//    the file may be ahead of the replay: an entry whose last offset is
-//    above the replayed one, and producers only in the file, are accepted;
-//    an entry behind the replay is not (the log has a batch the file missed).
+//    of the whole log), so a file may be ahead of the replay: an entry
+//    whose last offset is above the replayed one, and a producer only in
+//    the file, are accepted when that last offset lies in a range of offsets
+//    missing from the log (the batch it names was cleaned away); an entry
+//    behind the replay is not (the log has a batch the file missed).
 // One problem per file: the first producer that disagrees, with the byte
 // position of its 46-byte entry (-1 when the entry is missing), the producer
 // id and both values ("expected X (replay), found Y (file)").
@@ -37,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/file_system.h"
@@ -77,9 +79,9 @@ class ProducerSnapshotCheck {
   void CompareUpTo(int64_t offset);
   Result<std::vector<ProducerSnapshotEntry>> Read(const std::string& path);
   void Compare(int64_t offset, const std::string& path);
-  // `thinned`: offsets are missing below the snapshot's (compaction).
   std::optional<std::string> Difference(const ProducerSnapshotEntry& replayed,
-                                        const ProducerSnapshotEntry& stored, bool thinned) const;
+                                        const ProducerSnapshotEntry& stored,
+                                        int64_t snapshot_offset) const;
 
   FileSystem* fs_;
   OverlayFileSystem overlay_;
@@ -89,8 +91,10 @@ class ProducerSnapshotCheck {
   std::unique_ptr<ProducerStateManager> replay_;
   std::optional<int64_t> first_offset_;  // of the first batch fed
   std::optional<int64_t> next_offset_;   // after the last batch fed
-  std::optional<int64_t> first_gap_;     // the first offset missing between two batches
-  bool stopped_ = false;                 // the replay failed: nothing more is compared
+  // Offsets missing between batches fed, [from, to), in order.
+  std::vector<std::pair<int64_t, int64_t>> gaps_;
+  bool InGap(int64_t offset) const;
+  bool stopped_ = false;  // the replay failed: nothing more is compared
   bool saw_producer_batches_ = false;
   std::vector<SnapshotProblem> problems_;
 };

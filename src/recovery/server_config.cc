@@ -270,7 +270,16 @@ Status ResolveCleanerSettings(Resolver& r, ServerConfig* c) {
   DARUMA_RETURN_IF_ERROR(
       r.SetDouble("log.cleaner.min.cleanable.ratio", &log.min_cleanable_dirty_ratio, 0, 1));
   DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.min.compaction.lag.ms", &log.min_compaction_lag_ms, 0));
-  return r.Set("log.cleaner.max.compaction.lag.ms", &log.max_compaction_lag_ms, 1);
+  DARUMA_RETURN_IF_ERROR(r.Set("log.cleaner.max.compaction.lag.ms", &log.max_compaction_lag_ms, 1));
+  // Kafka's validateBrokerLogConfigValues refuses to start with them: every
+  // topic's config would fail LogConfig.validateValues.
+  if (log.min_compaction_lag_ms > log.max_compaction_lag_ms) {
+    return Status::InvalidArgument(
+        fmt::format("conflicting settings: log.cleaner.min.compaction.lag.ms ({}) > "
+                    "log.cleaner.max.compaction.lag.ms ({})",
+                    log.min_compaction_lag_ms, log.max_compaction_lag_ms));
+  }
+  return Status::Ok();
 }
 
 Status ResolveManagerSettings(Resolver& r, ServerConfig* c) {

@@ -110,7 +110,13 @@ TEST_F(LogCheckerTest, AShortTxnIndexThatAnUncleanStartRebuildsIsNoProblem) {
     ASSERT_TRUE((*log)->AppendAsLeader(*data, 0).ok());
     const Bytes marker = BuildEndTxnMarkerBatch(0, 0, 11, 0, ControlRecordType::kAbort, 0, now);
     ASSERT_TRUE((*log)->AppendAsLeader(marker, 0, AppendOrigin::kCoordinator).ok());
-    (*log)->UpdateHighWatermark(3);
+    // A second segment, so that the first can lie below the recovery point.
+    ASSERT_TRUE((*log)->Roll().ok());
+    BatchBuilderOptions plain;
+    auto more = BuildRecordBatch(plain, {{now, "k", "v", {}}});
+    ASSERT_TRUE(more.ok());
+    ASSERT_TRUE((*log)->AppendAsLeader(*more, 0).ok());
+    (*log)->UpdateHighWatermark(4);
     ASSERT_TRUE((*log)->FlushAll().ok());
     ASSERT_TRUE((*log)->Close().ok());
   }
@@ -127,17 +133,24 @@ TEST_F(LogCheckerTest, AShortTxnIndexThatAnUncleanStartRebuildsIsNoProblem) {
     }
     return txn;
   };
-  // Crashed (no marker), recovery point at 0: the start rebuilds it.
-  WriteCheckpoints(dir, 0, 3);
+  auto expect_missing_entry = [](const std::vector<CheckProblem>& problems) {
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].kind, DamageKind::kCorruptIndex);
+    EXPECT_NE(problems[0].what.find("missing aborted transaction (pid 11"), std::string::npos)
+        << problems[0].what;
+  };
+  // Crashed (no marker), recovery point inside the first segment: the start
+  // rescans it and rebuilds the file.
+  WriteCheckpoints(dir, 2, 4);
   EXPECT_TRUE(check().empty());
-  // A clean shutdown trusts it: a read_committed consumer would get the
-  // aborted records.
+  // Recovery point at the second segment: the first is trusted as it is, and
+  // a read_committed consumer would get the aborted records.
+  WriteCheckpoints(dir, 3, 4);
+  expect_missing_entry(check());
+  // A clean shutdown trusts every segment.
+  WriteCheckpoints(dir, 0, 4);
   ASSERT_TRUE(CleanShutdownFile(dir).Write(7).ok());
-  std::vector<CheckProblem> problems = check();
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].kind, DamageKind::kCorruptIndex);
-  EXPECT_NE(problems[0].what.find("missing aborted transaction (pid 11"), std::string::npos)
-      << problems[0].what;
+  expect_missing_entry(check());
 }
 
 TEST_F(LogCheckerTest, LeaderEpochCheckpointDisagreeingWithBatches) {
@@ -410,6 +423,25 @@ TEST_F(LogCheckerTest, TheMetadataLogIsNamedAndVerifiedReadOnly) {
   EXPECT_EQ(ReadFileToString(segment), whole + std::string(100, '\x7f'));  // read-only
 }
 
+// A KRaft snapshot as Kafka writes one: SnapshotHeader, records, SnapshotFooter.
+void MetadataSnapshotFile(const std::string& path) {
+  Bytes out;
+  int64_t offset = 0;
+  auto control = [&](ControlRecordType type) {
+    BatchBuilderOptions o;
+    o.base_offset = offset++;
+    o.is_control = true;
+    const Bytes key = EncodeControlRecordKey(type);
+    Result<Bytes> batch =
+        BuildRecordBatch(o, {{kT0, std::string(AsStringView(key)), std::string("\0\0", 2), {}}});
+    ASSERT_TRUE(batch.ok());
+    out.insert(out.end(), batch->begin(), batch->end());
+  };
+  control(ControlRecordType::kSnapshotHeader);
+  control(ControlRecordType::kSnapshotFooter);
+  WriteStringToFile(path, std::string(AsStringView(out)));
+}
+
 // What a Kafka broker stops at when it starts, beside the segments: a
 // newest snapshot that is not a whole snapshot, a quorum-state it cannot read.
 TEST_F(LogCheckerTest, ADamagedKraftSnapshotAndQuorumStateAreOperatorProblems) {
@@ -429,15 +461,15 @@ TEST_F(LogCheckerTest, ADamagedKraftSnapshotAndQuorumStateAreOperatorProblems) {
   WriteStringToFile(quorum, R"({"leaderId":1,"leaderEpoch":1})");
   LogDirCheck d = Check();
   ASSERT_EQ(d.problems.size(), 2u);
-  EXPECT_EQ(d.problems[0].kind, DamageKind::kCorruptSnapshot);
-  EXPECT_EQ(d.problems[0].file, snapshot);
-  EXPECT_NE(d.problems[0].what.find("not a whole snapshot"), std::string::npos)
+  EXPECT_EQ(d.problems[0].kind, DamageKind::kCorruptMetadata);
+  EXPECT_EQ(d.problems[0].file, quorum);
+  EXPECT_NE(d.problems[0].what.find("no data_version field"), std::string::npos)
       << d.problems[0].what;
-  EXPECT_NE(d.problems[0].what.find("the newest"), std::string::npos) << d.problems[0].what;
-  EXPECT_EQ(d.problems[1].kind, DamageKind::kCorruptMetadata);
-  EXPECT_EQ(d.problems[1].file, quorum);
-  EXPECT_NE(d.problems[1].what.find("no data_version field"), std::string::npos)
+  EXPECT_EQ(d.problems[1].kind, DamageKind::kCorruptSnapshot);
+  EXPECT_EQ(d.problems[1].file, snapshot);
+  EXPECT_NE(d.problems[1].what.find("not a whole snapshot"), std::string::npos)
       << d.problems[1].what;
+  EXPECT_NE(d.problems[1].what.find("the newest"), std::string::npos) << d.problems[1].what;
   for (const CheckProblem& p : d.problems) EXPECT_TRUE(p.operator_only);
   ASSERT_EQ(d.notes.size(), 1u);
   EXPECT_NE(d.notes[0].find("no whole snapshot"), std::string::npos) << d.notes[0];
@@ -445,7 +477,20 @@ TEST_F(LogCheckerTest, ADamagedKraftSnapshotAndQuorumStateAreOperatorProblems) {
   WriteStringToFile(quorum, "not json");
   d = Check();
   ASSERT_EQ(d.problems.size(), 2u);
-  EXPECT_NE(d.problems[1].what.find("not valid JSON"), std::string::npos) << d.problems[1].what;
+  EXPECT_NE(d.problems[0].what.find("not valid JSON"), std::string::npos) << d.problems[0].what;
+
+  // A whole snapshot beside a snapshot being written (`.checkpoint.part`,
+  // which Kafka removes at start) and a version 1 quorum-state: healthy.
+  std::filesystem::remove(snapshot);
+  MetadataSnapshotFile(JoinPath(meta, "00000000000000000002-0000000001.checkpoint"));
+  WriteStringToFile(JoinPath(meta, "00000000000000000009-0000000001.checkpoint.part"), "partial");
+  WriteStringToFile(quorum, R"({"leaderId":1,"leaderEpoch":2,"votedId":-1,)"
+                            R"("votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1})");
+  d = Check();
+  EXPECT_FALSE(d.HasProblems()) << d.problems.at(0).ToString();
+  EXPECT_NE(d.notes.at(0).find("newest whole snapshot 00000000000000000002-0000000001.checkpoint"),
+            std::string::npos)
+      << d.notes[0];
 }
 
 TEST_F(LogCheckerTest, ProblemToStringNamesFilePositionOffset) {

@@ -179,16 +179,43 @@ TEST_F(LogLoaderTest, CorruptionDeletesLaterSegmentsKafkaStyle) {
   EXPECT_TRUE(deleted(File(30, ".log")));
   EXPECT_TRUE(deleted(File(60, ".index")));
   EXPECT_EQ(report_.damage.front().kind, DamageKind::kBadCrc);  // the cut itself
-  // The next load's pass 1 removes the leftovers, as Kafka does: files the
-  // log deleted are no damage.
+  // The next load's pass 1 removes the leftovers (no quarantine here); they
+  // lie above the log's last segment, so they are records a cut dropped.
   ASSERT_TRUE((*log)->Close().ok());
   log = Load(true, 12, false);
   ASSERT_TRUE(log.ok());
   EXPECT_FALSE(fsys::exists(File(30, ".log.deleted")));
-  EXPECT_TRUE(report_.damage.empty());
+  ASSERT_FALSE(report_.damage.empty());
+  EXPECT_EQ(report_.damage.front().kind, DamageKind::kLeftoverTempFile);
+}
+
+// Kafka's start-up cut damage and renamed the later segments `.deleted`; a
+// crash kept them. They may be the only copy of those records: quarantined,
+// unlike a deletion's leftovers below the last segment, which are removed.
+TEST_F(LogLoaderTest, DeletedSegmentsAboveTheLastOneAreQuarantinedBelowItRemoved) {
+  WriteLog(3, 10);
+  const std::string seg30 = ReadFileToString(File(30, ".log"));
+  for (const char* ext : {".log", ".index", ".timeindex"}) {
+    std::filesystem::rename(File(60, ext), File(60, std::string(ext) + ".deleted"));
+  }
+  WriteStringToFile(File(5, ".log.deleted"), "old records, deleted by retention");
+  auto log = Load(false, 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), 60);
+  auto quarantined = [&](const std::string& path) {
+    return std::any_of(report_.quarantined.begin(), report_.quarantined.end(),
+                       [&](const QuarantinedRange& q) { return q.file == path; });
+  };
+  for (const char* ext : {".log.deleted", ".index.deleted", ".timeindex.deleted"}) {
+    EXPECT_FALSE(fsys::exists(File(60, ext))) << ext;
+    EXPECT_TRUE(quarantined(File(60, ext))) << ext;
+  }
+  EXPECT_FALSE(fsys::exists(File(5, ".log.deleted")));
+  EXPECT_FALSE(quarantined(File(5, ".log.deleted")));
   EXPECT_NE(std::find(report_.deleted_files.begin(), report_.deleted_files.end(),
-                      File(30, ".log.deleted")),
+                      File(5, ".log.deleted")),
             report_.deleted_files.end());
+  EXPECT_EQ(ReadFileToString(File(30, ".log")), seg30);
 }
 
 TEST_F(LogLoaderTest, CorruptionMovesLaterSegmentsToQuarantine) {

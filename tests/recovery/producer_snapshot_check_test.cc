@@ -76,13 +76,19 @@ TEST_F(ProducerSnapshotCheckTest, ASnapshotAheadOfACompactedLogIsNoDamage) {
 }
 
 TEST_F(ProducerSnapshotCheckTest, AProducerWhoseBatchesWereAllCleanedAwayIsNoDamage) {
-  ProducerSnapshotEntry gone = EntryAt(1);
+  ProducerSnapshotEntry gone = EntryAt(4);
   gone.producer_id = 99;
   EXPECT_TRUE(Run(5, {EntryAt(2), gone}, {0, 1, 2, 6}).empty());
+  // Its last batch at offset 1 is still in the log (another producer's):
+  // the file names a batch the log never had for it.
+  gone = EntryAt(1);
+  gone.producer_id = 99;
+  EXPECT_EQ(Run(5, {EntryAt(2), gone}, {0, 1, 2, 6}).size(), 1u);
 }
 
-// Without a gap below the snapshot, a file ahead of the log is damage; with
-// one, a file behind the log still is (it missed a batch the log holds).
+// A file ahead of the log where no offsets are missing is damage, as is an
+// entry at or past the snapshot's own offset, and a file behind the log (it
+// missed a batch the log holds).
 TEST_F(ProducerSnapshotCheckTest, AheadWithoutAGapOrBehindTheReplayIsDamage) {
   EXPECT_TRUE(Run(5, {EntryAt(4)}, {0, 1, 2, 3, 4, 5}).empty());
   std::vector<SnapshotProblem> problems = Run(4, {EntryAt(4)}, {0, 1, 2, 3, 4});

@@ -87,6 +87,19 @@ TEST(ServerConfigTest, LogDirsWinsOverLogDir) {
             (std::vector<std::string>{"/y", "/z"}));
 }
 
+// Kafka refuses to start with them (validateBrokerLogConfigValues): every
+// topic created would fail on them.
+TEST(ServerConfigTest, MinCompactionLagAboveTheMaxIsRefused) {
+  EXPECT_EQ(ErrorOf({{"log.cleaner.min.compaction.lag.ms", "10000"},
+                     {"log.cleaner.max.compaction.lag.ms", "5000"}}),
+            "conflicting settings: log.cleaner.min.compaction.lag.ms (10000) > "
+            "log.cleaner.max.compaction.lag.ms (5000)");
+  EXPECT_EQ(Resolve({{"log.cleaner.min.compaction.lag.ms", "5000"},
+                     {"log.cleaner.max.compaction.lag.ms", "5000"}})
+                .log.min_compaction_lag_ms,
+            5000);
+}
+
 TEST(ServerConfigTest, TimeSynonymsTakeTheFinestUnit) {
   EXPECT_EQ(Resolve({{"log.retention.hours", "2"}}).log.retention_ms, 7200000);
   EXPECT_EQ(

@@ -224,10 +224,23 @@ TEST(RecoverTest, AStraySnapshotRemovedAtACleanStartIsALeftoverNotARepair) {
   EXPECT_NE(r.run.out.find("Totals: scanned 0 B, truncated 0 B"), std::string::npos) << r.run.out;
 }
 
-// A `.deleted` file left by a segment deletion (retention, DeleteRecords)
-// that a crash interrupted is removed as Kafka removes it, even with
-// quarantine on: the records were deleted by the topic's policy or a user,
-// and keeping them in the quarantine would keep them for good. No repair.
+// A `.deleted` segment above the last live one is what a truncation left
+// (Kafka's start-up cut damage there): it may be the only copy of those
+// records, so it goes to the quarantine. No repair either.
+TEST(RecoverTest, ADeletedSegmentAboveTheLogIsQuarantined) {
+  DARUMA_REQUIRE_FIXTURES();
+  TempDir tmp;
+  const LeftoverRun r =
+      RecoverWithLeftover(tmp, "00000000000000009999.log.deleted", "00000000000000000000.log");
+  EXPECT_EQ(r.run.report["partitions"][0]["quarantined"].size(), 1u);
+  EXPECT_NE(r.run.out.find("quarantined, 1 leftover file removed"), std::string::npos) << r.run.out;
+}
+
+// A `.deleted` segment below the last live one, left by a deletion
+// (retention, DeleteRecords, a finished compaction) that a crash
+// interrupted, is removed as Kafka removes it, even with quarantine on: the
+// records were deleted by the topic's policy or a user, and keeping them in
+// the quarantine would keep them for good. No repair.
 TEST(RecoverTest, ADeletedSegmentLeftByACrashIsRemovedNotQuarantined) {
   DARUMA_REQUIRE_FIXTURES();
   TempDir tmp;
