@@ -58,6 +58,17 @@ const char* LeftBy(const std::string& path) {
 constexpr std::string_view kCannotLoad = "the log cannot be loaded: ";
 constexpr std::string_view kTmpSuffix = ".tmp";
 
+// A `<file>.tmp` is what a crash left of an atomic write (temp file, fsync,
+// rename) before its rename: the file itself holds the state before that
+// write, Kafka's loader and Daruma's ignore the temp file, and the next
+// write of the file replaces it. A note, not a problem: nothing needs doing.
+std::string TmpFileNote(const std::string& path) {
+  return fmt::format(
+      "{}: left-over temporary file of an interrupted write; ignored (the file it was to "
+      "replace holds the state before that write), and the next write of that file replaces it",
+      path);
+}
+
 using BatchInfo = CheckedBatch;
 
 // `<offset>.snapshot` files of a partition dir, by offset.
@@ -126,6 +137,13 @@ class PartitionChecker {
   Status CheckTxnIndexes(const std::vector<int64_t>& bases);
   // The .txnindex of segment `base` against the entries the control batches
   // put there.
+  // Whether a start rescans segment `s` of `bases` and rebuilds its
+  // indexes: no clean-shutdown marker, and the segment holds the recovery
+  // point or lies past it (Kafka's recoverLog).
+  bool Rescanned(const std::vector<int64_t>& bases, size_t s) const {
+    return !p_.clean_shutdown &&
+           (s + 1 == bases.size() || bases[s + 1] > p_.recovery_point_checkpoint);
+  }
   // `rescanned`: a start rebuilds this file (unclean, at or past the
   // recovery point), so whatever it holds is no problem.
   void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected,
@@ -573,9 +591,7 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
     // recoverLog, LogSegment.recover): a crash between an ABORT marker and
     // its entry (or the entry's page written back and not the marker's)
     // leaves them out of step, which is routine.
-    const bool rescanned = !p_.clean_shutdown &&
-                           (s + 1 == bases.size() || bases[s + 1] > p_.recovery_point_checkpoint);
-    CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k), rescanned);
+    CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k), Rescanned(bases, s));
     k = end;
   }
   return Status::Ok();
@@ -704,19 +720,25 @@ Status PartitionChecker::ScanSegments(ReadAheadFileSystem* behind_plan, Segments
   DARUMA_ASSIGN_OR_RETURN(pass->entries, o_.fs->ListDir(p_.partition_dir));
   for (const DirEntry& e : pass->entries) {
     if (!e.is_regular) continue;
-    if (HasSuffix(e.name, kTmpSuffix)) {
-      Problem(DamageKind::kLeftoverTempFile, PathOf(e.name), -1, std::nullopt,
-              "left-over temporary file of an interrupted write",
-              "remove it when no broker uses the dir");
-    }
+    if (HasSuffix(e.name, kTmpSuffix)) out_->notes.push_back(TmpFileNote(PathOf(e.name)));
     if (!HasSuffix(e.name, kLogFileSuffix)) continue;
     auto base = OffsetFromFileName(e.name);
     if (base.ok()) pass->bases.push_back(*base);
   }
   std::sort(pass->bases.begin(), pass->bases.end());
+  // After a crash, the start rebuilds the producer state from the first
+  // rescanned segment's base on: it reads the snapshot there (one a crash
+  // cut short is deleted for an older one, as Kafka does), deletes those
+  // above it and writes them again. Only what it reads is compared.
+  std::map<int64_t, std::string> snapshots = SnapshotFiles(p_.partition_dir, pass->entries);
+  std::optional<int64_t> rebuilt_from;
+  for (size_t i = 0; i < pass->bases.size() && !rebuilt_from; ++i) {
+    if (Rescanned(pass->bases, i)) rebuilt_from = pass->bases[i];
+  }
+  if (rebuilt_from) snapshots.erase(snapshots.upper_bound(*rebuilt_from), snapshots.end());
   pass->snapshots = std::make_unique<ProducerSnapshotCheck>(
-      o_.fs, p_.partition_dir, p_.tp.ToString(), SnapshotFiles(p_.partition_dir, pass->entries),
-      o_.config.producer_id_expiration_ms, o_.drop_cache);
+      o_.fs, p_.partition_dir, p_.tp.ToString(), std::move(snapshots),
+      o_.config.producer_id_expiration_ms, o_.drop_cache, rebuilt_from);
   const bool trust_plan = behind_plan == nullptr && !out_->load_failed;
   // The replay follows the data recovery keeps: it stops at the first bad tail.
   bool replaying = true;
@@ -732,8 +754,13 @@ Status PartitionChecker::ScanSegments(ReadAheadFileSystem* behind_plan, Segments
     replaying = replaying && !scan.bad_tail;
     pass->ends[path] = scan.bad_tail ? std::optional<int64_t>(scan.valid_end) : std::nullopt;
     const bool last = i + 1 == pass->bases.size();
-    DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(pass->bases[i], scan, last));
-    DARUMA_RETURN_IF_ERROR(CheckTimeIndex(pass->bases[i], scan, last));
+    // A start rebuilds a rescanned segment's indexes whatever they hold
+    // (LogSegment.recover resets them): missing or short ones are routine
+    // after a crash.
+    if (!Rescanned(pass->bases, i)) {
+      DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(pass->bases[i], scan, last));
+      DARUMA_RETURN_IF_ERROR(CheckTimeIndex(pass->bases[i], scan, last));
+    }
     pass->all[pass->bases[i]] = std::move(scan.batches);
   }
   return Status::Ok();
@@ -1045,11 +1072,7 @@ Result<LogDirCheck> CheckLogDir(const std::string& log_dir, const CheckOptions& 
   std::vector<CheckPartitionParams> todo;
   for (const DirEntry& e : entries) {
     const std::string path = JoinPath(log_dir, e.name);
-    if (e.is_regular && HasSuffix(e.name, kTmpSuffix)) {
-      d.problems.push_back({DamageKind::kLeftoverTempFile, path, -1, std::nullopt,
-                            "left-over temporary file of an interrupted checkpoint write",
-                            "remove it when no broker uses the dir"});
-    }
+    if (e.is_regular && HasSuffix(e.name, kTmpSuffix)) d.notes.push_back(TmpFileNote(path));
     if (e.is_directory && e.name == kMetadataLogDirName) {
       MetadataLogCheck meta = CheckMetadataLog(o.fs, path, o.config.index_interval_bytes);
       d.notes.push_back(fmt::format(

@@ -26,7 +26,10 @@
 //    whose last offset is above the replayed one, and a producer only in
 //    the file, are accepted when that last offset lies in a range of offsets
 //    missing from the log (the batch it names was cleaned away); an entry
-//    behind the replay is not (the log has a batch the file missed).
+//    behind the replay is not (the log has a batch the file missed). A
+//    batch the cleaner kept with fewer records gets the largest timestamp of
+//    those it kept, so a file's timestamp above the replay's is accepted
+//    for it.
 // One problem per file: the first producer that disagrees, with the byte
 // position of its 46-byte entry (-1 when the entry is missing), the producer
 // id and both values ("expected X (replay), found Y (file)").
@@ -37,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,9 +65,13 @@ class ProducerSnapshotCheck {
  public:
   // `snapshot_offsets` maps each snapshot offset to its file. `drop_cache`
   // drops the pages of the files read.
+  // `unreadable_ok_from`: a snapshot at or above this offset that cannot be
+  // read is no problem (after a crash, the start deletes it and falls back
+  // to an older one, as Kafka's loader does).
   ProducerSnapshotCheck(FileSystem* fs, std::string partition_dir, std::string partition_name,
                         std::map<int64_t, std::string> snapshot_files,
-                        int64_t producer_id_expiration_ms, bool drop_cache);
+                        int64_t producer_id_expiration_ms, bool drop_cache,
+                        std::optional<int64_t> unreadable_ok_from = std::nullopt);
 
   // Feeds one valid batch; batches come in offset order across segments.
   void OnBatch(const LogEntry& entry);
@@ -90,9 +98,13 @@ class ProducerSnapshotCheck {
   bool drop_cache_;
   std::unique_ptr<ProducerStateManager> replay_;
   std::optional<int64_t> first_offset_;  // of the first batch fed
-  std::optional<int64_t> next_offset_;   // after the last batch fed
+  std::optional<int64_t> unreadable_ok_from_;
+  std::optional<int64_t> next_offset_;  // after the last batch fed
   // Offsets missing between batches fed, [from, to), in order.
   std::vector<std::pair<int64_t, int64_t>> gaps_;
+  // Last offsets of producer batches with fewer records than offsets (the
+  // cleaner removed some).
+  std::set<int64_t> thinned_batches_;
   bool InGap(int64_t offset) const;
   bool stopped_ = false;  // the replay failed: nothing more is compared
   bool saw_producer_batches_ = false;

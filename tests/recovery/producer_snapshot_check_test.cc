@@ -86,6 +86,39 @@ TEST_F(ProducerSnapshotCheckTest, AProducerWhoseBatchesWereAllCleanedAwayIsNoDam
   EXPECT_EQ(Run(5, {EntryAt(2), gone}, {0, 1, 2, 6}).size(), 1u);
 }
 
+// The cleaner kept batch 1..2 with only its record at offset 2, whose
+// timestamp is below the one the batch had (offset 1's) when the file was
+// written: the file's larger timestamp is no damage, a smaller one is.
+TEST_F(ProducerSnapshotCheckTest, AThinnedBatchsLowerTimestampIsNoDamage) {
+  const std::string dir = dir_.Join("thinned");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(dir).ok());
+  BatchBuilderOptions o;
+  o.base_offset = 1;
+  o.producer_id = kProducer;
+  o.producer_epoch = 0;
+  o.base_sequence = 1;
+  RecordInput kept{kT0 + 2, "k", "v", {}};
+  kept.offset_delta = 1;
+  Result<Bytes> thinned = BuildRecordBatch(o, {kept});
+  ASSERT_TRUE(thinned.ok());
+  auto run = [&](int64_t stored_timestamp) {
+    ProducerSnapshotEntry stored = EntryAt(2);
+    stored.offset_delta = 1;
+    stored.timestamp = stored_timestamp;
+    const std::string path = ProducerSnapshotFileName(dir, 3);
+    EXPECT_TRUE(WriteProducerSnapshot(FileSystem::Default(), path, {stored}).ok());
+    ProducerSnapshotCheck check(FileSystem::Default(), dir, "t-0", {{3, path}},
+                                kDefaultExpirationMs, /*drop_cache=*/false);
+    const Bytes first = ProducerBatch(0);
+    check.OnBatch(LogEntry{0, ByteSpan(first.data(), first.size()), 2});
+    check.OnBatch(LogEntry{0, ByteSpan(thinned->data(), thinned->size()), 2});
+    return check.Finish(3);
+  };
+  EXPECT_TRUE(run(kT0 + 5).empty());
+  EXPECT_TRUE(run(kT0 + 2).empty());
+  EXPECT_EQ(run(kT0 + 1).size(), 1u);
+}
+
 // A file ahead of the log where no offsets are missing is damage, as is an
 // entry at or past the snapshot's own offset, and a file behind the log (it
 // missed a batch the log holds).
