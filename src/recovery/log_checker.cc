@@ -132,8 +132,10 @@ class PartitionChecker {
   // plan has CRC-checked the batches and says where the valid data ends.
   Result<SegmentScan> ScanSegment(const std::string& log_path, ProducerSnapshotCheck* snapshots,
                                   bool trust_plan);
-  Status CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last);
-  Status CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last);
+  // `rescanned`: a start rebuilds the file (Rescanned), so a missing one is
+  // no problem.
+  Status CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last, bool rescanned);
+  Status CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last, bool rescanned);
   Status CheckTxnIndexes(const std::vector<int64_t>& bases);
   // The .txnindex of segment `base` against the entries the control batches
   // put there.
@@ -466,10 +468,11 @@ const BatchInfo* BatchHolding(const std::vector<BatchInfo>& batches, int64_t off
   return &*it;
 }
 
-Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last) {
+Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan, bool last,
+                                          bool rescanned) {
   const std::vector<BatchInfo>& batches = scan.batches;
   const std::string path = OffsetIndexFileName(p_.partition_dir, base);
-  if (!o_.fs->Exists(path)) return MissingIndex(path);
+  if (!o_.fs->Exists(path)) return rescanned ? Status::Ok() : MissingIndex(path);
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
   if (bytes.size() % 8 != 0) return BadIndexSize(path, bytes.size(), 8);
   const size_t entries = bytes.size() / 8;
@@ -514,10 +517,11 @@ Status PartitionChecker::CheckOffsetIndex(int64_t base, const SegmentScan& scan,
   return Status::Ok();
 }
 
-Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last) {
+Status PartitionChecker::CheckTimeIndex(int64_t base, const SegmentScan& scan, bool last,
+                                        bool rescanned) {
   const std::vector<BatchInfo>& batches = scan.batches;
   const std::string path = TimeIndexFileName(p_.partition_dir, base);
-  if (!o_.fs->Exists(path)) return MissingIndex(path);
+  if (!o_.fs->Exists(path)) return rescanned ? Status::Ok() : MissingIndex(path);
   DARUMA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWhole(path));
   if (bytes.size() % 12 != 0) return BadIndexSize(path, bytes.size(), 12);
   const size_t entries = bytes.size() / 12;
@@ -754,13 +758,14 @@ Status PartitionChecker::ScanSegments(ReadAheadFileSystem* behind_plan, Segments
     replaying = replaying && !scan.bad_tail;
     pass->ends[path] = scan.bad_tail ? std::optional<int64_t>(scan.valid_end) : std::nullopt;
     const bool last = i + 1 == pass->bases.size();
-    // A start rebuilds a rescanned segment's indexes whatever they hold
-    // (LogSegment.recover resets them): missing or short ones are routine
-    // after a crash.
-    if (!Rescanned(pass->bases, i)) {
-      DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(pass->bases[i], scan, last));
-      DARUMA_RETURN_IF_ERROR(CheckTimeIndex(pass->bases[i], scan, last));
-    }
+    // A start rebuilds a rescanned segment's indexes (LogSegment.recover
+    // resets them), so one a crash came before is routine there. The entries
+    // that are there are still checked: one that names another offset than
+    // its batch holds tells of a damaged batch header (a base offset, which
+    // the CRC does not cover) that the batches alone may not show.
+    const bool rescanned = Rescanned(pass->bases, i);
+    DARUMA_RETURN_IF_ERROR(CheckOffsetIndex(pass->bases[i], scan, last, rescanned));
+    DARUMA_RETURN_IF_ERROR(CheckTimeIndex(pass->bases[i], scan, last, rescanned));
     pass->all[pass->bases[i]] = std::move(scan.batches);
   }
   return Status::Ok();
