@@ -146,10 +146,7 @@ class PartitionChecker {
     return !p_.clean_shutdown &&
            (s + 1 == bases.size() || bases[s + 1] > p_.recovery_point_checkpoint);
   }
-  // `rescanned`: a start rebuilds this file (unclean, at or past the
-  // recovery point), so whatever it holds is no problem.
-  void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected,
-                     bool rescanned);
+  void CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected);
   Status CheckLeaderEpochs(const std::map<int64_t, std::vector<BatchInfo>>& batches);
   // Base offsets and leader epochs in order (recovery/batch_order_check.h);
   // sets out_->cut.
@@ -595,20 +592,18 @@ Status PartitionChecker::CheckTxnIndexes(const std::vector<int64_t>& bases) {
     // recoverLog, LogSegment.recover): a crash between an ABORT marker and
     // its entry (or the entry's page written back and not the marker's)
     // leaves them out of step, which is routine.
-    CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k), Rescanned(bases, s));
+    if (!Rescanned(bases, s)) CheckTxnIndex(bases[s], std::span(expected).subspan(k, end - k));
     k = end;
   }
   return Status::Ok();
 }
 
-void PartitionChecker::CheckTxnIndex(int64_t base, std::span<const std::array<int64_t, 4>> expected,
-                                     bool rescanned) {
+void PartitionChecker::CheckTxnIndex(int64_t base,
+                                     std::span<const std::array<int64_t, 4>> expected) {
   const std::string path = TxnIndexFileName(p_.partition_dir, base);
   auto describe = [](const std::array<int64_t, 4>& e) {
     return fmt::format("(pid {}, first {}, last {}, lso {})", e[0], e[1], e[2], e[3]);
   };
-  // A start rebuilds it whatever it holds (LogSegment.recover resets it).
-  if (rescanned) return;
   if (!o_.fs->Exists(path)) {
     if (!expected.empty()) {
       Problem(DamageKind::kMissingIndex, path, -1, expected[0][2],
@@ -731,17 +726,13 @@ Status PartitionChecker::ScanSegments(ReadAheadFileSystem* behind_plan, Segments
   }
   std::sort(pass->bases.begin(), pass->bases.end());
   // After a crash, the start rebuilds the producer state from the first
-  // rescanned segment's base on: it reads the snapshot there (one a crash
-  // cut short is deleted for an older one, as Kafka does), deletes those
-  // above it and writes them again. Only what it reads is compared.
-  std::map<int64_t, std::string> snapshots = SnapshotFiles(p_.partition_dir, pass->entries);
+  // rescanned segment's base on (ProducerSnapshotCheck's `rebuilt_from`).
   std::optional<int64_t> rebuilt_from;
   for (size_t i = 0; i < pass->bases.size() && !rebuilt_from; ++i) {
     if (Rescanned(pass->bases, i)) rebuilt_from = pass->bases[i];
   }
-  if (rebuilt_from) snapshots.erase(snapshots.upper_bound(*rebuilt_from), snapshots.end());
   pass->snapshots = std::make_unique<ProducerSnapshotCheck>(
-      o_.fs, p_.partition_dir, p_.tp.ToString(), std::move(snapshots),
+      o_.fs, p_.partition_dir, p_.tp.ToString(), SnapshotFiles(p_.partition_dir, pass->entries),
       o_.config.producer_id_expiration_ms, o_.drop_cache, rebuilt_from);
   const bool trust_plan = behind_plan == nullptr && !out_->load_failed;
   // The replay follows the data recovery keeps: it stops at the first bad tail.

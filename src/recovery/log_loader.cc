@@ -78,6 +78,9 @@ class Loader {
   std::string PathOf(const std::string& name) const { return JoinPath(dir_, name); }
   // Deletes (or, with quarantine, moves aside) one file Kafka deletes.
   Status DeleteFile(const std::string& path, const Quarantine::Range& range);
+  // Deletes `path` whatever the quarantine, listed in the report's deleted
+  // files (DeleteFile's own deletion).
+  Status RemoveFile(const std::string& path);
   // Has `psm` copy a corrupt snapshot into quarantine when it reads one or
   // just before it deletes or renames one (each once per load).
   void QuarantineCorruptSnapshotsOf(ProducerStateManager* psm);
@@ -298,11 +301,19 @@ Result<const std::vector<std::string>*> Loader::CurrentListing() {
 
 Status Loader::DeleteFile(const std::string& path, const Quarantine::Range& range) {
   if (!fs_->Exists(path)) return Status::Ok();
-  ListingIsStale();
-  report_->deleted_files.push_back(path);
-  if (quarantine_.enabled()) return quarantine_.MoveFile(path, range);
+  if (quarantine_.enabled()) {
+    ListingIsStale();
+    report_->deleted_files.push_back(path);
+    return quarantine_.MoveFile(path, range);
+  }
   // No manifest line says why: the report does, with the kind.
   report_->damage.push_back({range.kind, fmt::format("{}: deleted: {}", path, range.reason)});
+  return RemoveFile(path);
+}
+
+Status Loader::RemoveFile(const std::string& path) {
+  ListingIsStale();
+  report_->deleted_files.push_back(path);
   Status st = fs_->Remove(path);
   return st.IsNotFound() ? Status::Ok() : st;
 }
@@ -366,30 +377,25 @@ Result<std::vector<std::string>> Loader::RemoveTempFilesAndCollectSwaps() {
   std::optional<int64_t> last_live_base;
   for (const std::string& name : *names) {
     if (!HasSuffix(name, kLogFileSuffix)) continue;
-    if (Result<int64_t> base = OffsetFromFileName(name); base.ok()) {
+    if (std::optional<int64_t> base = OffsetOfFileName(name)) {
       last_live_base = std::max(last_live_base.value_or(*base), *base);
     }
   }
   auto superseded = [&](const std::string& name) {
     if (replacing || !last_live_base) return false;
-    Result<int64_t> base = OffsetFromFileName(name);
-    return base.ok() && *base < *last_live_base;
+    std::optional<int64_t> base = OffsetOfFileName(name);
+    return base && *base < *last_live_base;
   };
   for (const std::string& name : *names) {
     if (HasSuffix(name, kDeletedFileSuffix) && !HasSuffix(name, kCheckpointDeletedSuffix)) {
       if (HasSuffix(StripSuffix(name, kDeletedFileSuffix), kLogFileSuffix)) {
         found_deleted_segment_ = true;
       }
-      if (!superseded(name)) {
-        DARUMA_RETURN_IF_ERROR(
-            DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
-                                      "leftover .deleted file (pass 1)"}));
-      } else {
-        ListingIsStale();
-        report_->deleted_files.push_back(PathOf(name));
-        Status st = fs_->Remove(PathOf(name));
-        if (!st.ok() && !st.IsNotFound()) return st;
-      }
+      DARUMA_RETURN_IF_ERROR(
+          superseded(name)
+              ? RemoveFile(PathOf(name))
+              : DeleteFile(PathOf(name), {DamageKind::kLeftoverTempFile, std::nullopt, std::nullopt,
+                                          "leftover .deleted file (pass 1)"}));
     } else if (HasSuffix(name, kCleanedFileSuffix)) {
       DARUMA_ASSIGN_OR_RETURN(int64_t offset, OffsetFromFileName(name));
       min_cleaned = std::min(min_cleaned, offset);

@@ -22,13 +22,14 @@ ProducerSnapshotCheck::ProducerSnapshotCheck(FileSystem* fs, std::string partiti
                                              std::string partition_name,
                                              std::map<int64_t, std::string> snapshot_files,
                                              int64_t producer_id_expiration_ms, bool drop_cache,
-                                             std::optional<int64_t> unreadable_ok_from)
+                                             std::optional<int64_t> rebuilt_from)
     : fs_(fs),
       overlay_(fs, OverlayOptions{drop_cache}),
       pending_(std::move(snapshot_files)),
       expiration_ms_(producer_id_expiration_ms),
       drop_cache_(drop_cache),
-      unreadable_ok_from_(unreadable_ok_from) {
+      rebuilt_from_(rebuilt_from) {
+  if (rebuilt_from_) pending_.erase(pending_.upper_bound(*rebuilt_from_), pending_.end());
   if (pending_.empty()) return;  // nothing to compare: no replay needed
   auto psm = ProducerStateManager::Open(std::move(partition_name), std::move(partition_dir),
                                         &overlay_, expiration_ms_);
@@ -123,7 +124,7 @@ Result<std::vector<ProducerSnapshotEntry>> ProducerSnapshotCheck::Read(const std
 void ProducerSnapshotCheck::Compare(int64_t offset, const std::string& path) {
   Result<std::vector<ProducerSnapshotEntry>> stored = Read(path);
   if (!stored.ok()) {
-    if (unreadable_ok_from_ && offset >= *unreadable_ok_from_) return;
+    if (rebuilt_from_ && offset == *rebuilt_from_) return;
     problems_.push_back(
         {path, -1, offset, "unreadable producer snapshot: " + stored.status().message()});
     return;

@@ -65,13 +65,16 @@ class ProducerSnapshotCheck {
  public:
   // `snapshot_offsets` maps each snapshot offset to its file. `drop_cache`
   // drops the pages of the files read.
-  // `unreadable_ok_from`: a snapshot at or above this offset that cannot be
-  // read is no problem (after a crash, the start deletes it and falls back
-  // to an older one, as Kafka's loader does).
+  // `rebuilt_from`: after a crash, the offset from which the start rebuilds
+  // the producer state (the first rescanned segment's base). It reads the
+  // snapshot there, and deletes one a crash cut short for an older one, as
+  // Kafka's loader does; it deletes those above and writes them again. So
+  // snapshots above it are not compared, and one at it that cannot be read
+  // is no problem.
   ProducerSnapshotCheck(FileSystem* fs, std::string partition_dir, std::string partition_name,
                         std::map<int64_t, std::string> snapshot_files,
                         int64_t producer_id_expiration_ms, bool drop_cache,
-                        std::optional<int64_t> unreadable_ok_from = std::nullopt);
+                        std::optional<int64_t> rebuilt_from = std::nullopt);
 
   // Feeds one valid batch; batches come in offset order across segments.
   void OnBatch(const LogEntry& entry);
@@ -98,7 +101,7 @@ class ProducerSnapshotCheck {
   bool drop_cache_;
   std::unique_ptr<ProducerStateManager> replay_;
   std::optional<int64_t> first_offset_;  // of the first batch fed
-  std::optional<int64_t> unreadable_ok_from_;
+  std::optional<int64_t> rebuilt_from_;
   std::optional<int64_t> next_offset_;  // after the last batch fed
   // Offsets missing between batches fed, [from, to), in order.
   std::vector<std::pair<int64_t, int64_t>> gaps_;

@@ -14,6 +14,7 @@
 #include "log/transaction_index.h"
 #include "record/control_record.h"
 #include "record/record_batch_builder.h"
+#include "recovery/kraft_metadata_file.h"
 #include "support/test_support.h"
 #include "tools/generated_log_dir.h"
 
@@ -458,25 +459,6 @@ TEST_F(LogCheckerTest, TheMetadataLogIsNamedAndVerifiedReadOnly) {
   EXPECT_EQ(ReadFileToString(segment), whole + std::string(100, '\x7f'));  // read-only
 }
 
-// A KRaft snapshot as Kafka writes one: SnapshotHeader, records, SnapshotFooter.
-void MetadataSnapshotFile(const std::string& path) {
-  Bytes out;
-  int64_t offset = 0;
-  auto control = [&](ControlRecordType type) {
-    BatchBuilderOptions o;
-    o.base_offset = offset++;
-    o.is_control = true;
-    const Bytes key = EncodeControlRecordKey(type);
-    Result<Bytes> batch =
-        BuildRecordBatch(o, {{kT0, std::string(AsStringView(key)), std::string("\0\0", 2), {}}});
-    ASSERT_TRUE(batch.ok());
-    out.insert(out.end(), batch->begin(), batch->end());
-  };
-  control(ControlRecordType::kSnapshotHeader);
-  control(ControlRecordType::kSnapshotFooter);
-  WriteStringToFile(path, std::string(AsStringView(out)));
-}
-
 // What a Kafka broker stops at when it starts, beside the segments: a
 // newest snapshot that is not a whole snapshot, a quorum-state it cannot read.
 TEST_F(LogCheckerTest, ADamagedKraftSnapshotAndQuorumStateAreOperatorProblems) {
@@ -517,7 +499,11 @@ TEST_F(LogCheckerTest, ADamagedKraftSnapshotAndQuorumStateAreOperatorProblems) {
   // A whole snapshot beside a snapshot being written (`.checkpoint.part`,
   // which Kafka removes at start) and a version 1 quorum-state: healthy.
   std::filesystem::remove(snapshot);
-  MetadataSnapshotFile(JoinPath(meta, "00000000000000000002-0000000001.checkpoint"));
+  // A KRaft snapshot as Kafka writes one: SnapshotHeader, SnapshotFooter.
+  testing::MetadataFile()
+      .Control(ControlRecordType::kSnapshotHeader)
+      .Control(ControlRecordType::kSnapshotFooter)
+      .WriteTo(JoinPath(meta, "00000000000000000002-0000000001.checkpoint"));
   WriteStringToFile(JoinPath(meta, "00000000000000000009-0000000001.checkpoint.part"), "partial");
   WriteStringToFile(quorum, R"({"leaderId":1,"leaderEpoch":2,"votedId":-1,)"
                             R"("votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1})");
