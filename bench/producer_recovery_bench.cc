@@ -34,9 +34,11 @@
 // Each iteration first reads the same .log files with read() + CRC-32C on one
 // thread (counter read_crc_gbps, and vs_read_crc = recovery / that pass), so
 // every recovery figure stands beside the machine's ceiling measured seconds
-// earlier. Counters also give ns_per_batch (wall time / batches), cpu_ms,
-// peak_rss_mib of a forked child running one recovery, and, when the `daruma`
-// binary sits beside this one, the same recovery end to end through `daruma
+// earlier. A T = 2 iteration also recovers the same files on one thread
+// (before the T-thread run in odd iterations, after it in even ones):
+// counter speedup_vs_1_thread, issue 23's "2 threads >= 1.8x one thread". Counters also give
+// ns_per_batch (wall time / batches), cpu_ms, peak_rss_mib of a forked child running one recovery,
+// and, when the `daruma` binary sits beside this one, the same recovery end to end through `daruma
 // recover`, three times, each after a read+CRC pass of its own: the median
 // run's e2e_seconds, e2e_gbps, e2e_peak_rss_mib and e2e_vs_read_crc (issue
 // 23's "≥ 0.6 of the read+CRC pass", measured as its table measures it), with
@@ -364,14 +366,39 @@ void BM_RecoverShape(benchmark::State& state, const Shape& shape) {
   double crc_seconds = 0;
   double cpu_seconds = 0;
   int64_t bytes = 0;
+  double one_thread_seconds = 0;  // the paired 1-thread runs of a T > 1 benchmark
+  int64_t iteration = 0;
   for (auto _ : state) {
     const ReadCrcPass pass = TimedReadAndCrc(files);
     crc_seconds += pass.seconds;
+    // With T > 1, each iteration also runs one thread on the same files, first
+    // in odd iterations and last in even ones, so that neither side always
+    // follows the read+CRC pass or the other's writes (not counted in the
+    // benchmark's time; a 1-thread benchmark run a minute earlier says less
+    // about the ratio on this VM, whose speed drifts).
+    const bool pair = threads > 1;
+    const bool one_first = iteration++ % 2 == 0;
+    if (pair && one_first) {
+      PrepareUnclean(dir);
+      one_thread_seconds += double(RecoverNs(dir, 1, nullptr)) / 1e9;
+    }
     PrepareUnclean(dir);
     const int64_t ns = RecoverNs(dir, threads, &cpu_seconds);
     state.SetIterationTime(double(ns) / 1e9);
     seconds += double(ns) / 1e9;
     bytes += int64_t(pass.bytes);
+    if (pair && !one_first) {
+      PrepareUnclean(dir);
+      one_thread_seconds += double(RecoverNs(dir, 1, nullptr)) / 1e9;
+    }
+  }
+  if (one_thread_seconds > 0 && seconds > 0) {
+    state.counters["speedup_vs_1_thread"] = one_thread_seconds / seconds;
+    std::fprintf(stderr,
+                 "producer_recovery_bench: %s, %d threads against 1 in the same iterations: "
+                 "%.1f ms against %.1f ms, speedup %.2fx\n",
+                 shape.name, threads, seconds * 1e3 / double(iteration),
+                 one_thread_seconds * 1e3 / double(iteration), one_thread_seconds / seconds);
   }
   const double iterations = double(std::max<int64_t>(1, state.iterations()));
   state.SetBytesProcessed(bytes);
@@ -441,7 +468,7 @@ int main(int argc, char** argv) {
         ->Arg(2)
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime()
-        ->Iterations(3);
+        ->Iterations(4);
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
