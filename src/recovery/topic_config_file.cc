@@ -32,6 +32,31 @@ TopicConfigOverrides ParseTopic(const std::string& path, const std::string& topi
   return out;
 }
 
+// kafkaImport.topicIds: an entry that does not parse is dropped with a
+// warning (a partition dir of that topic without partition.metadata then
+// gets a new id, as before the import).
+void ParseKafkaTopicIds(const std::string& path, const nlohmann::json& kafka,
+                        KafkaConfigImportMark* mark, std::vector<std::string>* warnings) {
+  auto ids = kafka.find("topicIds");
+  if (ids == kafka.end()) return;
+  if (!ids->is_object()) {
+    warnings->push_back(fmt::format("{}: field kafkaImport.topicIds: expected an object", path));
+    return;
+  }
+  for (const auto& [topic, text] : ids->items()) {
+    Result<Uuid> id =
+        text.is_string() ? Uuid::FromString(text.get<std::string>()) : Status::InvalidArgument("");
+    if (!id.ok()) {
+      warnings->push_back(
+          fmt::format("{}: field kafkaImport.topicIds.{}: expected a topic id; the topic's "
+                      "partition dirs without partition.metadata get a new one",
+                      path, topic));
+      continue;
+    }
+    mark->topic_ids[topic] = *id;
+  }
+}
+
 // "creating" and "deleted": an entry that does not parse is dropped with a
 // warning (a creation is then not completed, a deleted topic's leftover
 // partition dirs are served again), the rest of the file still counts.
@@ -90,6 +115,7 @@ void ParseIntents(const std::string& path, const nlohmann::json& json, TopicConf
       if (auto n = kafka->find("nextProducerId"); n != kafka->end() && n->is_number_integer()) {
         mark.next_producer_id = n->get<int64_t>();
       }
+      ParseKafkaTopicIds(path, *kafka, &mark, warnings);
     } else {
       warnings->push_back(fmt::format(
           "{}: field kafkaImport: expected {{\"metadataLog\": <dir>, \"endOffset\": <n>}}", path));
@@ -161,6 +187,11 @@ std::string EncodeTopicConfigs(const TopicConfigs& configs) {
                            {"endOffset", configs.kafka_import->end_offset},
                            {"pending", configs.kafka_import->pending},
                            {"nextProducerId", configs.kafka_import->next_producer_id}};
+    if (!configs.kafka_import->topic_ids.empty()) {
+      nlohmann::json ids = nlohmann::json::object();
+      for (const auto& [topic, id] : configs.kafka_import->topic_ids) ids[topic] = id.ToString();
+      json["kafkaImport"]["topicIds"] = std::move(ids);
+    }
   }
   return json.dump() + "\n";
 }

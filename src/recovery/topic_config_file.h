@@ -10,7 +10,8 @@
 //    "creating": {"<topic>": {"id": "<topic id>", "partitions": <n>}, ...},
 //    "deleted": {"<topic id>": "<topic>", ...},
 //    "kafkaImport": {"metadataLog": "<dir>", "endOffset": <n>,
-//                    "pending": <bool>, "nextProducerId": <n>}}
+//                    "pending": <bool>, "nextProducerId": <n>,
+//                    "topicIds": {"<topic>": "<topic id>", ...}}}
 // "creating" and "deleted" are what Kafka's metadata log makes atomic: a
 // topic whose creation was recorded but whose partition dirs may not all
 // exist yet (the broker completes it at start-up), and deleted topics whose
@@ -19,7 +20,10 @@
 // Both are absent when empty, and older readers ignore them. "kafkaImport"
 // records that the topic configs of a Kafka broker's metadata log were
 // imported (kraft_topic_configs.h), so they are never imported again over
-// what was changed since.
+// what was changed since; its "topicIds" (absent when empty) are the ids the
+// metadata log gives its topics, for a partition dir a crash left without
+// partition.metadata at any later start (a topic's entry goes with its
+// deletion).
 // Values are strings exactly as the client gave them (topic_config_overrides.h
 // parses them). `generation` grows by one on every write; with several log
 // dirs the reader trusts the highest generation it can parse (a dir that was
@@ -54,12 +58,14 @@ inline constexpr char kTopicConfigsFileName[] = "daruma-topic-configs.json";
 // Where imported Kafka topic configs came from: the metadata log dir and
 // the offset its replay ended at; `pending` while the import could not be
 // done whole (a start tries again); the controller's next producer id
-// (-1: unknown).
+// (-1: unknown); the topic ids of the metadata (KraftTopicConfigs::topic_ids,
+// when the replay was whole), less those of topics deleted since.
 struct KafkaConfigImportMark {
   std::string metadata_log;
   int64_t end_offset = 0;
   bool pending = false;
   int64_t next_producer_id = -1;
+  std::map<std::string, Uuid> topic_ids = {};
 };
 
 struct TopicConfigs {

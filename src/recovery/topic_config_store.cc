@@ -167,6 +167,7 @@ std::map<std::string, PendingTopicCreation> TopicConfigStore::PendingCreations()
 Status TopicConfigStore::RecordDeletion(const std::string& topic, const Uuid& id) {
   std::optional<std::string> old_deleted;
   std::optional<PendingTopicCreation> old_creation;
+  std::optional<Uuid> old_kafka_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = deleted_.find(id); it != deleted_.end()) old_deleted = it->second;
@@ -174,12 +175,22 @@ Status TopicConfigStore::RecordDeletion(const std::string& topic, const Uuid& id
     deleted_[id] = topic;
     // A creation whose end was not recorded must not be completed now.
     creating_.erase(topic);
+    // Nor may a topic created again under this name take the Kafka
+    // metadata's id, once the deletion itself is forgotten.
+    if (kafka_import_) {
+      if (auto it = kafka_import_->topic_ids.find(topic); it != kafka_import_->topic_ids.end()) {
+        old_kafka_id = it->second;
+        kafka_import_->topic_ids.erase(it);
+      }
+    }
+    if (import_report_) import_report_->topic_ids.erase(topic);
   }
   Status st = Persist();
   if (!st.ok()) {  // the topic stays, as the client is told: see BeginCreate
     std::lock_guard<std::mutex> lock(mu_);
     RestoreLocked(deleted_, id, old_deleted);
     RestoreLocked(creating_, topic, old_creation);
+    if (kafka_import_ && old_kafka_id) kafka_import_->topic_ids[topic] = *old_kafka_id;
   }
   return st;
 }
@@ -329,7 +340,10 @@ void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_d
     report.broker_configs = std::move(read->broker_configs);
     report.cluster_defaults = std::move(read->cluster_defaults);
     report.next_producer_id = read->next_producer_id;
-    if (read->complete) report.topic_ids = std::move(read->topic_ids);
+    if (read->complete) {
+      mark.topic_ids = read->topic_ids;
+      report.topic_ids = std::move(read->topic_ids);
+    }
     report.notes = std::move(read->notes);
     mark.end_offset = read->end_offset;
     mark.pending = !read->complete;
@@ -372,6 +386,13 @@ std::optional<int32_t> TopicConfigStore::NodeIdOfLogDirs() const {
 
 std::optional<Uuid> TopicConfigStore::KafkaTopicId(const std::string& topic) const {
   std::lock_guard<std::mutex> lock(mu_);
+  // The recorded mark's ids (this start's import, or an earlier one's); this
+  // start's report still has them where recording the import failed.
+  if (kafka_import_) {
+    if (auto it = kafka_import_->topic_ids.find(topic); it != kafka_import_->topic_ids.end()) {
+      return it->second;
+    }
+  }
   if (!import_report_) return std::nullopt;
   auto it = import_report_->topic_ids.find(topic);
   if (it == import_report_->topic_ids.end()) return std::nullopt;

@@ -91,8 +91,9 @@ class TopicConfigStore {
   // An import of a Kafka broker's topic configs could not be done whole and
   // waits for a later start (retention holds off meanwhile).
   bool kafka_import_pending() const;
-  // The id the imported metadata gives `topic` (this start's import only:
-  // later starts find it in the partition.metadata files written meanwhile).
+  // The id the imported metadata gives `topic`, this start's import or an
+  // earlier one's (recorded with its mark): for partition dirs a crash left
+  // without partition.metadata. None once the topic was deleted here.
   std::optional<Uuid> KafkaTopicId(const std::string& topic) const;
   const LogConfig& defaults() const { return defaults_; }
 

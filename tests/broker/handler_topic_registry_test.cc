@@ -186,6 +186,59 @@ TEST(HandlerTopicRegistry, PartitionsWithoutMetadataTakeTheKafkaMetadataLogsTopi
   EXPECT_TRUE(manager.Shutdown().ok());
 }
 
+// The ids are recorded with the import: a crash after the import was
+// recorded but before a partition.metadata was written leaves a later start
+// (which never imports again) to find the id there. A topic deleted here
+// loses it, so one created again under the name cannot take it.
+TEST(HandlerTopicRegistry, ALaterStartStillKnowsTheImportedTopicIdsUntilTheTopicIsDeleted) {
+  daruma::testing::TempDir dir;
+  {
+    LogManager manager;
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    ASSERT_TRUE(manager.GetOrCreateLog({"orders", 0}, Uuid::Zero(), LogConfig{}).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  std::filesystem::remove(dir.Join("daruma-topic-configs.json"));
+  std::filesystem::remove(dir.Join("orders-0/partition.metadata"));
+  const Uuid orders_id = Uuid::Random();
+  Result<Bytes> batch = BuildRecordBatch(
+      BatchBuilderOptions{}, {{0, std::nullopt, KraftTopicRecord("orders", orders_id), {}}});
+  ASSERT_TRUE(batch.ok());
+  std::filesystem::create_directories(dir.Join("__cluster_metadata-0"));
+  std::ofstream(dir.Join("__cluster_metadata-0/00000000000000000000.log"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(batch->data()), std::streamsize(batch->size()));
+  LogManagerOptions options;
+  options.import_kafka_topic_configs = true;
+  {
+    // The importing start records the import and stops before the broker's
+    // topics are loaded (the crash's window).
+    LogManager manager(options);
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  ASSERT_FALSE(std::filesystem::exists(dir.Join("orders-0/partition.metadata")));
+  // Not read again: the id comes from the recorded import.
+  std::filesystem::remove_all(dir.Join("__cluster_metadata-0"));
+  {
+    LogManager manager(options);
+    ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+    EXPECT_FALSE(manager.kafka_config_import().has_value());
+    TopicRegistry registry(&manager, LogConfig{});
+    std::vector<std::string> notes;
+    ASSERT_TRUE(registry.Load({}, &notes).ok());
+    EXPECT_EQ(registry.Find("orders")->id, orders_id);
+    auto written = PartitionMetadataFile(dir.Join("orders-0/partition.metadata")).Read();
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    EXPECT_EQ(written->topic_id, orders_id);
+    ASSERT_TRUE(registry.Delete("orders").ok());
+    EXPECT_FALSE(manager.KafkaTopicIdOf("orders").has_value());
+    ASSERT_TRUE(manager.Shutdown().ok());
+  }
+  const std::string file = daruma::testing::ReadFileToString(dir.Join("daruma-topic-configs.json"));
+  EXPECT_EQ(file.find(orders_id.ToString()), file.rfind(orders_id.ToString()))
+      << "only the deletion record names the id: " << file;
+}
+
 TEST(HandlerTopicRegistry, OverridesGivenAtCreateSurviveARestart) {
   daruma::testing::TempDir dir;
   {

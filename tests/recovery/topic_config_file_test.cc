@@ -1,5 +1,6 @@
 // daruma-topic-configs.json: the fields a reader must keep across a rewrite,
-// here the mark of an import of a Kafka broker's topic configs.
+// here the mark of an import of a Kafka broker's topic configs and the topic
+// ids it recorded.
 #include "recovery/topic_config_file.h"
 
 #include <gtest/gtest.h>
@@ -33,6 +34,31 @@ TEST(TopicConfigFileTest, TheKafkaImportMarkIsKeptAndAMalformedOneStillCounts) {
   EXPECT_TRUE((*read)->kafka_import.has_value());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("field kafkaImport"), std::string::npos) << warnings[0];
+}
+
+TEST(TopicConfigFileTest, TheImportedTopicIdsAreKeptAndAMalformedOneIsDropped) {
+  TempDir dir;
+  TopicConfigs configs;
+  configs.kafka_import = KafkaConfigImportMark{"/data/__cluster_metadata-0", 12};
+  const Uuid orders = Uuid::Random();
+  configs.kafka_import->topic_ids["orders"] = orders;
+  ASSERT_TRUE(WriteTopicConfigsFile(FileSystem::Default(), dir.path(), configs).ok());
+  std::vector<std::string> warnings;
+  auto read = ReadTopicConfigsFile(FileSystem::Default(), dir.path(), &warnings);
+  ASSERT_TRUE(read.ok() && read->has_value() && (*read)->kafka_import.has_value());
+  EXPECT_EQ((*read)->kafka_import->topic_ids, (std::map<std::string, Uuid>{{"orders", orders}}));
+  EXPECT_TRUE(warnings.empty());
+
+  WriteStringToFile(dir.Join(kTopicConfigsFileName),
+                    R"({"version": 1, "generation": 5, "topics": {}, "kafkaImport": )"
+                    R"({"metadataLog": "/m", "endOffset": 3, "topicIds": )"
+                    R"({"orders": ")" +
+                        orders.ToString() + R"(", "bad": "not-an-id"}}})");
+  read = ReadTopicConfigsFile(FileSystem::Default(), dir.path(), &warnings);
+  ASSERT_TRUE(read.ok() && read->has_value() && (*read)->kafka_import.has_value());
+  EXPECT_EQ((*read)->kafka_import->topic_ids, (std::map<std::string, Uuid>{{"orders", orders}}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("field kafkaImport.topicIds.bad"), std::string::npos) << warnings[0];
 }
 
 }  // namespace
