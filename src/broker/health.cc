@@ -1,9 +1,40 @@
 #include "broker/health.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
 
 namespace daruma::broker {
+
+namespace {
+
+// Partitions of online dirs that are not served whole: those start-up
+// could not load (left as found), and those whose writes stopped on an
+// error that was not the disk's (Log::FailWrites; reads still work). An
+// offline dir's are in logDirs instead.
+nlohmann::json FailedPartitionsJson(const LogManager& log_manager) {
+  const std::map<std::string, Status> offline = log_manager.failure_channel().OfflineDirs();
+  nlohmann::json out = nlohmann::json::array();
+  for (const PartitionRecoveryReport& p : log_manager.report().partitions) {
+    if (p.errors.empty() || offline.count(ParentDir(p.dir)) > 0) continue;
+    out.push_back({{"partition", fmt::format("{}-{}", p.topic, p.partition)},
+                   {"dir", p.dir},
+                   {"state", "not loaded"},
+                   {"error", p.errors.front()}});
+  }
+  for (Log* log : log_manager.AllLogs()) {
+    Status failure = log->write_failure();
+    if (failure.ok() || offline.count(ParentDir(log->dir())) > 0) continue;
+    out.push_back({{"partition", log->topic_partition().ToString()},
+                   {"dir", log->dir()},
+                   {"state", "writes stopped"},
+                   {"error", failure.ToString()}});
+  }
+  return out;
+}
+
+}  // namespace
 
 nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
                           const std::string& kafka_listener,
@@ -15,6 +46,7 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
   nlohmann::json segments = nlohmann::json::object();
   nlohmann::json dirs = nlohmann::json::array();
   int64_t offline_dirs = 0;
+  nlohmann::json failed = nlohmann::json::array();
   ProgressSnapshot progress;
   if (log_manager != nullptr) {
     for (const RecoveryGauges& g : log_manager->RecoveryGaugesSnapshot()) {
@@ -30,6 +62,8 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
       }
     }
     progress = log_manager->Progress();
+    // The start-up report is whole (and no longer written) once serving.
+    if (state == BrokerState::kServing) failed = FailedPartitionsJson(*log_manager);
   }
   nlohmann::json j;
   j["state"] = std::string(BrokerStateName(state));
@@ -40,6 +74,7 @@ nlohmann::json HealthJson(BrokerState state, const LogManager* log_manager,
       {"totalLogs", progress.total_logs},       {"remainingLogs", progress.remaining_logs}};
   j["logDirs"] = std::move(dirs);
   j["offlineLogDirs"] = offline_dirs;
+  j["failedPartitions"] = std::move(failed);
   if (groups) {
     j["groupCoordinator"] = {{"state", groups->loaded ? "loaded" : "loading"},
                              {"groups", groups->groups}};

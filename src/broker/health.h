@@ -8,6 +8,9 @@
 //    "logDirs": [{"path": "<dir>", "online": true|false,
 //                 "error": "<the I/O error that took it offline>"}, ...],
 //    "offlineLogDirs": n,   // Kafka's OfflineLogDirectoryCount
+//    "failedPartitions": [{"partition": "<topic>-<n>", "dir": "<partition dir>",
+//                          "state": "not loaded" | "writes stopped",
+//                          "error": "..."}, ...],  // in online dirs, once serving
 //    "groupCoordinator": {"state": "loading" | "loaded", "groups": n},  // once serving
 //    "transactionCoordinator": {"state": "loading" | "loaded",          // once serving
 //                               "transactionalIds": n, "pendingMarkers": n},

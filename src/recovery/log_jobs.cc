@@ -248,9 +248,11 @@ void LogJobs::WatchFlushes(LogDir& d, Log* log) {
   log->SetFlushListener([dirty] { dirty->store(true, std::memory_order_relaxed); });
   // Kafka: an I/O error writing a log takes its dir offline (no checkpoint,
   // no clean-shutdown marker: the next start recovers what is on disk).
-  log->SetWriteFailureListener([this, dir = d.path](const Status& st) {
-    dirs_->failure_channel().MaybeAddOfflineLogDir(dir, st);
-  });
+  // Only an I/O error is the dir's (Kafka's maybeHandleIOException);
+  // another one stops this log's writes alone (Log::FailWrites, shown in
+  // /health), as an unchecked exception fails only that partition's appends
+  // in Kafka.
+  log->SetWriteFailureListener([this, dir = d.path](const Status& st) { OnJobError(dir, st); });
   if (!config_.enabled) return;
   // Kafka's "flush-log" task: a roll does not wait for the old segment to
   // reach the disk. scheduler_ is created by StartJobs, after loading; a roll

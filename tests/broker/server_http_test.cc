@@ -1,4 +1,5 @@
 // /health and /metrics bodies (health.h, metrics.h) and the HTTP server itself.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -7,7 +8,12 @@
 #include "broker/health.h"
 #include "broker/http_server.h"
 #include "broker/metrics.h"
+#include "common/clock.h"
+#include "common/forwarding_file_system.h"
+#include "log/log.h"
+#include "record/record_batch_builder.h"
 #include "server_test_util.h"
+#include "support/test_support.h"
 
 namespace daruma::broker {
 namespace {
@@ -92,7 +98,7 @@ TEST(ServerMetricsTest, LabelValuesAreEscaped) {
 TEST(ServerHealthTest, JsonWithoutALogManager) {
   const nlohmann::json j = HealthJson(BrokerState::kRecovering, nullptr, "");
   EXPECT_EQ(j.dump(),
-            R"({"kafkaListener":null,"logDirs":[],"offlineLogDirs":0,)"
+            R"({"failedPartitions":[],"kafkaListener":null,"logDirs":[],"offlineLogDirs":0,)"
             R"("recovery":{"bytesToScan":0,"remainingLogs":0,)"
             R"("remainingLogsToRecover":{},"remainingSegmentsToRecover":{},"scannedBytes":0,)"
             R"("totalLogs":0},"state":"recovering"})");
@@ -119,6 +125,51 @@ TEST(ServerHealthTest, JsonWithoutALogManager) {
   EXPECT_EQ(HealthJson(BrokerState::kServing, nullptr, "", std::nullopt, std::nullopt, std::nullopt,
                        0)["lastShutdown"]["clean"],
             true);
+}
+
+// Refuses every open under `prefix` as POSIX does for a file whose mode
+// refuses us: that partition fails to load, its dir stays online.
+class DenyingFileSystem : public ForwardingFileSystem {
+ public:
+  explicit DenyingFileSystem(std::string prefix) : prefix_(std::move(prefix)) {}
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    if (path.starts_with(prefix_)) {
+      return Status::IoError("open " + path + ": Permission denied")
+          .WithDetail(kAccessDeniedDetail);
+    }
+    return ForwardingFileSystem::Open(path, mode);
+  }
+
+ private:
+  std::string prefix_;
+};
+
+// A partition start-up could not load is named in /health once serving
+// (helper-55: "failed to load ... (details: /health)" named nothing).
+TEST(ServerHealthTest, APartitionThatFailedToLoadIsNamed) {
+  daruma::testing::TempDir dir;
+  ManualClock clock(1700000000000);
+  for (int32_t p : {0, 1}) {
+    auto log = Log::CreateEmpty(FileSystem::Default(), dir.Join(fmt::format("orders-{}", p)),
+                                {"orders", p}, LogConfig{}, &clock);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    auto batch = BuildRecordBatch({}, {RecordInput{}});
+    ASSERT_TRUE(batch.ok() && (*log)->AppendAsLeader(*batch, 0).ok());
+  }
+  DenyingFileSystem fs(dir.Join("orders-1/"));
+  LogManager manager({.fs = &fs});
+  ASSERT_TRUE(manager.Startup({dir.path()}, LogConfig{}, 1).ok());
+  ASSERT_TRUE(manager.HasFailures());
+  // While recovering nothing is listed (the report is still being written).
+  EXPECT_TRUE(HealthJson(BrokerState::kRecovering, &manager, "")["failedPartitions"].empty());
+  const nlohmann::json failed = HealthJson(BrokerState::kServing, &manager, "")["failedPartitions"];
+  ASSERT_EQ(failed.size(), 1u) << failed.dump();
+  EXPECT_EQ(failed[0]["partition"], "orders-1");
+  EXPECT_EQ(failed[0]["state"], "not loaded");
+  EXPECT_NE(failed[0]["error"].get<std::string>().find("Permission denied"), std::string::npos)
+      << failed.dump();
+  EXPECT_EQ(HealthJson(BrokerState::kServing, &manager, "")["offlineLogDirs"], 0);
+  ASSERT_TRUE(manager.Shutdown().ok());
 }
 
 TEST(ServerHttpTest, SerializesWithLengthAndClose) {

@@ -213,6 +213,18 @@ TEST_F(LogTest, RollsWhenTheTimeIndexIsFull) {
   EXPECT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 3}));
 }
 
+// segment.index.bytes below one time-index entry: every append rolls (the
+// time index is always full), and no roll fails (helper-55: the second
+// produce used to stop the log, and with it the whole log dir).
+TEST_F(LogTest, AnIndexSizeBelowOneEntryRollsOnEveryAppendAndKeepsWriting) {
+  config_.segment_index_bytes = 4;
+  OpenLog();
+  for (int i = 0; i < 4; ++i) Append({.records = 1, .timestamp = kT0 + i});
+  EXPECT_EQ(log_->segment_base_offsets(), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_TRUE(log_->write_failure().ok()) << log_->write_failure().ToString();
+  EXPECT_EQ(log_->log_end_offset(), 4);
+}
+
 TEST_F(LogTest, RollsOnSegmentMsMeasuredFromTheFirstBatchTimestamp) {
   config_.segment_ms = 1000;
   OpenLog();

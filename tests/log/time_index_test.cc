@@ -82,6 +82,18 @@ TEST(TimeIndexTest, FullLeavesOneSlotForTheFinalEntry) {
   EXPECT_EQ(index->MaybeAppend(40, 4, true).code(), StatusCode::kInvalidArgument);
 }
 
+// segment.index.bytes 4-11 (Kafka's minimum is 4): no slot at all, so the
+// roll's entry is dropped instead of failing every roll.
+TEST(TimeIndexTest, AnIndexWithoutASlotDropsTheRollsEntry) {
+  TempDir dir;
+  auto index = OpenTimeIndex(dir.Join("t.timeindex"), 0, 11);
+  EXPECT_EQ(index->max_entries(), 0u);
+  EXPECT_TRUE(index->IsFull());
+  EXPECT_EQ(index->MaybeAppend(10, 1).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(index->MaybeAppend(10, 1, /*skip_full_check=*/true).ok());
+  EXPECT_EQ(index->entries(), 0u);
+}
+
 TEST(TimeIndexTest, LookupByTimestamp) {
   TempDir dir;
   auto index = OpenTimeIndex(dir.Join("t.timeindex"), 1000);
