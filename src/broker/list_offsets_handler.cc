@@ -1,12 +1,15 @@
 // ListOffsets (spec §3.5, §5.6): earliest (-2) = log start, latest (-1) =
 // high watermark (v1, READ_UNCOMMITTED) or last stable offset (v2
 // READ_COMMITTED), a timestamp = the first offset at or after it below that
-// same bound. The special timestamps of later versions, as Kafka answers them
-// whatever the request's version: max timestamp (-3) = the first record with
-// the log's largest timestamp; earliest local (-4) = the log start (every
-// byte is local: Daruma has no tiered storage); latest tiered (-5) = offset
-// -1 (nothing is tiered).
+// same bound. The special timestamps of later versions: max timestamp (-3,
+// v7+) = the first record with the log's largest timestamp; earliest local
+// (-4, v8+) = the log start (every byte is local: Daruma has no tiered
+// storage); latest tiered (-5, v9+) = offset -1 (nothing is tiered). One
+// below its version, or any other negative one, is UNSUPPORTED_VERSION for
+// that partition, as Kafka's ReplicaManager.isListOffsetsTimestampUnsupported
+// answers.
 #include <map>
+#include <optional>
 
 #include "broker/api_handlers.h"
 #include "log/leader_epoch.h"
@@ -14,6 +17,30 @@
 
 namespace daruma::broker {
 namespace {
+
+// The first ListOffsets version that knows a special (negative) timestamp;
+// nullopt for one no version knows.
+std::optional<int16_t> FirstVersionKnowing(int64_t timestamp) {
+  switch (timestamp) {
+    case kListOffsetsEarliest:
+    case kListOffsetsLatest:
+      return 1;
+    case kListOffsetsMaxTimestamp:
+      return 7;
+    case kListOffsetsEarliestLocal:
+      return 8;
+    case kListOffsetsLatestTiered:
+      return 9;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool TimestampUnsupported(int64_t timestamp, int16_t version) {
+  if (timestamp >= 0) return false;
+  const std::optional<int16_t> first = FirstVersionKnowing(timestamp);
+  return !first || version < *first;
+}
 
 ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
                                       const ListOffsetsRequest::Partition& p, bool committed) {
@@ -33,8 +60,6 @@ ListOffsetsResponse::Partition LookUp(HandlerEnv& env, const std::string& topic,
     out.leader_epoch = EpochAtOffset(*log, out.offset);
   } else if (p.timestamp == kListOffsetsLatestTiered) {
     out.offset = -1;
-  } else if (p.timestamp < 0 && p.timestamp != kListOffsetsMaxTimestamp) {
-    out.error_code = ErrorCode::kInvalidRequest;
   } else {
     auto found = p.timestamp == kListOffsetsMaxTimestamp ? log->FetchMaxTimestampOffset()
                                                          : log->FetchOffsetByTimestamp(p.timestamp);
@@ -72,6 +97,13 @@ void HandleListOffsets(HandlerEnv& env, const RequestHeader& header, ProtocolRea
         dup.partition_index = p.partition_index;
         dup.error_code = ErrorCode::kInvalidRequest;
         t.partitions.push_back(dup);
+        continue;
+      }
+      if (TimestampUnsupported(p.timestamp, header.api_version)) {
+        ListOffsetsResponse::Partition unsupported;
+        unsupported.partition_index = p.partition_index;
+        unsupported.error_code = ErrorCode::kUnsupportedVersion;
+        t.partitions.push_back(unsupported);
         continue;
       }
       t.partitions.push_back(LookUp(env, topic.name, p, committed));

@@ -51,7 +51,8 @@ std::span<uint8_t> Writable(HandlerEnv& env, ByteSpan records) {
 
 // Kafka's LogValidator: a topic whose compression.type names a codec stores
 // every batch in it, rebuilt when the producer sent another (nullopt: kept as
-// sent). The rebuilt batch must still fit max.message.bytes and segment.bytes.
+// sent). The rebuilt batch must still fit max.message.bytes and segment.bytes
+// (RebuiltBatchTooLarge).
 Result<std::optional<Bytes>> RecompressForTopic(const RecordBatchView& batch,
                                                 const LogConfig& config) {
   const CompressionType target = *config.compression_type;
@@ -63,19 +64,27 @@ Result<std::optional<Bytes>> RecompressForTopic(const RecordBatchView& batch,
   DARUMA_ASSIGN_OR_RETURN(Bytes rebuilt,
                           RecompressRecordBatch(batch, target, level,
                                                 MaxDecompressedBytesFor(config.max_message_bytes)));
+  return std::optional<Bytes>(std::move(rebuilt));
+}
+
+// The limits a rebuilt batch must still meet, with Kafka's codes: above
+// max.message.bytes MESSAGE_TOO_LARGE, above segment.bytes
+// RECORD_LIST_TOO_LARGE (UnifiedLog.append's checks after validation).
+ProduceCheck RebuiltBatchTooLarge(const Bytes& rebuilt, const LogConfig& config) {
+  const std::string_view codec = CompressionName(*config.compression_type);
   if (int64_t(rebuilt.size()) > config.max_message_bytes) {
-    return Status::TooLarge(fmt::format(
-        "the batch recompressed with the topic's compression.type {} is {} bytes, above "
-        "max.message.bytes {}",
-        CompressionName(target), rebuilt.size(), config.max_message_bytes));
+    return {ErrorCode::kMessageTooLarge,
+            fmt::format("the batch recompressed with the topic's compression.type {} is {} bytes, "
+                        "above max.message.bytes {}",
+                        codec, rebuilt.size(), config.max_message_bytes)};
   }
   if (int64_t(rebuilt.size()) > config.segment_bytes) {
-    return Status::TooLarge(
-        fmt::format("the batch recompressed with the topic's compression.type {} is {} bytes, "
-                    "above segment.bytes {}",
-                    CompressionName(target), rebuilt.size(), config.segment_bytes));
+    return {ErrorCode::kRecordListTooLarge,
+            fmt::format("the batch recompressed with the topic's compression.type {} is {} bytes, "
+                        "above segment.bytes {}",
+                        codec, rebuilt.size(), config.segment_bytes)};
   }
-  return std::optional<Bytes>(std::move(rebuilt));
+  return {};
 }
 
 ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
@@ -123,11 +132,28 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
       return out;
     }
     recompressed = std::move(*r);
+    if (recompressed) {
+      if (ProduceCheck too_large = RebuiltBatchTooLarge(*recompressed, config); !too_large.ok()) {
+        out.error_code = too_large.error;
+        out.error_message = too_large.message;
+        return out;
+      }
+    }
+  }
+  std::span<uint8_t> records =
+      recompressed ? std::span<uint8_t>(*recompressed) : Writable(env, *p.records);
+  // Kafka's LogValidator sets a CreateTime batch's maxTimestamp to its
+  // records' largest (CRC recomputed): retention, time-index lookups and
+  // rolls go by it, so a header the producer got wrong must not be stored.
+  // (A rebuilt batch has it from its records already; LogAppendTime is the
+  // log's to stamp.)
+  if (!recompressed && !config.log_append_time &&
+      RecordBatchView(records).max_timestamp() != check.max_timestamp) {
+    StoreBe64(records.data() + batch_layout::kMaxTimestamp, uint64_t(check.max_timestamp));
+    RewriteBatchCrc(records);
   }
   auto append = [&] {
-    Result<LogAppendInfo> info = log->AppendAsLeaderInPlace(
-        recompressed ? std::span<uint8_t>(*recompressed) : Writable(env, *p.records),
-        LeaderEpochOf(*log));
+    Result<LogAppendInfo> info = log->AppendAsLeaderInPlace(records, LeaderEpochOf(*log));
     if (!info.ok()) {
       out.error_code = ErrorCodeForLogStatus(env.topics, tp, log, info.status());
       return;

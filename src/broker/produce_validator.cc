@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -119,9 +120,11 @@ bool SkipNullableBytes(ByteReader& r, bool* null) {
 // RecordBatchView::DecodeRecords plus the offset-delta and compacted-key
 // rules below. False means "look closer": CheckRecords then decodes fully and
 // names the failure, so both paths give the same outcome.
-bool UncompressedRecordsPass(const RecordBatchView& batch, const LogConfig& config) {
+bool UncompressedRecordsPass(const RecordBatchView& batch, const LogConfig& config,
+                             int64_t* max_timestamp) {
   if (batch.compression() != CompressionType::kNone || batch.records_count() < 0) return false;
   ByteReader r(batch.bytes().subspan(batch_layout::kRecords));
+  int64_t max = kNoTimestamp;
   for (int32_t i = 0; i < batch.records_count(); ++i) {
     int32_t len;
     ByteSpan body;
@@ -148,8 +151,12 @@ bool UncompressedRecordsPass(const RecordBatchView& batch, const LogConfig& conf
       }
     }
     if (!b.AtEnd()) return false;
+    // As Java adds them (wrapping), for a delta no client sends.
+    max = std::max(max, int64_t(uint64_t(batch.base_timestamp()) + uint64_t(timestamp_delta)));
   }
-  return r.AtEnd();
+  if (!r.AtEnd()) return false;
+  *max_timestamp = max;
+  return true;
 }
 
 // Kafka's LogValidator.validateTimestamp, on a CreateTime topic when a bound
@@ -179,10 +186,12 @@ bool HasTimestampBounds(const LogConfig& config) {
           config.TimestampAfterMaxMs() != std::numeric_limits<int64_t>::max());
 }
 
-// Step 9: the records themselves.
-ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config, int64_t now_ms) {
+// Step 9: the records themselves; *max_timestamp gets the largest record
+// timestamp (kNoTimestamp when none is larger), Kafka's maxBatchTimestamp.
+ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config, int64_t now_ms,
+                          int64_t* max_timestamp) {
   const bool bounded = HasTimestampBounds(config);
-  if (!bounded && UncompressedRecordsPass(batch, config)) return {};
+  if (!bounded && UncompressedRecordsPass(batch, config, max_timestamp)) return {};
   auto records = batch.DecodeRecords(MaxDecompressedBytesFor(config.max_message_bytes));
   if (!records.ok() && records.status().code() == StatusCode::kTooLarge) {
     // Not CORRUPT_MESSAGE, which clients retry until their delivery timeout.
@@ -208,6 +217,7 @@ ProduceCheck CheckRecords(const RecordBatchView& batch, const LogConfig& config,
       return RejectRecord(ErrorCode::kInvalidRecord, i,
                           fmt::format("record {}: a compacted topic needs a non-null key", i));
     }
+    *max_timestamp = std::max(*max_timestamp, r.timestamp);
   }
   if (bounded) return CheckTimestamps(*records, config, now_ms);
   return {};
@@ -227,14 +237,16 @@ ProduceCheck ValidateProduceRecords(std::optional<ByteSpan> records, int16_t pro
   if (!check.ok()) return check;
   check = CheckHeader(batch);
   if (!check.ok()) return check;
-  check = CheckRecords(batch, config, now_ms);
+  int64_t max_timestamp = kNoTimestamp;
+  check = CheckRecords(batch, config, now_ms, &max_timestamp);
   if (!check.ok()) return check;
+  check.max_timestamp = max_timestamp;
   if (int64_t(batch.size()) > config.segment_bytes) {
     return Reject(ErrorCode::kRecordListTooLarge,
                   fmt::format("batch of {} bytes is larger than segment.bytes {}", batch.size(),
                               config.segment_bytes));
   }
-  return {};
+  return check;
 }
 
 }  // namespace daruma::broker

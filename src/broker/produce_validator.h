@@ -40,6 +40,10 @@ struct ProduceCheck {
   // The record (index in the batch) a per-record rule refused: Kafka answers
   // those with record_errors (Produce v8+) and a summary error_message.
   std::optional<int32_t> record_index;
+  // Accepted: the largest timestamp of the batch's records (-1 when none is
+  // larger), which Kafka's LogValidator writes into the batch header's
+  // maxTimestamp on a CreateTime topic, whatever the producer put there.
+  int64_t max_timestamp = -1;
   bool ok() const { return error == ErrorCode::kNone; }
 };
 

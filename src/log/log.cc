@@ -161,8 +161,9 @@ Result<LogAppendInfo> Log::AppendAsLeaderInPlace(std::span<uint8_t> records, int
   DARUMA_ASSIGN_OR_RETURN(BatchFacts facts, AnalyzeRecords(where, records, config_));
   const int64_t now = clock_->NowMs();
   // Kafka's LogValidator, in place: offsets from the log end offset, the
-  // leader epoch, and LogAppendTime. Base offset and leader epoch are not
-  // covered by the CRC; the max timestamp is (so the CRC is recomputed).
+  // leader epoch, and LogAppendTime (on every batch, a transaction marker
+  // too). Base offset and leader epoch are not covered by the CRC; the max
+  // timestamp is (so the CRC is recomputed).
   int64_t next = log_end_offset_;
   facts.first_offset = next;
   facts.max_timestamp = -1;
@@ -171,7 +172,7 @@ Result<LogAppendInfo> Log::AppendAsLeaderInPlace(std::span<uint8_t> records, int
     SetBatchBaseOffset(batch, next);
     SetBatchPartitionLeaderEpoch(batch, leader_epoch);
     RecordBatchView view(batch);
-    if (config_.log_append_time && !view.is_control()) {
+    if (config_.log_append_time) {
       StoreBe64(batch.data() + batch_layout::kMaxTimestamp, uint64_t(now));
       batch[batch_layout::kAttributes + 1] |= batch_attributes::kLogAppendTime;
       RewriteBatchCrc(batch);
@@ -374,14 +375,18 @@ Status Log::FailWrites(const Status& st, bool wrote_bytes) {
     write_failure_ = Status(st.code(), fmt::format("{}: writes stopped after a failed write at log "
                                                    "end offset {}: {}",
                                                    name_, log_end_offset_, st.message()));
+    {
+      std::lock_guard<std::mutex> failure_lock(failure_mu_);
+      reported_failure_ = write_failure_;
+    }
     if (write_failure_listener_) write_failure_listener_(write_failure_);
   }
   return write_failure_;
 }
 
 Status Log::write_failure() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return write_failure_;
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  return reported_failure_;
 }
 
 void Log::SetWriteFailureListener(std::function<void(const Status&)> listener) {

@@ -250,7 +250,7 @@ class Log {
   // roll, flush and Close returns this error (kIoError kept as it was), so no
   // offset is ever handed out twice and nothing is claimed durable. The next
   // start is unclean for it and recovery validates what is on disk. OK until
-  // then.
+  // then. Never waits for a write in progress.
   Status write_failure() const;
   // Kafka flushes the segments below a new one in a background task
   // ("flush-log"), not in the append that rolled. A roll calls `schedule`
@@ -372,6 +372,11 @@ class Log {
   std::function<void()> flush_listener_;
   std::function<void(const Status&)> write_failure_listener_;
   Status write_failure_;  // see write_failure()
+  // A copy of write_failure_ for write_failure(), under a lock of its own:
+  // /health asks every log, and must not wait for one whose mu_ a stuck
+  // disk holds. Set (with mu_ held) once; lock order mu_, failure_mu_.
+  mutable std::mutex failure_mu_;
+  Status reported_failure_;
   std::function<bool(int64_t)> roll_flush_scheduler_;
   std::unique_ptr<ProducerStateManager> producer_state_;
   std::unique_ptr<LeaderEpochFileCache> leader_epoch_cache_;

@@ -94,21 +94,47 @@ bool Exists(FileSystem* fs, const std::string& path) {
   return !path.empty() && fs->Exists(path);
 }
 
+// Where the saved zero ranges that run on to the file's end begin (r.size
+// when the last saved bytes are not zeros).
+uint64_t ZeroTailStart(const UndoRecord& r) {
+  std::vector<const SavedRange*> ranges;
+  for (const SavedRange& range : r.ranges) ranges.push_back(&range);
+  std::sort(ranges.begin(), ranges.end(),
+            [](const SavedRange* a, const SavedRange* b) { return a->position > b->position; });
+  uint64_t start = r.size;
+  for (const SavedRange* range : ranges) {
+    if (!range->zeros || range->position + range->length != start) break;
+    start = range->position;
+  }
+  return start;
+}
+
 Status RestoreSaved(FileSystem* fs, const UndoRecord& r) {
   DARUMA_ASSIGN_OR_RETURN(auto file, fs->Open(r.path, OpenMode::kReadWrite));
   DARUMA_RETURN_IF_ERROR(file->Truncate(r.size));
+  // Zeros that run on to the end (a preallocated index, typically sparse,
+  // of up to segment.index.bytes) are put back by cutting the file there and
+  // extending it again, which leaves a hole as preallocation did. Writing
+  // them would take disk space the file never had, and a rollback after
+  // ENOSPC could then never finish: every start would fill the disk again.
+  const uint64_t zero_tail = ZeroTailStart(r);
   static const std::vector<uint8_t> kZeros(kSaveChunk, 0);
   for (const SavedRange& range : r.ranges) {
     if (!range.zeros) {
       DARUMA_RETURN_IF_ERROR(file->WriteAt(range.position, range.bytes));
       continue;
     }
+    if (range.position >= zero_tail) continue;
     for (uint64_t done = 0; done < range.length;) {
       const uint64_t n = std::min<uint64_t>(kSaveChunk, range.length - done);
       DARUMA_RETURN_IF_ERROR(
           file->WriteAt(range.position + done, std::span<const uint8_t>(kZeros.data(), n)));
       done += n;
     }
+  }
+  if (zero_tail < r.size) {
+    DARUMA_RETURN_IF_ERROR(file->Truncate(zero_tail));
+    DARUMA_RETURN_IF_ERROR(file->Truncate(r.size));
   }
   return file->Sync();
 }

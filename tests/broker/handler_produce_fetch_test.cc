@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "broker/handler_harness.h"
+#include "common/bytes.h"
 #include "protocol/messages.h"
+#include "record/record_batch.h"
+#include "record/record_batch_builder.h"
 
 namespace daruma::broker::testing {
 namespace {
@@ -224,6 +227,45 @@ TEST(HandlerProduceFetch, RecordLargerThanMaxMessageBytesIsTooLarge) {
   EXPECT_EQ(h.Produce("small", 0, ClientBatch({std::string(200, 'v')})).error_code,
             ErrorCode::kMessageTooLarge);
   EXPECT_EQ(h.Produce("small", 0, ClientBatch({"tiny"})).error_code, ErrorCode::kNone);
+}
+
+// Kafka's LogValidator writes a CreateTime batch's maxTimestamp from its
+// records, CRC included: a header the producer got wrong (here an hour low,
+// or far in the future) would send retention, rolls and ListOffsets by
+// timestamp astray (helper-55 saw a 4-second-old record deleted).
+TEST(HandlerProduceFetch, TheHeaderMaxTimestampIsTheRecordsLargest) {
+  HandlerHarness h;
+  ASSERT_EQ(h.CreateTopic("events", 1).topics.at(0).error_code, ErrorCode::kNone);
+  int64_t next = 0;
+  for (const auto& [compression, header] :
+       std::vector<std::pair<CompressionType, int64_t>>{{CompressionType::kNone, 1000 - 3600000},
+                                                        {CompressionType::kGzip, int64_t(1) << 62},
+                                                        {CompressionType::kNone, 2000}}) {
+    Bytes batch = ClientBatch({"a", "b"}, 1000, compression);  // both records at 1000
+    StoreBe64(batch.data() + batch_layout::kMaxTimestamp, uint64_t(header));
+    RewriteBatchCrc(batch);
+    ASSERT_EQ(h.Produce("events", 0, batch).error_code, ErrorCode::kNone);
+    FetchResponse::Partition f = h.Fetch("events", 0, next);
+    ASSERT_TRUE(f.records.has_value());
+    RecordBatchView stored(*f.records);
+    EXPECT_EQ(stored.max_timestamp(), 1000) << "header " << header;
+    EXPECT_TRUE(stored.Validate().ok()) << "the CRC covers the rewritten field";
+    next += 2;
+  }
+}
+
+// A batch the topic's compression.type rebuilds is checked again, with
+// Kafka's codes: above segment.bytes RECORD_LIST_TOO_LARGE.
+TEST(HandlerProduceFetch, ARebuiltBatchAboveSegmentBytesIsARecordListTooLarge) {
+  HandlerHarness h;
+  h.CreateTopic("raw", 1, {{"compression.type", "uncompressed"}, {"segment.bytes", "200"}});
+  const Bytes batch = ClientBatch({std::string(400, 'x')}, 1000, CompressionType::kGzip);
+  ASSERT_LT(batch.size(), 200u);
+  ProduceResponse::Partition r = h.Produce("raw", 0, batch, 8);
+  EXPECT_EQ(r.error_code, ErrorCode::kRecordListTooLarge);
+  ASSERT_TRUE(r.error_message.has_value());
+  EXPECT_NE(r.error_message->find("above segment.bytes 200"), std::string::npos)
+      << *r.error_message;
 }
 
 TEST(HandlerProduceFetch, ParkedFetchIsWokenByAProduce) {

@@ -249,7 +249,17 @@ TEST(HandlerVersions, ListOffsetsSpecialTimestamps) {
   EXPECT_EQ(ListPartitionOffset(h, kListOffsetsEarliestLocal, 8).offset, 0);
   EXPECT_EQ(ListPartitionOffset(h, kListOffsetsLatestTiered, 9).offset, -1);
   EXPECT_EQ(ListPartitionOffset(h, kListOffsetsLatestTiered, 9).error_code, ErrorCode::kNone);
-  EXPECT_EQ(ListPartitionOffset(h, -7, 10).error_code, ErrorCode::kInvalidRequest);
+  // Below the version that knows it, or known by none: UNSUPPORTED_VERSION
+  // for that partition, as Kafka answers (ReplicaManager).
+  EXPECT_EQ(ListPartitionOffset(h, -7, 10).error_code, ErrorCode::kUnsupportedVersion);
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsMaxTimestamp, 6).error_code,
+            ErrorCode::kUnsupportedVersion);
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsEarliestLocal, 7).error_code,
+            ErrorCode::kUnsupportedVersion);
+  ListOffsetsResponse::Partition tiered = ListPartitionOffset(h, kListOffsetsLatestTiered, 8);
+  EXPECT_EQ(tiered.error_code, ErrorCode::kUnsupportedVersion);
+  EXPECT_EQ(tiered.offset, -1);
+  EXPECT_EQ(ListPartitionOffset(h, kListOffsetsEarliest, 1).error_code, ErrorCode::kNone);
 }
 
 TEST(HandlerVersions, DescribeConfigsV3ReportsConfigTypes) {

@@ -14,6 +14,7 @@
 #include "recovery/load_transaction.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -152,6 +153,36 @@ TEST(LoadTransactionTest, RollbackRestoresEveryKindOfChange) {
   ASSERT_TRUE(txn->Rollback().ok());
   EXPECT_EQ(Diff(before, mem.Files("/p")), "");
   EXPECT_EQ(mem.Dirs("/p"), (std::vector<std::string>{"/p", kDir}));
+}
+
+// A preallocated index is sparse; its rollback leaves it so (helper-54: a
+// rollback after ENOSPC wrote its megabytes of zeros out, failed on the
+// full disk again, and every later start refilled what the operator freed).
+TEST(LoadTransactionTest, RollbackLeavesAPreallocatedIndexSparse) {
+  TempDir dir;
+  const std::string index = dir.Join("00000000000000000000.index");
+  constexpr uint64_t kPreallocated = 10 << 20;
+  {
+    auto f = FileSystem::Default()->Open(index, OpenMode::kCreate);
+    ASSERT_TRUE(f.ok() && (*f)->WriteAt(0, Bytes({1, 2, 3, 4, 5, 6, 7, 8})).ok());
+    ASSERT_TRUE((*f)->Truncate(kPreallocated).ok());
+  }
+  auto txn = LoadTransaction::Begin(FileSystem::Default(), dir.path());
+  {
+    // A rebuild that fills the whole file, saved in one record as the
+    // presave of a crashed start, or an index mapped for append, saves it.
+    auto f = txn->fs()->Open(index, OpenMode::kReadWrite);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE((*f)->WriteAt(0, std::vector<uint8_t>(kPreallocated, 0xab)).ok());
+  }
+  ASSERT_TRUE(txn->Rollback().ok());
+  const std::string content = ReadFileToString(index);
+  ASSERT_EQ(content.size(), kPreallocated);
+  EXPECT_EQ(content.substr(0, 8), std::string("\x01\x02\x03\x04\x05\x06\x07\x08"));
+  EXPECT_EQ(content.find_first_not_of('\0', 8), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat(index.c_str(), &st), 0);
+  EXPECT_LT(uint64_t(st.st_blocks) * 512, uint64_t(1) << 20) << "the zeros were written out";
 }
 
 // Names in a listing, sorted, but for the undo log's own.
