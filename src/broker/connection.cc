@@ -12,6 +12,10 @@
 namespace daruma::broker {
 namespace {
 
+// The most one write() of a response's inline bytes asks for (asio's own
+// transfer_all default).
+constexpr size_t kWriteChunkBytes = 64 << 10;
+
 int32_t ReadBigEndian32(const uint8_t* p) {
   return int32_t(uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 |
                  uint32_t(p[3]));
@@ -232,6 +236,8 @@ void Connection::OnResponse(std::optional<ResponseFrame> response, bool close) {
   response_ = std::move(*response);
   const uint32_t size = uint32_t(response_.size());
   size_bytes_ = {uint8_t(size >> 24), uint8_t(size >> 16), uint8_t(size >> 8), uint8_t(size)};
+  writing_ = true;
+  ArmWriteTimer();
   WriteBytes(0, 0, close);
 }
 
@@ -248,7 +254,12 @@ void Connection::WriteBytes(size_t from, size_t next, bool close) {
     self->SendSlice(next, 0, close);
   };
   if (asio::buffer_size(buffers) == 0) return then({}, 0);
-  asio::async_write(socket_, buffers, std::move(then));
+  // transfer_all's condition, noting each write that took bytes.
+  auto progress = [self = shared_from_this()](const asio::error_code& ec, size_t sent) -> size_t {
+    if (sent > 0) self->write_progress_ = true;
+    return ec ? 0 : kWriteChunkBytes;
+  };
+  asio::async_write(socket_, buffers, std::move(progress), std::move(then));
 }
 
 void Connection::SendSlice(size_t index, uint64_t done, bool close) {
@@ -261,6 +272,7 @@ void Connection::SendSlice(size_t index, uint64_t done, bool close) {
         ::sendfile(socket_.native_handle(), slice.file->fd(), &offset, size_t(slice.length - done));
     if (n > 0) {
       done += uint64_t(n);
+      write_progress_ = true;
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -282,6 +294,7 @@ void Connection::SendSlice(size_t index, uint64_t done, bool close) {
 
 void Connection::OnWritten(const asio::error_code& ec, bool close) {
   in_flight_ = false;
+  writing_ = false;
   response_ = {};
   if (closed_) return;
   if (ec) ++context_.counters->write_errors;
@@ -305,6 +318,23 @@ void Connection::OnIdleTimer(const asio::error_code& ec) {
   if (ec || closed_ || in_flight_ || muted_) return;
   ++context_.counters->closed_idle;
   Close("idle");
+}
+
+// Re-arming (expires_after) cancels the wait before; ArmIdleTimer, once the
+// response is out, cancels this one.
+void Connection::ArmWriteTimer() {
+  if (context_.max_idle.count() < 0) return;  // never
+  write_progress_ = false;
+  idle_timer_.expires_after(context_.max_idle);
+  idle_timer_.async_wait(
+      [self = shared_from_this()](const asio::error_code& ec) { self->OnWriteTimer(ec); });
+}
+
+void Connection::OnWriteTimer(const asio::error_code& ec) {
+  if (ec || closed_ || !writing_) return;
+  if (write_progress_) return ArmWriteTimer();
+  ++context_.counters->closed_idle;
+  Close("idle_writing");
 }
 
 void Connection::Close(std::string_view reason) {

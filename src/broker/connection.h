@@ -35,7 +35,12 @@
 // the moment a connection starts waiting for a frame (after accepting, or
 // after writing a response) the whole next frame must arrive within the
 // timeout, else the connection is closed and counted in closed_idle. A
-// request being handled (e.g. a parked long-poll fetch) is never idle.
+// request being handled (e.g. a parked long-poll fetch) is never idle. Nor
+// is one writing its response while the client takes bytes of it; a client
+// that takes none for the timeout is closed the same way (Kafka's Selector
+// counts a socket without activity as idle, whatever it has left to send):
+// one that never reads would otherwise hold the response's memory and the
+// segment files it sends from for good.
 //
 // Writing a response: the size prefix and the inline bytes go out with
 // write(); each file range spliced into the frame (a Fetch's log bytes) goes
@@ -114,6 +119,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ReadSize();
   void ArmIdleTimer();
   void OnIdleTimer(const asio::error_code& ec);
+  // While a response is written: the same timeout, restarted as long as
+  // some of it was taken since the last expiry.
+  void ArmWriteTimer();
+  void OnWriteTimer(const asio::error_code& ec);
   void OnSize(const asio::error_code& ec, size_t n);
   // Called once the declared size is reserved (now, or when the pool grants).
   void OnMemoryGranted();
@@ -145,7 +154,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void LogRefusedSize(int32_t size, std::string_view reason);
 
   asio::ip::tcp::socket socket_;
-  asio::steady_timer idle_timer_;
+  asio::steady_timer idle_timer_;  // waiting for a frame, or writing a response
+  bool writing_ = false;           // a response is being written
+  bool write_progress_ = false;    // bytes of it went out since ArmWriteTimer
   ConnectionContext context_;
   OnClosed on_closed_;
   std::array<uint8_t, 4> size_bytes_{};

@@ -371,6 +371,45 @@ TEST(ServerFramingTest, RequestInFlightLongerThanMaxIdleIsAnswered) {
   EXPECT_EQ(f->counters().closed_idle.load(), 0);
 }
 
+// A response nobody reads: the write stalls once the socket buffers are
+// full, and after max idle without progress the connection is closed
+// (Kafka's Selector: no activity), instead of holding the response for good
+// (helper-56: six Fetch clients that never read held 10,586 descriptors).
+void BigResponse(std::vector<uint8_t>, Respond respond) {
+  respond(std::vector<uint8_t>(size_t(16) << 20, 7), false);
+}
+
+TEST(ServerFramingTest, AClientThatNeverReadsItsResponseIsClosedAfterMaxIdle) {
+  ServerFixture f(BigResponse, 104857600, std::chrono::milliseconds(300));
+  FrameClient c(f.port());
+  c.SendFrame({0, 1, 0, 1});
+  EXPECT_TRUE(Eventually([&] { return f.counters().closed_idle.load() == 1; }));
+  EXPECT_TRUE(Eventually([&] { return OpenConnections(f) == 0; }));
+}
+
+// One that reads slowly but steadily takes longer than max idle over the
+// whole response, and gets all of it.
+TEST(ServerFramingTest, AClientReadingItsResponseSlowlyIsNotIdle) {
+  ServerFixture f(BigResponse, 104857600, std::chrono::milliseconds(300));
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  s.connect({asio::ip::make_address("127.0.0.1"), f.port()});
+  const std::vector<uint8_t> frame = {0, 0, 0, 4, 0, 1, 0, 1};
+  asio::write(s, asio::buffer(frame));
+  const size_t total = 4 + (size_t(16) << 20);
+  std::vector<uint8_t> chunk(1 << 20);
+  size_t got = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (got < total) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    asio::error_code ec;
+    got += s.read_some(asio::buffer(chunk.data(), std::min(chunk.size(), total - got)), ec);
+    ASSERT_FALSE(ec) << ec.message() << " after " << got << " bytes";
+  }
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+  EXPECT_EQ(f.counters().closed_idle.load(), 0);
+}
+
 TEST(ServerFramingTest, NegativeMaxIdleNeverClosesIdleConnections) {
   ServerFixture f(Echo, 104857600, std::chrono::milliseconds(-1));
   FrameClient c(f.port());
