@@ -434,8 +434,15 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
 ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartition& tp,
                                 const Log* log, const Status& status) {
   const ErrorCode code = ErrorCodeForStorageStatus(status);
-  if (code != ErrorCode::kKafkaStorageError) return code;
   ErrorCode now = ErrorCode::kNone;
+  if (code == ErrorCode::kUnknownServerError) {
+    // An error the failure took the log's dir offline for (kNotFound: a
+    // segment roll found the partition dir deleted underneath) is the
+    // storage error Kafka answers for any write to a failed dir.
+    topics.ServedLog(tp, &now);
+    return now == ErrorCode::kKafkaStorageError ? now : code;
+  }
+  if (code != ErrorCode::kKafkaStorageError) return code;
   const Log* served = topics.ServedLog(tp, &now);
   // Gone, or a new log of a topic created again under the name; an offline
   // dir stays a storage error.
