@@ -89,6 +89,7 @@ Broker::Broker(BrokerOptions options)
                          .Add("effect",
                               "its partitions are not served (KAFKA_STORAGE_ERROR) and it gets no "
                               "new partition until a restart finds it healthy"));
+    asio::post(io_, [this] { HaltIfNoLogDirOnline(); });
   });
 }
 
@@ -170,7 +171,9 @@ Status Broker::Run() {
   if (scrubber_ != nullptr) scrubber_->Stop();
   kafka_.reset();
   signals_.reset();
-  if (!recovery_ok_) return fatal_;
+  // Every dir failed: nothing can be flushed or marked clean, and the
+  // crash-loop guard keeps counting this start, as after Kafka's halt.
+  if (!recovery_ok_ || all_dirs_failed_) return fatal_;
   Log("flushing logs and writing checkpoints");
   Status shutdown = log_manager_.Shutdown();
   if (!shutdown.ok()) {
@@ -428,13 +431,41 @@ Status Broker::StartServing() {
   return Status::Ok();
 }
 
-// After recovery (the dirs exist and are locked); offline dirs are skipped.
-Status Broker::WriteMetaProperties() {
+std::vector<std::string> Broker::OnlineLogDirs() const {
   std::vector<std::string> online;
   for (std::string dir : options_.config.log_dirs) {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (!log_manager_.failure_channel().IsOffline(dir)) online.push_back(dir);
   }
+  return online;
+}
+
+// Kafka's LogManager.handleLogDirFailure halts the broker once no log dir is
+// left ("Shutdown broker because all log dirs in ... have failed"): a broker
+// that can store nothing must not keep its port open and /health "serving".
+// Not a clean shutdown: `daruma serve` exits 1 and the next start recovers
+// every dir. Dirs offline at start-up are Startup's to judge (it fails when
+// none is left).
+void Broker::HaltIfNoLogDirOnline() {
+  if (!recovery_ok_ || all_dirs_failed_ || !OnlineLogDirs().empty()) return;
+  all_dirs_failed_ = true;
+  std::string dirs;
+  for (const std::string& dir : options_.config.log_dirs) {
+    dirs += (dirs.empty() ? "" : ", ") + dir;
+  }
+  fatal_ = Status::IoError(fmt::format("all log dirs in {} have failed", dirs));
+  event_log_.Write(LogLevel::kError, "all_log_dirs_offline",
+                   LogFields()
+                       .Add("dirs", dirs)
+                       .Add("effect",
+                            "shutting the broker down (not cleanly): every dir's "
+                            "partitions are recovered at the next start"));
+  BeginStop("all log dirs offline");
+}
+
+// After recovery (the dirs exist and are locked); offline dirs are skipped.
+Status Broker::WriteMetaProperties() {
+  const std::vector<std::string> online = OnlineLogDirs();
   DARUMA_ASSIGN_OR_RETURN(std::vector<WrittenMetaProperties> written,
                           WriteMissingMetaProperties(online, identity_, options_.log_manager.fs));
   for (const WrittenMetaProperties& w : written) {
