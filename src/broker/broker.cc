@@ -125,7 +125,7 @@ Status Broker::Run() {
     }
   } expect_exit{options_.handle_signals};
   DARUMA_RETURN_IF_ERROR(RefuseIfLogDirsHeld(options_.config.log_dirs));
-  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs.front(),
+  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs,
                        options_.settings.max_unclean_starts);
   ReportLastShutdown(guard);
   DARUMA_ASSIGN_OR_RETURN(identity_,
@@ -137,7 +137,18 @@ Status Broker::Run() {
   Log(fmt::format("HTTP /health and /metrics on {}:{}", options_.settings.http_listener.host,
                   http_->port()));
 
-  DARUMA_RETURN_IF_ERROR(guard.RecordStart());
+  if (Status recorded = guard.RecordStart(); !recorded.ok()) {
+    // A refusal, or a count that cannot be parsed, stops the start; no dir
+    // that can hold the count does not (start-up takes unusable dirs
+    // offline, or fails when none is left).
+    if (!recorded.IsIoError()) return recorded;
+    event_log_.Write(LogLevel::kWarn, "crash_loop_guard_off",
+                     LogFields()
+                         .Add("error", recorded.ToString())
+                         .Add("effect",
+                              "this start is not counted; the broker runs without the "
+                              "crash-loop guard"));
+  }
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);

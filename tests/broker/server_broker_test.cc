@@ -14,6 +14,7 @@
 
 #include "broker/broker.h"
 #include "broker/crash_loop_guard.h"
+#include "broker/dead_dir_file_system.h"
 #include "broker/metrics.h"
 #include "common/forwarding_file_system.h"
 #include "log/clean_shutdown_file.h"
@@ -396,6 +397,26 @@ TEST(ServerBrokerTest, ASecondBrokerOnAHeldDirRefusesWithoutCountingAStart) {
   EXPECT_EQ(daruma::testing::ReadFileToString(JoinPath(log_dir, kCrashLoopFileName)),
             "unclean.starts=1\n");
   EXPECT_EQ(log.str().find("unclean"), std::string::npos) << log.str();
+}
+
+// A first log dir that fails (dead, read-only, full) is taken offline at
+// start-up as Kafka does; the crash-loop guard counts in the next dir instead
+// of refusing the start.
+TEST(ServerBrokerTest, AFailedFirstLogDirLeavesTheGuardToTheNextAndStarts) {
+  TempDir dir;
+  const std::string a = dir.Join("a");
+  const std::string b = dir.Join("b");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(a).ok());
+  testing::DeadDirFileSystem fs({a});
+  BrokerHarness h(a, &fs);
+  h.options().config.log_dirs = {a, b};
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  EXPECT_TRUE(h.handler_args().log_manager->failure_channel().IsOffline(a));
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(b, kCrashLoopFileName)));
+  Status st = h.StopAndWait();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(b, kCrashLoopFileName)));
 }
 
 // Kafka's LogManager.handleLogDirFailure halts the broker once every log dir
