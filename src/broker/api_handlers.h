@@ -133,7 +133,9 @@ ErrorCode ErrorCodeForStorageStatus(const Status& status);
 // The same for an operation on `log`, served for `tp` when the request
 // began: an I/O error on a log that DeleteTopics removed meanwhile (its
 // directory renamed under it) is UNKNOWN_TOPIC_OR_PARTITION, as Kafka
-// answers for a partition it no longer hosts, not KAFKA_STORAGE_ERROR.
+// answers for a partition it no longer hosts, not KAFKA_STORAGE_ERROR; an
+// error otherwise unknown (kNotFound) is KAFKA_STORAGE_ERROR when tp's log
+// dir is offline now.
 ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartition& tp,
                                 const Log* log, const Status& status);
 // The same for a read (Fetch, ListOffsets): damaged bytes of our own log are

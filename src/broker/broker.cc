@@ -89,6 +89,7 @@ Broker::Broker(BrokerOptions options)
                          .Add("effect",
                               "its partitions are not served (KAFKA_STORAGE_ERROR) and it gets no "
                               "new partition until a restart finds it healthy"));
+    asio::post(io_, [this] { HaltIfNoLogDirOnline(); });
   });
 }
 
@@ -124,7 +125,7 @@ Status Broker::Run() {
     }
   } expect_exit{options_.handle_signals};
   DARUMA_RETURN_IF_ERROR(RefuseIfLogDirsHeld(options_.config.log_dirs));
-  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs.front(),
+  CrashLoopGuard guard(options_.log_manager.fs, options_.config.log_dirs,
                        options_.settings.max_unclean_starts);
   ReportLastShutdown(guard);
   DARUMA_ASSIGN_OR_RETURN(identity_,
@@ -136,7 +137,18 @@ Status Broker::Run() {
   Log(fmt::format("HTTP /health and /metrics on {}:{}", options_.settings.http_listener.host,
                   http_->port()));
 
-  DARUMA_RETURN_IF_ERROR(guard.RecordStart());
+  if (Status recorded = guard.RecordStart(); !recorded.ok()) {
+    // A refusal, or a count that cannot be parsed, stops the start; no dir
+    // that can hold the count does not (start-up takes unusable dirs
+    // offline, or fails when none is left).
+    if (!recorded.IsIoError()) return recorded;
+    event_log_.Write(LogLevel::kWarn, "crash_loop_guard_off",
+                     LogFields()
+                         .Add("error", recorded.ToString())
+                         .Add("effect",
+                              "this start is not counted; the broker runs without the "
+                              "crash-loop guard"));
+  }
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
@@ -170,7 +182,9 @@ Status Broker::Run() {
   if (scrubber_ != nullptr) scrubber_->Stop();
   kafka_.reset();
   signals_.reset();
-  if (!recovery_ok_) return fatal_;
+  // Every dir failed: nothing can be flushed or marked clean, and the
+  // crash-loop guard keeps counting this start, as after Kafka's halt.
+  if (!recovery_ok_ || all_dirs_failed_) return fatal_;
   Log("flushing logs and writing checkpoints");
   Status shutdown = log_manager_.Shutdown();
   if (!shutdown.ok()) {
@@ -428,13 +442,41 @@ Status Broker::StartServing() {
   return Status::Ok();
 }
 
-// After recovery (the dirs exist and are locked); offline dirs are skipped.
-Status Broker::WriteMetaProperties() {
+std::vector<std::string> Broker::OnlineLogDirs() const {
   std::vector<std::string> online;
   for (std::string dir : options_.config.log_dirs) {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (!log_manager_.failure_channel().IsOffline(dir)) online.push_back(dir);
   }
+  return online;
+}
+
+// Kafka's LogManager.handleLogDirFailure halts the broker once no log dir is
+// left ("Shutdown broker because all log dirs in ... have failed"): a broker
+// that can store nothing must not keep its port open and /health "serving".
+// Not a clean shutdown: `daruma serve` exits 1 and the next start recovers
+// every dir. Dirs offline at start-up are Startup's to judge (it fails when
+// none is left).
+void Broker::HaltIfNoLogDirOnline() {
+  if (!recovery_ok_ || all_dirs_failed_ || !OnlineLogDirs().empty()) return;
+  all_dirs_failed_ = true;
+  std::string dirs;
+  for (const std::string& dir : options_.config.log_dirs) {
+    dirs += (dirs.empty() ? "" : ", ") + dir;
+  }
+  fatal_ = Status::IoError(fmt::format("all log dirs in {} have failed", dirs));
+  event_log_.Write(LogLevel::kError, "all_log_dirs_offline",
+                   LogFields()
+                       .Add("dirs", dirs)
+                       .Add("effect",
+                            "shutting the broker down (not cleanly): every dir's "
+                            "partitions are recovered at the next start"));
+  BeginStop("all log dirs offline");
+}
+
+// After recovery (the dirs exist and are locked); offline dirs are skipped.
+Status Broker::WriteMetaProperties() {
+  const std::vector<std::string> online = OnlineLogDirs();
   DARUMA_ASSIGN_OR_RETURN(std::vector<WrittenMetaProperties> written,
                           WriteMissingMetaProperties(online, identity_, options_.log_manager.fs));
   for (const WrittenMetaProperties& w : written) {

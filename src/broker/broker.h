@@ -46,6 +46,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "broker/broker_identity.h"
 #include "broker/broker_state.h"
@@ -113,6 +114,11 @@ class Broker {
   void OnRecovered(const Status& status);
   Status StartServing();
   Status WriteMetaProperties();
+  // The configured log dirs that are not offline (trailing '/' removed).
+  std::vector<std::string> OnlineLogDirs() const;
+  // On the io thread after a dir went offline: stops the broker, not
+  // cleanly, once serving with no log dir left (Kafka halts).
+  void HaltIfNoLogDirOnline();
   std::string RecoveredLine() const;
   void ReportKafkaConfigImport();
   void BeginStop(std::string_view why);
@@ -155,6 +161,7 @@ class Broker {
   bool recovery_ok_ = false;
   bool stop_requested_ = false;
   bool finished_ = false;
+  bool all_dirs_failed_ = false;  // io thread only
   Status fatal_;
   BrokerIdentity identity_;
 };

@@ -21,6 +21,23 @@ std::optional<std::string> RefuseKeyType(int8_t key_type) {
   return "unsupported coordinator key type " + std::to_string(key_type);
 }
 
+// Kafka answers COORDINATOR_NOT_AVAILABLE for a key whose internal-topic
+// partition has no leader; here, for one whose partition is not served (it
+// failed to load, or its log dir is offline), so a client does not come
+// back to a coordinator that answers only NOT_COORDINATOR. Before the
+// coordinators have loaded this node is handed out: they answer
+// COORDINATOR_LOAD_IN_PROGRESS, which the client waits out.
+ErrorCode CoordinatorError(const HandlerEnv& env, int8_t key_type, const std::string& key) {
+  ErrorCode e = ErrorCode::kNone;
+  if (key_type == kCoordinatorKeyTypeGroup && env.groups != nullptr) {
+    e = env.groups->Availability(key);
+  } else if (key_type == kCoordinatorKeyTypeTransaction && env.txns != nullptr) {
+    e = env.txns->Availability(key);
+  }
+  if (e == ErrorCode::kNone || e == ErrorCode::kCoordinatorLoadInProgress) return ErrorCode::kNone;
+  return ErrorCode::kCoordinatorNotAvailable;
+}
+
 }  // namespace
 
 void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, ProtocolReader& body,
@@ -39,6 +56,11 @@ void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, Protoco
         c.port = -1;
         c.error_code = ErrorCode::kInvalidRequest;
         c.error_message = *refused;
+      } else if (ErrorCode e = CoordinatorError(env, request->key_type, key);
+                 e != ErrorCode::kNone) {
+        c.node_id = -1;
+        c.port = -1;
+        c.error_code = e;
       } else {
         c.node_id = env.ctx.node_id;
         c.host = env.ctx.host;
@@ -49,6 +71,11 @@ void HandleFindCoordinator(HandlerEnv& env, const RequestHeader& header, Protoco
   } else if (refused) {
     response.error_code = ErrorCode::kInvalidRequest;
     response.error_message = *refused;
+  } else if (ErrorCode e = CoordinatorError(env, request->key_type, request->key);
+             e != ErrorCode::kNone) {
+    response.error_code = e;
+    response.node_id = -1;
+    response.port = -1;
   } else {
     response.node_id = env.ctx.node_id;
     response.host = env.ctx.host;

@@ -46,6 +46,15 @@ LogGroupStorage::LogFor RequestHandler::CoordinatorLogFor(std::string topic, int
   return [this, topic = std::move(topic), partitions, overrides = std::move(overrides)](
              int32_t partition, bool create) -> Result<Log*> {
     const TopicPartition tp{topic, partition};
+    // While a log dir is offline its partition dirs are unknown: a partition
+    // (or the whole topic, whose overrides every dir records) missing here
+    // may be there, with the offsets or transaction states its keys need.
+    // Served empty, a consumer would restart from auto.offset.reset; created
+    // here, the partition would be in two dirs once that dir is back.
+    const bool dir_offline = ctx_.log_manager->HasOfflineLogDir();
+    if (dir_offline && !topics_.Find(topic) && !ctx_.log_manager->TopicOverridesOf(topic).empty()) {
+      return Status::NotFound(topic + " is not loaded and a log dir is offline");
+    }
     if (create) {
       Result<TopicInfo> info = topics_.GetOrCreateInternal(topic, partitions, overrides);
       if (!info.ok()) return info.status();
@@ -55,6 +64,16 @@ LogGroupStorage::LogFor RequestHandler::CoordinatorLogFor(std::string topic, int
     // (the coordinator answers COORDINATOR_NOT_AVAILABLE for its keys).
     if (log == nullptr && topics_.IsUnloaded(tp)) {
       return Status::NotFound(tp.ToString() + " was found at start-up but is not loaded");
+    }
+    if (log == nullptr && dir_offline && topics_.Find(topic)) {
+      return Status::NotFound(tp.ToString() + " is not loaded and a log dir is offline");
+    }
+    // Kafka's ReplicaManager takes a partition whose dir failed offline and
+    // its coordinator resigns: nothing more is appended to or read from a
+    // log whose writes may never reach the disk (KAFKA_STORAGE_ERROR, which
+    // the coordinators answer as NOT_COORDINATOR).
+    if (log != nullptr && ctx_.log_manager->IsInOfflineDir(*log)) {
+      return Status::IoError(tp.ToString() + " is in an offline log dir");
     }
     return log;
   };
@@ -415,8 +434,15 @@ void RequestHandler::HandleRequest(std::vector<uint8_t>& frame, const ClientScop
 ErrorCode ErrorCodeForLogStatus(const TopicRegistry& topics, const TopicPartition& tp,
                                 const Log* log, const Status& status) {
   const ErrorCode code = ErrorCodeForStorageStatus(status);
-  if (code != ErrorCode::kKafkaStorageError) return code;
   ErrorCode now = ErrorCode::kNone;
+  if (code == ErrorCode::kUnknownServerError) {
+    // An error the failure took the log's dir offline for (kNotFound: a
+    // segment roll found the partition dir deleted underneath) is the
+    // storage error Kafka answers for any write to a failed dir.
+    topics.ServedLog(tp, &now);
+    return now == ErrorCode::kKafkaStorageError ? now : code;
+  }
+  if (code != ErrorCode::kKafkaStorageError) return code;
   const Log* served = topics.ServedLog(tp, &now);
   // Gone, or a new log of a topic created again under the name; an offline
   // dir stays a storage error.

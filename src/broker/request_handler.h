@@ -109,7 +109,8 @@ class RequestHandler final : public FrameHandler {
   bool StillOpen(const OpenTxnAtStart& open) const;
   // A coordinator's view of its internal topic: `create` creates every
   // partition with `overrides`; a partition found at start-up but not
-  // loaded is kNotFound, one that does not exist nullptr.
+  // loaded, or missing while a log dir is offline, is kNotFound, one in an
+  // offline dir kIoError, one that does not exist nullptr.
   LogGroupStorage::LogFor CoordinatorLogFor(std::string topic, int32_t partitions,
                                             TopicOverrides overrides);
 

@@ -66,8 +66,7 @@ int RunServe(const ServeOptions& o, std::ostream& err) {
       err << "daruma serve: " << st.message() << "\n";
       return kExitFailed;
     }
-    CrashLoopGuard guard(FileSystem::Default(), config->log_dirs.front(),
-                         settings->max_unclean_starts);
+    CrashLoopGuard guard(FileSystem::Default(), config->log_dirs, settings->max_unclean_starts);
     Status st = guard.Clear();
     if (!st.ok()) {
       err << "daruma serve: cannot clear the crash-loop guard: " << st.ToString() << "\n";

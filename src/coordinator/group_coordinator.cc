@@ -63,10 +63,21 @@ ErrorCode StoreGroupErrorFor(const Status& status) {
 
 ErrorCode GroupCoordinator::AvailabilityLocked(const std::string& group_id) const {
   if (!loaded_) return ErrorCode::kCoordinatorLoadInProgress;
-  if (!failed_partitions_.empty() && failed_partitions_.count(PartitionFor(group_id))) {
+  const int32_t partition = PartitionFor(group_id);
+  if (!failed_partitions_.empty() && failed_partitions_.count(partition)) {
     return ErrorCode::kCoordinatorNotAvailable;
   }
+  // Its log dir went offline since Load: Kafka's coordinator resigns the
+  // partition (KAFKA_STORAGE_ERROR is NOT_COORDINATOR to the client, which
+  // looks the coordinator up again), so neither the offsets held in memory
+  // nor new commits are served from a log that may have lost them.
+  if (!storage_->CheckAvailable(partition).ok()) return ErrorCode::kNotCoordinator;
   return ErrorCode::kNone;
+}
+
+ErrorCode GroupCoordinator::Availability(const std::string& group_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return AvailabilityLocked(group_id);
 }
 
 GroupMetadata* GroupCoordinator::FindGroup(const std::string& group_id) {

@@ -220,6 +220,11 @@ class GroupCoordinator {
   int32_t PartitionFor(const std::string& group_id) const {
     return OffsetsPartitionFor(group_id, config_.offsets_partitions);
   }
+  // What the group APIs answer for `group_id` before looking at the group:
+  // COORDINATOR_LOAD_IN_PROGRESS before Load, COORDINATOR_NOT_AVAILABLE for a
+  // partition Load could not read, NOT_COORDINATOR for one whose storage is
+  // unavailable now (GroupStorage::CheckAvailable), else NONE.
+  ErrorCode Availability(const std::string& group_id) const;
 
   void JoinGroup(JoinGroupArgs args, JoinCallback done);
   void SyncGroup(SyncGroupArgs args, SyncCallback done);
@@ -297,8 +302,7 @@ class GroupCoordinator {
   class DelayedSync;
   struct JobAnchor;
 
-  // kCoordinatorLoadInProgress before Load, kCoordinatorNotAvailable for a
-  // group of a partition Load could not read, else kNone. mu_ held.
+  // Availability with mu_ held.
   ErrorCode AvailabilityLocked(const std::string& group_id) const;
   GroupMetadata* FindGroup(const std::string& group_id);
   std::string NewMemberId(const std::string& prefix);

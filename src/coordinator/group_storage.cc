@@ -53,6 +53,10 @@ bool LogGroupStorage::SyncsEveryAppend(int32_t partition) {
   return log.ok() && *log != nullptr && (*log)->config_snapshot().flush_messages <= 1;
 }
 
+Status LogGroupStorage::CheckAvailable(int32_t partition) {
+  return log_for_(partition, false).status();
+}
+
 Status LogGroupStorage::ReadBatches(int32_t partition,
                                     const std::function<Status(const RecordBatchView&)>& visit) {
   Result<Log*> log = log_for_(partition, false);

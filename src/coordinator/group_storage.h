@@ -49,6 +49,14 @@ class GroupStorage {
     (void)partition;
     return false;
   }
+  // Ok while `partition` can be read and appended; an error when it cannot
+  // now (its log dir went offline, or it was not loaded): the coordinators
+  // then answer its keys as Kafka does for a partition this broker does not
+  // lead, instead of serving what memory holds or appending in vain.
+  virtual Status CheckAvailable(int32_t partition) {
+    (void)partition;
+    return Status::Ok();
+  }
 };
 
 // The `__consumer_offsets` logs. `log_for(partition, create)` returns the
@@ -75,6 +83,8 @@ class LogGroupStorage final : public GroupStorage {
   Status ReadBatches(int32_t partition,
                      const std::function<Status(const RecordBatchView&)>& visit) override;
   bool SyncsEveryAppend(int32_t partition) override;
+  // The error log_for gives the partition, if any.
+  Status CheckAvailable(int32_t partition) override;
 
  private:
   LogFor log_for_;

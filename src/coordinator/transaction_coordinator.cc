@@ -46,12 +46,21 @@ std::pair<std::shared_ptr<TransactionCoordinator::Entry>, ErrorCode> Transaction
     const std::string& transactional_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!loaded_ || stopped_) return {nullptr, ErrorCode::kCoordinatorLoadInProgress};
-  if (failed_partitions_.count(PartitionFor(transactional_id)) > 0) {
+  const int32_t partition = PartitionFor(transactional_id);
+  if (failed_partitions_.count(partition) > 0) {
     return {nullptr, ErrorCode::kCoordinatorNotAvailable};
   }
+  // Its log dir went offline since Load: Kafka's coordinator resigns the
+  // partition and answers NOT_COORDINATOR, so no state is served or changed
+  // from a log whose writes may never reach the disk.
+  if (!storage_->CheckAvailable(partition).ok()) return {nullptr, ErrorCode::kNotCoordinator};
   auto it = txns_.find(transactional_id);
   if (it == txns_.end()) return {nullptr, ErrorCode::kNone};
   return {it->second, ErrorCode::kNone};
+}
+
+ErrorCode TransactionCoordinator::Availability(const std::string& transactional_id) const {
+  return Find(transactional_id).second;
 }
 
 TransactionCoordinator::LockedProducer TransactionCoordinator::LockProducer(

@@ -158,6 +158,12 @@ class TransactionCoordinator {
 
   const TransactionCoordinatorConfig& config() const { return config_; }
   int32_t PartitionFor(const std::string& transactional_id) const;
+  // What the transaction APIs answer for `transactional_id` before looking
+  // at its state: COORDINATOR_LOAD_IN_PROGRESS before Load,
+  // COORDINATOR_NOT_AVAILABLE for a partition Load could not read,
+  // NOT_COORDINATOR for one whose storage is unavailable now
+  // (GroupStorage::CheckAvailable), else NONE.
+  ErrorCode Availability(const std::string& transactional_id) const;
 
   // InitProducerId with a transactional id (non-empty). `expected`: the id
   // and epoch the producer has (v3+, KIP-360), if any.

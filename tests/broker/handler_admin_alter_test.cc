@@ -104,6 +104,25 @@ TEST(HandlerLogErrors, AnErrorOnALogDeletedMeanwhileIsUnknownTopicNotStorage) {
   EXPECT_EQ(ErrorCodeForLogRead(topics, tp, log, damaged), ErrorCode::kUnknownTopicOrPartition);
 }
 
+// A write failure that took the log's dir offline is a storage error
+// whatever its status (kNotFound: a roll found the partition dir deleted
+// underneath), not UNKNOWN_SERVER_ERROR; on an online dir it stays unknown.
+TEST(HandlerLogErrors, AnUnknownErrorOnALogInAnOfflineDirIsStorage) {
+  HandlerHarness h;
+  h.CreateTopic("t", 1);
+  const TopicPartition tp{"t", 0};
+  ErrorCode error = ErrorCode::kNone;
+  Log* log = h.handler().topics().ServedLog(tp, &error);
+  ASSERT_NE(log, nullptr);
+  const TopicRegistry& topics = h.handler().topics();
+  const Status gone = Status::NotFound("t-0/00000000000000000001.log: No such file or directory");
+  EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, gone), ErrorCode::kUnknownServerError);
+  h.manager().failure_channel().MaybeAddOfflineLogDir(h.dir(), Status::IoError("disk gone"));
+  EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, gone), ErrorCode::kKafkaStorageError);
+  EXPECT_EQ(ErrorCodeForLogStatus(topics, tp, log, Status::OutOfRange("above")),
+            ErrorCode::kOffsetOutOfRange);
+}
+
 TEST(HandlerCreatePartitions, UnknownTopic) {
   HandlerHarness h;
   EXPECT_EQ(CreatePartitions(h, "nope", 3).error_code, ErrorCode::kUnknownTopicOrPartition);

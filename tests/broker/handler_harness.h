@@ -40,13 +40,19 @@ struct Reply {
 
 class HandlerHarness {
  public:
-  explicit HandlerHarness(std::function<void(BrokerContext&)> tweak = {})
-      : tweak_(std::move(tweak)) {
+  // `log_dirs` (1 or 2) log dirs, dir() the first.
+  explicit HandlerHarness(std::function<void(BrokerContext&)> tweak = {}, int log_dirs = 1)
+      : tweak_(std::move(tweak)), log_dirs_(log_dirs) {
     Start();
   }
   ~HandlerHarness() { Stop(); }
 
   const std::string& dir() const { return dir_.path(); }
+  std::vector<std::string> dirs() const {
+    std::vector<std::string> out{dir_.path()};
+    if (log_dirs_ > 1) out.push_back(second_dir_.path());
+    return out;
+  }
   RequestHandler& handler() { return *handler_; }
   LogManager& manager() { return *manager_; }
 
@@ -54,6 +60,13 @@ class HandlerHarness {
   // restart). References from manager() and handler() are invalidated.
   void Restart() {
     Stop();
+    Start();
+  }
+  // Restart() with the log manager on `fs` (a fault-injecting one), which
+  // outlives the harness.
+  void RestartOn(FileSystem* fs) {
+    Stop();
+    fs_ = fs;
     Start();
   }
 
@@ -178,12 +191,14 @@ class HandlerHarness {
 
  private:
   void Start() {
-    manager_ = std::make_unique<LogManager>();
-    Status started = manager_->Startup({dir_.path()}, LogConfig{}, 1);
+    LogManagerOptions options;
+    if (fs_ != nullptr) options.fs = fs_;
+    manager_ = std::make_unique<LogManager>(options);
+    Status started = manager_->Startup(dirs(), LogConfig{}, 1);
     EXPECT_TRUE(started.ok()) << started.ToString();
     BrokerContext ctx;
     ctx.log_manager = manager_.get();
-    ctx.config.log_dirs = {dir_.path()};
+    ctx.config.log_dirs = dirs();
     ctx.node_id = kNodeId;
     ctx.host = "broker.test";
     ctx.port = 19092;
@@ -206,7 +221,10 @@ class HandlerHarness {
   }
 
   std::function<void(BrokerContext&)> tweak_;
+  int log_dirs_;
+  FileSystem* fs_ = nullptr;
   daruma::testing::TempDir dir_;
+  daruma::testing::TempDir second_dir_;
   std::unique_ptr<LogManager> manager_;
   asio::io_context io_;
   std::unique_ptr<RequestHandler> handler_;

@@ -14,6 +14,7 @@
 
 #include "broker/broker.h"
 #include "broker/crash_loop_guard.h"
+#include "broker/dead_dir_file_system.h"
 #include "broker/metrics.h"
 #include "common/forwarding_file_system.h"
 #include "log/clean_shutdown_file.h"
@@ -396,6 +397,60 @@ TEST(ServerBrokerTest, ASecondBrokerOnAHeldDirRefusesWithoutCountingAStart) {
   EXPECT_EQ(daruma::testing::ReadFileToString(JoinPath(log_dir, kCrashLoopFileName)),
             "unclean.starts=1\n");
   EXPECT_EQ(log.str().find("unclean"), std::string::npos) << log.str();
+}
+
+// A first log dir that fails (dead, read-only, full) is taken offline at
+// start-up as Kafka does; the crash-loop guard counts in the next dir instead
+// of refusing the start.
+TEST(ServerBrokerTest, AFailedFirstLogDirLeavesTheGuardToTheNextAndStarts) {
+  TempDir dir;
+  const std::string a = dir.Join("a");
+  const std::string b = dir.Join("b");
+  ASSERT_TRUE(FileSystem::Default()->CreateDir(a).ok());
+  testing::DeadDirFileSystem fs({a});
+  BrokerHarness h(a, &fs);
+  h.options().config.log_dirs = {a, b};
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  EXPECT_TRUE(h.handler_args().log_manager->failure_channel().IsOffline(a));
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(b, kCrashLoopFileName)));
+  Status st = h.StopAndWait();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(b, kCrashLoopFileName)));
+}
+
+// Kafka's LogManager.handleLogDirFailure halts the broker once every log dir
+// has failed: one dir offline leaves it serving the other; the last one
+// stops it, not cleanly (no marker, the crash-loop guard keeps the start),
+// with the dirs named in an ERROR line and Run() failing (`serve` exits 1).
+TEST(ServerBrokerTest, TheLastLogDirGoingOfflineStopsTheBrokerNotCleanly) {
+  TempDir dir;
+  const std::string a = dir.Join("a");
+  const std::string b = dir.Join("b");
+  std::ostringstream lines;
+  BrokerHarness h(a);
+  h.options().config.log_dirs = {a, b};
+  h.options().log = &lines;
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  LogDirFailureChannel& failures = h.handler_args().log_manager->failure_channel();
+  failures.MaybeAddOfflineLogDir(a, Status::IoError("disk gone"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(h.broker().state(), BrokerState::kServing);
+  EXPECT_EQ(HttpGet(h.broker().http_port(), "/health").status, 200);
+
+  failures.MaybeAddOfflineLogDir(b, Status::IoError("disk gone too"));
+  Status st = h.Wait();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(st.message().find("all log dirs in " + a + ", " + b + " have failed"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(h.broker().state(), BrokerState::kStopping);
+  EXPECT_NE(lines.str().find("level=ERROR event=all_log_dirs_offline"), std::string::npos)
+      << lines.str();
+  EXPECT_FALSE(FileSystem::Default()->Exists(JoinPath(b, kCleanShutdownFileName)));
+  EXPECT_TRUE(FileSystem::Default()->Exists(JoinPath(a, kCrashLoopFileName)));
 }
 
 TEST(ServerBrokerTest, KafkaPortInUseFailsButStillShutsDownTheLogsCleanly) {

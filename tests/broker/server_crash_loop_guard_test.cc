@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "broker/crash_loop_guard.h"
+#include "broker/dead_dir_file_system.h"
 #include "support/test_support.h"
 
 namespace daruma::broker {
@@ -10,6 +11,7 @@ namespace {
 using daruma::testing::ReadFileToString;
 using daruma::testing::TempDir;
 using daruma::testing::WriteStringToFile;
+using testing::DeadDirFileSystem;
 
 TEST(ServerCrashLoopGuardTest, EachStartCountsUntilACleanShutdown) {
   TempDir dir;
@@ -87,6 +89,50 @@ TEST(ServerCrashLoopGuardTest, MissingKeyIsCorruption) {
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.status().message().find("expected a line 'unclean.starts=<n>', found none"),
             std::string::npos);
+}
+
+// The first dir is dead (or read-only, or full): the count goes to the next
+// one that takes it, and the broker keeps its guard.
+TEST(ServerCrashLoopGuardTest, CountsInTheFirstDirThatCanHoldIt) {
+  TempDir a, b;
+  DeadDirFileSystem fs({a.path()});
+  CrashLoopGuard guard(&fs, std::vector<std::string>{a.path(), b.path()}, 5);
+  ASSERT_TRUE(guard.RecordStart().ok());
+  ASSERT_TRUE(guard.RecordStart().ok());
+  EXPECT_EQ(guard.path(), b.Join(kCrashLoopFileName));
+  EXPECT_EQ(*guard.UncleanStarts(), 2);
+  EXPECT_TRUE(FileSystem::Default()->Exists(b.Join(kCrashLoopFileName)));
+  ASSERT_TRUE(guard.RecordCleanShutdown().ok());
+  EXPECT_FALSE(FileSystem::Default()->Exists(b.Join(kCrashLoopFileName)));
+}
+
+// A count kept in a later dir while the first was failed still counts once
+// the first is back; the file moves back there and the old copy goes.
+TEST(ServerCrashLoopGuardTest, ACountInALaterDirIsReadAndMovesBackToTheFirst) {
+  TempDir a, b;
+  WriteStringToFile(b.Join(kCrashLoopFileName), "unclean.starts=2\n");
+  CrashLoopGuard guard(FileSystem::Default(), std::vector<std::string>{a.path(), b.path()}, 5);
+  EXPECT_EQ(guard.path(), b.Join(kCrashLoopFileName));
+  ASSERT_TRUE(guard.RecordStart().ok());
+  EXPECT_EQ(guard.path(), a.Join(kCrashLoopFileName));
+  EXPECT_EQ(*guard.UncleanStarts(), 3);
+  EXPECT_FALSE(FileSystem::Default()->Exists(b.Join(kCrashLoopFileName)));
+
+  WriteStringToFile(b.Join(kCrashLoopFileName), "unclean.starts=5\n");  // a stale copy
+  CrashLoopGuard refusing(FileSystem::Default(), std::vector<std::string>{a.path(), b.path()}, 5);
+  Status st = refusing.RecordStart();
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.ToString();
+}
+
+// No dir takes the count: kIoError, which the broker answers by running
+// without the guard (start-up decides whether any dir is usable).
+TEST(ServerCrashLoopGuardTest, NoDirThatCanHoldItIsAnIoError) {
+  TempDir a, b;
+  DeadDirFileSystem fs({a.path(), b.path()});
+  CrashLoopGuard guard(&fs, std::vector<std::string>{a.path(), b.path()}, 5);
+  Status st = guard.RecordStart();
+  EXPECT_TRUE(st.IsIoError()) << st.ToString();
+  EXPECT_NE(st.message().find("no log dir can hold the crash-loop guard"), std::string::npos);
 }
 
 }  // namespace
