@@ -131,6 +131,20 @@ std::string KraftTopicRecord(const std::string& name, const Uuid& id) {
   return out;
 }
 
+// A KRaft metadata log in `dir` with one TopicRecord per (name, id).
+void WriteKraftMetadataLog(const daruma::testing::TempDir& dir,
+                           const std::vector<std::pair<std::string, Uuid>>& topics) {
+  std::vector<RecordInput> records;
+  for (const auto& [name, id] : topics) {
+    records.push_back({0, std::nullopt, KraftTopicRecord(name, id), {}});
+  }
+  Result<Bytes> batch = BuildRecordBatch(BatchBuilderOptions{}, records);
+  ASSERT_TRUE(batch.ok());
+  std::filesystem::create_directories(dir.Join("__cluster_metadata-0"));
+  std::ofstream(dir.Join("__cluster_metadata-0/00000000000000000000.log"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(batch->data()), std::streamsize(batch->size()));
+}
+
 // Dirs a Kafka broker wrote, where a crash came before Kafka flushed a new
 // topic's partition.metadata: the partitions get the id the metadata log
 // holds, which Kafka checks them against, not a new one. A partition.metadata
@@ -149,14 +163,7 @@ TEST(HandlerTopicRegistry, PartitionsWithoutMetadataTakeTheKafkaMetadataLogsTopi
   std::filesystem::remove(dir.Join("daruma-topic-configs.json"));
   const Uuid orders_id = Uuid::Random();
   const Uuid other_id = Uuid::Random();
-  BatchBuilderOptions o;
-  Result<Bytes> batch =
-      BuildRecordBatch(o, {{0, std::nullopt, KraftTopicRecord("orders", orders_id), {}},
-                           {0, std::nullopt, KraftTopicRecord("other", other_id), {}}});
-  ASSERT_TRUE(batch.ok());
-  std::filesystem::create_directories(dir.Join("__cluster_metadata-0"));
-  std::ofstream(dir.Join("__cluster_metadata-0/00000000000000000000.log"), std::ios::binary)
-      .write(reinterpret_cast<const char*>(batch->data()), std::streamsize(batch->size()));
+  WriteKraftMetadataLog(dir, {{"orders", orders_id}, {"other", other_id}});
 
   LogManagerOptions options;
   options.import_kafka_topic_configs = true;
@@ -201,12 +208,7 @@ TEST(HandlerTopicRegistry, ALaterStartStillKnowsTheImportedTopicIdsUntilTheTopic
   std::filesystem::remove(dir.Join("daruma-topic-configs.json"));
   std::filesystem::remove(dir.Join("orders-0/partition.metadata"));
   const Uuid orders_id = Uuid::Random();
-  Result<Bytes> batch = BuildRecordBatch(
-      BatchBuilderOptions{}, {{0, std::nullopt, KraftTopicRecord("orders", orders_id), {}}});
-  ASSERT_TRUE(batch.ok());
-  std::filesystem::create_directories(dir.Join("__cluster_metadata-0"));
-  std::ofstream(dir.Join("__cluster_metadata-0/00000000000000000000.log"), std::ios::binary)
-      .write(reinterpret_cast<const char*>(batch->data()), std::streamsize(batch->size()));
+  WriteKraftMetadataLog(dir, {{"orders", orders_id}});
   LogManagerOptions options;
   options.import_kafka_topic_configs = true;
   {
