@@ -120,6 +120,9 @@ class Broker {
   // cleanly, once serving with no log dir left (Kafka halts).
   void HaltIfNoLogDirOnline();
   std::string RecoveredLine() const;
+  // A WARN per partition whose start-up recovery met damage (cut, set aside
+  // or rebuilt), up to kMaxDamageLines, then one line for the rest.
+  void ReportRecoveredDamage();
   void ReportKafkaConfigImport();
   void BeginStop(std::string_view why);
   void WaitForSignal();  // on signals_: SIGTERM/SIGINT begin the stop

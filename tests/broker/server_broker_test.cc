@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -173,6 +175,47 @@ TEST(ServerBrokerTest, HealthSaysWhetherTheLastShutdownWasClean) {
     EXPECT_EQ(j["lastShutdown"]["uncleanStartsInARow"], clean ? 0 : 1) << j.dump();
     EXPECT_TRUE(h.StopAndWait().ok());
   }
+}
+
+// What start-up recovery cut is named in the broker's log, not only in a
+// report the running broker's operator cannot ask for (helper-54: a torn
+// tail went to the quarantine with nothing but "recovered 1 partition(s)").
+TEST(ServerBrokerTest, ATornTailCutAtStartUpIsNamedInTheLog) {
+  TempDir dir;
+  const std::string log_dir = dir.Join("data");
+  const TopicPartition tp{"orders", 0};
+  {
+    ASSERT_TRUE(FileSystem::Default()->CreateDir(log_dir).ok());
+    auto log = Log::CreateEmpty(FileSystem::Default(), JoinPath(log_dir, tp.ToString()), tp,
+                                LogConfig{}, Clock::System());
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    RecordInput record;
+    record.value = "v";
+    Result<Bytes> batch = BuildRecordBatch({}, {record});
+    ASSERT_TRUE(batch.ok());
+    ASSERT_TRUE((*log)->AppendAsLeader(ByteSpan(*batch), 0).ok());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  // Half a batch after the whole one, and no clean-shutdown marker: a crash.
+  {
+    std::ofstream torn(JoinPath(log_dir, "orders-0/00000000000000000000.log"),
+                       std::ios::binary | std::ios::app);
+    torn << std::string(30, 'x');
+  }
+  std::filesystem::remove(JoinPath(log_dir, kCleanShutdownFileName));
+  std::ostringstream lines;
+  BrokerHarness h(log_dir);
+  h.options().log = &lines;
+  h.Start();
+  ASSERT_TRUE(Eventually([&] { return h.broker().state() == BrokerState::kServing; }));
+  EXPECT_TRUE(h.StopAndWait().ok());
+  const std::string text = lines.str();
+  EXPECT_NE(text.find("level=WARN event=partition_recovered_with_damage partition=orders-0 "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" truncated_bytes=30 quarantined_bytes=30 log_end_offset=1"),
+            std::string::npos)
+      << text;
 }
 
 // Kafka logs every segment retention deletes and why; so does the broker, one
