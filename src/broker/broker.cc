@@ -436,7 +436,11 @@ void Broker::OnRecovered(const Status& status) {
   if (!fatal_.ok()) {
     Log(fatal_.ToString());
     Finish();
+    return;
   }
+  // A dir that went offline since Startup returned posted its check before
+  // recovery_ok_ was set, and that check did nothing.
+  HaltIfNoLogDirOnline();
 }
 
 Status Broker::StartServing() {

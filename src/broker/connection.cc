@@ -248,7 +248,10 @@ void Connection::WriteBytes(size_t from, size_t next, bool close) {
       from == 0 && next == 0 ? asio::buffer(size_bytes_) : asio::const_buffer();
   const std::array<asio::const_buffer, 2> buffers = {
       prefix, asio::buffer(response_.bytes.data() + from, to - from)};
-  auto then = [self = shared_from_this(), next, close](const asio::error_code& ec, size_t) {
+  auto then = [self = shared_from_this(), next, close](const asio::error_code& ec, size_t sent) {
+    // The condition below is not asked again after the write that ends the
+    // buffers: a write that took everything left counts here.
+    if (sent > 0) self->write_progress_ = true;
     if (ec || self->closed_) return self->OnWritten(ec, close);
     if (next == self->response_.splices.size()) return self->OnWritten({}, close);
     self->SendSlice(next, 0, close);

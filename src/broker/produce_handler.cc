@@ -195,10 +195,13 @@ ProduceResponse::Partition Append(HandlerEnv& env, const std::string& topic,
                            : env.txns->WithOngoingTransaction(transactional_id, producer_id,
                                                               producer_epoch, tp, append);
   if (verified == ErrorCode::kNone) return out;
-  // The coordinator being unavailable is retriable for the producer as
-  // NOT_ENOUGH_REPLICAS (Kafka's mapping for a produce).
+  // The coordinator being unavailable (loading, or its partition's dir
+  // offline) is retriable for the producer as NOT_ENOUGH_REPLICAS, which
+  // older clients retry without a metadata refresh (Kafka's
+  // ReplicaManager.postVerificationCallback).
   if (verified == ErrorCode::kCoordinatorLoadInProgress ||
-      verified == ErrorCode::kCoordinatorNotAvailable) {
+      verified == ErrorCode::kCoordinatorNotAvailable || verified == ErrorCode::kNotCoordinator ||
+      verified == ErrorCode::kConcurrentTransactions) {
     verified = ErrorCode::kNotEnoughReplicas;
   }
   out.error_code = verified;

@@ -238,6 +238,7 @@ void LogJobs::FlushJob() {
   const int64_t now = clock_->NowMs();
   for (Log* log : dirs_->JobLogs()) {
     if (now - log->last_flush_ms() < log->config_snapshot().flush_ms) continue;
+    if (!log->write_failure().ok()) continue;  // stopped; its failure was reported once
     Status st = log->FlushAll();
     if (!st.ok()) OnJobError(ParentDir(log->dir()), st);
   }
@@ -250,8 +251,8 @@ void LogJobs::WatchFlushes(LogDir& d, Log* log) {
   // no clean-shutdown marker: the next start recovers what is on disk).
   // Only an I/O error is the dir's (Kafka's maybeHandleIOException);
   // another one stops this log's writes alone (Log::FailWrites, shown in
-  // /health), as an unchecked exception fails only that partition's appends
-  // in Kafka.
+  // /health; the dir then gets no marker at shutdown), as an unchecked
+  // exception fails only that partition's appends in Kafka.
   log->SetWriteFailureListener([this, dir = d.path](const Status& st) { OnJobError(dir, st); });
   if (!config_.enabled) return;
   // Kafka's "flush-log" task: a roll does not wait for the old segment to
@@ -270,6 +271,7 @@ void LogJobs::RollFlushJob(Log* log, int64_t offset) {
   std::lock_guard<std::mutex> jobs(jobs_mu_);
   const std::vector<Log*> logs = dirs_->JobLogs();
   if (std::find(logs.begin(), logs.end(), log) == logs.end()) return;
+  if (!log->write_failure().ok()) return;  // stopped; its failure was reported once
   Status st = log->FlushAfterRoll(offset);
   if (!st.ok()) OnJobError(ParentDir(log->dir()), st);
 }

@@ -196,8 +196,17 @@ Status LogManager::ShutdownDir(LogDir& d) {
   // else writes meanwhile: the jobs and the cleaner are stopped.
   const bool batching = loader_.batching();
   if (batching) deferred_fs_->set_deferring(true);
+  // A log whose writes stopped on an error that was not the disk's (the dir
+  // stayed online) is neither flushed nor closed (both would only repeat
+  // its failure): the dir gets no marker, so the next start recovers what is
+  // on disk, and the rest of the dir shuts down as usual.
+  std::atomic<size_t> stopped{0};
   RunThreads(threads_per_dir_, [&](int) {
     for (size_t i = next++; i < logs.size(); i = next++) {
+      if (!logs[i]->write_failure().ok()) {
+        ++stopped;
+        continue;
+      }
       Status st = logs[i]->FlushAll();
       if (st.ok()) st = logs[i]->Close();
       if (!st.ok()) {
@@ -221,6 +230,13 @@ Status LogManager::ShutdownDir(LogDir& d) {
     d.marker_out.reset();
     d.marker_why = std::to_string(d.failed_partitions) +
                    " partition(s) not loaded: no marker, the next start scans them again";
+    return Status::Ok();
+  }
+  if (stopped > 0) {
+    d.marker_out.reset();
+    d.marker_why = std::to_string(stopped.load()) +
+                   " partition(s) whose writes had stopped: no marker, the next start recovers "
+                   "them";
     return Status::Ok();
   }
   DecideDirMarker(d);

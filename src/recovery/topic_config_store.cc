@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -341,6 +342,14 @@ void TopicConfigStore::ImportKafkaTopicConfigs(const std::string& metadata_log_d
     report.cluster_defaults = std::move(read->cluster_defaults);
     report.next_producer_id = read->next_producer_id;
     if (read->complete) {
+      // A pending import's retry: not the ids of topics deleted here since.
+      for (auto it = read->topic_ids.begin(); it != read->topic_ids.end();) {
+        const bool deleted = deleted_.count(it->second) > 0 ||
+                             std::any_of(deleted_.begin(), deleted_.end(), [&](const auto& entry) {
+                               return entry.second == it->first;
+                             });
+        it = deleted ? read->topic_ids.erase(it) : std::next(it);
+      }
       mark.topic_ids = read->topic_ids;
       report.topic_ids = std::move(read->topic_ids);
     }

@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "common/bytes.h"
+#include "common/forwarding_file_system.h"
 #include "log/clean_shutdown_file.h"
 #include "log/meta_properties.h"
 #include "log/offset_checkpoint_file.h"
@@ -763,6 +765,61 @@ TEST(LogManagerTest, AFileThatCannotBeDeletedAtShutdownDoesNotCostTheCleanShutdo
   }
   EXPECT_TRUE(std::filesystem::exists(JoinPath(dir, "00000000000000000000.log.deleted")));
   EXPECT_TRUE(std::filesystem::exists(a.Join(".kafka_cleanshutdown")));
+}
+
+// Refuses to create files under `prefix` once armed, with an error that is
+// not an I/O error (what a broken invariant gives).
+class RefusingCreatesFileSystem : public ForwardingFileSystem {
+ public:
+  explicit RefusingCreatesFileSystem(std::string prefix) : prefix_(std::move(prefix)) {}
+  void Arm() { armed_ = true; }
+  Result<std::unique_ptr<File>> Open(const std::string& path, OpenMode mode) override {
+    if (armed_ && mode != OpenMode::kRead && mode != OpenMode::kReadWrite &&
+        path.starts_with(prefix_)) {
+      return Status::InvalidArgument("refused creating " + path);
+    }
+    return ForwardingFileSystem::Open(path, mode);
+  }
+
+ private:
+  std::string prefix_;
+  std::atomic<bool> armed_{false};
+};
+
+// A log whose writes stopped on an error that is not the disk's stops alone:
+// its dir stays online, and at shutdown the others are flushed and
+// checkpointed while the dir gets no marker (the next start recovers the
+// stopped one). Shutdown does not fail, so `serve` counts a clean stop.
+TEST(LogManagerTest, ALogStoppedByANonIoErrorLeavesTheDirOnlineAndUnmarked) {
+  TempDir a;
+  RefusingCreatesFileSystem fs(a.Join("orders-0/"));
+  LogManager manager({.fs = &fs});
+  LogConfig config;
+  config.segment_bytes = 100;
+  ASSERT_TRUE(manager.Startup({a.path()}, config, 1).ok());
+  auto orders = manager.GetOrCreateLog(kOrders, Uuid::Random(), config);
+  auto payments = manager.GetOrCreateLog(kPayments, Uuid::Random(), config);
+  ASSERT_TRUE(orders.ok() && payments.ok());
+  RecordInput record;
+  record.value = std::string(80, 'v');
+  auto batch = BuildRecordBatch({}, {record});
+  ASSERT_TRUE(batch.ok());
+  ASSERT_TRUE((*orders)->AppendAsLeader(*batch, 0).ok());
+  ASSERT_TRUE((*payments)->AppendAsLeader(*batch, 0).ok());
+  fs.Arm();
+  // The second batch rolls a segment, whose files cannot be created.
+  EXPECT_FALSE((*orders)->AppendAsLeader(*batch, 0).ok());
+  EXPECT_FALSE((*orders)->write_failure().ok());
+  EXPECT_FALSE(manager.failure_channel().IsOffline(a.path()));
+  ASSERT_TRUE((*payments)->AppendAsLeader(*batch, 0).ok());
+  ASSERT_TRUE(manager.Shutdown().ok());
+  EXPECT_FALSE(manager.report().log_dirs[0].marker_out.has_value());
+  EXPECT_NE(manager.report().log_dirs[0].marker_why.find("1 partition(s) whose writes had stopped"),
+            std::string::npos)
+      << manager.report().log_dirs[0].marker_why;
+  EXPECT_FALSE(std::filesystem::exists(a.Join(kCleanShutdownFileName)));
+  const std::string points = ReadFileToString(a.Join(kRecoveryPointCheckpointFile));
+  EXPECT_NE(points.find("payments 3 2"), std::string::npos) << points;
 }
 
 }  // namespace
