@@ -311,10 +311,15 @@ void Connection::OnWritten(const asio::error_code& ec, bool close) {
 // The timer only runs while waiting for a frame; OnBody cancels it, and the
 // handler holds the connection alive until it fires or is cancelled.
 void Connection::ArmIdleTimer() {
+  ArmTimer(&Connection::OnIdleTimer);
+}
+
+void Connection::ArmTimer(void (Connection::*on_expiry)(const asio::error_code&)) {
   if (context_.max_idle.count() < 0) return;  // never
   idle_timer_.expires_after(context_.max_idle);
-  idle_timer_.async_wait(
-      [self = shared_from_this()](const asio::error_code& ec) { self->OnIdleTimer(ec); });
+  idle_timer_.async_wait([self = shared_from_this(), on_expiry](const asio::error_code& ec) {
+    ((*self).*on_expiry)(ec);
+  });
 }
 
 void Connection::OnIdleTimer(const asio::error_code& ec) {
@@ -326,11 +331,8 @@ void Connection::OnIdleTimer(const asio::error_code& ec) {
 // Re-arming (expires_after) cancels the wait before; ArmIdleTimer, once the
 // response is out, cancels this one.
 void Connection::ArmWriteTimer() {
-  if (context_.max_idle.count() < 0) return;  // never
   write_progress_ = false;
-  idle_timer_.expires_after(context_.max_idle);
-  idle_timer_.async_wait(
-      [self = shared_from_this()](const asio::error_code& ec) { self->OnWriteTimer(ec); });
+  ArmTimer(&Connection::OnWriteTimer);
 }
 
 void Connection::OnWriteTimer(const asio::error_code& ec) {

@@ -123,6 +123,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // some of it was taken since the last expiry.
   void ArmWriteTimer();
   void OnWriteTimer(const asio::error_code& ec);
+  // Both: idle_timer_ fires `on_expiry` after connections.max.idle.ms
+  // (never when it is negative), cancelling the wait before.
+  void ArmTimer(void (Connection::*on_expiry)(const asio::error_code&));
   void OnSize(const asio::error_code& ec, size_t n);
   // Called once the declared size is reserved (now, or when the pool grants).
   void OnMemoryGranted();
