@@ -406,8 +406,11 @@ TEST(ServerFramingTest, AClientReadingItsResponseSlowlyIsNotIdle) {
     got += s.read_some(asio::buffer(chunk.data(), std::min(chunk.size(), total - got)), ec);
     ASSERT_FALSE(ec) << ec.message() << " after " << got << " bytes";
   }
+  // A close while writing would have cut the response short (the loop's
+  // assertion). closed_idle is not asked: once the last bytes sit in the
+  // socket buffers the response is written, and the wait for the next
+  // request may time out while this client is still draining them.
   EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
-  EXPECT_EQ(f.counters().closed_idle.load(), 0);
 }
 
 TEST(ServerFramingTest, NegativeMaxIdleNeverClosesIdleConnections) {
